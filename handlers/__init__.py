@@ -1,0 +1,12 @@
+"""HTTP handlers; each module ends with its route list, gathered here."""
+from handlers import base, clans, index, online, players, site, status
+
+routes = [
+    *index.routes,
+    *players.routes,
+    *clans.routes,
+    *online.routes,
+    *status.routes,
+    *base.routes,
+    *site.routes,
+]

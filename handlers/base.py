@@ -1,0 +1,275 @@
+"""The base handler: GET/HEAD/OPTIONS only, CORS, Cache-Control, ETag, envelope, errors, limits."""
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import ipaddress
+import logging
+
+import tornado.web
+import ujson
+
+from server.config import API_VERSION
+from server.errors import ERROR_CODES, APIError
+from store import DATABASE_ERRORS
+
+log = logging.getLogger("statsapi.handlers")
+
+REGIONS = ("eu", "na", "asia")
+GAMES = ("wot", "wotb", "wows")
+ALLOWED_METHODS = "GET, HEAD, OPTIONS"
+EXPOSED_HEADERS = (
+    "ETag, Retry-After, RateLimit, RateLimit-Policy, "
+    "X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset"
+)
+NO_STORE = "public, max-age=0, no-store"
+ERROR_MAX_AGE = 60
+
+def utc_now_iso() -> str:
+    return dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat()
+
+
+def positive_int(text: str, code: str) -> int:
+    """Parse a positive integer the strict way (ASCII digits only, no sign, fits int64)."""
+    if not text or len(text) > 19 or not text.isascii() or not text.isdigit():
+        raise APIError(code)
+    value = int(text)
+    if value <= 0 or value > 2**63 - 1:
+        raise APIError(code)
+    return value
+
+
+def region_value(text: str) -> str:
+    if text not in REGIONS:
+        raise APIError("invalid_region")
+    return text
+
+
+class BaseHandler(tornado.web.RequestHandler):
+    """Subclasses set `bucket` (rate-limit name) and `cache_max_age`, and implement `get`."""
+
+    SUPPORTED_METHODS = ("GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE")
+    bucket: str | None = None
+    cache_max_age = 300
+    rate_headers: dict = {}
+
+    # One-line dependencies over the Application settings.
+    @property
+    def config(self):
+        return self.settings["config"]
+
+    @property
+    def store(self):
+        return self.settings["store"]
+
+    @property
+    def limiter(self):
+        return self.settings["limiter"]
+
+    @property
+    def services(self):
+        return self.settings["services"]
+
+    def initialize(self) -> None:
+        self.services.inflight += 1
+
+    def on_finish(self) -> None:
+        self.services.inflight -= 1
+
+    def set_default_headers(self) -> None:
+        # Re-run by send_error after clear(): everything errors must keep is set here.
+        self.set_header("Content-Type", "application/json; charset=utf-8")
+        self.set_header("Access-Control-Allow-Origin", "*")
+        self.set_header("Access-Control-Expose-Headers", EXPOSED_HEADERS)
+        self.set_header("Cache-Control", f"public, max-age={self.cache_max_age}")
+        self.set_header("X-Content-Type-Options", "nosniff")
+        for name, value in self.rate_headers.items():
+            if name != "Retry-After":
+                self.set_header(name, value)
+
+    @property
+    def client_ip(self) -> str:
+        cached = getattr(self, "_client_ip", None)
+        if cached is None:
+            cached = self._client_ip = resolve_client_ip(
+                self.request.remote_ip, self.request.headers, self.config.trusted_proxies
+            )
+        return cached
+
+    def prepare(self) -> None:
+        if self.request.method == "OPTIONS" or self.bucket is None:
+            return
+        if self.request.method not in ("GET", "HEAD"):
+            return  # answered 405 by the method itself, without spending the client's quota
+        decision = self.limiter.hit(self.client_ip, self.bucket)
+        self.rate_headers = decision.headers()
+        self.set_default_headers()
+        if not decision.allowed:
+            raise APIError("rate_limited", headers={"Retry-After": str(decision.retry_after)})
+
+    # --- methods -------------------------------------------------------------------
+    async def head(self, *args, **kwargs):
+        await self.get(*args, **kwargs)
+
+    def options(self, *args, **kwargs) -> None:
+        self.set_status(204)
+        self.set_header("Allow", ALLOWED_METHODS)
+        self.set_header("Access-Control-Allow-Methods", ALLOWED_METHODS)
+        self.set_header("Access-Control-Allow-Headers", "If-None-Match, Accept, Content-Type, Cache-Control")
+        self.set_header("Access-Control-Max-Age", "86400")
+        self.clear_header("Content-Type")
+        self.finish()
+
+    def _method_not_allowed(self, *args, **kwargs):
+        raise APIError("method_not_allowed")
+
+    post = put = patch = delete = _method_not_allowed
+
+    # --- responses -----------------------------------------------------------------
+    def respond(self, data, max_age: int | None = None) -> None:
+        """Write the success envelope; the ETag covers `data` only, not meta.generated."""
+        data_json = ujson.dumps(data, ensure_ascii=False, escape_forward_slashes=False)
+        self._data_etag = '"' + hashlib.blake2b(data_json.encode(), digest_size=12).hexdigest() + '"'
+        if max_age is not None:
+            self.set_header("Cache-Control", f"public, max-age={max_age}")
+        meta = ujson.dumps(
+            {
+                "source": self.config.source_name,
+                "version": API_VERSION,
+                "generated": utc_now_iso(),
+                "attribution": self.config.attribution,
+            },
+            ensure_ascii=False,
+            escape_forward_slashes=False,
+        )
+        self.finish('{"success":true,"meta":' + meta + ',"data":' + data_json + "}")
+
+    def compute_etag(self):
+        return getattr(self, "_data_etag", None)
+
+    def write_error(self, status_code: int, **kwargs) -> None:
+        exc = kwargs.get("exc_info", (None, None, None))[1]
+        error = to_api_error(exc, status_code)
+        if error.code != "internal_error" and self.get_status() != error.status_code:
+            self.set_status(error.status_code)
+        if error.status_code in (429, 503) or error.status_code >= 500:
+            self.set_header("Cache-Control", NO_STORE)
+        else:
+            self.set_header("Cache-Control", f"public, max-age={ERROR_MAX_AGE}")
+        if error.code == "method_not_allowed":
+            self.set_header("Allow", ALLOWED_METHODS)
+        for name, value in error.headers.items():
+            self.set_header(name, value)
+        body = {"code": error.code, "message": error.message, **error.extra}
+        self.finish(ujson.dumps({"success": False, "error": body}, ensure_ascii=False, escape_forward_slashes=False))
+
+    def log_exception(self, typ, value, tb) -> None:
+        if isinstance(value, APIError):
+            return  # an expected answer, not a server fault
+        if isinstance(value, DATABASE_ERRORS):
+            log.warning("database unavailable: %s %s: %s", self.request.method, self.request.path, type(value).__name__)
+            return
+        upstream_error = _upstream_unavailable_type()
+        if isinstance(value, tornado.web.HTTPError) or (upstream_error and isinstance(value, upstream_error)):
+            return
+        super().log_exception(typ, value, tb)
+
+
+def to_api_error(exc, status_code: int) -> APIError:
+    """Map any exception (or a bare status) to one APIError; never expose internals."""
+    if isinstance(exc, APIError):
+        return exc
+    if isinstance(exc, DATABASE_ERRORS):
+        # SPEC 8.1: Retry-After is for 429; the upstream's 503 carries one too (issue 3).
+        return APIError("database_unavailable")
+    upstream_error = _upstream_unavailable_type()
+    if upstream_error is not None and isinstance(exc, upstream_error):
+        retry = int(getattr(exc, "retry_after", 30) or 30)
+        return APIError("upstream_unavailable", headers={"Retry-After": str(max(1, retry))})
+    if status_code == 405:
+        return APIError("method_not_allowed")
+    if status_code == 404:
+        return APIError("unknown_endpoint")
+    if status_code == 431:
+        return APIError("request_too_large")
+    if 400 <= status_code < 500:
+        error = APIError("bad_request")
+        error.status_code = status_code
+        return error
+    return APIError("internal_error")
+
+
+def _upstream_unavailable_type():
+    try:
+        from server.upstream import UpstreamUnavailable
+    except ImportError:
+        return None
+    return UpstreamUnavailable
+
+
+def resolve_client_ip(peer: str, headers, trusted_proxies) -> str:
+    """The peer address, unless the peer is a trusted proxy: then the forwarded client.
+
+    X-Forwarded-For is read right to left, skipping trusted proxies, so a client cannot
+    spoof an address by sending its own header through the proxy chain.
+    """
+    if not trusted_proxies or not _in_networks(peer, trusted_proxies):
+        return peer
+    forwarded = headers.get_list("X-Forwarded-For")
+    hops = [hop.strip() for value in forwarded for hop in value.split(",") if hop.strip()]
+    for hop in reversed(hops):
+        if not _valid_ip(hop):
+            break
+        if not _in_networks(hop, trusted_proxies):
+            return hop
+    real_ip = (headers.get("X-Real-Ip") or "").strip()
+    if real_ip and _valid_ip(real_ip):
+        return real_ip
+    return peer
+
+
+def _valid_ip(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+        return True
+    except ValueError:
+        return False
+
+
+def _in_networks(address: str, networks) -> bool:
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    return any(ip in network for network in networks)
+
+
+class NotFoundHandler(BaseHandler):
+    """Every unmatched path: 404 unknown_endpoint (the Application's default handler)."""
+
+    cache_max_age = ERROR_MAX_AGE
+
+    def prepare(self):
+        if self.request.method == "OPTIONS":
+            return
+        raise APIError("unknown_endpoint")
+
+    async def get(self, *args, **kwargs):
+        raise APIError("unknown_endpoint")
+
+
+class UnknownVersionHandler(BaseHandler):
+    cache_max_age = ERROR_MAX_AGE
+
+    def prepare(self):
+        if self.request.method == "OPTIONS":
+            return
+        raise APIError("unknown_version")
+
+    async def get(self, *args, **kwargs):
+        raise APIError("unknown_version")
+
+
+routes = [
+    (r"/api/(?!v1(?:/|$))[^/]*(?:/.*)?", UnknownVersionHandler),
+]

@@ -1,0 +1,49 @@
+"""The human site at / and its static files; errors stay JSON like the rest of the API."""
+from __future__ import annotations
+
+import os
+
+import tornado.web
+import ujson
+
+from server.errors import APIError
+
+STATIC_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "static")
+
+
+class SiteHandler(tornado.web.StaticFileHandler):
+    SUPPORTED_METHODS = ("GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE")
+
+    def set_default_headers(self) -> None:
+        self.set_header("Access-Control-Allow-Origin", "*")
+        self.set_header("X-Content-Type-Options", "nosniff")
+
+    def set_extra_headers(self, path: str) -> None:
+        self.set_header("Cache-Control", "public, max-age=300")
+
+    def options(self, *args, **kwargs):
+        self.set_status(204)
+        self.set_header("Allow", "GET, HEAD, OPTIONS")
+        self.finish()
+
+    def _method_not_allowed(self, *args, **kwargs):
+        raise APIError("method_not_allowed")
+
+    post = put = patch = delete = _method_not_allowed
+
+    def write_error(self, status_code: int, **kwargs) -> None:
+        from handlers.base import to_api_error  # avoid a cycle at import time
+
+        error = to_api_error(kwargs.get("exc_info", (None, None, None))[1], status_code)
+        self.set_status(error.status_code)
+        self.set_header("Content-Type", "application/json; charset=utf-8")
+        self.set_header("Cache-Control", "public, max-age=60")
+        if error.code == "method_not_allowed":
+            self.set_header("Allow", "GET, HEAD, OPTIONS")
+        self.finish(ujson.dumps({"success": False, "error": {"code": error.code, "message": error.message}}))
+
+
+routes = [
+    (r"/()", SiteHandler, {"path": STATIC_DIR, "default_filename": "index.html"}),
+    (r"/static/(.+)", SiteHandler, {"path": STATIC_DIR}),
+]

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Runs every test on a fresh machine: sets up .venv (and Chromium for browser tests), then pytest.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$ROOT/scripts/setup_env.sh"
+if [ -f "$ROOT/scripts/install_browser.sh" ]; then
+  bash "$ROOT/scripts/install_browser.sh"
+fi
+cd "$ROOT"
+set +e
+"$ROOT/.venv/bin/python" -m pytest -q -p no:cacheprovider "$@"
+status=$?
+set -e
+# pytest exits 5 when no test was collected (e.g. a filter matched nothing): not a failure.
+if [ "$status" -eq 5 ]; then exit 0; fi
+exit "$status"

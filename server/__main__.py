@@ -1,0 +1,103 @@
+"""`python -m server` / `statsapi serve`: start the database if needed, serve, shut down cleanly."""
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import sys
+
+import tornado.httpserver
+import tornado.netutil
+
+from server.config import Config, get_config
+from server.embedded_db import EmbeddedDatabase
+
+log = logging.getLogger("statsapi")
+
+
+def configure_logging(level: str) -> None:
+    logging.basicConfig(level=getattr(logging, level.upper(), logging.INFO),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("tornado.access").setLevel(logging.WARNING)
+
+
+async def connect_store(config: Config, uri: str):
+    from store import Store, create_client
+
+    client = create_client(uri)
+    store = Store(client, config.db_name, rate_collection_bytes=config.rate_collection_mb << 20)
+    for attempt in range(30):
+        try:
+            await store.ensure_schema()
+            return store
+        except Exception as exc:  # the database may still be starting
+            log.warning("database not ready (%s); retrying", type(exc).__name__)
+            await asyncio.sleep(1)
+    raise SystemExit("cannot reach the database")
+
+
+async def get_application(config: Config, uri: str):
+    """Build everything one process serves with; returns (app, runtime) for run_server."""
+    from server.app import make_app
+    from server.ratelimit import RateLimiter
+    from server.runtime import build_services
+
+    store = await connect_store(config, uri)
+    limiter = RateLimiter(store.rate_counters, scale=config.rate_limit_scale)
+    services = await build_services(config, store, limiter)
+    app = make_app(config, store, limiter, services)
+    return app, store, limiter, services
+
+
+async def run_server(config: Config, uri: str, sockets=None) -> None:
+    app, store, limiter, services = await get_application(config, uri)
+    server = tornado.httpserver.HTTPServer(app, xheaders=False, max_header_size=16 * 1024,
+                                           idle_connection_timeout=60, body_timeout=10)
+    if sockets is None:
+        sockets = tornado.netutil.bind_sockets(config.port, config.host)
+    server.add_sockets(sockets)
+    log.info("statsapi serving on http://%s:%s/api/v1", config.host, config.port)
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    background = [asyncio.create_task(limiter.run_flusher(stop))]
+    if services.jobs is not None and config.jobs:
+        background.append(asyncio.create_task(services.jobs.run(stop)))
+    await stop.wait()
+
+    log.info("shutting down: no new connections; letting in-flight requests finish")
+    server.stop()
+    deadline = loop.time() + config.shutdown_grace
+    while services.inflight > 0 and loop.time() < deadline:
+        await asyncio.sleep(0.05)
+    await asyncio.wait(background, timeout=config.shutdown_grace)
+    try:
+        await asyncio.wait_for(limiter.flush(), 3)
+    except Exception:
+        pass
+    await services.close()
+    await asyncio.wait_for(server.close_all_connections(), 5)
+    store.client.close()
+
+
+def main(argv=None) -> int:
+    config = get_config(argv)
+    configure_logging(config.log_level)
+    database = None
+    uri = config.mongodb_uri
+    if config.embedded_database:
+        database = EmbeddedDatabase(os.path.join(config.data_dir, "db")).start()
+        uri = database.uri
+    try:
+        asyncio.run(run_server(config, uri))
+    finally:
+        if database is not None:
+            database.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

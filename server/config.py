@@ -1,0 +1,118 @@
+"""The one place that reads command-line flags and environment variables."""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import ipaddress
+import os
+from typing import Mapping, Sequence
+
+VERSION = "1.0.0"
+API_VERSION = "v1"
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    host: str = "127.0.0.1"
+    port: int = 8888
+    processes: int = 1
+    mongodb_uri: str | None = None
+    db_name: str = "statsapi"
+    data_dir: str = "./var"
+    trusted_proxies: tuple = ()
+    upstream_base_url: str | None = None
+    application_id: str = "demo"
+    expected_values: str | None = None
+    site_url: str = "http://127.0.0.1:8888/"
+    source_name: str = "statsapi"
+    rate_limit_scale: float = 1.0
+    rate_collection_mb: int = 32
+    jobs: bool = True
+    seed_demo: bool = False
+    shutdown_grace: float = 10.0
+    log_level: str = "INFO"
+
+    @property
+    def embedded_database(self) -> bool:
+        return not self.mongodb_uri
+
+    @property
+    def attribution(self) -> str:
+        return (
+            f"Statistics by statsapi ({self.site_url}). "
+            "If you reuse this data, please link to that page."
+        )
+
+
+def parse_networks(text: str) -> tuple:
+    """Parse a comma-separated CIDR list; a bare address is a /32 (or /128)."""
+    networks = []
+    for part in (text or "").split(","):
+        part = part.strip()
+        if part:
+            networks.append(ipaddress.ip_network(part, strict=False))
+    return tuple(networks)
+
+
+def _bool(text: str) -> bool:
+    return str(text).strip().lower() in ("1", "true", "yes", "on")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="statsapi", description="statsapi server")
+    parser.add_argument("command", nargs="?", default="serve", choices=["serve"])
+    parser.add_argument("--host")
+    parser.add_argument("--port", type=int)
+    parser.add_argument("--processes", type=int, help="number of server processes")
+    parser.add_argument("--mongodb-uri", help="MongoDB URI; none starts the embedded database")
+    parser.add_argument("--db-name")
+    parser.add_argument("--data-dir", help="embedded database directory")
+    parser.add_argument("--trusted-proxies", help="comma-separated CIDRs allowed to set X-Forwarded-For")
+    parser.add_argument("--upstream-base-url", help="upstream simulator base URL")
+    parser.add_argument("--expected-values", help="URL or file of the XVM expected-values table")
+    parser.add_argument("--site-url")
+    parser.add_argument("--rate-limit-scale", type=float, help="multiply every rate limit (tests only)")
+    parser.add_argument("--no-jobs", action="store_true", help="do not run background jobs")
+    parser.add_argument("--seed-demo", action="store_true", help="seed demo data when the database is empty")
+    parser.add_argument("--log-level")
+    return parser
+
+
+def get_config(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> Config:
+    """Flags win over environment variables, which win over defaults."""
+    env = os.environ if environ is None else environ
+    args = build_parser().parse_args(argv)
+
+    def pick(flag, name, default, convert=str):
+        if flag is not None:
+            return convert(flag)
+        if name in env and env[name] != "":
+            return convert(env[name])
+        return default
+
+    defaults = Config()
+    port = pick(args.port, "STATSAPI_PORT", defaults.port, int)
+    host = pick(args.host, "STATSAPI_HOST", defaults.host)
+    site_default = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}/"
+    try:
+        proxies = parse_networks(pick(args.trusted_proxies, "STATSAPI_TRUSTED_PROXIES", ""))
+    except ValueError as exc:
+        raise SystemExit(f"--trusted-proxies: {exc}")
+    return Config(
+        host=host,
+        port=port,
+        processes=max(1, pick(args.processes, "STATSAPI_PROCESSES", 1, int)),
+        mongodb_uri=pick(args.mongodb_uri, "STATSAPI_MONGODB_URI", None),
+        db_name=pick(args.db_name, "STATSAPI_DB_NAME", defaults.db_name),
+        data_dir=pick(args.data_dir, "STATSAPI_DATA_DIR", defaults.data_dir),
+        trusted_proxies=proxies,
+        upstream_base_url=pick(args.upstream_base_url, "STATSAPI_UPSTREAM_BASE_URL", None),
+        application_id=env.get("STATSAPI_APPLICATION_ID", defaults.application_id),
+        expected_values=pick(args.expected_values, "STATSAPI_EXPECTED_VALUES", None),
+        site_url=pick(args.site_url, "STATSAPI_SITE_URL", site_default),
+        rate_limit_scale=pick(args.rate_limit_scale, "STATSAPI_RATE_LIMIT_SCALE", 1.0, float),
+        rate_collection_mb=pick(None, "STATSAPI_RATE_COLLECTION_MB", defaults.rate_collection_mb, int),
+        jobs=not args.no_jobs and _bool(env.get("STATSAPI_JOBS", "1")),
+        seed_demo=args.seed_demo or _bool(env.get("STATSAPI_SEED_DEMO", "0")),
+        log_level=pick(args.log_level, "STATSAPI_LOG_LEVEL", defaults.log_level),
+    )

@@ -1,0 +1,41 @@
+"""Error codes of the API and the exception that carries one."""
+from __future__ import annotations
+
+import http.client
+
+import tornado.web
+
+# Every error code the API can answer, with its status and meaning (listed by the index).
+ERROR_CODES = {
+    "invalid_account_id": (400, "account ID missing or not a positive integer"),
+    "invalid_clan_id": (400, "clan ID missing or not a positive integer"),
+    "invalid_region": (400, "region is not one of eu, na, asia"),
+    "invalid_days": (400, "days is not an integer in the allowed range"),
+    "invalid_game": (400, "game is not one of wot, wotb, wows"),
+    "bad_request": (400, "the request could not be parsed (bad encoding, header or line)"),
+    "player_not_found": (404, "no account with this ID on this region"),
+    "clan_not_cached": (404, "clan not in the cache yet"),
+    "no_history": (404, "no snapshots recorded for this account"),
+    "no_digest": (404, "no weekly digest computed for this clan yet"),
+    "unknown_endpoint": (404, "path does not match any endpoint"),
+    "unknown_version": (404, "API version in the path does not exist"),
+    "method_not_allowed": (405, "only GET, HEAD and OPTIONS are supported; see Allow"),
+    "request_too_large": (431, "request line or headers too large"),
+    "rate_limited": (429, "per-IP limit exceeded; see Retry-After"),
+    "rate_limited_global": (429, "shared live-lookup budget exhausted this minute; see Retry-After"),
+    "internal_error": (500, "unexpected server error; it has been logged"),
+    "database_unavailable": (503, "temporary backend problem; retry shortly"),
+    "upstream_unavailable": (503, "the game API is not answering; see Retry-After"),
+}
+
+
+class APIError(tornado.web.HTTPError):
+    """An error with a stable machine code; rendered by `BaseHandler.write_error`."""
+
+    def __init__(self, code: str, message: str | None = None, headers: dict | None = None, **extra):
+        status, meaning = ERROR_CODES[code]
+        super().__init__(status, reason=http.client.responses.get(status, "Error"))
+        self.code = code
+        self.message = message or meaning
+        self.headers = headers or {}
+        self.extra = extra

@@ -1,0 +1,308 @@
+"""Player ratings (WN8, WN7, efficiency) from Wargaming statistics and XVM expected values."""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Iterable, Mapping
+
+UNKNOWN_VERSION = "unknown"
+
+_EXPECTED_KEYS = ("expDamage", "expSpot", "expFrag", "expDef", "expWinRate")
+
+# Upper bounds (exclusive) of the usual WN8 colour scale, as used by XVM and
+# the common stats sites; anything at or above the last bound is super unicum.
+_WN8_COLOURS = (
+    (300, "very_bad"),
+    (450, "bad"),
+    (650, "below_average"),
+    (900, "average"),
+    (1200, "above_average"),
+    (1600, "good"),
+    (2000, "very_good"),
+    (2450, "great"),
+    (2900, "unicum"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class TankExpectation:
+    """Per-battle values an average player reaches in one tank."""
+
+    damage: float
+    spot: float
+    frag: float
+    defence: float
+    win_rate: float  # percent, as published by XVM
+
+
+class ExpectedValues:
+    """Immutable XVM table of WN8 expected values, keyed by tank id."""
+
+    __slots__ = ("_by_tank", "_version")
+
+    def __init__(self, by_tank: Mapping[int, TankExpectation], version: str = UNKNOWN_VERSION):
+        self._by_tank = MappingProxyType(dict(by_tank))
+        self._version = version
+
+    @classmethod
+    def from_json(cls, obj: Any) -> ExpectedValues:
+        """Build the table from the decoded XVM JSON document, validating its shape."""
+        if not isinstance(obj, dict):
+            raise ValueError("expected values: top level must be a JSON object")
+        data = obj.get("data")
+        if not isinstance(data, list):
+            raise ValueError('expected values: "data" must be a list')
+        if not data:
+            # An empty table would silently turn every WN8 into None.
+            raise ValueError('expected values: "data" is empty')
+        by_tank: dict[int, TankExpectation] = {}
+        for index, entry in enumerate(data):
+            tank_id, expectation = _parse_entry(index, entry)
+            if tank_id in by_tank:
+                raise ValueError(f"expected values: duplicate IDNum {tank_id} at data[{index}]")
+            by_tank[tank_id] = expectation
+        return cls(by_tank, _header_version(obj.get("header")))
+
+    @property
+    def version(self) -> str:
+        return self._version
+
+    def get(self, tank_id: int) -> TankExpectation | None:
+        return self._by_tank.get(tank_id)
+
+    def __len__(self) -> int:
+        return len(self._by_tank)
+
+    def __contains__(self, tank_id: object) -> bool:
+        return tank_id in self._by_tank
+
+    def __repr__(self) -> str:
+        return f"ExpectedValues(version={self._version!r}, tanks={len(self)})"
+
+
+def _is_number(value: Any) -> bool:
+    # bool is an int subclass, but true/false in the table means a broken file.
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _parse_entry(index: int, entry: Any) -> tuple[int, TankExpectation]:
+    where = f"expected values: data[{index}]"
+    if not isinstance(entry, dict):
+        raise ValueError(f"{where} must be an object")
+    tank_id = entry.get("IDNum")
+    if not isinstance(tank_id, int) or isinstance(tank_id, bool):
+        raise ValueError(f"{where}: IDNum must be an integer, got {tank_id!r}")
+    values = {}
+    for key in _EXPECTED_KEYS:
+        value = entry.get(key)
+        if not _is_number(value):
+            raise ValueError(f"{where} (IDNum {tank_id}): {key} must be a number, got {value!r}")
+        # Expected values are divisors of the WN8 ratios, so they must be positive.
+        if not math.isfinite(value) or value <= 0:
+            raise ValueError(f"{where} (IDNum {tank_id}): {key} must be positive, got {value!r}")
+        values[key] = float(value)
+    return tank_id, TankExpectation(
+        damage=values["expDamage"],
+        spot=values["expSpot"],
+        frag=values["expFrag"],
+        defence=values["expDef"],
+        win_rate=values["expWinRate"],
+    )
+
+
+def _header_version(header: Any) -> str:
+    if isinstance(header, dict):
+        version = header.get("version")
+        if isinstance(version, str) and version:
+            return version
+        if _is_number(version):
+            return str(version)
+    return UNKNOWN_VERSION
+
+
+def parse_expected_values(raw: bytes) -> ExpectedValues:
+    """Decode and validate an XVM expected-values document (e.g. an HTTP response body)."""
+    try:
+        obj = json.loads(raw)
+    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError are both ValueErrors
+        raise ValueError(f"expected values: not valid JSON ({exc})") from exc
+    return ExpectedValues.from_json(obj)
+
+
+def load_expected_values_file(path: str | Path) -> ExpectedValues:
+    """Read an XVM expected-values file; blocking, so call it at start-up or off the IOLoop."""
+    return parse_expected_values(Path(path).read_bytes())
+
+
+def wn8_from_normalized(r_damage_c: float, r_frag_c: float, r_spot_c: float,
+                        r_def_c: float, r_win_c: float) -> float:
+    """WN8 from the normalised ratios (rDAMAGEc, rFRAGc, rSPOTc, rDEFc, rWINc)."""
+    return (980 * r_damage_c
+            + 210 * r_damage_c * r_frag_c
+            + 155 * r_frag_c * r_spot_c
+            + 75 * r_def_c * r_frag_c
+            + 145 * min(1.8, r_win_c))
+
+
+def wn8_from_ratios(r_damage: float, r_spot: float, r_frag: float,
+                    r_def: float, r_win: float) -> float:
+    """WN8 from the raw actual/expected ratios, applying the XVM normalisation."""
+    r_win_c = max(0.0, (r_win - 0.71) / (1 - 0.71))
+    r_damage_c = max(0.0, (r_damage - 0.22) / (1 - 0.22))
+    # Frags, spotting and defence are capped relative to damage so they cannot
+    # carry a player who deals little damage.
+    r_frag_c = max(0.0, min(r_damage_c + 0.2, (r_frag - 0.12) / (1 - 0.12)))
+    r_spot_c = max(0.0, min(r_damage_c + 0.1, (r_spot - 0.38) / (1 - 0.38)))
+    r_def_c = max(0.0, min(r_damage_c + 0.1, (r_def - 0.10) / (1 - 0.10)))
+    return wn8_from_normalized(r_damage_c, r_frag_c, r_spot_c, r_def_c, r_win_c)
+
+
+def _wn8_from_totals(tanks: Iterable[Mapping[str, Any]], expected: ExpectedValues) -> float | None:
+    actual_damage = actual_spot = actual_frag = actual_def = actual_wins = 0.0
+    exp_damage = exp_spot = exp_frag = exp_def = exp_wins = 0.0
+    for tank in tanks:
+        battles = tank["battles"]
+        expectation = expected.get(tank["tank_id"])
+        # Tanks absent from the table are left out of BOTH sides; counting only
+        # their actual stats would inflate the ratios.
+        if battles <= 0 or expectation is None:
+            continue
+        actual_damage += tank["damage_dealt"]
+        actual_spot += tank["spotted"]
+        actual_frag += tank["frags"]
+        actual_def += tank["dropped_capture_points"]
+        actual_wins += tank["wins"]
+        exp_damage += battles * expectation.damage
+        exp_spot += battles * expectation.spot
+        exp_frag += battles * expectation.frag
+        exp_def += battles * expectation.defence
+        exp_wins += battles * expectation.win_rate / 100
+    if exp_damage == 0:
+        return None
+    return wn8_from_ratios(actual_damage / exp_damage, actual_spot / exp_spot,
+                           actual_frag / exp_frag, actual_def / exp_def,
+                           actual_wins / exp_wins)
+
+
+def account_wn8(tanks: list[Mapping[str, Any]], expected: ExpectedValues) -> float | None:
+    """Account WN8 the XVM way: ratios of summed actual to summed expected totals.
+
+    Each tank is a Wargaming ``tanks/stats`` "all" block plus ``tank_id``.
+    None when no tank known to the table has battles.
+    """
+    return _wn8_from_totals(tanks, expected)
+
+
+def tank_wn8(tank: Mapping[str, Any], expected: ExpectedValues) -> float | None:
+    """WN8 of a single tank; None when it has no battles or is not in the table."""
+    return _wn8_from_totals([tank], expected)
+
+
+def average_tier(tanks: list[Mapping[str, Any]], tiers: Mapping[int, int]) -> float | None:
+    """Battle-weighted average tier; tanks of unknown tier are skipped."""
+    weighted = 0.0
+    battles_total = 0
+    for tank in tanks:
+        tier = tiers.get(tank["tank_id"])
+        battles = tank["battles"]
+        if tier is None or battles <= 0:
+            continue
+        weighted += battles * tier
+        battles_total += battles
+    if battles_total == 0:
+        return None
+    return weighted / battles_total
+
+
+def _check_tier(avg_tier: float) -> None:
+    # Tiers start at 1; below that WN7's (GAMESPLAYED/220)^(3/TIER) term overflows.
+    if avg_tier < 1:
+        raise ValueError(f"average tier must be at least 1, got {avg_tier!r}")
+
+
+def efficiency(battles: int, damage: float, frags: float, spotted: float, defence: float,
+               capture: float, avg_tier: float | None) -> float | None:
+    """Classic XVM / wot-news efficiency rating (EFF); None without battles or tier.
+
+    EFF = DAMAGE*(10/(TIER+2))*(0.23+2*TIER/100) + FRAGS*250 + SPOT*150
+          + log(CAP+1, 1.732)*150 + DEF*150, all per battle.
+    Reproduces XVM's value for sample players (see tests).
+    """
+    if battles <= 0 or avg_tier is None:
+        return None
+    _check_tier(avg_tier)
+    tier = avg_tier
+    return (damage / battles * (10 / (tier + 2)) * (0.23 + 2 * tier / 100)
+            + frags / battles * 250
+            + spotted / battles * 150
+            + math.log(capture / battles + 1, 1.732) * 150
+            + defence / battles * 150)
+
+
+def wn7(battles: int, wins: int, damage: float, frags: float, spotted: float,
+        defence: float, avg_tier: float | None) -> float | None:
+    """WN7 rating; None without battles or tier.
+
+    Formula as published with the WN7 release (forum.worldoftanks.com topic
+    184017 "actual statistically sound efficiency formula"), quoted identically
+    by vbaddict.net and several open-source stats tools:
+        (1240-1040/(MIN(TIER,6))^0.164)*FRAGS
+        +DAMAGE*530/(184*e^(0.24*TIER)+130)
+        +SPOT*125*MIN(TIER,3)/3
+        +MIN(DEF,2.2)*100
+        +((185/(0.17+e^((WINRATE-35)*-0.134)))-500)*0.45
+        -[(5-MIN(TIER,5))*125] / [1+e^((TIER-(GAMESPLAYED/220)^(3/TIER))*1.5)]
+    with per-battle FRAGS/DAMAGE/SPOT/DEF and WINRATE in percent.
+    """
+    if battles <= 0 or avg_tier is None:
+        return None
+    _check_tier(avg_tier)
+    tier = avg_tier
+    win_rate = wins / battles * 100
+    frag_term = (1240 - 1040 / min(tier, 6) ** 0.164) * frags / battles
+    damage_term = damage / battles * 530 / (184 * math.exp(0.24 * tier) + 130)
+    spot_term = spotted / battles * 125 * min(tier, 3) / 3
+    defence_term = min(defence / battles, 2.2) * 100
+    win_term = (185 / (0.17 + math.exp((win_rate - 35) * -0.134)) - 500) * 0.45
+    # Penalises many battles at a low average tier (seal clubbing); vanishes at tier 5+.
+    low_tier_penalty = ((5 - min(tier, 5)) * 125
+                        / (1 + math.exp((tier - (battles / 220) ** (3 / tier)) * 1.5)))
+    return frag_term + damage_term + spot_term + defence_term + win_term - low_tier_penalty
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 2)
+
+
+def compute_ratings(totals: Mapping[str, Any], tanks: list[Mapping[str, Any]],
+                    expected: ExpectedValues, tiers: Mapping[int, int]) -> dict[str, Any]:
+    """All ratings of one account.
+
+    ``totals`` is Wargaming ``account/info`` ``statistics.all``; ``tanks`` the
+    per-tank "all" stats with ``tank_id``; ``tiers`` maps tank id to tier.
+    """
+    tier = average_tier(tanks, tiers)
+    battles = totals["battles"]
+    return {
+        "wn8": _round(account_wn8(tanks, expected)),
+        "wn7": _round(wn7(battles, totals["wins"], totals["damage_dealt"], totals["frags"],
+                          totals["spotted"], totals["dropped_capture_points"], tier)),
+        "efficiency": _round(efficiency(battles, totals["damage_dealt"], totals["frags"],
+                                        totals["spotted"], totals["dropped_capture_points"],
+                                        totals["capture_points"], tier)),
+        "average_tier": _round(tier),
+        "expected_values_version": expected.version,
+    }
+
+
+def wn8_color(wn8: float | None) -> str | None:
+    """Label of the usual WN8 colour scale, e.g. "good" for 1200-1599; None for None."""
+    if wn8 is None:
+        return None
+    for upper, label in _WN8_COLOURS:
+        if wn8 < upper:
+            return label
+    return "super_unicum"

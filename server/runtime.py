@@ -1,0 +1,28 @@
+"""build_services: wires the upstream client, services and background jobs for one process."""
+from __future__ import annotations
+
+import time
+
+from server.clans import ClanService
+from server.jobs import JobRunner
+from server.online import OnlineService
+from server.players import PlayerService
+from server.ratings_source import RatingsSource
+from server.services import Services
+from server.upstream import UpstreamClient
+
+
+async def build_services(config, store, limiter, clock=time.time) -> Services:
+    upstream = UpstreamClient(config.application_id, base_url=config.upstream_base_url)
+    location = config.expected_values
+    if location is None and config.upstream_base_url:
+        location = config.upstream_base_url.rstrip("/") + "/wn8exp.json"
+    ratings_source = RatingsSource(upstream, location, clock=clock)
+    players = PlayerService(store, upstream, ratings_source, limiter, clock=clock)
+    clans = ClanService(store, upstream, players, clock=clock)
+    online = OnlineService(store, upstream, clock=clock)
+    jobs = JobRunner(store, clock=clock)
+    jobs.add("expected_values", 86400, ratings_source.refresh_expected)
+    jobs.add("player_refresh_ahead", 60, players.refresh_ahead)
+    return Services(upstream=upstream, players=players, clans=clans, online=online, jobs=jobs,
+                    ratings_source=ratings_source)

@@ -1,0 +1,38 @@
+"""The service objects handlers use, gathered in one container passed through settings."""
+from __future__ import annotations
+
+import time
+
+
+class Services:
+    def __init__(self, upstream=None, players=None, clans=None, online=None, jobs=None, ratings_source=None):
+        self.started_at = time.time()
+        self.inflight = 0  # requests being handled, so shutdown can let them finish
+        self.ratings_source = ratings_source
+        self.upstream = upstream
+        self.players = players
+        self.clans = clans
+        self.online = online
+        self.jobs = jobs
+
+    def upstream_status(self) -> dict:
+        client = self.upstream
+        if client is None:
+            return {"configured": False}
+        return {
+            "configured": True,
+            "last_success": getattr(client, "last_success", None),
+            "last_failure": getattr(client, "last_failure", None),
+            "last_error": getattr(client, "last_error", None),
+            "requests": getattr(client, "requests", 0),
+            "failures": getattr(client, "failures", 0),
+        }
+
+    def is_leader(self) -> bool:
+        return bool(self.jobs and self.jobs.is_leader)
+
+    async def close(self) -> None:
+        for service in (self.players, self.clans, self.online):
+            close = getattr(service, "close", None)
+            if close is not None:
+                await close()

@@ -1,0 +1,28 @@
+"""Packaging for statsapi."""
+from setuptools import setup
+
+setup(
+    name="statsapi",
+    version="1.0.0",
+    description="Public read-only JSON API for World of Tanks-style statistics",
+    python_requires=">=3.11",
+    packages=["server", "handlers", "store"],
+    install_requires=[
+        "tornado>=6.5.5",
+        "motor>=3.7,<4",
+        "pymongo>=4.15.1",
+        "ujson>=5.10",
+        # The embedded database runs as a child process (GPL-2.0; never imported).
+        "secantusdb>=0.7.0b3",
+        # Progress bars for the demo seeder's long steps.
+        "tqdm>=4.66",
+    ],
+    extras_require={
+        "test": [
+            "pytest>=8",
+            "pytest-tornado>=0.8.1",
+            "mongomock-motor>=0.0.36",
+        ],
+    },
+    entry_points={"console_scripts": ["statsapi=server.__main__:main"]},
+)

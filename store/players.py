@@ -1,0 +1,102 @@
+"""Player profiles (one-hour cache, TTL) and daily snapshots (kept 400+ days)."""
+from __future__ import annotations
+
+import datetime as dt
+
+from pymongo import ASCENDING, DESCENDING, UpdateOne
+
+PROFILE_TTL_SECONDS = 3600
+SNAPSHOT_TTL_SECONDS = 410 * 86400
+
+
+def player_key(region: str, account_id: int) -> str:
+    return f"{region}:{account_id}"
+
+
+def _utc(ts: float) -> dt.datetime:
+    return dt.datetime.fromtimestamp(ts, dt.timezone.utc)
+
+
+class Players:
+    status_name = "newest_player"
+
+    def __init__(self, db):
+        self.profiles = db["players"]
+        self.snapshots = db["snapshots"]
+
+    async def ensure_schema(self) -> None:
+        # TTL fields are BSON dates; the monitor runs once a minute, so readers still
+        # check freshness themselves and never rely on deletion.
+        await self.profiles.create_index("expires_at", expireAfterSeconds=0)
+        await self.profiles.create_index([("region", ASCENDING), ("clan_id", ASCENDING)])
+        await self.profiles.create_index([("last_requested", DESCENDING)])
+        await self.snapshots.create_index(
+            [("region", ASCENDING), ("account_id", ASCENDING), ("date", ASCENDING)], unique=True
+        )
+        await self.snapshots.create_index("day", expireAfterSeconds=SNAPSHOT_TTL_SECONDS)
+
+    async def get(self, region: str, account_id: int) -> dict | None:
+        return await self.profiles.find_one({"_id": player_key(region, account_id)})
+
+    async def get_many(self, region: str, account_ids: list[int], projection=None) -> list[dict]:
+        keys = [player_key(region, a) for a in account_ids]
+        return await self.profiles.find({"_id": {"$in": keys}}, projection).to_list(None)
+
+    async def save(self, doc: dict) -> None:
+        """Write every profile field in one atomic update; request bookkeeping is kept."""
+        fields = dict(doc)
+        fields["expires_at"] = _utc(doc["cached_at"] + PROFILE_TTL_SECONDS)
+        await self.profiles.update_one(
+            {"_id": player_key(doc["region"], doc["account_id"])}, {"$set": fields}, upsert=True
+        )
+
+    async def set_ratings(self, region: str, account_id: int, cached_at: float, ratings: dict) -> bool:
+        """Attach ratings to the profile version they were computed from."""
+        result = await self.profiles.update_one(
+            {"_id": player_key(region, account_id), "cached_at": cached_at}, {"$set": {"ratings": ratings}}
+        )
+        return result.matched_count == 1
+
+    async def touch(self, region: str, account_id: int, when: float) -> None:
+        await self.profiles.update_one({"_id": player_key(region, account_id)}, {"$set": {"last_requested": when}})
+
+    async def due_for_refresh(self, requested_since: float, cached_before: float, limit: int) -> list[dict]:
+        """Recently requested profiles that will expire soon: refreshed ahead of expiry."""
+        cursor = self.profiles.find(
+            {"last_requested": {"$gte": requested_since}, "cached_at": {"$lt": cached_before}},
+            {"region": 1, "account_id": 1},
+        ).sort("last_requested", DESCENDING).limit(limit)
+        return await cursor.to_list(None)
+
+    async def newest_timestamp(self) -> float | None:
+        doc = await self.profiles.find_one({}, {"cached_at": 1}, sort=[("cached_at", DESCENDING)])
+        return doc["cached_at"] if doc else None
+
+    # --- snapshots -----------------------------------------------------------------
+    async def save_snapshots(self, snapshots: list[dict]) -> None:
+        """Upsert one snapshot per (region, account, UTC date); the latest of the day wins."""
+        ops = []
+        for snap in snapshots:
+            key = {"region": snap["region"], "account_id": snap["account_id"], "date": snap["date"]}
+            fields = dict(snap)
+            fields["day"] = dt.datetime.fromisoformat(snap["date"]).replace(tzinfo=dt.timezone.utc)
+            ops.append(UpdateOne(key, {"$set": fields}, upsert=True))
+        if ops:
+            await self.snapshots.bulk_write(ops, ordered=False)
+
+    async def snapshots_since(self, region: str, account_id: int, first_date: str) -> list[dict]:
+        cursor = self.snapshots.find(
+            {"region": region, "account_id": account_id, "date": {"$gte": first_date}}, {"_id": 0, "day": 0}
+        ).sort("date", ASCENDING)
+        return await cursor.to_list(None)
+
+    async def snapshots_for_accounts(self, region: str, account_ids: list[int], first_date: str,
+                                     last_date: str) -> list[dict]:
+        cursor = self.snapshots.find(
+            {"region": region, "account_id": {"$in": account_ids}, "date": {"$gte": first_date, "$lte": last_date}},
+            {"_id": 0, "day": 0},
+        ).sort("date", ASCENDING)
+        return await cursor.to_list(None)
+
+    async def has_snapshots(self, region: str, account_id: int) -> bool:
+        return await self.snapshots.find_one({"region": region, "account_id": account_id}, {"_id": 1}) is not None

@@ -1,0 +1,40 @@
+"""Per-minute rate counters in a capped collection, changed only by atomic $inc upserts."""
+from __future__ import annotations
+
+from pymongo import UpdateOne
+
+
+class RateCounters:
+    """Documents {_id: "<client>|<bucket>|<window>", n: int32}.
+
+    An $inc on an int32 keeps the document's size, which real mongod requires
+    of updates in a capped collection.
+    """
+
+    def __init__(self, db, size_bytes: int, capped: bool = True):
+        self.db = db
+        self.collection = db["rate_counters"]
+        self.size_bytes = size_bytes
+        self.capped = capped
+
+    async def ensure_schema(self) -> None:
+        existing = await self.db.list_collection_names(filter={"name": "rate_counters"})
+        if not existing and self.capped:
+            await self.db.create_collection("rate_counters", capped=True, size=self.size_bytes)
+
+    async def add(self, increments: dict[str, int]) -> dict[str, int]:
+        """Apply all increments in one unordered bulk write; return the new totals."""
+        ops = [UpdateOne({"_id": key}, {"$inc": {"n": int(n)}}, upsert=True) for key, n in increments.items() if n]
+        if ops:
+            await self.collection.bulk_write(ops, ordered=False)
+        return await self.read(list(increments))
+
+    async def read(self, keys: list[str]) -> dict[str, int]:
+        totals = {}
+        if keys:
+            async for doc in self.collection.find({"_id": {"$in": keys}}):
+                totals[doc["_id"]] = int(doc["n"])
+        return totals
+
+    async def increment(self, key: str, by: int = 1) -> None:
+        await self.collection.update_one({"_id": key}, {"$inc": {"n": int(by)}}, upsert=True)
