@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import time
 
+from store.clans import Clans
 from store.leases import Leases
+from store.online import OnlineSamples
 from store.players import Players
 from store.ratelimit import RateCounters
 from store.status import JobRuns
@@ -17,7 +19,9 @@ class Store:
         self.leases = Leases(self.db)
         self.job_runs = JobRuns(self.db)
         self.players = Players(self.db)
-        self.families = [self.rate_counters, self.leases, self.job_runs, self.players]
+        self.clans = Clans(self.db)
+        self.online = OnlineSamples(self.db)
+        self.families = [self.rate_counters, self.leases, self.job_runs, self.players, self.clans, self.online]
 
     def add_family(self, name: str, family) -> None:
         """Register a collection family (players, clans, online…) so schema and status see it."""
