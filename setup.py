@@ -22,6 +22,7 @@ setup(
             "pytest>=8",
             "pytest-tornado>=0.8.1",
             "mongomock-motor>=0.0.36",
+            "typing_extensions",  # mongomock imports it without declaring it
         ],
     },
     entry_points={"console_scripts": ["statsapi=server.__main__:main"]},
