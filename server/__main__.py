@@ -7,11 +7,11 @@ import os
 import signal
 import sys
 
-import tornado.httpserver
 import tornado.netutil
 
 from server.config import Config, get_config
 from server.embedded_db import EmbeddedDatabase
+from server.http import JSONErrorHTTPServer
 
 log = logging.getLogger("statsapi")
 
@@ -52,7 +52,7 @@ async def get_application(config: Config, uri: str):
 
 async def run_server(config: Config, uri: str, sockets=None) -> None:
     app, store, limiter, services = await get_application(config, uri)
-    server = tornado.httpserver.HTTPServer(app, xheaders=False, max_header_size=16 * 1024,
+    server = JSONErrorHTTPServer(app, xheaders=False, max_header_size=16 * 1024,
                                            idle_connection_timeout=60, body_timeout=10)
     if sockets is None:
         sockets = tornado.netutil.bind_sockets(config.port, config.host)

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Runs statsapi on a fresh machine: .venv, the offline upstream simulator, the embedded
+# database (SecantusDB child process, data in ./var), demo data on first start, then serves.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$ROOT/scripts/setup_env.sh"
+cd "$ROOT"
+PORT="${STATSAPI_PORT:-8888}"
+SIM_PORT="${STATSAPI_SIM_PORT:-9100}"
+if [ -z "${STATSAPI_UPSTREAM_BASE_URL:-}" ]; then
+  # No real upstream configured: serve the Wargaming API subset from the simulator.
+  "$ROOT/.venv/bin/python" scripts/upstream_sim.py --port "$SIM_PORT" \
+      $( [ -f ../shared/data/wn8exp-2024-09-12.json ] && echo --expected-values ../shared/data/wn8exp-2024-09-12.json ) &
+  SIM_PID=$!
+  trap 'kill $SIM_PID 2>/dev/null || true' EXIT
+  export STATSAPI_UPSTREAM_BASE_URL="http://127.0.0.1:$SIM_PORT"
+fi
+"$ROOT/.venv/bin/python" -m server --port "$PORT" --seed-demo "$@"

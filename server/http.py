@@ -1,0 +1,62 @@
+"""An HTTPServer whose protocol-level rejections (bad request line, headers, Host) are JSON too."""
+from __future__ import annotations
+
+import tornado.httpserver
+import tornado.iostream
+import ujson
+from tornado.http1connection import HTTP1ServerConnection
+from tornado.httpserver import _HTTPRequestContext
+
+# Tornado answers malformed messages with exactly these bytes before closing.
+_TORNADO_BAD_REQUEST = b"HTTP/1.1 400 Bad Request\r\n\r\n"
+
+
+def json_error_response(status: int, reason: str, code: str, message: str) -> bytes:
+    body = ujson.dumps({"success": False, "error": {"code": code, "message": message}}).encode()
+    head = (
+        f"HTTP/1.1 {status} {reason}\r\n"
+        "Content-Type: application/json; charset=utf-8\r\n"
+        "Access-Control-Allow-Origin: *\r\n"
+        "Cache-Control: public, max-age=0, no-store\r\n"
+        f"Content-Length: {len(body)}\r\n"
+        "Connection: close\r\n\r\n"
+    )
+    return head.encode("ascii") + body
+
+
+BAD_REQUEST = json_error_response(
+    400, "Bad Request", "bad_request", "the request could not be parsed (bad encoding, header or line)")
+TOO_LARGE = json_error_response(
+    431, "Request Header Fields Too Large", "request_too_large", "request line or headers too large")
+
+
+class _JSONRejectingStream:
+    """Delegates to the real stream; rewrites Tornado's bare rejections as enveloped JSON."""
+
+    def __init__(self, stream: tornado.iostream.IOStream):
+        self._stream = stream
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+    def write(self, data, *args, **kwargs):
+        if data == _TORNADO_BAD_REQUEST:
+            data = BAD_REQUEST
+        return self._stream.write(data, *args, **kwargs)
+
+    async def read_until_regex(self, regex, max_bytes=None):
+        try:
+            return await self._stream.read_until_regex(regex, max_bytes=max_bytes)
+        except tornado.iostream.UnsatisfiableReadError:
+            # Headers larger than max_header_size: Tornado would just hang up.
+            if not self._stream.closed():
+                await self._stream.write(TOO_LARGE)
+            raise
+
+
+class JSONErrorHTTPServer(tornado.httpserver.HTTPServer):
+    def handle_stream(self, stream: tornado.iostream.IOStream, address: tuple) -> None:
+        context = _HTTPRequestContext(stream, address, self.protocol, self.trusted_downstream)
+        conn = HTTP1ServerConnection(_JSONRejectingStream(stream), self.conn_params, context)
+        self._connections.add(conn)
+        conn.start_serving(self)

@@ -1,0 +1,72 @@
+"""What Tornado rejects before any handler runs still answers enveloped JSON."""
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import ujson
+
+from server.http import JSONErrorHTTPServer
+from tests.conftest import build_app, free_port
+
+
+@pytest.fixture
+def raw_server(io_loop, mongo_uri, db_name, upstream_sim):
+    app = build_app(io_loop, mongo_uri, db_name, upstream_base_url=upstream_sim)
+    port = free_port()
+    server = JSONErrorHTTPServer(app, max_header_size=16 * 1024)
+    server.listen(port, "127.0.0.1")
+    yield port
+    server.stop()
+
+
+async def exchange(port: int, raw: bytes) -> tuple[int, dict, bytes]:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(raw)
+    await writer.drain()
+    data = await asyncio.wait_for(reader.read(), 10)
+    writer.close()
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    status = int(lines[0].split()[1])
+    headers = {k.lower(): v.strip() for k, v in (line.split(":", 1) for line in lines[1:])}
+    return status, headers, body
+
+
+def assert_json_error(headers, body, code):
+    assert headers["content-type"] == "application/json; charset=utf-8"
+    assert headers["access-control-allow-origin"] == "*"
+    assert "cache-control" in headers
+    parsed = ujson.loads(body)
+    assert parsed["success"] is False and parsed["error"]["code"] == code
+
+
+@pytest.mark.gen_test(timeout=20)
+async def test_malformed_request_line_is_json_400(raw_server):
+    status, headers, body = await exchange(raw_server, b"GARBAGE\r\n\r\n")
+    assert status == 400
+    assert_json_error(headers, body, "bad_request")
+
+
+@pytest.mark.gen_test(timeout=20)
+async def test_bad_host_header_is_json_400(raw_server):
+    status, headers, body = await exchange(raw_server, b"GET /api/v1 HTTP/1.1\r\nHost: bad host/\r\n\r\n")
+    assert status == 400
+    assert_json_error(headers, body, "bad_request")
+
+
+@pytest.mark.gen_test(timeout=20)
+async def test_over_long_header_is_json_431(raw_server):
+    raw = b"GET /api/v1 HTTP/1.1\r\nHost: x\r\nX-Long: " + b"a" * 40_000 + b"\r\n\r\n"
+    status, headers, body = await exchange(raw_server, raw)
+    assert status == 431
+    assert_json_error(headers, body, "request_too_large")
+
+
+@pytest.mark.gen_test(timeout=20)
+async def test_server_still_serves_after_rejections(raw_server):
+    await exchange(raw_server, b"GARBAGE\r\n\r\n")
+    status, headers, body = await exchange(
+        raw_server, b"GET /api/v1 HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+    assert status == 200
+    assert ujson.loads(body)["success"] is True
