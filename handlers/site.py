@@ -6,6 +6,7 @@ import os
 import tornado.web
 import ujson
 
+from handlers.base import ALLOWED_METHODS, EXPOSED_HEADERS, to_api_error
 from server.errors import APIError
 
 STATIC_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "static")
@@ -16,6 +17,7 @@ class SiteHandler(tornado.web.StaticFileHandler):
 
     def set_default_headers(self) -> None:
         self.set_header("Access-Control-Allow-Origin", "*")
+        self.set_header("Access-Control-Expose-Headers", EXPOSED_HEADERS)
         self.set_header("X-Content-Type-Options", "nosniff")
 
     def set_extra_headers(self, path: str) -> None:
@@ -23,7 +25,7 @@ class SiteHandler(tornado.web.StaticFileHandler):
 
     def options(self, *args, **kwargs):
         self.set_status(204)
-        self.set_header("Allow", "GET, HEAD, OPTIONS")
+        self.set_header("Allow", ALLOWED_METHODS)
         self.finish()
 
     def _method_not_allowed(self, *args, **kwargs):
@@ -32,14 +34,12 @@ class SiteHandler(tornado.web.StaticFileHandler):
     post = put = patch = delete = _method_not_allowed
 
     def write_error(self, status_code: int, **kwargs) -> None:
-        from handlers.base import to_api_error  # avoid a cycle at import time
-
         error = to_api_error(kwargs.get("exc_info", (None, None, None))[1], status_code)
         self.set_status(error.status_code)
         self.set_header("Content-Type", "application/json; charset=utf-8")
         self.set_header("Cache-Control", "public, max-age=60")
         if error.code == "method_not_allowed":
-            self.set_header("Allow", "GET, HEAD, OPTIONS")
+            self.set_header("Allow", ALLOWED_METHODS)
         self.finish(ujson.dumps({"success": False, "error": {"code": error.code, "message": error.message}}))
 
 

@@ -45,13 +45,14 @@ class _JSONRejectingStream:
         return self._stream.write(data, *args, **kwargs)
 
     async def read_until_regex(self, regex, max_bytes=None):
-        try:
-            return await self._stream.read_until_regex(regex, max_bytes=max_bytes)
-        except tornado.iostream.UnsatisfiableReadError:
-            # Headers larger than max_header_size: Tornado would just hang up.
-            if not self._stream.closed():
-                await self._stream.write(TOO_LARGE)
-            raise
+        # Tornado closes the socket before we could answer when max_bytes is exceeded, so
+        # read up to 4x the limit and answer 431 ourselves; beyond that, the stream closes.
+        data = await self._stream.read_until_regex(regex, max_bytes=max_bytes and max_bytes * 4)
+        if max_bytes is not None and len(data) > max_bytes:
+            await self._stream.write(TOO_LARGE)
+            self._stream.close()
+            raise tornado.iostream.UnsatisfiableReadError(f"headers longer than {max_bytes} bytes")
+        return data
 
 
 class JSONErrorHTTPServer(tornado.httpserver.HTTPServer):
