@@ -6,7 +6,7 @@ from server.ratelimit import ENDPOINT_LIMITS, LIVE_GLOBAL, LIVE_PER_CLIENT, WIND
 
 PREFIX = "/api/v1"
 DEMO_ACCOUNT = 500000001
-DEMO_CLAN = 500000101
+DEMO_CLAN = 500000
 
 _ACCOUNT = {"name": "account_id", "in": "path", "type": "integer", "minimum": 1, "required": True}
 _CLAN = {"name": "clan_id", "in": "path", "type": "integer", "minimum": 1, "required": True}

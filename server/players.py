@@ -163,13 +163,9 @@ def history_view(region: str, account_id: int, snapshots: list[dict], days: int,
     deltas = {}
     for period in DELTA_PERIODS:
         start = (dt.date.fromisoformat(latest["date"]) - dt.timedelta(days=period)).isoformat()
-        # The baseline is the newest snapshot on or before the period's first day.
-        baseline = None
-        for snap in snapshots:
-            if snap["date"] <= start:
-                baseline = snap
-            else:
-                break
+        # The baseline is the earliest snapshot inside the period, so a delta never spans
+        # more than its period; `from`/`to` say exactly which days it covers.
+        baseline = next((snap for snap in snapshots if start <= snap["date"] < latest["date"]), None)
         deltas[f"{period}d"] = period_delta(baseline, latest) if baseline else None
     return {
         "account_id": account_id,

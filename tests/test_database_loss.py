@@ -13,8 +13,8 @@ from tests.conftest import build_app, free_port
 ACCOUNT = 500000001
 DATA_PATHS = [
     f"/api/v1/player/{ACCOUNT}/eu/history",
-    "/api/v1/clan/500000101/eu",
-    "/api/v1/clan/500000101/eu/weekly",
+    "/api/v1/clan/500000/eu",
+    "/api/v1/clan/500000/eu/weekly",
     "/api/v1/online",
     "/api/v1/online/history",
 ]

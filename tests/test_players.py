@@ -1,0 +1,171 @@
+"""Players over real HTTP: live lookups against the simulator, ratings, budgets, history."""
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+import ujson
+from tornado.httpclient import AsyncHTTPClient, HTTPRequest
+
+from scripts.upstream_sim import existing_accounts, missing_accounts
+from server.players import history_view
+from tests.conftest import EXPECTED_VALUES_FILE, build_app
+
+ACCOUNTS = existing_accounts("eu", 60)
+
+
+@pytest.fixture
+def app(io_loop, mongo_uri, db_name, upstream_sim):
+    # The test client is a trusted proxy here, so X-Forwarded-For stands for distinct clients.
+    from server.config import parse_networks
+
+    return build_app(io_loop, mongo_uri, db_name, upstream_base_url=upstream_sim,
+                     trusted_proxies=parse_networks("127.0.0.1/32"))
+
+
+async def sim(upstream_sim, path, body=None):
+    client = AsyncHTTPClient()
+    request = HTTPRequest(upstream_sim + path, method="POST" if body is not None else "GET",
+                          body=ujson.dumps(body) if body is not None else None)
+    return ujson.loads((await client.fetch(request)).body)
+
+
+@pytest.fixture
+def reset_sim(io_loop, upstream_sim):
+    io_loop.run_sync(lambda: sim(upstream_sim, "/_sim/faults", {"reset": True}))
+    yield
+    io_loop.run_sync(lambda: sim(upstream_sim, "/_sim/faults", {"reset": True}))
+
+
+async def get(http_client, base_url, path, client="198.51.100.1"):
+    request = HTTPRequest(base_url + path, headers={"X-Forwarded-For": client}, request_timeout=20)
+    response = await http_client.fetch(request, raise_error=False)
+    return response, ujson.loads(response.body) if response.body else None
+
+
+@pytest.mark.gen_test(timeout=60)
+async def test_live_fetch_then_ratings_follow(http_client, base_url, reset_sim):
+    account = ACCOUNTS[0]
+    response, body = await get(http_client, base_url, f"/api/v1/player/{account}/eu")
+    assert response.code == 200, body
+    data = body["data"]
+    assert data["live_fetched"] is True
+    assert data["ratings"]["available"] is False and data["ratings"]["wn8"] is None
+    assert data["account_id"] == account and data["region"] == "eu" and data["nickname"]
+    stats = data["statistics"]
+    assert stats["battles"] > 0 and 0 < stats["win_rate"] < 100
+    assert isinstance(data["cached_at"], int)
+    # A request seconds later has the ratings, computed in the background.
+    for _ in range(100):
+        response, body = await get(http_client, base_url, f"/api/v1/player/{account}/eu")
+        if body["data"]["ratings"]["available"]:
+            break
+        await asyncio.sleep(0.1)
+    data = body["data"]
+    assert data["live_fetched"] is False
+    ratings = data["ratings"]
+    assert ratings["available"] is True
+    assert 0 < ratings["wn8"] < 6000 and ratings["wn7"] is not None and ratings["efficiency"] > 0
+    if EXPECTED_VALUES_FILE.exists():
+        assert ratings["expected_values_version"] == "2024-09-12"
+    assert data["statistics"]["average_tier"] is not None
+
+
+@pytest.mark.gen_test(timeout=60)
+async def test_unknown_account_is_player_not_found_with_region(http_client, base_url, reset_sim):
+    response, body = await get(http_client, base_url, f"/api/v1/player/{missing_accounts('eu', 1)[0]}/eu")
+    assert response.code == 404
+    assert body["error"] == {"code": "player_not_found", "message": body["error"]["message"], "region": "eu"}
+
+
+@pytest.mark.gen_test(timeout=60)
+async def test_concurrent_misses_make_one_upstream_call(http_client, base_url, upstream_sim, reset_sim):
+    account = ACCOUNTS[1]
+    await sim(upstream_sim, "/_sim/stats", {"reset": True})
+    await sim(upstream_sim, "/_sim/faults", {"latency_ms": 300})
+    results = await asyncio.gather(*[
+        get(http_client, base_url, f"/api/v1/player/{account}/eu", client=f"198.51.100.{i}") for i in range(5)])
+    assert all(response.code == 200 for response, _ in results)
+    stats = await sim(upstream_sim, "/_sim/stats")
+    assert stats["by_path"]["wot/account/info"] == 1
+    assert stats["by_path"]["wot/tanks/stats"] == 1
+
+
+@pytest.mark.gen_test(timeout=60)
+async def test_live_lookups_limited_per_client_and_cache_hits_free(http_client, base_url, reset_sim):
+    codes = []
+    for account in ACCOUNTS[2:8]:
+        response, body = await get(http_client, base_url, f"/api/v1/player/{account}/eu", client="203.0.113.7")
+        codes.append((response.code, body.get("error", {}).get("code")))
+    assert codes[:5] == [(200, None)] * 5
+    assert codes[5] == (429, "rate_limited")
+    # Cached profiles are still served to this client: they do not count as live lookups.
+    response, body = await get(http_client, base_url, f"/api/v1/player/{ACCOUNTS[2]}/eu", client="203.0.113.7")
+    assert response.code == 200 and body["data"]["live_fetched"] is False
+
+
+@pytest.mark.gen_test(timeout=120)
+async def test_global_live_budget(http_client, base_url, reset_sim):
+    codes = []
+    for i, account in enumerate(ACCOUNTS[10:41]):
+        response, body = await get(http_client, base_url, f"/api/v1/player/{account}/eu", client=f"192.0.2.{i}")
+        codes.append(body.get("error", {}).get("code") if response.code != 200 else 200)
+    assert codes[:30] == [200] * 30
+    assert codes[30] == "rate_limited_global"
+    response, body = await get(http_client, base_url, f"/api/v1/player/{ACCOUNTS[45]}/eu", client="192.0.2.200")
+    assert response.code == 429 and response.headers["Retry-After"].isdigit()
+
+
+@pytest.mark.gen_test(timeout=60)
+async def test_upstream_failure_is_503_and_never_cached(http_client, base_url, upstream_sim, reset_sim):
+    account = ACCOUNTS[50]
+    await sim(upstream_sim, "/_sim/faults", {"error_rate": 1.0})
+    response, body = await get(http_client, base_url, f"/api/v1/player/{account}/eu", client="192.0.2.250")
+    assert response.code == 503
+    assert body["error"]["code"] == "upstream_unavailable"
+    assert int(response.headers["Retry-After"]) >= 1
+    assert "test-app-id-secret" not in response.body.decode()
+    await sim(upstream_sim, "/_sim/faults", {"reset": True})
+    response, body = await get(http_client, base_url, f"/api/v1/player/{account}/eu", client="192.0.2.251")
+    assert response.code == 200 and body["data"]["live_fetched"] is True
+
+
+@pytest.mark.gen_test(timeout=60)
+async def test_history_after_a_fetch(http_client, base_url, reset_sim):
+    account = ACCOUNTS[55]
+    response, body = await get(http_client, base_url, f"/api/v1/player/{account}/eu/history")
+    assert response.code == 404 and body["error"]["code"] == "no_history"
+    await get(http_client, base_url, f"/api/v1/player/{account}/eu", client="192.0.2.77")
+    response, body = await get(http_client, base_url, f"/api/v1/player/{account}/eu/history?days=7")
+    assert response.code == 200
+    data = body["data"]
+    assert data["days"] == 7 and len(data["snapshots"]) == 1
+    assert data["deltas"] == {"7d": None, "30d": None, "90d": None}
+
+
+def snap(date, battles, wins, damage, wn8=None):
+    return {"date": date, "battles": battles, "wins": wins, "damage_dealt": damage, "frags": 0, "spotted": 0,
+            "xp": 0, "wn8": wn8, "losses": 0, "draws": 0, "dropped_capture_points": 0, "capture_points": 0,
+            "survived_battles": 0, "shots": 0, "hits": 0}
+
+
+def test_history_deltas_hand_checked():
+    snapshots = [
+        snap("2026-08-01", 1000, 500, 1_000_000, 1500.0),
+        snap("2026-10-20", 1100, 560, 1_120_000, 1520.0),
+        snap("2026-11-12", 1150, 590, 1_180_000, 1530.0),
+        snap("2026-11-15", 1200, 630, 1_250_000, 1550.5),
+    ]
+    view = history_view("eu", 1, snapshots, 30, "2026-11-15")
+    assert [s["date"] for s in view["snapshots"]] == ["2026-10-20", "2026-11-12", "2026-11-15"]
+    week = view["deltas"]["7d"]  # period from 2026-11-08: earliest snapshot inside is 2026-11-12
+    assert (week["from"], week["to"], week["battles"], week["wins"]) == ("2026-11-12", "2026-11-15", 50, 40)
+    assert week["win_rate"] == 80.0 and week["avg_damage"] == 1400.0 and week["wn8_change"] == 20.5
+    month = view["deltas"]["30d"]  # from 2026-10-16: 2026-10-20
+    assert (month["from"], month["battles"], month["wins"], month["avg_damage"]) == ("2026-10-20", 100, 70, 1300.0)
+    quarter = view["deltas"]["90d"]  # from 2026-08-17: 2026-08-01 is outside, 2026-10-20 inside
+    assert quarter["from"] == "2026-10-20"
+    assert quarter["win_rate_change"] == pytest.approx(100 * 630 / 1200 - 100 * 560 / 1100, abs=1e-4)
+    only_latest = history_view("eu", 1, snapshots[-1:], 30, "2026-11-15")
+    assert only_latest["deltas"] == {"7d": None, "30d": None, "90d": None}
