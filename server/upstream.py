@@ -1,0 +1,407 @@
+"""Async client for the Wargaming public API (or scripts/upstream_sim.py standing in for it).
+
+One ``tornado.httpclient.AsyncHTTPClient`` instance per client, bounded concurrency, timeouts,
+retries with jitter, and a mapping of the upstream's error envelope
+(``{"status": "error", "error": {"code", "message", "field", "value"}}``, sent with HTTP 200)
+to three exception types:
+
+* ``UpstreamUnavailable(message, retry_after)`` -- the upstream could not answer (timeouts,
+  connection errors, HTTP 5xx, SOURCE_NOT_AVAILABLE, REQUEST_LIMIT_EXCEEDED after the retries,
+  or a configuration problem such as INVALID_APPLICATION_ID, which is not retried);
+* ``UpstreamBadRequest`` -- the upstream rejected the request itself (INVALID_ACCOUNT_ID,
+  *_LIST_LIMIT_EXCEEDED, ...); not retried;
+* both subclass ``UpstreamError``.
+
+The ``application_id`` is a secret: it never appears in exception messages, ``last_error`` or
+logs (URLs in messages are rebuilt without it). This module imports nothing from ``store/``.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+import urllib.parse
+from typing import Any, Iterable, Mapping
+
+import ujson
+from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest, HTTPResponse
+
+log = logging.getLogger("statsapi.upstream")
+
+REGIONS = ("eu", "na", "asia")
+GAMES = ("wot", "wotb", "wows")
+HOSTS = {
+    ("wot", "eu"): "https://api.worldoftanks.eu",
+    ("wot", "na"): "https://api.worldoftanks.com",
+    ("wot", "asia"): "https://api.worldoftanks.asia",
+    ("wotb", "eu"): "https://api.wotblitz.eu",
+    ("wotb", "na"): "https://api.wotblitz.com",
+    ("wotb", "asia"): "https://api.wotblitz.asia",
+    ("wows", "eu"): "https://api.worldofwarships.eu",
+    ("wows", "na"): "https://api.worldofwarships.com",
+    ("wows", "asia"): "https://api.worldofwarships.asia",
+}
+MAX_IDS_PER_REQUEST = 100  # the upstream's limit for account_id / clan_id lists
+
+# Retry-After (seconds) suggested to our own callers once the upstream gave up on us.
+RETRY_AFTER_LIMIT = 5  # REQUEST_LIMIT_EXCEEDED: per-second quota, recovers quickly
+RETRY_AFTER_TRANSIENT = 30  # timeouts, connection errors, 5xx, SOURCE_NOT_AVAILABLE
+RETRY_AFTER_CONFIG = 300  # INVALID_APPLICATION_ID and friends: needs an operator
+
+_TRANSIENT_MESSAGES = {"SOURCE_NOT_AVAILABLE"}
+_LIMIT_MESSAGES = {"REQUEST_LIMIT_EXCEEDED"}
+_CONFIG_MESSAGES = {
+    "APPLICATION_ID_NOT_SPECIFIED", "INVALID_APPLICATION_ID", "APPLICATION_IS_BLOCKED",
+    "INVALID_IP_ADDRESS", "METHOD_NOT_FOUND", "METHOD_DISABLED",
+}
+
+
+class UpstreamError(Exception):
+    """Any failure talking to the upstream. Messages never contain the application_id."""
+
+    def __init__(self, message: str, *, upstream_code: int | None = None, upstream_message: str | None = None,
+                 field: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.upstream_code = upstream_code
+        self.upstream_message = upstream_message
+        self.field = field
+
+
+class UpstreamUnavailable(UpstreamError):
+    """The upstream could not answer (after retries where retrying makes sense)."""
+
+    def __init__(self, message: str, retry_after: int = RETRY_AFTER_TRANSIENT, **kwargs: Any):
+        super().__init__(message, **kwargs)
+        self.retry_after = max(1, int(retry_after))
+
+
+class UpstreamBadRequest(UpstreamError):
+    """The upstream rejected the request's parameters (e.g. INVALID_ACCOUNT_ID)."""
+
+
+class _Retryable(Exception):
+    """Internal: one attempt failed in a way worth retrying."""
+
+    def __init__(self, description: str, limit: bool = False, upstream_code: int | None = None,
+                 upstream_message: str | None = None):
+        super().__init__(description)
+        self.description = description
+        self.limit = limit
+        self.upstream_code = upstream_code
+        self.upstream_message = upstream_message
+
+
+def _chunks(ids: list[int], size: int) -> Iterable[list[int]]:
+    for start in range(0, len(ids), size):
+        yield ids[start:start + size]
+
+
+def _unique_ints(ids: Iterable[int]) -> list[int]:
+    out: list[int] = []
+    seen: set[int] = set()
+    for value in ids:
+        number = int(value)
+        if number not in seen:
+            seen.add(number)
+            out.append(number)
+    return out
+
+
+class UpstreamClient:
+    """Async client; one per process. Methods return plain dicts keyed by int ids."""
+
+    def __init__(self, application_id: str, base_url: str | None = None, connect_timeout: float = 2.0,
+                 request_timeout: float = 5.0, max_retries: int = 2, retry_base_delay: float = 0.2, *,
+                 max_concurrency: int = 8, max_retry_delay: float = 10.0, language: str | None = None,
+                 http_client: AsyncHTTPClient | None = None, rng: random.Random | None = None):
+        if not application_id:
+            raise ValueError("application_id is required")
+        self._application_id = str(application_id)
+        self.base_url = base_url.rstrip("/") if base_url else None
+        self.connect_timeout = float(connect_timeout)
+        self.request_timeout = float(request_timeout)
+        self.max_retries = max(0, int(max_retries))
+        self.retry_base_delay = max(0.0, float(retry_base_delay))
+        self.max_retry_delay = float(max_retry_delay)
+        self.max_concurrency = max(1, int(max_concurrency))
+        self.language = language
+        self._http = http_client
+        self._own_http = http_client is None
+        self._semaphore: asyncio.Semaphore | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._rng = rng or random.Random()
+        # Read by /status (never contain the application_id).
+        self.last_success: float | None = None
+        self.last_failure: float | None = None
+        self.last_error: str | None = None
+        self.requests = 0  # HTTP attempts
+        self.failures = 0  # failed attempts (each retry counts)
+        self.retries = 0
+
+    def __repr__(self) -> str:  # never show the application_id
+        return f"<UpstreamClient base_url={self.base_url or 'wargaming'!r} requests={self.requests}>"
+
+    # --- public API ------------------------------------------------------------------
+    async def account_info(self, region: str, account_ids: Iterable[int], *, fields: str | None = None,
+                           params: Mapping[str, Any] | None = None) -> dict[int, dict | None]:
+        """``wot/account/info`` for any number of ids (batched by 100); unknown ids map to None."""
+        return await self._by_ids("wot", region, "wot/account/info", "account_id", account_ids, fields, params)
+
+    async def tanks_stats(self, region: str, account_id: int, *, fields: str | None = None,
+                          params: Mapping[str, Any] | None = None) -> list[dict] | None:
+        """``wot/tanks/stats`` for one account: the per-tank list, or None for an unknown account."""
+        query = {"account_id": int(account_id)}
+        if fields:
+            query["fields"] = fields
+        data, _ = await self._call("wot", region, "wot/tanks/stats", query, params)
+        value = data.get(str(int(account_id))) if isinstance(data, dict) else None
+        return list(value) if value is not None else None
+
+    async def vehicles(self, region: str, *, fields: str | None = None,
+                       params: Mapping[str, Any] | None = None) -> dict[int, dict]:
+        """``wot/encyclopedia/vehicles``: every vehicle keyed by tank_id (follows pages if any)."""
+        out: dict[int, dict] = {}
+        page = 1
+        while True:
+            query: dict[str, Any] = {}
+            if fields:
+                query["fields"] = fields
+            if page > 1:
+                query["page_no"] = page
+            data, meta = await self._call("wot", region, "wot/encyclopedia/vehicles", query, params)
+            for key, value in (data or {}).items():
+                if value is not None:
+                    out[int(key)] = value
+            page_total = (meta or {}).get("page_total") or 1
+            if page >= int(page_total) or page >= 100:
+                return out
+            page += 1
+
+    async def clans_info(self, region: str, clan_ids: Iterable[int], *, fields: str | None = None,
+                         params: Mapping[str, Any] | None = None) -> dict[int, dict | None]:
+        """``wot/clans/info`` (members as a list of {account_id, account_name, role, joined_at})."""
+        return await self._by_ids("wot", region, "wot/clans/info", "clan_id", clan_ids, fields, params)
+
+    async def clan_ratings(self, region: str, clan_ids: Iterable[int], *, fields: str | None = None,
+                           params: Mapping[str, Any] | None = None) -> dict[int, dict | None]:
+        """``wot/clanratings/clans`` (fb_elo_rating_10 / _8 / ... are {value, rank, rank_delta})."""
+        return await self._by_ids("wot", region, "wot/clanratings/clans", "clan_id", clan_ids, fields, params)
+
+    async def stronghold_claninfo(self, region: str, clan_ids: Iterable[int], *, fields: str | None = None,
+                                  params: Mapping[str, Any] | None = None) -> dict[int, dict | None]:
+        """``wot/stronghold/claninfo`` (skirmish_statistics: total_10, win_10, lose_10, ... per tier)."""
+        return await self._by_ids("wot", region, "wot/stronghold/claninfo", "clan_id", clan_ids, fields, params)
+
+    async def servers_info(self, game: str, region: str, *,
+                           params: Mapping[str, Any] | None = None) -> list[dict]:
+        """``wgn/servers/info`` on the game's host: [{"server", "players_online"}, ...]."""
+        data, _ = await self._call(game, region, "wgn/servers/info", {"game": game}, params)
+        rows = (data or {}).get(game) or []
+        return [{"server": str(row.get("server")), "players_online": int(row.get("players_online") or 0)}
+                for row in rows if isinstance(row, dict)]
+
+    async def fetch_json_url(self, url: str) -> bytes:
+        """GET any URL (the XVM expected-values file) with the same timeouts and retries."""
+        safe = self._safe_url(url)
+
+        async def attempt() -> bytes:
+            response = await self._fetch(url, safe)
+            if response.code >= 500 or response.code == 429:
+                raise _Retryable(f"HTTP {response.code}", limit=response.code == 429)
+            if response.code != 200:
+                raise UpstreamUnavailable(f"GET {safe}: HTTP {response.code}", RETRY_AFTER_CONFIG)
+            return response.body or b""
+
+        return await self._with_retries(attempt, safe, label="expected values")
+
+    def status(self) -> dict:
+        """A snapshot for /status (no secrets)."""
+        return {"last_success": self.last_success, "last_failure": self.last_failure,
+                "last_error": self.last_error, "requests": self.requests, "failures": self.failures}
+
+    def close(self) -> None:
+        if self._http is not None and self._own_http:
+            self._http.close()
+        self._http = None
+        self._loop = None
+
+    # --- request machinery -----------------------------------------------------------
+    def url_for(self, game: str, region: str, api_path: str) -> str:
+        if game not in GAMES:
+            raise ValueError(f"unknown game {game!r}")
+        if region not in REGIONS:
+            raise ValueError(f"unknown region {region!r}")
+        api_path = api_path.strip("/")
+        if self.base_url:
+            return f"{self.base_url}/{game}/{region}/{api_path}/"
+        return f"{HOSTS[(game, region)]}/{api_path}/"
+
+    async def _by_ids(self, game: str, region: str, api_path: str, id_field: str, ids: Iterable[int],
+                      fields: str | None, params: Mapping[str, Any] | None) -> dict[int, dict | None]:
+        wanted = _unique_ints(ids)
+        if not wanted:
+            return {}
+
+        async def batch(chunk: list[int]) -> dict[int, dict | None]:
+            query: dict[str, Any] = {id_field: ",".join(map(str, chunk))}
+            if fields:
+                query["fields"] = fields
+            data, _ = await self._call(game, region, api_path, query, params)
+            data = data if isinstance(data, dict) else {}
+            got = {int(k): v for k, v in data.items()}
+            return {i: got.get(i) for i in chunk}
+
+        parts = await asyncio.gather(*(batch(chunk) for chunk in _chunks(wanted, MAX_IDS_PER_REQUEST)))
+        merged: dict[int, dict | None] = {}
+        for part in parts:
+            merged.update(part)
+        return merged
+
+    async def _call(self, game: str, region: str, api_path: str, query: Mapping[str, Any],
+                    params: Mapping[str, Any] | None) -> tuple[Any, dict]:
+        base = self.url_for(game, region, api_path)
+        merged: dict[str, Any] = {}
+        if self.language:
+            merged["language"] = self.language
+        merged.update(query)
+        if params:
+            merged.update({k: v for k, v in params.items() if k != "application_id" and v is not None})
+        public_query = urllib.parse.urlencode(merged, safe=",")
+        url = f"{base}?{urllib.parse.urlencode({'application_id': self._application_id})}"
+        if public_query:
+            url += "&" + public_query
+        safe = f"{base}?{public_query}" if public_query else base
+        label = f"{api_path} [{game}/{region}]"
+
+        async def attempt() -> tuple[Any, dict]:
+            response = await self._fetch(url, safe)
+            if response.code >= 500:
+                raise _Retryable(f"HTTP {response.code}")
+            if response.code == 429:
+                raise _Retryable("HTTP 429", limit=True)
+            if response.code == 400:
+                raise UpstreamBadRequest(f"GET {safe}: HTTP 400")
+            if response.code != 200:
+                raise UpstreamUnavailable(f"GET {safe}: HTTP {response.code}", RETRY_AFTER_CONFIG)
+            try:
+                body = ujson.loads(response.body or b"")
+            except ValueError:
+                raise _Retryable("invalid JSON in the answer") from None
+            if not isinstance(body, dict):
+                raise _Retryable("unexpected JSON in the answer")
+            if body.get("status") == "ok":
+                return body.get("data"), body.get("meta") or {}
+            error = body.get("error") if isinstance(body.get("error"), dict) else {}
+            message = str(error.get("message") or "UNKNOWN_ERROR")
+            code = error.get("code")
+            field = error.get("field")
+            if message in _TRANSIENT_MESSAGES or code == 504:
+                raise _Retryable(message, upstream_code=code, upstream_message=message)
+            if message in _LIMIT_MESSAGES:
+                raise _Retryable(message, limit=True, upstream_code=code, upstream_message=message)
+            text = self._scrub(f"GET {safe}: upstream error {code} {message}" + (f" (field {field})" if field else ""))
+            if message in _CONFIG_MESSAGES:
+                raise UpstreamUnavailable(text, RETRY_AFTER_CONFIG, upstream_code=code, upstream_message=message,
+                                          field=field)
+            raise UpstreamBadRequest(text, upstream_code=code, upstream_message=message, field=field)
+
+        return await self._with_retries(attempt, safe, label)
+
+    async def _with_retries(self, attempt, safe: str, label: str):
+        last: _Retryable | None = None
+        for number in range(self.max_retries + 1):
+            if number:
+                self.retries += 1
+                await asyncio.sleep(self._delay(number - 1, last is not None and last.limit))
+            try:
+                result = await attempt()
+            except _Retryable as exc:
+                last = exc
+                self._failed(f"{label}: {exc.description}")
+                log.warning("upstream %s failed (attempt %d of %d): %s", label, number + 1,
+                            self.max_retries + 1, self._scrub(exc.description))
+                continue
+            except UpstreamBadRequest as exc:
+                # The upstream answered (it is healthy); our request was wrong. Not a failure.
+                self.last_success = time.time()
+                log.info("upstream %s rejected the request: %s", label, self._scrub(str(exc)))
+                raise
+            except UpstreamError as exc:
+                self._failed(f"{label}: {exc.upstream_message or type(exc).__name__}")
+                log.warning("upstream %s refused: %s", label, self._scrub(str(exc)))
+                raise
+            self.last_success = time.time()
+            return result
+        assert last is not None
+        retry_after = RETRY_AFTER_LIMIT if last.limit else RETRY_AFTER_TRANSIENT
+        attempts = self.max_retries + 1
+        raise UpstreamUnavailable(
+            self._scrub(f"GET {safe}: {last.description} ({attempts} attempt{'s' * (attempts > 1)})"),
+            retry_after, upstream_code=last.upstream_code, upstream_message=last.upstream_message)
+
+    async def _fetch(self, url: str, safe: str) -> HTTPResponse:
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:
+            # First use, or the client moved to another event loop (tests): the HTTP client and
+            # the semaphore belong to one loop, so make fresh ones.
+            if self._http is not None and self._own_http:
+                self._http.close()
+                self._http = None
+            self._semaphore = asyncio.Semaphore(self.max_concurrency)
+            self._loop = loop
+        if self._http is None:
+            self._http = AsyncHTTPClient(force_instance=True, max_clients=max(10, self.max_concurrency))
+            self._own_http = True
+        request = HTTPRequest(url, method="GET", connect_timeout=self.connect_timeout,
+                              request_timeout=self.request_timeout, follow_redirects=True,
+                              headers={"Accept": "application/json", "Accept-Encoding": "gzip"},
+                              user_agent="statsapi/1 (+upstream client)")
+        async with self._semaphore:
+            self.requests += 1
+            try:
+                response = await self._http.fetch(request, raise_error=False)
+            except HTTPClientError as exc:
+                if exc.code == 599:
+                    raise _Retryable(self._describe_transport(exc)) from None
+                response = exc.response  # pragma: no cover - raise_error=False returns these
+                if response is None:
+                    raise _Retryable(f"HTTP {exc.code}") from None
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # connection refused, DNS, TLS, stream closed, ...
+                raise _Retryable(self._describe_transport(exc)) from None
+        if response.code == 599:
+            raise _Retryable(self._describe_transport(response.error))
+        return response
+
+    def _describe_transport(self, exc: BaseException | None) -> str:
+        if exc is None:
+            return "connection error"
+        text = str(exc) or type(exc).__name__
+        if "Timeout" in text or "timeout" in text.lower():
+            return f"timeout ({text})"
+        return f"connection error ({type(exc).__name__}: {text})"
+
+    def _delay(self, retry_index: int, limit: bool) -> float:
+        base = self.retry_base_delay * (5.0 if limit else 1.0) * (2 ** retry_index)
+        return min(self.max_retry_delay, base * self._rng.uniform(0.5, 1.5))
+
+    def _failed(self, text: str) -> None:
+        self.failures += 1
+        self.last_failure = time.time()
+        self.last_error = self._scrub(text)[:200]
+
+    def _safe_url(self, url: str) -> str:
+        parts = urllib.parse.urlsplit(url)
+        query = [(k, v) for k, v in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+                 if k not in ("application_id", "access_token")]
+        return urllib.parse.urlunsplit(parts._replace(query=urllib.parse.urlencode(query, safe=",")))
+
+    def _scrub(self, text: str) -> str:
+        """Belt and braces: no message may carry the application_id, whatever produced it."""
+        secret = self._application_id
+        if len(secret) >= 4 and secret in text:
+            text = text.replace(secret, "***")
+        return text
