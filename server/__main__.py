@@ -50,6 +50,23 @@ async def get_application(config: Config, uri: str):
     return app, store, limiter, services
 
 
+async def seed_if_empty(config: Config, store, services) -> None:
+    from server.demo import SimulatorLists, seed_demo
+
+    if not config.upstream_base_url:
+        log.warning("--seed-demo needs the simulator (--upstream-base-url); not seeding")
+        return
+    if await store.players.snapshots.find_one({}, {"_id": 1}) is not None:
+        log.info("database already holds data; not seeding")
+        return
+    log.info("empty database: seeding demo data (about a minute)")
+    try:
+        summary = await seed_demo(store, services, SimulatorLists(config.upstream_base_url))
+        log.info("demo data seeded in %ss: %s", summary["seconds"], summary)
+    except Exception:
+        log.exception("seeding failed")
+
+
 async def run_server(config: Config, uri: str, sockets=None) -> None:
     app, store, limiter, services = await get_application(config, uri)
     server = JSONErrorHTTPServer(app, xheaders=False, max_header_size=16 * 1024,
@@ -64,6 +81,9 @@ async def run_server(config: Config, uri: str, sockets=None) -> None:
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     background = [asyncio.create_task(limiter.run_flusher(stop))]
+    if config.seed_demo:
+        # Serve at once; the demo data arrives in the background on the first start.
+        background.append(asyncio.create_task(seed_if_empty(config, store, services)))
     if services.jobs is not None and config.jobs:
         background.append(asyncio.create_task(services.jobs.run(stop)))
     await stop.wait()
