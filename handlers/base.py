@@ -11,6 +11,7 @@ import ujson
 
 from server.config import API_VERSION
 from server.errors import ERROR_CODES, APIError
+from server.upstream import UpstreamError
 from store import DATABASE_ERRORS
 
 log = logging.getLogger("statsapi.handlers")
@@ -169,8 +170,7 @@ class BaseHandler(tornado.web.RequestHandler):
         if isinstance(value, DATABASE_ERRORS):
             log.warning("database unavailable: %s %s: %s", self.request.method, self.request.path, type(value).__name__)
             return
-        upstream_error = _upstream_unavailable_type()
-        if isinstance(value, tornado.web.HTTPError) or (upstream_error and isinstance(value, upstream_error)):
+        if isinstance(value, (tornado.web.HTTPError, UpstreamError)):
             return
         super().log_exception(typ, value, tb)
 
@@ -182,8 +182,8 @@ def to_api_error(exc, status_code: int) -> APIError:
     if isinstance(exc, DATABASE_ERRORS):
         # SPEC 8.1: Retry-After is for 429; the upstream's 503 carries one too (issue 3).
         return APIError("database_unavailable")
-    upstream_error = _upstream_unavailable_type()
-    if upstream_error is not None and isinstance(exc, upstream_error):
+    if isinstance(exc, UpstreamError):
+        # Any upstream failure (including a request it refused) is its unavailability to us.
         retry = int(getattr(exc, "retry_after", 30) or 30)
         return APIError("upstream_unavailable", headers={"Retry-After": str(max(1, retry))})
     if status_code == 405:
@@ -197,14 +197,6 @@ def to_api_error(exc, status_code: int) -> APIError:
         error.status_code = status_code
         return error
     return APIError("internal_error")
-
-
-def _upstream_unavailable_type():
-    try:
-        from server.upstream import UpstreamUnavailable
-    except ImportError:
-        return None
-    return UpstreamUnavailable
 
 
 def resolve_client_ip(peer: str, headers, trusted_proxies) -> str:
