@@ -56,6 +56,8 @@ async def seed_if_empty(config: Config, store, services) -> None:
     if not config.upstream_base_url:
         log.warning("--seed-demo needs the simulator (--upstream-base-url); not seeding")
         return
+    if not await store.leases.acquire("demo_seed", services.jobs.owner, 900):
+        return  # another process is seeding
     if await store.players.snapshots.find_one({}, {"_id": 1}) is not None:
         log.info("database already holds data; not seeding")
         return
@@ -103,6 +105,50 @@ async def run_server(config: Config, uri: str, sockets=None) -> None:
     store.client.close()
 
 
+def run_processes(config: Config, uri: str) -> None:
+    """N server processes sharing the listening sockets; the parent forwards SIGTERM and waits.
+
+    A child that dies is replaced (its jobs lease expires and another process takes over).
+    """
+    sockets = tornado.netutil.bind_sockets(config.port, config.host)
+    children: dict[int, int] = {}
+    stopping = False
+
+    def spawn(index: int) -> None:
+        pid = os.fork()
+        if pid == 0:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            try:
+                asyncio.run(run_server(config, uri, sockets))
+            finally:
+                os._exit(0)
+        children[pid] = index
+
+    def forward(signum, frame):
+        nonlocal stopping
+        stopping = True
+        for pid in list(children):
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+
+    signal.signal(signal.SIGTERM, forward)
+    signal.signal(signal.SIGINT, forward)
+    for index in range(config.processes):
+        spawn(index)
+    while children:
+        try:
+            pid, status = os.wait()
+        except ChildProcessError:
+            break
+        index = children.pop(pid, None)
+        if index is not None and not stopping:
+            log.warning("server process %s exited (%s); starting a new one", pid, status)
+            spawn(index)
+
+
 def main(argv=None) -> int:
     config = get_config(argv)
     configure_logging(config.log_level)
@@ -112,7 +158,10 @@ def main(argv=None) -> int:
         database = EmbeddedDatabase(os.path.join(config.data_dir, "db")).start()
         uri = database.uri
     try:
-        asyncio.run(run_server(config, uri))
+        if config.processes > 1:
+            run_processes(config, uri)
+        else:
+            asyncio.run(run_server(config, uri))
     finally:
         if database is not None:
             database.stop()

@@ -199,8 +199,10 @@ class UpstreamClient:
         """``wgn/servers/info`` on the game's host: [{"server", "players_online"}, ...]."""
         data, _ = await self._call(game, region, "wgn/servers/info", {"game": game}, params)
         rows = (data or {}).get(game) or []
-        return [{"server": str(row.get("server")), "players_online": int(row.get("players_online") or 0)}
-                for row in rows if isinstance(row, dict)]
+        # A server without a count is skipped, never reported as 0 players.
+        return [{"server": str(row.get("server")), "players_online": row["players_online"]}
+                for row in rows if isinstance(row, dict) and isinstance(row.get("players_online"), int)
+                and not isinstance(row.get("players_online"), bool)]
 
     async def fetch_json_url(self, url: str) -> bytes:
         """GET any URL (the XVM expected-values file) with the same timeouts and retries."""
