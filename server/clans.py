@@ -1,18 +1,547 @@
-"""Clan details and weekly digests (filled by the clan refresh job)."""
+"""Clan details, the hourly clan refresh job and the weekly clan digest."""
 from __future__ import annotations
 
+import asyncio
+import dataclasses
+import datetime as dt
+import logging
+import re
+import time
+
 from server.errors import APIError
+from server.players import TOTAL_FIELDS, build_profile, utc_date
+from server.upstream import UpstreamError, UpstreamUnavailable
+
+log = logging.getLogger("statsapi.clans")
+
+REGIONS = ("eu", "na", "asia")
+BATCH = 100  # the upstream takes at most 100 ids per request
+REFRESH_EVERY = 3600  # SPEC: cached clan data is at most about one hour old
+# The job runs once per hour slot, at a slightly different second each time: a clan refreshed
+# 58 minutes ago is due, or it would only be refreshed every second hour.
+REFRESH_SLACK = 600
+REFERENCE_KEEP = 7 * 86400  # keep refreshing a clan this long after a player or seed named it
+REQUEST_BUDGET = 1000  # upstream requests per refresh run (clans, members, member ratings)
+RATING_BUDGET = 200  # of which at most this many tanks/stats calls for member ratings
+RATING_MAX_AGE = 20 * 3600  # a member's rating is recomputed about daily
+RATING_REUSE_MAX = 2 * 86400  # a rating older than this is not copied into a new snapshot
+CHANGES_KEEP = 35 * 86400  # observed joins and leaves are kept this long (digest needs 7 days)
+HOT_SECONDS = 5.0  # clan views are held in-process this long (well inside the hour)
+DIGEST_DAYS = 7
+DIGEST_MAX_AGE = 3600
+DIGEST_CLANS_PER_RUN = 5000
+TOP_N = 5
+TOP_MIN_BATTLES = 10  # WN8 and win-rate top lists only rank members with this many battles in the week
+
+CLAN_FIELDS = "clan_id,tag,name,members_count,members"
+RATING_FIELDS = "clan_id,fb_elo_rating_10,fb_elo_rating_8"
+STRONGHOLD_FIELDS = "clan_id,skirmish_statistics"
+ACCOUNT_FIELDS = "account_id,nickname,clan_id,created_at,last_battle_time,updated_at,statistics.all"
+
+_SKIRMISH_TOTAL = re.compile(r"^total_(\d+)$")
+
+
+# --- pure views and maths ------------------------------------------------------------
+def _rating_value(ratings: dict | None, key: str) -> int | None:
+    entry = (ratings or {}).get(key)
+    value = entry.get("value") if isinstance(entry, dict) else entry
+    return int(round(value)) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def skirmish_totals(stronghold: dict | None) -> tuple[int, int]:
+    """(battles, wins) of skirmishes summed over tiers (total_N / win_N, not the 28-day keys)."""
+    stats = (stronghold or {}).get("skirmish_statistics") or {}
+    battles = wins = 0
+    for key, value in stats.items():
+        match = _SKIRMISH_TOTAL.match(key)
+        if match and value:
+            battles += int(value)
+            wins += int(stats.get(f"win_{match.group(1)}") or 0)
+    return battles, wins
+
+
+def clan_ratings(ratings: dict | None, stronghold: dict | None) -> dict:
+    battles, wins = skirmish_totals(stronghold)
+    return {
+        "elo_10": _rating_value(ratings, "fb_elo_rating_10"),
+        "elo_8": _rating_value(ratings, "fb_elo_rating_8"),
+        "skirmish_battles": battles,
+        "skirmish_win_rate": round(100.0 * wins / battles, 2) if battles else None,
+    }
+
+
+def member_averages(members: list[dict]) -> dict:
+    """Mean of per-member career win rate, damage per battle and battles.
+
+    Only members whose profile we hold and who played at least one battle count
+    (`profiles_measured`); a win rate of a member without battles does not exist.
+    """
+    measured = [m for m in members if m.get("measured") and m.get("battles")]
+    count = len(measured)
+    if not count:
+        return {"profiles_measured": 0, "avg_win_rate": None, "avg_damage": None, "avg_battles": None}
+    return {
+        "profiles_measured": count,
+        "avg_win_rate": round(sum(100.0 * m["wins"] / m["battles"] for m in measured) / count, 2),
+        "avg_damage": round(sum(m["damage_dealt"] / m["battles"] for m in measured) / count, 2),
+        "avg_battles": round(sum(m["battles"] for m in measured) / count, 2),
+    }
+
+
+def details_view(doc: dict) -> dict:
+    return {
+        "clan_id": doc["clan_id"],
+        "region": doc["region"],
+        "tag": doc.get("tag"),
+        "name": doc.get("name"),
+        "members_count": doc.get("members_count"),
+        "ratings": doc["ratings"],
+        "members": doc["members_avg"],
+        "member_list": [{k: m.get(k) for k in ("account_id", "name", "role", "joined_at")}
+                        for m in doc.get("members") or []],
+        "cached_at": int(doc["cached_at"]),
+    }
+
+
+def _members_of(info: dict) -> list[dict]:
+    members = info.get("members") or []
+    if isinstance(members, dict):  # members_key=id answers a mapping
+        members = list(members.values())
+    return [m for m in members if m and m.get("account_id")]
+
+
+def _account_totals(info: dict) -> dict:
+    stats = (info.get("statistics") or {}).get("all") or {}
+    return {f: int(stats.get(f) or 0) for f in TOTAL_FIELDS}
+
+
+def _rating_fields(ratings: dict | None) -> dict | None:
+    if not ratings or ratings.get("calculated_at") is None:
+        return None
+    return {k: ratings.get(k) for k in ("wn8", "wn7", "efficiency", "calculated_at")}
+
+
+def _newest_rating(*candidates: dict | None) -> dict | None:
+    rated = [r for r in candidates if r and r.get("calculated_at") is not None]
+    return max(rated, key=lambda r: r["calculated_at"]) if rated else None
+
+
+def member_snapshot(region: str, account_id: int, info: dict, now: float, rating: dict | None) -> dict:
+    """A daily snapshot of the same shape as server.players.snapshot_of."""
+    usable = rating if rating and rating["calculated_at"] >= now - RATING_REUSE_MAX else {}
+    return {
+        "region": region,
+        "account_id": account_id,
+        "date": utc_date(now),
+        "taken_at": int(now),
+        "clan_id": info.get("clan_id"),
+        **_account_totals(info),
+        "wn8": usable.get("wn8"),
+        "wn7": usable.get("wn7"),
+        "efficiency": usable.get("efficiency"),
+    }
+
+
+def member_changes(old_doc: dict | None, members: list[dict], now: float) -> list[dict]:
+    """Earlier observed joins/leaves (within CHANGES_KEEP) plus those since the last refresh."""
+    if old_doc is None:
+        return []  # first sight of the clan: joined_at tells who is new
+    changes = [c for c in old_doc.get("member_changes") or [] if c["at"] >= now - CHANGES_KEEP]
+    before = {m["account_id"]: m.get("name") for m in old_doc.get("members") or []}
+    after = {m["account_id"]: m.get("name") for m in members}
+    for account_id in sorted(after.keys() - before.keys()):
+        changes.append({"account_id": account_id, "name": after[account_id], "change": "joined",
+                        "at": int(now), "date": utc_date(now)})
+    for account_id in sorted(before.keys() - after.keys()):
+        changes.append({"account_id": account_id, "name": before[account_id], "change": "left",
+                        "at": int(now), "date": utc_date(now)})
+    return changes
+
+
+def _career(snap: dict) -> dict | None:
+    battles = snap.get("battles") or 0
+    if not battles:
+        return None
+    return {"win_rate": 100.0 * snap["wins"] / battles, "avg_damage": snap["damage_dealt"] / battles,
+            "avg_battles": float(battles)}
+
+
+def _averages_change(rows: list[dict]) -> dict:
+    pairs = [(_career(r["first"]), _career(r["last"])) for r in rows]
+    pairs = [(a, b) for a, b in pairs if a and b]
+    out: dict = {"profiles_compared": len(pairs)}
+    for key in ("win_rate", "avg_damage", "avg_battles"):
+        if pairs:
+            start = sum(a[key] for a, _ in pairs) / len(pairs)
+            end = sum(b[key] for _, b in pairs) / len(pairs)
+            out[key] = {"start": round(start, 2), "end": round(end, 2), "change": round(end - start, 2)}
+        else:
+            out[key] = {"start": None, "end": None, "change": None}
+    return out
+
+
+def weekly_digest(clan: dict, snapshots: list[dict], start: str, end: str, now: float) -> dict:
+    """The weekly digest of a clan from its current members' daily snapshots.
+
+    A member's week is the difference between their first and last snapshot dated within
+    [start, end] (normally the snapshots of `start` and of `end`); members with fewer than
+    two such snapshots are `not_measured`, not inactive.
+    """
+    members = clan.get("members") or []
+    by_member: dict[int, list[dict]] = {}
+    for snap in sorted(snapshots, key=lambda s: s["date"]):
+        by_member.setdefault(snap["account_id"], []).append(snap)
+
+    rows, not_measured = [], []
+    for member in members:
+        ref = {"account_id": member["account_id"], "name": member.get("name")}
+        snaps = by_member.get(member["account_id"]) or []
+        if len(snaps) < 2:
+            not_measured.append(ref)
+            continue
+        first, last = snaps[0], snaps[-1]
+        week = {f: max(0, (last.get(f) or 0) - (first.get(f) or 0)) for f in ("battles", "wins", "damage_dealt")}
+        rows.append({**ref, **week, "first": first, "last": last})
+
+    active = [r for r in rows if r["battles"] >= 1]
+    inactive = [{"account_id": r["account_id"], "name": r["name"]} for r in rows if r["battles"] == 0]
+    battles = sum(r["battles"] for r in rows)
+    wins = sum(r["wins"] for r in rows)
+    damage = sum(r["damage_dealt"] for r in rows)
+
+    by_battles = sorted(active, key=lambda r: (-r["battles"], r["account_id"]))[:TOP_N]
+    eligible = [r for r in rows if r["battles"] >= TOP_MIN_BATTLES]
+    with_wn8 = [r for r in eligible if r["last"].get("wn8") is not None]
+    by_wn8 = sorted(with_wn8, key=lambda r: (-r["last"]["wn8"], -r["battles"], r["account_id"]))[:TOP_N]
+    for r in eligible:
+        r["win_rate"] = round(100.0 * r["wins"] / r["battles"], 2)
+    by_win_rate = sorted(eligible, key=lambda r: (-r["win_rate"], -r["battles"], r["account_id"]))[:TOP_N]
+
+    period_start = dt.datetime.fromisoformat(start).replace(tzinfo=dt.timezone.utc).timestamp()
+    names = {m["account_id"]: m.get("name") for m in members}
+    joined: dict[int, dict] = {}
+    for member in members:
+        joined_at = member.get("joined_at")
+        if joined_at and period_start <= joined_at <= now:
+            joined[member["account_id"]] = {"account_id": member["account_id"], "name": member.get("name"),
+                                            "date": utc_date(joined_at)}
+    left = []
+    for change in clan.get("member_changes") or []:
+        if not start <= change["date"] <= end:
+            continue
+        if change["change"] == "joined" and change["account_id"] in names:
+            joined.setdefault(change["account_id"], {"account_id": change["account_id"],
+                                                     "name": names[change["account_id"]], "date": change["date"]})
+        elif change["change"] == "left":
+            left.append({"account_id": change["account_id"], "name": change.get("name"), "date": change["date"]})
+
+    return {
+        "clan_id": clan["clan_id"],
+        "region": clan["region"],
+        "tag": clan.get("tag"),
+        "name": clan.get("name"),
+        "period": {"start": start, "end": end, "days": DIGEST_DAYS},
+        "activity": {
+            "members": len(members),
+            "measured_members": len(rows),
+            "active_members": len(active),
+            "inactive": inactive,
+            "not_measured": not_measured,
+            "battles_per_member": round(battles / len(rows), 2) if rows else None,
+            "joined": sorted(joined.values(), key=lambda j: (j["date"], j["account_id"])),
+            "left": sorted(left, key=lambda j: (j["date"], j["account_id"])),
+        },
+        "top": {
+            "min_battles": TOP_MIN_BATTLES,
+            "by_battles": [{"account_id": r["account_id"], "name": r["name"], "battles": r["battles"]}
+                           for r in by_battles],
+            "by_wn8": [{"account_id": r["account_id"], "name": r["name"], "wn8": round(r["last"]["wn8"], 2),
+                        "wn8_change": round(r["last"]["wn8"] - r["first"]["wn8"], 2)
+                        if r["first"].get("wn8") is not None else None,
+                        "battles": r["battles"]} for r in by_wn8],
+            "by_win_rate": [{"account_id": r["account_id"], "name": r["name"], "win_rate": r["win_rate"],
+                             "battles": r["battles"]} for r in by_win_rate],
+        },
+        "aggregates": {
+            "battles": battles,
+            "wins": wins,
+            "win_rate": round(100.0 * wins / battles, 2) if battles else None,
+            "avg_damage": round(damage / battles, 2) if battles else None,
+            "members_avg_change": _averages_change(rows),
+        },
+        "clan_cached_at": int(clan["cached_at"]),
+        "computed_at": int(now),
+    }
+
+
+# --- the service ----------------------------------------------------------------------
+@dataclasses.dataclass
+class _Run:
+    """Bookkeeping of one refresh run: the upstream request budget and the outcome counters."""
+    requests_left: int
+    ratings_left: int
+    requests: int = 0
+    refreshed: int = 0
+    failed: int = 0
+    not_found: int = 0
+    rated: int = 0
+    stopped: bool = False
+
+    def spend(self, n: int = 1) -> None:
+        self.requests += n
+        self.requests_left -= n
 
 
 class ClanService:
-    def __init__(self, store, upstream, players, clock):
+    def __init__(self, store, upstream, players, clock=time.time, request_budget: int = REQUEST_BUDGET,
+                 rating_budget: int = RATING_BUDGET):
         self.store = store
         self.upstream = upstream
         self.players = players
         self.clock = clock
+        self.request_budget = request_budget
+        self.rating_budget = rating_budget
+        self._hot: dict[tuple, tuple[float, dict]] = {}
 
+    # --- reads ---------------------------------------------------------------------
     async def details(self, region: str, clan_id: int) -> dict:
-        raise APIError("clan_not_cached")
+        """The cached clan, whatever its age (cached_at tells); never fetched live."""
+        key = (region, clan_id)
+        hot = self._hot.get(key)
+        if hot and hot[0] > time.monotonic():
+            return hot[1]
+        doc = await self.store.clans.get(region, clan_id)
+        if doc is None:
+            raise APIError("clan_not_cached")
+        view = details_view(doc)
+        if len(self._hot) > 20_000:
+            self._hot.clear()
+        self._hot[key] = (time.monotonic() + HOT_SECONDS, view)
+        return view
+
+    def forget_hot(self) -> None:
+        """Drop in-process views (other processes' views expire within HOT_SECONDS)."""
+        self._hot.clear()
 
     async def weekly(self, region: str, clan_id: int) -> dict:
-        raise APIError("clan_not_cached")
+        doc = await self.store.clans.get(region, clan_id)
+        if doc is None:
+            raise APIError("clan_not_cached")
+        now = self.clock()
+        stored = await self.store.clans.get_digest(region, clan_id)
+        if (stored and now - DIGEST_MAX_AGE <= stored["computed_at"] <= now
+                and stored["period_end"] == utc_date(now) and stored["clan_cached_at"] == doc["cached_at"]):
+            return stored["data"]
+        return await self._build_digest(doc, now)
+
+    async def _build_digest(self, doc: dict, now: float) -> dict:
+        end = utc_date(now)
+        start = (dt.date.fromisoformat(end) - dt.timedelta(days=DIGEST_DAYS)).isoformat()
+        ids = [m["account_id"] for m in doc.get("members") or []]
+        snapshots = await self.store.players.snapshots_for_accounts(doc["region"], ids, start, end) if ids else []
+        data = weekly_digest(doc, snapshots, start, end, now)
+        await self.store.clans.save_digest(doc["region"], doc["clan_id"], data, now, doc["cached_at"])
+        return data
+
+    # --- jobs ----------------------------------------------------------------------
+    async def build_digests(self, slot: int | None = None) -> str:
+        """Recompute the digests of recently refreshed clans (hourly job)."""
+        now = self.clock()
+        keys = await self.store.clans.cached_since(now - REFERENCE_KEEP, DIGEST_CLANS_PER_RUN)
+        built = 0
+        for region, clan_id in keys:
+            doc = await self.store.clans.get(region, clan_id)
+            if doc is not None:
+                await self._build_digest(doc, now)
+                built += 1
+        return f"digests {built}"
+
+    async def refresh(self, slot: int | None = None) -> str:
+        """Refresh due clans (seeded or named by cached players) within the request budget.
+
+        A clan is written in one update only when its info, ratings, stronghold and member
+        data all arrived; on any upstream failure its old document stays as it was.
+        """
+        now = self.clock()
+        due, referenced = await self._due(now)
+        if not due:
+            return "no clans due"
+        run = _Run(requests_left=self.request_budget, ratings_left=self.rating_budget)
+        batches: list[tuple[str, list[int]]] = []
+        for region in REGIONS:
+            ids = [c for r, c in due if r == region]
+            batches.extend((region, ids[i:i + BATCH]) for i in range(0, len(ids), BATCH))
+        # Oldest data first across regions (`due` is ordered by cached_at).
+        order = {key: i for i, key in enumerate(due)}
+        batches.sort(key=lambda b: order[(b[0], b[1][0])])
+        attempted = 0
+        for region, ids in batches:
+            # Three clan requests, then about one account/info request per clan (<= 100 members).
+            room = run.requests_left - 3
+            if run.stopped or room < 1:
+                break
+            ids = ids[:room]
+            attempted += len(ids)
+            await self._refresh_batch(region, ids, run, referenced)
+        outcome = (f"refreshed {run.refreshed} clans, failed {run.failed}, not found {run.not_found}, "
+                   f"members rated {run.rated}, upstream requests {run.requests}, "
+                   f"left for later {len(due) - attempted}")
+        if run.refreshed == 0 and run.failed > 0:
+            raise RuntimeError(outcome)
+        return outcome
+
+    async def _due(self, now: float) -> tuple[list[tuple[str, int]], set[tuple[str, int]]]:
+        referenced = set(await self.store.clans.seeded())
+        referenced |= set(await self.store.clans.referenced_by_players(REGIONS))
+        referenced = {(r, c) for r, c in referenced if r in REGIONS and c > 0}
+        candidates = referenced | set(await self.store.clans.referenced_since(now - REFERENCE_KEEP))
+        cached = await self.store.clans.cached_at_of(sorted(candidates))
+        threshold = now - (REFRESH_EVERY - REFRESH_SLACK)
+        due = [key for key in candidates if cached.get(key, 0) <= threshold]
+        due.sort(key=lambda key: (cached.get(key, 0), key))
+        return due, referenced
+
+    async def _refresh_batch(self, region: str, ids: list[int], run: _Run, referenced: set) -> None:
+        results = await asyncio.gather(
+            self.upstream.clans_info(region, ids, fields=CLAN_FIELDS),
+            self.upstream.clan_ratings(region, ids, fields=RATING_FIELDS),
+            self.upstream.stronghold_claninfo(region, ids, fields=STRONGHOLD_FIELDS),
+            return_exceptions=True,
+        )
+        run.spend(3)
+        for result in results:
+            if isinstance(result, BaseException):
+                if not isinstance(result, UpstreamError):
+                    raise result
+                log.warning("clan batch %s (%d clans) skipped: %s", region, len(ids), result)
+                run.failed += len(ids)
+                if isinstance(result, UpstreamUnavailable):
+                    run.stopped = True  # the upstream is down: leave the rest for the next run
+                return
+        infos, ratings, strongholds = results
+        found = [c for c in ids if infos.get(c)]
+        run.not_found += len(ids) - len(found)
+
+        member_ids = list(dict.fromkeys(int(m["account_id"]) for c in found for m in _members_of(infos[c])))
+        accounts, failed_ids = await self._member_accounts(region, member_ids, run)
+        old_docs = await self.store.clans.get_many(region, found)
+        profiles = {p["account_id"]: p for p in await self.store.players.get_many(
+            region, member_ids, {"account_id": 1, "ratings": 1})} if member_ids else {}
+
+        for clan_id in found:
+            members = _members_of(infos[clan_id])
+            if any(int(m["account_id"]) in failed_ids for m in members):
+                run.failed += 1  # member data missing: keep the old document whole
+                continue
+            await self._write_clan(region, clan_id, infos[clan_id], ratings.get(clan_id), strongholds.get(clan_id),
+                                   members, accounts, old_docs.get(clan_id), profiles, run, referenced)
+
+    async def _member_accounts(self, region: str, member_ids: list[int], run: _Run) -> tuple[dict, set]:
+        """account/info for the members, 100 per request; ids of failed requests come back apart."""
+        chunks = [member_ids[i:i + BATCH] for i in range(0, len(member_ids), BATCH)]
+        affordable, skipped = chunks[:max(0, run.requests_left)], chunks[max(0, run.requests_left):]
+        results = await asyncio.gather(
+            *(self.upstream.account_info(region, chunk, fields=ACCOUNT_FIELDS) for chunk in affordable),
+            return_exceptions=True)
+        run.spend(len(affordable))
+        accounts: dict[int, dict | None] = {}
+        failed_ids: set[int] = {a for chunk in skipped for a in chunk}
+        for chunk, result in zip(affordable, results):
+            if isinstance(result, BaseException):
+                if not isinstance(result, UpstreamError):
+                    raise result
+                log.warning("member accounts %s (%d) failed: %s", region, len(chunk), result)
+                failed_ids.update(chunk)
+                if isinstance(result, UpstreamUnavailable):
+                    run.stopped = True
+            else:
+                accounts.update(result)
+        return accounts, failed_ids
+
+    async def _write_clan(self, region: str, clan_id: int, info: dict, ratings: dict | None,
+                          stronghold: dict | None, members: list[dict], accounts: dict, old_doc: dict | None,
+                          profiles: dict, run: _Run, referenced: set) -> None:
+        now = self.clock()
+        old_members = {m["account_id"]: m for m in (old_doc or {}).get("members") or []}
+        known = {}
+        for m in members:
+            account_id = int(m["account_id"])
+            known[account_id] = _newest_rating(_rating_fields((profiles.get(account_id) or {}).get("ratings")),
+                                               (old_members.get(account_id) or {}).get("rating"))
+        fresh = await self._rate_members(region, members, accounts, known, now, run)
+
+        rows, snapshots = [], []
+        for m in members:
+            account_id = int(m["account_id"])
+            account = accounts.get(account_id)
+            rating = fresh.get(account_id) or known[account_id]
+            row = {"account_id": account_id, "name": m.get("account_name") or (account or {}).get("nickname"),
+                   "role": m.get("role"), "joined_at": m.get("joined_at"), "measured": account is not None,
+                   "battles": 0, "wins": 0, "damage_dealt": 0, "rating": rating}
+            if account is not None:
+                totals = _account_totals(account)
+                row.update(battles=totals["battles"], wins=totals["wins"], damage_dealt=totals["damage_dealt"])
+                snapshots.append(member_snapshot(region, account_id, account, now, rating))
+            rows.append(row)
+        doc = {
+            "region": region,
+            "clan_id": clan_id,
+            "tag": info.get("tag"),
+            "name": info.get("name"),
+            "members_count": int(info.get("members_count") or len(rows)),
+            "ratings": clan_ratings(ratings, stronghold),
+            "members_avg": member_averages(rows),
+            "members": rows,
+            "member_changes": member_changes(old_doc, rows, now),
+            "cached_at": now,
+            "referenced_at": now if (region, clan_id) in referenced else (old_doc or {}).get("referenced_at", now),
+        }
+        await self.store.players.save_snapshots(snapshots)
+        await self.store.clans.save(doc)
+        self._hot.pop((region, clan_id), None)
+        run.refreshed += 1
+
+    async def _rate_members(self, region: str, members: list[dict], accounts: dict, known: dict, now: float,
+                            run: _Run) -> dict[int, dict]:
+        """WN8/WN7/EFF for members whose rating is missing or a day old, within the budgets.
+
+        Uses the account/info answer already fetched plus one tanks/stats call per member,
+        and stores the complete profile like a player fetch with ratings would.
+        """
+        stale = []
+        for m in members:
+            account_id = int(m["account_id"])
+            account, rating = accounts.get(account_id), known[account_id]
+            if account is None or not _account_totals(account)["battles"]:
+                continue  # no profile or no battles: nothing to rate
+            if rating is None or rating["calculated_at"] < now - RATING_MAX_AGE:
+                stale.append(account_id)
+        # Never-rated members first, then the oldest ratings.
+        stale.sort(key=lambda a: ((known[a] or {}).get("calculated_at") or 0, a))
+        chosen = stale[:max(0, min(run.ratings_left, run.requests_left))]
+        if not chosen:
+            return {}
+        results = await asyncio.gather(*(self.upstream.tanks_stats(region, a) for a in chosen),
+                                        return_exceptions=True)
+        run.spend(len(chosen))
+        run.ratings_left -= len(chosen)
+        fresh = {}
+        for account_id, raw_tanks in zip(chosen, results):
+            if isinstance(raw_tanks, BaseException):
+                if not isinstance(raw_tanks, UpstreamError):
+                    raise raw_tanks
+                if isinstance(raw_tanks, UpstreamUnavailable):
+                    run.ratings_left = 0  # keep the remaining budget for clan data
+                continue  # this member keeps the rating they had
+            if raw_tanks is None:
+                continue
+            profile = build_profile(region, account_id, accounts[account_id], raw_tanks, now)
+            ratings = await self.players.ratings_for(profile)
+            if not ratings:
+                continue
+            ratings["calculated_at"] = int(now)  # on this job's clock, like the snapshot it feeds
+            profile["ratings"] = ratings
+            await self.store.players.save(profile)
+            fresh[account_id] = _rating_fields(ratings)
+            run.rated += 1
+        return fresh

@@ -108,13 +108,17 @@ async def seed_current_profiles(players, accounts: dict[str, list[int]]) -> int:
     return done
 
 
-async def seed_online(store, upstream, days: int, now: float, step_minutes: int = 10) -> int:
-    """Past player counts through the real sampler, one sample every `step_minutes`."""
+async def seed_online(store, upstream, days: int, now: float, recent_hours: int = 48) -> int:
+    """Past player counts through the real sampler: hourly, then every 10 minutes for the
+    last `recent_hours` (minute-by-minute sampling of 30 days would take the seeder ~15 min;
+    the live sampler adds a sample every minute from then on)."""
     from server.online import OnlineService
 
-    first_minute = int(now // 60) - days * 1440
-    minutes = list(range(first_minute, int(now // 60) + 1, step_minutes))
-    bar = _progress(len(minutes), f"player counts (every {step_minutes} min, {days} days)")
+    last_minute = int(now // 60)
+    recent_start = last_minute - recent_hours * 60
+    minutes = list(range(last_minute - days * 1440, recent_start, 60))
+    minutes += list(range(recent_start, last_minute + 1, 10))
+    bar = _progress(len(minutes), f"player counts ({days} days)")
     samples = 0
     batch = 32
     for start in range(0, len(minutes), batch):

@@ -24,5 +24,8 @@ async def build_services(config, store, limiter, clock=time.time) -> Services:
     jobs = JobRunner(store, clock=clock)
     jobs.add("expected_values", 86400, ratings_source.refresh_expected)
     jobs.add("player_refresh_ahead", 60, players.refresh_ahead)
+    jobs.add("online_sampler", 60, online.sample)
+    jobs.add("clan_refresh", 3600, clans.refresh)
+    jobs.add("clan_weekly_digest", 3600, clans.build_digests)
     return Services(upstream=upstream, players=players, clans=clans, online=online, jobs=jobs,
                     ratings_source=ratings_source)

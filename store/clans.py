@@ -1,5 +1,25 @@
-"""Cached clans (details, members, averages) and their weekly digests."""
+"""Cached clans (details, members, averages), operator clan seeds and weekly clan digests."""
 from __future__ import annotations
+
+import datetime as dt
+import time
+
+from pymongo import ASCENDING, DESCENDING, UpdateOne
+
+# A clan document outlives its last refresh by this long: upstream outages never drop a
+# clan, only clans nobody references any more (and whose refreshes stopped) disappear.
+CLAN_TTL_SECONDS = 30 * 86400
+# Digests are recomputed hourly (and on demand); the TTL only keeps the collection small.
+DIGEST_TTL_SECONDS = 2 * 3600
+IN_CHUNK = 1000  # ids per $in query
+
+
+def clan_key(region: str, clan_id: int) -> str:
+    return f"{region}:{clan_id}"
+
+
+def _utc(ts: float) -> dt.datetime:
+    return dt.datetime.fromtimestamp(ts, dt.timezone.utc)
 
 
 class Clans:
@@ -9,9 +29,97 @@ class Clans:
         self.db = db
         self.clans = db["clans"]
         self.digests = db["clan_digests"]
+        self.seeds = db["clan_seeds"]
+        # Read only: which clans cached players belong to (the players family owns it).
+        self.players = db["players"]
 
     async def ensure_schema(self) -> None:
-        pass
+        # TTL fields are BSON dates; the monitor runs once a minute, so readers check
+        # freshness themselves and never rely on deletion.
+        await self.clans.create_index("expires_at", expireAfterSeconds=0)
+        await self.clans.create_index([("cached_at", DESCENDING)])
+        await self.digests.create_index("expires_at", expireAfterSeconds=0)
+        await self.seeds.create_index([("region", ASCENDING), ("clan_id", ASCENDING)])
+
+    # --- clan documents ------------------------------------------------------------
+    async def get(self, region: str, clan_id: int) -> dict | None:
+        return await self.clans.find_one({"_id": clan_key(region, clan_id)})
+
+    async def get_many(self, region: str, clan_ids: list[int]) -> dict[int, dict]:
+        out: dict[int, dict] = {}
+        for start in range(0, len(clan_ids), IN_CHUNK):
+            keys = [clan_key(region, c) for c in clan_ids[start:start + IN_CHUNK]]
+            async for doc in self.clans.find({"_id": {"$in": keys}}):
+                out[doc["clan_id"]] = doc
+        return out
+
+    async def cached_at_of(self, keys: list[tuple[str, int]]) -> dict[tuple[str, int], float]:
+        """cached_at of the given (region, clan_id) pairs that are cached."""
+        out: dict[tuple[str, int], float] = {}
+        for start in range(0, len(keys), IN_CHUNK):
+            ids = [clan_key(r, c) for r, c in keys[start:start + IN_CHUNK]]
+            async for doc in self.clans.find({"_id": {"$in": ids}}, {"region": 1, "clan_id": 1, "cached_at": 1}):
+                out[(doc["region"], doc["clan_id"])] = doc["cached_at"]
+        return out
+
+    async def save(self, doc: dict) -> None:
+        """Write every field of one clan in one atomic update (never half-written)."""
+        fields = dict(doc)
+        fields.pop("_id", None)
+        fields["expires_at"] = _utc(doc["cached_at"] + CLAN_TTL_SECONDS)
+        await self.clans.update_one({"_id": clan_key(doc["region"], doc["clan_id"])}, {"$set": fields}, upsert=True)
+
+    async def referenced_since(self, since: float) -> list[tuple[str, int]]:
+        """Cached clans that a player or a seed referenced at or after `since`."""
+        cursor = self.clans.find({"referenced_at": {"$gte": since}}, {"region": 1, "clan_id": 1})
+        return [(doc["region"], doc["clan_id"]) async for doc in cursor]
+
+    async def cached_since(self, since: float, limit: int) -> list[tuple[str, int]]:
+        cursor = self.clans.find({"cached_at": {"$gte": since}}, {"region": 1, "clan_id": 1}).sort(
+            "cached_at", DESCENDING).limit(limit)
+        return [(doc["region"], doc["clan_id"]) async for doc in cursor]
 
     async def newest_timestamp(self) -> float | None:
-        return None
+        doc = await self.clans.find_one({}, {"cached_at": 1}, sort=[("cached_at", DESCENDING)])
+        return doc["cached_at"] if doc else None
+
+    # --- which clans to refresh ------------------------------------------------------
+    async def referenced_by_players(self, regions: tuple[str, ...]) -> list[tuple[str, int]]:
+        """(region, clan_id) of every clan a cached player profile names."""
+        out = []
+        for region in regions:
+            ids = await self.players.distinct("clan_id", {"region": region, "clan_id": {"$gt": 0}})
+            out.extend((region, int(c)) for c in ids if c)
+        return out
+
+    async def add_seeds(self, region: str, clan_ids: list[int], when: float | None = None) -> int:
+        """Seed clans for the refresh job; returns how many were not seeded before."""
+        when = time.time() if when is None else when
+        ops = [UpdateOne({"_id": clan_key(region, c)},
+                         {"$setOnInsert": {"region": region, "clan_id": int(c), "added_at": when}}, upsert=True)
+               for c in clan_ids]
+        if not ops:
+            return 0
+        result = await self.seeds.bulk_write(ops, ordered=False)
+        return result.upserted_count
+
+    async def remove_seeds(self, region: str, clan_ids: list[int]) -> int:
+        result = await self.seeds.delete_many({"_id": {"$in": [clan_key(region, c) for c in clan_ids]}})
+        return result.deleted_count
+
+    async def seeded(self) -> list[tuple[str, int]]:
+        return [(doc["region"], doc["clan_id"]) async for doc in self.seeds.find({}, {"region": 1, "clan_id": 1})]
+
+    # --- weekly digests --------------------------------------------------------------
+    async def get_digest(self, region: str, clan_id: int) -> dict | None:
+        return await self.digests.find_one({"_id": clan_key(region, clan_id)})
+
+    async def save_digest(self, region: str, clan_id: int, data: dict, computed_at: float,
+                          clan_cached_at: float) -> None:
+        await self.digests.update_one(
+            {"_id": clan_key(region, clan_id)},
+            {"$set": {"region": region, "clan_id": clan_id, "data": data, "computed_at": computed_at,
+                      "period_end": data["period"]["end"], "clan_cached_at": clan_cached_at,
+                      "expires_at": _utc(computed_at + DIGEST_TTL_SECONDS)}},
+            upsert=True,
+        )
