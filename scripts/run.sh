@@ -7,10 +7,13 @@ source "$ROOT/scripts/setup_env.sh"
 cd "$ROOT"
 PORT="${STATSAPI_PORT:-8888}"
 SIM_PORT="${STATSAPI_SIM_PORT:-9100}"
+DATA_DIR="${STATSAPI_DATA_DIR:-$ROOT/var}"
+mkdir -p "$DATA_DIR"
 if [ -z "${STATSAPI_UPSTREAM_BASE_URL:-}" ]; then
   # No real upstream configured: serve the Wargaming API subset from the simulator.
   "$ROOT/.venv/bin/python" scripts/upstream_sim.py --port "$SIM_PORT" \
-      $( [ -f ../shared/data/wn8exp-2024-09-12.json ] && echo --expected-values ../shared/data/wn8exp-2024-09-12.json ) &
+      $( [ -f ../shared/data/wn8exp-2024-09-12.json ] && echo --expected-values ../shared/data/wn8exp-2024-09-12.json ) \
+      > "$DATA_DIR/upstream_sim.log" 2>&1 &
   SIM_PID=$!
   trap 'kill $SIM_PID 2>/dev/null || true' EXIT
   export STATSAPI_UPSTREAM_BASE_URL="http://127.0.0.1:$SIM_PORT"
