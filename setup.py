@@ -23,6 +23,10 @@ setup(
             "pytest-tornado>=0.8.1",
             "mongomock-motor>=0.0.36",
             "typing_extensions",  # mongomock imports it without declaring it
+            # The OpenAPI document is validated and every live response checked against it.
+            "jsonschema>=4.18",
+            "openapi-spec-validator>=0.7",
+            "schemathesis>=4.32,<5",
         ],
     },
     entry_points={"console_scripts": ["statsapi=server.__main__:main"]},

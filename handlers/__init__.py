@@ -1,5 +1,5 @@
 """HTTP handlers; each module ends with its route list, gathered here."""
-from handlers import base, clans, index, online, players, site, status
+from handlers import base, clans, index, online, openapi, players, site, status
 
 routes = [
     *index.routes,
@@ -7,6 +7,7 @@ routes = [
     *clans.routes,
     *online.routes,
     *status.routes,
+    *openapi.routes,
     *base.routes,
     *site.routes,
 ]

@@ -8,8 +8,9 @@ PREFIX = "/api/v1"
 DEMO_ACCOUNT = 500000001
 DEMO_CLAN = 500000
 
-_ACCOUNT = {"name": "account_id", "in": "path", "type": "integer", "minimum": 1, "required": True}
-_CLAN = {"name": "clan_id", "in": "path", "type": "integer", "minimum": 1, "required": True}
+_ACCOUNT = {"name": "account_id", "in": "path", "type": "integer", "minimum": 1, "maximum": 2**63 - 1,
+            "required": True}
+_CLAN = {"name": "clan_id", "in": "path", "type": "integer", "minimum": 1, "maximum": 2**63 - 1, "required": True}
 _REGION = {"name": "region", "in": "path", "type": "string", "enum": list(REGIONS), "required": True}
 
 ENDPOINTS = [
