@@ -302,6 +302,7 @@ class ClanService:
         self.request_budget = request_budget
         self.rating_budget = rating_budget
         self._hot: dict[tuple, tuple[float, dict]] = {}
+        self._digests_building: dict[tuple, asyncio.Future] = {}
 
     # --- reads ---------------------------------------------------------------------
     async def details(self, region: str, clan_id: int) -> dict:
@@ -332,7 +333,13 @@ class ClanService:
         if (stored and now - DIGEST_MAX_AGE <= stored["computed_at"] <= now
                 and stored["period_end"] == utc_date(now) and stored["clan_cached_at"] == doc["cached_at"]):
             return stored["data"]
-        return await self._build_digest(doc, now)
+        key = (region, clan_id, doc["cached_at"])
+        building = self._digests_building.get(key)
+        if building is None:
+            # Concurrent first requests for one clan share a single build.
+            building = self._digests_building[key] = asyncio.ensure_future(self._build_digest(doc, now))
+            building.add_done_callback(lambda _: self._digests_building.pop(key, None))
+        return await asyncio.shield(building)
 
     async def _build_digest(self, doc: dict, now: float) -> dict:
         end = utc_date(now)
