@@ -487,6 +487,11 @@ def schema_components(index: dict) -> dict:
             "caches": {"type": "object", "description": "Newest cached item per data family (Unix time); empty "
                                                         "when the database is unreachable.",
                        "additionalProperties": number_or_null},
+            "online_sampler": {"type": "object", "description": "Per game/region (\"wot/eu\"…): the "
+                                                                "sampler's last success and last failure (Unix "
+                                                                "time); empty when the database is unreachable.",
+                               "additionalProperties": obj({"last_success": number_or_null,
+                                                            "last_failure": number_or_null})},
         }),
         # --- index ---------------------------------------------------------------
         "Index": obj({

@@ -14,12 +14,14 @@ class StatusHandler(BaseHandler):
 
     async def get(self):
         database = {"reachable": False, "ping_ms": None}
-        caches, jobs = {}, {}
+        caches, jobs, sampler = {}, {}, {}
         try:
             database["ping_ms"] = await self.store.ping_ms()
             database["reachable"] = True
             caches = await self.store.newest_timestamps()
             jobs = await self.store.job_runs.all()
+            sampler = {doc["_id"]: {"last_success": doc.get("last_success"), "last_failure": doc.get("last_failure")}
+                       for doc in await self.store.online.latest()}
         except DATABASE_ERRORS as exc:
             database["error"] = type(exc).__name__
         upstream = self.services.upstream_status()
@@ -35,6 +37,7 @@ class StatusHandler(BaseHandler):
             "leader": self.services.is_leader(),
             "rate_limiter": self.limiter.status(),
             "caches": caches,
+            "online_sampler": sampler,
         })
 
 
