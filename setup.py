@@ -27,6 +27,7 @@ setup(
             "jsonschema>=4.18",
             "openapi-spec-validator>=0.7",
             "schemathesis>=4.32,<5",
+            "hypothesis>=6.100",  # fuzzing every path parameter and query
         ],
     },
     entry_points={"console_scripts": ["statsapi=server.__main__:main"]},

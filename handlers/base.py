@@ -52,6 +52,7 @@ class BaseHandler(tornado.web.RequestHandler):
     SUPPORTED_METHODS = ("GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE")
     bucket: str | None = None
     cache_max_age = 300
+    needs_database = True  # answer 503 at once while the driver's heartbeat says the database is down
     rate_headers: dict = {}
 
     # One-line dependencies over the Application settings.
@@ -107,6 +108,8 @@ class BaseHandler(tornado.web.RequestHandler):
         self.set_default_headers()
         if not decision.allowed:
             raise APIError("rate_limited", headers={"Retry-After": str(decision.retry_after)})
+        if self.needs_database and not self.store.database_up():
+            raise APIError("database_unavailable")
 
     # --- methods -------------------------------------------------------------------
     async def head(self, *args, **kwargs):
@@ -188,14 +191,12 @@ def to_api_error(exc, status_code: int) -> APIError:
         return APIError("upstream_unavailable", headers={"Retry-After": str(max(1, retry))})
     if status_code == 405:
         return APIError("method_not_allowed")
-    if status_code == 404:
+    if status_code in (403, 404):  # 403: a static path outside the site's folder
         return APIError("unknown_endpoint")
     if status_code == 431:
         return APIError("request_too_large")
     if 400 <= status_code < 500:
-        error = APIError("bad_request")
-        error.status_code = status_code
-        return error
+        return APIError("bad_request")
     return APIError("internal_error")
 
 

@@ -169,6 +169,7 @@ def index_document(config) -> dict:
 
 class IndexHandler(BaseHandler):
     bucket = "index"
+    needs_database = False
     cache_max_age = 300
 
     async def get(self):

@@ -758,6 +758,7 @@ class OpenAPIHandler(BaseHandler):
     """Serves the document raw (no envelope) with the usual headers, ETag and 304."""
 
     bucket = "openapi"
+    needs_database = False
     cache_max_age = 300
 
     async def get(self):

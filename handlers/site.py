@@ -20,6 +20,12 @@ class SiteHandler(tornado.web.StaticFileHandler):
         self.set_header("Access-Control-Expose-Headers", EXPOSED_HEADERS)
         self.set_header("X-Content-Type-Options", "nosniff")
 
+    @classmethod
+    def get_absolute_path(cls, root: str, path: str) -> str:
+        if "\x00" in path:  # the filesystem would raise ValueError: a path no file can have
+            raise APIError("unknown_endpoint")
+        return super().get_absolute_path(root, path)
+
     def set_extra_headers(self, path: str) -> None:
         self.set_header("Cache-Control", "public, max-age=300")
 

@@ -10,6 +10,7 @@ from store import DATABASE_ERRORS
 
 class StatusHandler(BaseHandler):
     bucket = "status"
+    needs_database = False
     cache_max_age = 10
 
     async def get(self):

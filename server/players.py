@@ -8,6 +8,7 @@ import time
 
 from server import ratings as rating_maths
 from server.errors import APIError
+from server.upstream import UpstreamUnavailable
 
 log = logging.getLogger("statsapi.players")
 
@@ -18,6 +19,9 @@ TANK_FIELDS = ("battles", "wins", "losses", "draws", "damage_dealt", "frags", "s
                "dropped_capture_points", "capture_points", "xp", "survived_battles", "shots", "hits")
 TOTAL_FIELDS = TANK_FIELDS
 DELTA_PERIODS = (7, 30, 90)
+# A live lookup answers within this, whatever the upstream client's retries would allow:
+# a public API should say 503 quickly rather than hold the caller for half a minute.
+LIVE_DEADLINE = 8.0
 
 
 def utc_date(ts: float) -> str:
@@ -237,7 +241,10 @@ class PlayerService:
             if not budget.allowed:
                 self.limiter.refund(client, "live")
                 raise APIError("rate_limited_global", headers={"Retry-After": str(budget.retry_after)})
-            doc = await self.fetch_and_store(region, account_id)
+            try:
+                doc = await asyncio.wait_for(self.fetch_and_store(region, account_id), LIVE_DEADLINE)
+            except asyncio.TimeoutError:
+                raise UpstreamUnavailable("live lookup deadline passed", retry_after=30) from None
             future.set_result(doc)
         except BaseException as exc:
             future.set_exception(exc)

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import time
 
+from store.client import database_up
+
 from store.clans import Clans
 from store.leases import Leases
 from store.online import OnlineSamples
@@ -32,6 +34,9 @@ class Store:
         """Idempotent: create collections and indexes that are missing."""
         for family in self.families:
             await family.ensure_schema()
+
+    def database_up(self) -> bool:
+        return database_up(self.client)
 
     async def ping_ms(self) -> float:
         started = time.perf_counter()
