@@ -28,6 +28,8 @@ setup(
             "openapi-spec-validator>=0.7",
             "schemathesis>=4.32,<5",
             "hypothesis>=6.100",  # fuzzing every path parameter and query
+            # Browser tests drive Debian's /usr/bin/chromium (never `playwright install`).
+            "playwright>=1.45",
         ],
     },
     entry_points={"console_scripts": ["statsapi=server.__main__:main"]},
