@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import hashlib
 import ipaddress
 import logging
+import time
 
 import tornado.web
 import ujson
@@ -28,6 +30,51 @@ ERROR_MAX_AGE = 60
 
 def utc_now_iso() -> str:
     return dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat()
+
+
+class _MetaCache:
+    """The envelope's meta JSON changes once a second (meta.generated): render it once a second."""
+
+    second = -1
+    text = ""
+
+    @classmethod
+    def get(cls, config) -> str:
+        second = int(time.time())
+        if second != cls.second:
+            cls.text = ujson.dumps(
+                {"source": config.source_name, "version": API_VERSION, "generated": utc_now_iso(),
+                 "attribution": config.attribution},
+                ensure_ascii=False,
+                escape_forward_slashes=False,
+            )
+            cls.second = second
+        return cls.text
+
+
+class _RenderCache:
+    """Rendered JSON and ETag of shared, never-mutated data objects (the services' hot caches)."""
+
+    MAX_ENTRIES = 1024
+    entries: dict[int, tuple] = {}
+
+    @classmethod
+    def render(cls, data, shared: bool) -> tuple[str, str]:
+        entry = cls.entries.get(id(data)) if shared else None
+        if entry is not None and entry[0] is data:  # the entry holds `data`, so its id is not reused
+            return entry[1], entry[2]
+        text = ujson.dumps(data, ensure_ascii=False, escape_forward_slashes=False)
+        etag = '"' + hashlib.blake2b(text.encode(), digest_size=12).hexdigest() + '"'
+        if shared:
+            if len(cls.entries) >= cls.MAX_ENTRIES:
+                cls.entries.clear()
+            cls.entries[id(data)] = (data, text, etag)
+        return text, etag
+
+
+RATE_LIMITED_BODY = ujson.dumps(
+    {"success": False, "error": {"code": "rate_limited", "message": ERROR_CODES["rate_limited"][1]}}
+).encode()
 
 
 def positive_int(text: str, code: str) -> int:
@@ -104,10 +151,15 @@ class BaseHandler(tornado.web.RequestHandler):
         if self.request.method not in ("GET", "HEAD"):
             return  # answered 405 by the method itself, without spending the client's quota
         decision = self.limiter.hit(self.client_ip, self.bucket)
-        self.rate_headers = decision.headers()
-        self.set_default_headers()
+        self.rate_headers = headers = decision.headers()
+        for name, value in headers.items():
+            self.set_header(name, value)
         if not decision.allowed:
-            raise APIError("rate_limited", headers={"Retry-After": str(decision.retry_after)})
+            # Abuse must be cheap: answer straight away, without raising through send_error.
+            self.set_status(429)
+            self.set_header("Cache-Control", NO_STORE)
+            self.finish(RATE_LIMITED_BODY)
+            return
         if self.needs_database and not self.store.database_up():
             raise APIError("database_unavailable")
 
@@ -130,23 +182,15 @@ class BaseHandler(tornado.web.RequestHandler):
     post = put = patch = delete = _method_not_allowed
 
     # --- responses -----------------------------------------------------------------
-    def respond(self, data, max_age: int | None = None) -> None:
-        """Write the success envelope; the ETag covers `data` only, not meta.generated."""
-        data_json = ujson.dumps(data, ensure_ascii=False, escape_forward_slashes=False)
-        self._data_etag = '"' + hashlib.blake2b(data_json.encode(), digest_size=12).hexdigest() + '"'
+    def respond(self, data, max_age: int | None = None, shared: bool = False) -> None:
+        """Write the success envelope; the ETag covers `data` only, not meta.generated.
+
+        `shared`: `data` is a cached object nobody mutates, so its rendering is reused.
+        """
+        data_json, self._data_etag = _RenderCache.render(data, shared)
         if max_age is not None:
             self.set_header("Cache-Control", f"public, max-age={max_age}")
-        meta = ujson.dumps(
-            {
-                "source": self.config.source_name,
-                "version": API_VERSION,
-                "generated": utc_now_iso(),
-                "attribution": self.config.attribution,
-            },
-            ensure_ascii=False,
-            escape_forward_slashes=False,
-        )
-        self.finish('{"success":true,"meta":' + meta + ',"data":' + data_json + "}")
+        self.finish('{"success":true,"meta":' + _MetaCache.get(self.config) + ',"data":' + data_json + "}")
 
     def compute_etag(self):
         return getattr(self, "_data_etag", None)
@@ -221,6 +265,7 @@ def resolve_client_ip(peer: str, headers, trusted_proxies) -> str:
     return peer
 
 
+@functools.lru_cache(maxsize=65536)
 def _valid_ip(text: str) -> bool:
     try:
         ipaddress.ip_address(text)
@@ -229,6 +274,7 @@ def _valid_ip(text: str) -> bool:
         return False
 
 
+@functools.lru_cache(maxsize=65536)
 def _in_networks(address: str, networks) -> bool:
     try:
         ip = ipaddress.ip_address(address)

@@ -11,7 +11,7 @@ class ClanHandler(BaseHandler):
     async def get(self, clan_id: str, region: str):
         clan_id = positive_int(clan_id, "invalid_clan_id")
         region = region_value(region)
-        self.respond(await self.services.clans.details(region, clan_id))
+        self.respond(await self.services.clans.details(region, clan_id), shared=True)
 
 
 class ClanWeeklyHandler(BaseHandler):

@@ -11,7 +11,7 @@ class OnlineHandler(BaseHandler):
     cache_max_age = 60
 
     async def get(self):
-        self.respond(await self.services.online.current())
+        self.respond(await self.services.online.current(), shared=True)
 
 
 class OnlineHistoryHandler(BaseHandler):

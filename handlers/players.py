@@ -17,7 +17,7 @@ class PlayerHandler(BaseHandler):
             # A live answer has no ratings yet: don't let caches keep it for long.
             self.respond(profile, max_age=30)
         else:
-            self.respond(profile)
+            self.respond(profile, shared=True)  # the service's hot-cache object
 
 
 class PlayerHistoryHandler(BaseHandler):

@@ -1,11 +1,14 @@
 """Service status: health, database, upstream, background jobs, cache timestamps."""
 from __future__ import annotations
 
+import asyncio
 import time
 
 from handlers.base import BaseHandler
 from server.config import VERSION
 from store import DATABASE_ERRORS
+
+CACHE_SECONDS = 2.0  # a monitor polling every second must not cost four queries each time
 
 
 class StatusHandler(BaseHandler):
@@ -14,17 +17,7 @@ class StatusHandler(BaseHandler):
     cache_max_age = 10
 
     async def get(self):
-        database = {"reachable": False, "ping_ms": None}
-        caches, jobs, sampler = {}, {}, {}
-        try:
-            database["ping_ms"] = await self.store.ping_ms()
-            database["reachable"] = True
-            caches = await self.store.newest_timestamps()
-            jobs = await self.store.job_runs.all()
-            sampler = {doc["_id"]: {"last_success": doc.get("last_success"), "last_failure": doc.get("last_failure")}
-                       for doc in await self.store.online.latest()}
-        except DATABASE_ERRORS as exc:
-            database["error"] = type(exc).__name__
+        database, caches, jobs, sampler = await self.database_view()
         upstream = self.services.upstream_status()
         degraded = not database["reachable"] or any(run.get("ok") is False for run in jobs.values())
         self.respond({
@@ -40,6 +33,36 @@ class StatusHandler(BaseHandler):
             "caches": caches,
             "online_sampler": sampler,
         })
+
+
+    async def database_view(self) -> tuple:
+        """What the database says, read at most every CACHE_SECONDS by one request at a time."""
+        cache = self.services.status_cache
+        if not self.store.database_up():
+            return {"reachable": False, "ping_ms": None, "error": "heartbeat failed"}, {}, {}, {}
+        if cache.get("value") is not None and time.monotonic() - cache["at"] < CACHE_SECONDS:
+            return cache["value"]
+        pending = cache.get("pending")
+        if pending is None:
+            pending = cache["pending"] = asyncio.ensure_future(self._read_database())
+            pending.add_done_callback(lambda _: cache.pop("pending", None))
+        value = await asyncio.shield(pending)
+        cache.update(value=value, at=time.monotonic())
+        return value
+
+    async def _read_database(self) -> tuple:
+        database = {"reachable": False, "ping_ms": None}
+        caches, jobs, sampler = {}, {}, {}
+        try:
+            database["ping_ms"] = await self.store.ping_ms()
+            database["reachable"] = True
+            caches = await self.store.newest_timestamps()
+            jobs = await self.store.job_runs.all()
+            sampler = {doc["_id"]: {"last_success": doc.get("last_success"), "last_failure": doc.get("last_failure")}
+                       for doc in await self.store.online.latest()}
+        except DATABASE_ERRORS as exc:
+            database["error"] = type(exc).__name__
+        return database, caches, jobs, sampler
 
 
 routes = [

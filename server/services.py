@@ -8,6 +8,7 @@ class Services:
     def __init__(self, upstream=None, players=None, clans=None, online=None, jobs=None, ratings_source=None):
         self.started_at = time.time()
         self.inflight = 0  # requests being handled, so shutdown can let them finish
+        self.status_cache: dict = {}  # /status's database view, shared by concurrent requests
         self.ratings_source = ratings_source
         self.upstream = upstream
         self.players = players

@@ -24,23 +24,32 @@ CLIENT_OPTIONS = dict(
 
 
 class DatabaseHealth(monitoring.ServerHeartbeatListener):
-    """The driver's heartbeat (every second) says whether the server answers.
+    """The driver's heartbeats (every second, per server) say whether the database answers.
 
     Requests check it to answer 503 at once instead of each queueing on motor's thread
-    pool for a full server-selection timeout while the database is down.
+    pool for a full server-selection timeout while the database is down. With a replica
+    set or several mongos, it is up while any server's last heartbeat succeeded, so one
+    lost member does not turn every request into a 503.
     """
 
     def __init__(self):
-        self.up = True
+        self.servers: dict = {}  # address -> last heartbeat succeeded
+
+    @property
+    def up(self) -> bool:
+        return not self.servers or any(self.servers.values())
 
     def started(self, event) -> None:
         pass
 
     def succeeded(self, event) -> None:
-        self.up = True
+        self.servers[event.connection_id] = True
 
     def failed(self, event) -> None:
-        self.up = False
+        # A failed *awaited* (streaming) hello is retried at once on a fresh connection, and
+        # the driver cancels one shortly after every reconnect: only that retry's verdict counts.
+        if not event.awaited:
+            self.servers[event.connection_id] = False
 
 
 def create_client(uri: str) -> AsyncIOMotorClient:

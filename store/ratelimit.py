@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from pymongo import UpdateOne
 
+READ_CHUNK = 100
+
 
 class RateCounters:
     """Documents {_id: "<client>|<bucket>|<window>", n: int32}.
@@ -31,8 +33,10 @@ class RateCounters:
 
     async def read(self, keys: list[str]) -> dict[str, int]:
         totals = {}
-        if keys:
-            async for doc in self.collection.find({"_id": {"$in": keys}}):
+        # Chunked: SecantusDB's $in costs grow with the square of the list (1,000 keys: 0.55 s;
+        # 10 x 100 keys: 0.08 s); on mongod the extra round trips cost little.
+        for start in range(0, len(keys), READ_CHUNK):
+            async for doc in self.collection.find({"_id": {"$in": keys[start:start + READ_CHUNK]}}):
                 totals[doc["_id"]] = int(doc["n"])
         return totals
 
