@@ -2,9 +2,12 @@
 
 Cross-process bound: each process decides from its own exact counts plus the totals it
 read back at its last flush (every `flush_interval` seconds). With P processes a client
-can therefore be admitted at most `limit + (P - 1) * k` requests per window, where k is
+can therefore be admitted at most `limit + (P - 1) * (k + 1)` requests per window, where k is
 the number of requests it gets admitted by one other process between two flushes
-(k <= the client's request rate x flush_interval), and never more than P x limit.
+(k <= the client's request rate x flush_interval), and never more than P x limit. The "+1":
+a client's first request in a window at a process is written but not read back (most clients
+send one request; reading every total back was most of the database's work), so that process
+learns the others' count one request later.
 The shared live-lookup budget is not batched: it is checked in the database every time.
 """
 from __future__ import annotations
@@ -188,8 +191,12 @@ class RateLimiter:
                     batch[key] = count
             if not batch:
                 return
+            # A key this process has seen once and never read needs no read-back: a second
+            # request here will make it read (this is the "+1" of the bound in the docstring).
+            read_back = [counter_key(*key) for key, c in batch.items() if c.seen or c.inflight > 1]
             try:
-                totals = await self.counters.add({counter_key(*key): c.inflight for key, c in batch.items()})
+                totals = await self.counters.add({counter_key(*key): c.inflight for key, c in batch.items()},
+                                                  read_back)
             except Exception:
                 self.flush_failures += 1
                 for count in batch.values():
@@ -197,7 +204,11 @@ class RateLimiter:
                     count.inflight = 0
                 raise
             for key, count in batch.items():
-                total = totals.get(counter_key(*key))
+                name = counter_key(*key)
+                if not count.seen and count.inflight == 1 and name not in totals:
+                    count.seen, count.inflight = 1, 0  # not read back: our own request
+                    continue
+                total = totals.get(name)
                 if total is None or total < count.seen + count.inflight:
                     # The capped collection dropped a live window: keep our own count.
                     self.evictions += 1

@@ -1,9 +1,10 @@
 """Per-minute rate counters in a capped collection, changed only by atomic $inc upserts."""
 from __future__ import annotations
 
-from pymongo import UpdateOne
+from pymongo.errors import OperationFailure
 
 READ_CHUNK = 100
+WRITE_CHUNK = 1000
 
 
 class RateCounters:
@@ -24,12 +25,22 @@ class RateCounters:
         if not existing and self.capped:
             await self.db.create_collection("rate_counters", capped=True, size=self.size_bytes)
 
-    async def add(self, increments: dict[str, int]) -> dict[str, int]:
-        """Apply all increments in one unordered bulk write; return the new totals."""
-        ops = [UpdateOne({"_id": key}, {"$inc": {"n": int(n)}}, upsert=True) for key, n in increments.items() if n]
-        if ops:
-            await self.collection.bulk_write(ops, ordered=False)
-        return await self.read(list(increments))
+    async def add(self, increments: dict[str, int], read_back: list[str] | None = None) -> dict[str, int]:
+        """Apply all increments (unordered $inc upserts); return the new totals of `read_back`
+        (default: every key)."""
+        # Raw update statements: building one pymongo UpdateOne per key cost more than the
+        # rest of a flush, on the event loop, when thousands of clients are active.
+        updates = [{"q": {"_id": key}, "u": {"$inc": {"n": int(n)}}, "upsert": True}
+                   for key, n in increments.items() if n]
+        for start in range(0, len(updates), WRITE_CHUNK):
+            command = {"update": self.collection.name, "updates": updates[start:start + WRITE_CHUNK],
+                       "ordered": False}
+            if self.collection.write_concern.document:
+                command["writeConcern"] = self.collection.write_concern.document
+            reply = await self.db.command(command)
+            if reply.get("writeErrors") or reply.get("writeConcernError"):
+                raise OperationFailure(f"rate counter update failed: {reply}", details=reply)
+        return await self.read(list(increments) if read_back is None else read_back)
 
     async def read(self, keys: list[str]) -> dict[str, int]:
         totals = {}

@@ -94,7 +94,7 @@ def test_decision_headers_follow_the_draft_syntax():
 
 @pytest.mark.gen_test
 async def test_cross_process_bound_holds_with_flushes(db_counters):
-    """Two processes (limiters) share one database: admitted <= limit + (P-1) * k per window,
+    """Two processes (limiters) share one database: admitted <= limit + (P-1) * (k+1) per window,
     where k is what one process admits between two flushes."""
     counters = db_counters
     clock = Clock(600.0)
@@ -107,10 +107,27 @@ async def test_cross_process_bound_holds_with_flushes(db_counters):
                 admitted += limiter.hit("c", "weekly").allowed
         await first.flush()
         await second.flush()
-    assert admitted <= 10 + (2 - 1) * k
+    assert admitted <= 10 + (2 - 1) * (k + 1)
     assert admitted >= 10  # and nobody was rejected below the limit
     totals = await counters.read(["c|weekly|10"])
     assert totals["c|weekly|10"] == admitted  # every admitted request reached the database
+
+
+@pytest.mark.gen_test
+async def test_a_process_learns_other_counts_after_a_clients_second_request(db_counters):
+    """The "+1" of the bound: one request at a process is written but not read back."""
+    counters = db_counters
+    clock = Clock(600.0)
+    busy, other = RateLimiter(counters, clock=clock), RateLimiter(counters, clock=clock)
+    assert sum(busy.hit("c", "weekly").allowed for _ in range(10)) == 10
+    await busy.flush()
+    assert other.hit("c", "weekly").allowed  # k: it has not heard of the other process yet
+    await other.flush()
+    assert other.hit("c", "weekly").allowed  # +1: its first request was not read back
+    await other.flush()  # now it reads the merged total back
+    assert not other.hit("c", "weekly").allowed
+    totals = await counters.read(["c|weekly|10"])
+    assert totals["c|weekly|10"] == 12  # every admitted request was written
 
 
 @pytest.mark.gen_test
