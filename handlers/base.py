@@ -26,6 +26,12 @@ EXPOSED_HEADERS = (
     "X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset"
 )
 NO_STORE = "public, max-age=0, no-store"
+COMMON_HEADERS = {
+    "Content-Type": "application/json; charset=utf-8",
+    "Access-Control-Allow-Origin": "*",
+    "Access-Control-Expose-Headers": EXPOSED_HEADERS,
+    "X-Content-Type-Options": "nosniff",
+}
 ERROR_MAX_AGE = 60
 
 def utc_now_iso() -> str:
@@ -127,11 +133,10 @@ class BaseHandler(tornado.web.RequestHandler):
 
     def set_default_headers(self) -> None:
         # Re-run by send_error after clear(): everything errors must keep is set here.
-        self.set_header("Content-Type", "application/json; charset=utf-8")
-        self.set_header("Access-Control-Allow-Origin", "*")
-        self.set_header("Access-Control-Expose-Headers", EXPOSED_HEADERS)
+        # (server.app.RateLimitedDelegate writes the same set on its early 429s.)
+        for name, value in COMMON_HEADERS.items():
+            self.set_header(name, value)
         self.set_header("Cache-Control", f"public, max-age={self.cache_max_age}")
-        self.set_header("X-Content-Type-Options", "nosniff")
         for name, value in self.rate_headers.items():
             if name != "Retry-After":
                 self.set_header(name, value)
@@ -145,17 +150,29 @@ class BaseHandler(tornado.web.RequestHandler):
             )
         return cached
 
+    @classmethod
+    def admit(cls, settings, request):
+        """The rate-limit decision for a request to this handler, or None when it is not limited.
+
+        Called by the Application as soon as the headers are in, so an over-limit request is
+        answered without ever building a handler (see server.app.RateLimitedDelegate).
+        """
+        if cls.bucket is None or request.method not in ("GET", "HEAD"):
+            return None  # OPTIONS is free; other methods get 405 without spending quota
+        request.statsapi_client = client = resolve_client_ip(
+            request.remote_ip, request.headers, settings["config"].trusted_proxies)
+        request.statsapi_decision = decision = settings["limiter"].hit(client, cls.bucket)
+        return decision
+
     def prepare(self) -> None:
-        if self.request.method == "OPTIONS" or self.bucket is None:
+        decision = getattr(self.request, "statsapi_decision", None)
+        if decision is None:
             return
-        if self.request.method not in ("GET", "HEAD"):
-            return  # answered 405 by the method itself, without spending the client's quota
-        decision = self.limiter.hit(self.client_ip, self.bucket)
+        self._client_ip = self.request.statsapi_client
         self.rate_headers = headers = decision.headers()
         for name, value in headers.items():
             self.set_header(name, value)
-        if not decision.allowed:
-            # Abuse must be cheap: answer straight away, without raising through send_error.
+        if not decision.allowed:  # normally answered before a handler exists (admit)
             self.set_status(429)
             self.set_header("Cache-Control", NO_STORE)
             self.finish(RATE_LIMITED_BODY)

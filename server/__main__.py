@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 import signal
@@ -69,6 +70,15 @@ async def seed_if_empty(config: Config, store, services) -> None:
         log.exception("seeding failed")
 
 
+def tune_garbage_collector() -> None:
+    """Fewer, cheaper cyclic collections: each request leaves a few cycles behind (handler <->
+    request), and the default thresholds made full collections over every long-lived object
+    (expected values, caches, the driver) show up as 10-30 ms stalls in p99."""
+    gc.collect()
+    gc.freeze()  # what exists at start-up lives for the whole process: never scan it again
+    gc.set_threshold(20_000, 20, 20)
+
+
 async def run_server(config: Config, uri: str, sockets=None) -> None:
     app, store, limiter, services = await get_application(config, uri)
     server = JSONErrorHTTPServer(app, xheaders=False, max_header_size=16 * 1024,
@@ -76,6 +86,7 @@ async def run_server(config: Config, uri: str, sockets=None) -> None:
     if sockets is None:
         sockets = tornado.netutil.bind_sockets(config.port, config.host)
     server.add_sockets(sockets)
+    tune_garbage_collector()
     log.info("statsapi serving on http://%s:%s/api/v1", config.host, config.port)
 
     stop = asyncio.Event()

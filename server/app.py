@@ -2,21 +2,93 @@
 from __future__ import annotations
 
 import logging
+import time
 
+import tornado
 import tornado.web
+from tornado import httputil
 
 import handlers
-from handlers.base import NotFoundHandler
+from handlers.base import COMMON_HEADERS, NO_STORE, RATE_LIMITED_BODY, NotFoundHandler
+
+SERVER_HEADER = "TornadoServer/" + tornado.version
 
 access_log = logging.getLogger("statsapi.access")
 
 
-def log_request(handler: tornado.web.RequestHandler) -> None:
+def log_access(request, status: int, client: str | None) -> None:
     """One line per request: resolved client, method, path, status, duration."""
-    client = getattr(handler, "_client_ip", None) or handler.request.remote_ip
-    duration_ms = 1000.0 * handler.request.request_time()
-    path = handler.request.path[:200].encode("unicode_escape").decode("ascii")
-    access_log.info("%s %s %s %d %.1fms", client, handler.request.method[:16], path, handler.get_status(), duration_ms)
+    if not access_log.isEnabledFor(logging.INFO):
+        return
+    duration_ms = 1000.0 * request.request_time()
+    path = request.path[:200].encode("unicode_escape").decode("ascii")
+    access_log.info("%s %s %s %d %.1fms", client or request.remote_ip, request.method[:16], path, status, duration_ms)
+
+
+def log_request(handler: tornado.web.RequestHandler) -> None:
+    log_access(handler.request, handler.get_status(), getattr(handler, "_client_ip", None))
+
+
+class _HeaderDate:
+    """The Date header, formatted once a second."""
+
+    second = -1
+    text = ""
+
+    @classmethod
+    def get(cls) -> str:
+        now = time.time()
+        if int(now) != cls.second:
+            cls.second, cls.text = int(now), httputil.format_timestamp(now)
+        return cls.text
+
+
+class RateLimitedDelegate(httputil.HTTPMessageDelegate):
+    """The 429 for a client already over its limit, written without building a RequestHandler.
+
+    Abuse must be cheap: this skips the handler's construction, header bookkeeping and
+    coroutine, and sends the same headers and body BaseHandler would.
+    """
+
+    def __init__(self, request, decision):
+        self.request = request
+        self.decision = decision
+
+    def headers_received(self, start_line, headers):
+        return None
+
+    def data_received(self, chunk):
+        return None
+
+    def finish(self) -> None:
+        request = self.request
+        headers = httputil.HTTPHeaders()
+        headers["Server"] = SERVER_HEADER
+        headers["Date"] = _HeaderDate.get()
+        for name, value in COMMON_HEADERS.items():
+            headers[name] = value
+        headers["Cache-Control"] = NO_STORE
+        for name, value in self.decision.headers().items():
+            headers[name] = value
+        headers["Content-Length"] = str(len(RATE_LIMITED_BODY))
+        body = b"" if request.method == "HEAD" else RATE_LIMITED_BODY
+        request.connection.write_headers(httputil.ResponseStartLine("", 429, "Too Many Requests"), headers, body)
+        request.connection.finish()
+        request._finish_time = time.time()
+        log_access(request, 429, getattr(request, "statsapi_client", None))
+
+    def on_connection_close(self) -> None:
+        pass
+
+
+class StatsApplication(tornado.web.Application):
+    def get_handler_delegate(self, request, target_class, target_kwargs=None, path_args=None, path_kwargs=None):
+        admit = getattr(target_class, "admit", None)
+        if admit is not None:
+            decision = admit(self.settings, request)
+            if decision is not None and not decision.allowed:
+                return RateLimitedDelegate(request, decision)
+        return super().get_handler_delegate(request, target_class, target_kwargs, path_args, path_kwargs)
 
 
 def make_app(config, store, limiter, services, **overrides) -> tornado.web.Application:
@@ -32,4 +104,4 @@ def make_app(config, store, limiter, services, **overrides) -> tornado.web.Appli
         xsrf_cookies=False,
     )
     settings.update(overrides)
-    return tornado.web.Application(handlers.routes, **settings)
+    return StatsApplication(handlers.routes, **settings)

@@ -106,7 +106,10 @@ class RateLimiter:
         self.limits = {name: self.scaled(limit) for name, limit in ENDPOINT_LIMITS.items()}
         self.limits["live"] = self.scaled(LIVE_PER_CLIENT)
         self.global_live_limit = self.scaled(LIVE_GLOBAL)
-        self._counts: dict[tuple, _Count] = {}
+        # {window: {(client, bucket): count}}: old windows go as a whole; `_dirty` holds the
+        # counts admitted since the last flush, so a flush costs O(active), not O(tracked).
+        self._windows: dict[int, dict[tuple, _Count]] = {}
+        self._dirty: dict[tuple, _Count] = {}
         self._flush_lock = asyncio.Lock()
         self.evictions = 0
         self.flush_failures = 0
@@ -116,14 +119,17 @@ class RateLimiter:
         return max(1, int(limit * self.scale))
 
     def _count(self, client: str, bucket: str, window: int) -> _Count:
-        key = (client, bucket, window)
-        count = self._counts.get(key)
+        counts = self._windows.get(window)
+        if counts is None:
+            counts = self._windows[window] = {}
+        count = counts.get((client, bucket))
         if count is None:
-            count = self._counts[key] = _Count()
+            count = counts[(client, bucket)] = _Count()
         return count
 
     def _peek(self, client: str, bucket: str, window: int) -> int:
-        count = self._counts.get((client, bucket, window))
+        counts = self._windows.get(window)
+        count = counts.get((client, bucket)) if counts else None
         return count.value if count else 0
 
     def hit(self, client: str, bucket: str) -> Decision:
@@ -139,14 +145,17 @@ class RateLimiter:
         if estimate + 1 > limit:
             retry = seconds_until_allowed(previous, current, limit, now)
             return Decision(bucket, False, limit, 0, reset, retry)
-        self._count(client, bucket, window).pending += 1
+        count = self._count(client, bucket, window)
+        count.pending += 1
+        self._dirty[(client, bucket, window)] = count
         remaining = max(0, math.floor(limit - estimate - 1))
         return Decision(bucket, True, limit, remaining, reset)
 
     def refund(self, client: str, bucket: str) -> None:
         """Give back one admitted request (a live lookup that was not made after all)."""
         window = int(self.clock() // WINDOW_SECONDS)
-        count = self._counts.get((client, bucket, window))
+        counts = self._windows.get(window)
+        count = counts.get((client, bucket)) if counts else None
         if count is not None and count.pending > 0:
             count.pending -= 1
 
@@ -182,11 +191,12 @@ class RateLimiter:
         """Send pending increments, read back merged totals, forget finished windows."""
         async with self._flush_lock:
             window = int(self.clock() // WINDOW_SECONDS)
-            for key in [k for k in self._counts if k[2] < window - 1]:
-                del self._counts[key]
+            for old in [w for w in self._windows if w < window - 1]:
+                del self._windows[old]
+            dirty, self._dirty = self._dirty, {}
             batch = {}
-            for key, count in self._counts.items():
-                if count.pending:
+            for key, count in dirty.items():
+                if count.pending and key[2] >= window - 1:
                     count.inflight, count.pending = count.pending, 0
                     batch[key] = count
             if not batch:
@@ -199,9 +209,10 @@ class RateLimiter:
                                                   read_back)
             except Exception:
                 self.flush_failures += 1
-                for count in batch.values():
+                for key, count in batch.items():
                     count.pending += count.inflight
                     count.inflight = 0
+                    self._dirty[key] = count
                 raise
             for key, count in batch.items():
                 name = counter_key(*key)
@@ -230,7 +241,7 @@ class RateLimiter:
 
     def status(self) -> dict:
         return {
-            "tracked_keys": len(self._counts),
+            "tracked_keys": sum(len(counts) for counts in self._windows.values()),
             "last_flush": self.last_flush,
             "flush_failures": self.flush_failures,
             "evicted_windows": self.evictions,
