@@ -35,6 +35,12 @@ class _JSONRejectingStream:
 
     def __init__(self, stream: tornado.iostream.IOStream):
         self._stream = stream
+        # Called for every request: bound once here instead of looked up through __getattr__.
+        self.set_close_callback = stream.set_close_callback
+        self.closed = stream.closed
+        self.read_bytes = stream.read_bytes
+        self.set_nodelay = stream.set_nodelay
+        self.close = stream.close
 
     def __getattr__(self, name):
         return getattr(self._stream, name)

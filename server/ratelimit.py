@@ -37,6 +37,7 @@ ENDPOINT_LIMITS = {
 LIVE_PER_CLIENT = 5  # live upstream lookups per client per minute (SPEC 8.2)
 LIVE_GLOBAL = 30  # live upstream lookups per minute across all clients (SPEC 8.2)
 GLOBAL_CLIENT = "*"
+FLUSH_SLICE = 500  # counters per database round trip
 
 
 @dataclasses.dataclass
@@ -194,39 +195,43 @@ class RateLimiter:
             for old in [w for w in self._windows if w < window - 1]:
                 del self._windows[old]
             dirty, self._dirty = self._dirty, {}
-            batch = {}
-            for key, count in dirty.items():
-                if count.pending and key[2] >= window - 1:
-                    count.inflight, count.pending = count.pending, 0
-                    batch[key] = count
-            if not batch:
-                return
-            # A key this process has seen once and never read needs no read-back: a second
-            # request here will make it read (this is the "+1" of the bound in the docstring).
-            read_back = [counter_key(*key) for key, c in batch.items() if c.seen or c.inflight > 1]
-            try:
-                totals = await self.counters.add({counter_key(*key): c.inflight for key, c in batch.items()},
-                                                  read_back)
-            except Exception:
-                self.flush_failures += 1
-                for key, count in batch.items():
-                    count.pending += count.inflight
-                    count.inflight = 0
-                    self._dirty[key] = count
-                raise
-            for key, count in batch.items():
-                name = counter_key(*key)
-                if not count.seen and count.inflight == 1 and name not in totals:
-                    count.seen, count.inflight = 1, 0  # not read back: our own request
-                    continue
-                total = totals.get(name)
-                if total is None or total < count.seen + count.inflight:
-                    # The capped collection dropped a live window: keep our own count.
-                    self.evictions += 1
-                    log.warning("rate counter for %s was evicted; enlarge the counter collection", key[1])
-                    total = count.seen + count.inflight
-                count.seen, count.inflight = total, 0
+            items = [(key, count) for key, count in dirty.items() if count.pending and key[2] >= window - 1]
+            # Slices keep each step on the event loop short when thousands of clients are active.
+            for start in range(0, len(items), FLUSH_SLICE):
+                try:
+                    await self._flush_slice(items[start:start + FLUSH_SLICE])
+                except Exception:
+                    self.flush_failures += 1
+                    for key, count in items[start:]:  # earlier slices are stored
+                        self._dirty[key] = count
+                    raise
             self.last_flush = self.clock()
+
+    async def _flush_slice(self, items: list) -> None:
+        for key, count in items:
+            count.inflight, count.pending = count.pending, 0
+        # A key this process has seen once and never read needs no read-back: a second
+        # request here will make it read (this is the "+1" of the bound in the docstring).
+        read_back = [counter_key(*key) for key, c in items if c.seen or c.inflight > 1]
+        try:
+            totals = await self.counters.add({counter_key(*key): c.inflight for key, c in items}, read_back)
+        except Exception:
+            for key, count in items:
+                count.pending += count.inflight
+                count.inflight = 0
+            raise
+        for key, count in items:
+            name = counter_key(*key)
+            if not count.seen and count.inflight == 1 and name not in totals:
+                count.seen, count.inflight = 1, 0  # not read back: our own request
+                continue
+            total = totals.get(name)
+            if total is None or total < count.seen + count.inflight:
+                # The capped collection dropped a live window: keep our own count.
+                self.evictions += 1
+                log.warning("rate counter for %s was evicted; enlarge the counter collection", key[1])
+                total = count.seen + count.inflight
+            count.seen, count.inflight = total, 0
 
     async def run_flusher(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
