@@ -169,3 +169,56 @@ def test_history_deltas_hand_checked():
     assert quarter["win_rate_change"] == pytest.approx(100 * 630 / 1200 - 100 * 560 / 1100, abs=1e-4)
     only_latest = history_view("eu", 1, snapshots[-1:], 30, "2026-11-15")
     assert only_latest["deltas"] == {"7d": None, "30d": None, "90d": None}
+
+
+def independent_wn8(tanks: list[dict], table: dict) -> float:
+    """WN8 the XVM way, written out here from the published formula (not server.ratings)."""
+    expected = {row["IDNum"]: row for row in table["data"]}
+    dmg = frags = spot = defence = wins = 0.0
+    e_dmg = e_frags = e_spot = e_def = e_win = 0.0
+    for tank in tanks:
+        row, stats = expected.get(tank["tank_id"]), tank["all"]
+        if row is None or not stats["battles"]:
+            continue  # tanks missing from the table are skipped on both sides
+        n = stats["battles"]
+        dmg += stats["damage_dealt"]
+        frags += stats["frags"]
+        spot += stats["spotted"]
+        defence += stats["dropped_capture_points"]
+        wins += stats["wins"]
+        e_dmg += row["expDamage"] * n
+        e_frags += row["expFrag"] * n
+        e_spot += row["expSpot"] * n
+        e_def += row["expDef"] * n
+        e_win += row["expWinRate"] / 100 * n
+    r_dmg, r_frag, r_spot, r_def, r_win = dmg / e_dmg, frags / e_frags, spot / e_spot, defence / e_def, wins / e_win
+    c_win = max(0.0, (r_win - 0.71) / (1 - 0.71))
+    c_dmg = max(0.0, (r_dmg - 0.22) / (1 - 0.22))
+    c_frag = max(0.0, min(c_dmg + 0.2, (r_frag - 0.12) / (1 - 0.12)))
+    c_spot = max(0.0, min(c_dmg + 0.1, (r_spot - 0.38) / (1 - 0.38)))
+    c_def = max(0.0, min(c_dmg + 0.1, (r_def - 0.10) / (1 - 0.10)))
+    return (980 * c_dmg + 210 * c_dmg * c_frag + 155 * c_frag * c_spot + 75 * c_def * c_frag
+            + 145 * min(1.8, c_win))
+
+
+@pytest.mark.gen_test(timeout=60)
+async def test_wn8_equals_an_independent_computation_from_raw_tank_stats(http_client, base_url, upstream_sim,
+                                                                         reset_sim):
+    # The simulator's clock is frozen so the service and this test see the same statistics.
+    await sim(upstream_sim, "/_sim/clock", {"now": time.time()})
+    try:
+        account = ACCOUNTS[7]
+        for _ in range(100):
+            response, body = await get(http_client, base_url, f"/api/v1/player/{account}/eu", client="198.51.100.77")
+            if response.code == 200 and body["data"]["ratings"]["available"]:
+                break
+            await asyncio.sleep(0.1)
+        ratings = body["data"]["ratings"]
+        assert ratings["available"] is True
+        tanks = (await sim(upstream_sim, f"/wot/eu/wot/tanks/stats/?application_id=demo&account_id={account}"))
+        tanks = tanks["data"][str(account)]
+        table = await sim(upstream_sim, "/wn8exp.json")
+        assert len(tanks) > 3
+        assert ratings["wn8"] == pytest.approx(independent_wn8(tanks, table), abs=0.01)
+    finally:
+        await sim(upstream_sim, "/_sim/clock", {"reset": True})
