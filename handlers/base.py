@@ -172,11 +172,7 @@ class BaseHandler(tornado.web.RequestHandler):
         self.rate_headers = headers = decision.headers()
         for name, value in headers.items():
             self.set_header(name, value)
-        if not decision.allowed:  # normally answered before a handler exists (admit)
-            self.set_status(429)
-            self.set_header("Cache-Control", NO_STORE)
-            self.finish(RATE_LIMITED_BODY)
-            return
+        # An over-limit request never gets here: server.app.RateLimitedDelegate answered it.
         if self.needs_database and not self.store.database_up():
             raise APIError("database_unavailable")
 

@@ -109,8 +109,8 @@ async def run_server(config: Config, uri: str, sockets=None) -> None:
     await asyncio.wait(background, timeout=config.shutdown_grace)
     try:
         await asyncio.wait_for(limiter.flush(), 3)
-    except Exception:
-        pass
+    except Exception as exc:  # the database may be gone too; the counts only matter for a minute
+        log.warning("last rate-counter flush failed: %s", type(exc).__name__)
     await services.close()
     await asyncio.wait_for(server.close_all_connections(), 5)
     store.client.close()

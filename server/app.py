@@ -78,7 +78,7 @@ class RateLimitedDelegate(httputil.HTTPMessageDelegate):
         log_access(request, 429, getattr(request, "statsapi_client", None))
 
     def on_connection_close(self) -> None:
-        pass
+        """Nothing to cancel: the answer is written in one go by finish()."""
 
 
 class StatsApplication(tornado.web.Application):

@@ -40,7 +40,7 @@ class DatabaseHealth(monitoring.ServerHeartbeatListener):
         return not self.servers or any(self.servers.values())
 
     def started(self, event) -> None:
-        pass
+        """Required by the listener interface; only the outcome matters here."""
 
     def succeeded(self, event) -> None:
         self.servers[event.connection_id] = True
