@@ -93,7 +93,10 @@ async def run_server(config: Config, uri: str, sockets=None) -> None:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
-    background = [asyncio.create_task(limiter.run_flusher(stop))]
+    background = [asyncio.create_task(limiter.run_flusher(stop)),
+                  # Processes sharing the application_id split its rate between them.
+                  asyncio.create_task(services.upstream.budget.run_membership(
+                      store.upstream_members, services.jobs.owner, stop))]
     if config.seed_demo:
         # Serve at once; the demo data arrives in the background on the first start.
         background.append(asyncio.create_task(seed_if_empty(config, store, services)))
@@ -112,6 +115,7 @@ async def run_server(config: Config, uri: str, sockets=None) -> None:
     except Exception as exc:  # the database may be gone too; the counts only matter for a minute
         log.warning("last rate-counter flush failed: %s", type(exc).__name__)
     await services.close()
+    services.upstream.close()
     await asyncio.wait_for(server.close_all_connections(), 5)
     store.client.close()
 

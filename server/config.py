@@ -22,6 +22,9 @@ class Config:
     trusted_proxies: tuple = ()
     upstream_base_url: str | None = None
     application_id: str = "demo"
+    # Requests per second the upstream allows this application_id, shared by every process
+    # (Wargaming: commonly 10 for standalone, 20 for server applications).
+    upstream_rps: float = 10.0
     expected_values: str | None = None
     site_url: str = "http://127.0.0.1:8888/"
     source_name: str = "statsapi"
@@ -54,6 +57,12 @@ def parse_networks(text: str) -> tuple:
     return tuple(networks)
 
 
+def _positive(name: str, value: float) -> float:
+    if not value > 0:
+        raise SystemExit(f"{name} must be a positive number")
+    return value
+
+
 def _bool(text: str) -> bool:
     return str(text).strip().lower() in ("1", "true", "yes", "on")
 
@@ -69,6 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--data-dir", help="embedded database directory")
     parser.add_argument("--trusted-proxies", help="comma-separated CIDRs allowed to set X-Forwarded-For")
     parser.add_argument("--upstream-base-url", help="upstream simulator base URL")
+    parser.add_argument("--upstream-rps", type=float,
+                        help="requests per second the upstream allows the application_id, all processes together")
     parser.add_argument("--expected-values", help="URL or file of the XVM expected-values table")
     parser.add_argument("--site-url")
     parser.add_argument("--rate-limit-scale", type=float, help="multiply every rate limit (tests only)")
@@ -108,6 +119,8 @@ def get_config(argv: Sequence[str] | None = None, environ: Mapping[str, str] | N
         trusted_proxies=proxies,
         upstream_base_url=pick(args.upstream_base_url, "STATSAPI_UPSTREAM_BASE_URL", None),
         application_id=env.get("STATSAPI_APPLICATION_ID", defaults.application_id),
+        upstream_rps=_positive("--upstream-rps", pick(args.upstream_rps, "STATSAPI_UPSTREAM_RPS",
+                                                      defaults.upstream_rps, float)),
         expected_values=pick(args.expected_values, "STATSAPI_EXPECTED_VALUES", None),
         site_url=pick(args.site_url, "STATSAPI_SITE_URL", site_default),
         rate_limit_scale=pick(args.rate_limit_scale, "STATSAPI_RATE_LIMIT_SCALE", 1.0, float),

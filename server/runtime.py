@@ -10,10 +10,13 @@ from server.players import PlayerService
 from server.ratings_source import RatingsSource
 from server.services import Services
 from server.upstream import UpstreamClient
+from server.upstream_budget import UpstreamBudget
 
 
 async def build_services(config, store, limiter, clock=time.time) -> Services:
-    upstream = UpstreamClient(config.application_id, base_url=config.upstream_base_url)
+    # One budget per process, shared by every caller (split between processes by run_server).
+    budget = UpstreamBudget(config.upstream_rps)
+    upstream = UpstreamClient(config.application_id, base_url=config.upstream_base_url, budget=budget)
     location = config.expected_values
     if location is None and config.upstream_base_url:
         location = config.upstream_base_url.rstrip("/") + "/wn8exp.json"

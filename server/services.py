@@ -17,17 +17,12 @@ class Services:
         self.jobs = jobs
 
     def upstream_status(self) -> dict:
-        client = self.upstream
-        if client is None:
+        if self.upstream is None:
             return {"configured": False}
-        return {
-            "configured": True,
-            "last_success": getattr(client, "last_success", None),
-            "last_failure": getattr(client, "last_failure", None),
-            "last_error": getattr(client, "last_error", None),
-            "requests": getattr(client, "requests", 0),
-            "failures": getattr(client, "failures", 0),
-        }
+        status = self.upstream.status()
+        if self.ratings_source is not None:
+            status["expected_values"] = self.ratings_source.status()
+        return status
 
     def is_leader(self) -> bool:
         return bool(self.jobs and self.jobs.is_leader)

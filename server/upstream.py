@@ -1,7 +1,8 @@
-"""Async client for the Wargaming public API (or scripts/upstream_sim.py standing in for it).
+"""Async client for the Wargaming public API (or the simulator in scripts/upstream_sim/).
 
-One ``tornado.httpclient.AsyncHTTPClient`` instance per client, bounded concurrency, timeouts,
-retries with jitter, and a mapping of the upstream's error envelope
+One ``tornado.httpclient.AsyncHTTPClient`` instance per client; every request (retries too) first
+takes a slot from the process's ``UpstreamBudget`` (the requests-per-second quota of the
+application_id, by caller priority); per-method id limits; timeouts, retries with jitter, and a mapping of the upstream's error envelope
 (``{"status": "error", "error": {"code", "message", "field", "value"}}``, sent with HTTP 200)
 to three exception types:
 
@@ -27,6 +28,8 @@ from typing import Any, Iterable, Mapping
 import ujson
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest, HTTPResponse
 
+from server.upstream_budget import UpstreamBudget
+
 log = logging.getLogger("statsapi.upstream")
 
 REGIONS = ("eu", "na", "asia")
@@ -42,7 +45,22 @@ HOSTS = {
     ("wows", "na"): "https://api.worldofwarships.com",
     ("wows", "asia"): "https://api.worldofwarships.asia",
 }
-MAX_IDS_PER_REQUEST = 100  # the upstream's limit for account_id / clan_id lists
+MAX_IDS_PER_REQUEST = 100  # the upstream's usual limit for account_id / clan_id lists
+# Per-method limits of the id lists (the real API answers 407 *_LIST_LIMIT_EXCEEDED above them).
+ID_LIMITS = {
+    "wot/account/info": 100,
+    "wot/clans/info": 100,
+    "wot/clanratings/clans": 100,
+    "wot/stronghold/claninfo": 10,
+}
+# `fields` for what the service reads; without them tanks/stats is several KB per tank.
+TANK_COUNTERS = ("battles", "wins", "losses", "draws", "damage_dealt", "frags", "spotted",
+                 "dropped_capture_points", "capture_points", "xp", "survived_battles", "shots", "hits")
+ACCOUNT_FIELDS = ("account_id,nickname,clan_id,created_at,last_battle_time,updated_at,"
+                  + ",".join(f"statistics.all.{name}" for name in TANK_COUNTERS))
+TANKS_FIELDS = "tank_id," + ",".join(f"all.{name}" for name in TANK_COUNTERS)
+VEHICLE_FIELDS = "tank_id,tier,name,type,nation"
+VEHICLES_PER_PAGE = 100  # encyclopedia/vehicles pages at 100, the most the upstream allows
 
 # Retry-After (seconds) suggested to our own callers once the upstream gave up on us.
 RETRY_AFTER_LIMIT = 5  # REQUEST_LIMIT_EXCEEDED: per-second quota, recovers quickly
@@ -114,8 +132,9 @@ class UpstreamClient:
 
     def __init__(self, application_id: str, base_url: str | None = None, connect_timeout: float = 2.0,
                  request_timeout: float = 5.0, max_retries: int = 2, retry_base_delay: float = 0.2, *,
-                 max_concurrency: int = 8, max_retry_delay: float = 10.0, language: str | None = None,
-                 http_client: AsyncHTTPClient | None = None, rng: random.Random | None = None):
+                 max_concurrency: int = 64, max_retry_delay: float = 10.0, language: str | None = None,
+                 http_client: AsyncHTTPClient | None = None, rng: random.Random | None = None,
+                 budget: UpstreamBudget | None = None):
         if not application_id:
             raise ValueError("application_id is required")
         self._application_id = str(application_id)
@@ -125,7 +144,9 @@ class UpstreamClient:
         self.max_retries = max(0, int(max_retries))
         self.retry_base_delay = max(0.0, float(retry_base_delay))
         self.max_retry_delay = float(max_retry_delay)
+        # The budget bounds the rate; this only bounds sockets (rate x timeout is far below it).
         self.max_concurrency = max(1, int(max_concurrency))
+        self.budget = budget or UpstreamBudget()
         self.language = language
         self._http = http_client
         self._own_http = http_client is None
@@ -138,39 +159,39 @@ class UpstreamClient:
         self.last_error: str | None = None
         self.requests = 0  # HTTP attempts
         self.failures = 0  # failed attempts (each retry counts)
-        self.retries = 0
 
     def __repr__(self) -> str:  # never show the application_id
         return f"<UpstreamClient base_url={self.base_url or 'wargaming'!r} requests={self.requests}>"
 
     # --- public API ------------------------------------------------------------------
     async def account_info(self, region: str, account_ids: Iterable[int], *, fields: str | None = None,
-                           params: Mapping[str, Any] | None = None) -> dict[int, dict | None]:
+                           params: Mapping[str, Any] | None = None, caller: str = "other") -> dict[int, dict | None]:
         """``wot/account/info`` for any number of ids (batched by 100); unknown ids map to None."""
-        return await self._by_ids("wot", region, "wot/account/info", "account_id", account_ids, fields, params)
+        return await self._by_ids("wot", region, "wot/account/info", "account_id", account_ids, fields, params,
+                                  caller)
 
     async def tanks_stats(self, region: str, account_id: int, *, fields: str | None = None,
-                          params: Mapping[str, Any] | None = None) -> list[dict] | None:
+                          params: Mapping[str, Any] | None = None, caller: str = "other") -> list[dict] | None:
         """``wot/tanks/stats`` for one account: the per-tank list, or None for an unknown account."""
         query = {"account_id": int(account_id)}
         if fields:
             query["fields"] = fields
-        data, _ = await self._call("wot", region, "wot/tanks/stats", query, params)
+        data, _ = await self._call("wot", region, "wot/tanks/stats", query, params, caller)
         value = data.get(str(int(account_id))) if isinstance(data, dict) else None
         return list(value) if value is not None else None
 
     async def vehicles(self, region: str, *, fields: str | None = None,
-                       params: Mapping[str, Any] | None = None) -> dict[int, dict]:
-        """``wot/encyclopedia/vehicles``: every vehicle keyed by tank_id (follows pages if any)."""
+                       params: Mapping[str, Any] | None = None, caller: str = "other") -> dict[int, dict]:
+        """``wot/encyclopedia/vehicles``: every vehicle keyed by tank_id, page by page (100 each)."""
         out: dict[int, dict] = {}
         page = 1
         while True:
-            query: dict[str, Any] = {}
+            query: dict[str, Any] = {"limit": VEHICLES_PER_PAGE}
             if fields:
                 query["fields"] = fields
             if page > 1:
                 query["page_no"] = page
-            data, meta = await self._call("wot", region, "wot/encyclopedia/vehicles", query, params)
+            data, meta = await self._call("wot", region, "wot/encyclopedia/vehicles", query, params, caller)
             for key, value in (data or {}).items():
                 if value is not None:
                     out[int(key)] = value
@@ -180,36 +201,48 @@ class UpstreamClient:
             page += 1
 
     async def clans_info(self, region: str, clan_ids: Iterable[int], *, fields: str | None = None,
-                         params: Mapping[str, Any] | None = None) -> dict[int, dict | None]:
+                         params: Mapping[str, Any] | None = None, caller: str = "other") -> dict[int, dict | None]:
         """``wot/clans/info`` (members as a list of {account_id, account_name, role, joined_at})."""
-        return await self._by_ids("wot", region, "wot/clans/info", "clan_id", clan_ids, fields, params)
+        return await self._by_ids("wot", region, "wot/clans/info", "clan_id", clan_ids, fields, params, caller)
 
     async def clan_ratings(self, region: str, clan_ids: Iterable[int], *, fields: str | None = None,
-                           params: Mapping[str, Any] | None = None) -> dict[int, dict | None]:
+                           params: Mapping[str, Any] | None = None, caller: str = "other") -> dict[int, dict | None]:
         """``wot/clanratings/clans`` (fb_elo_rating_10 / _8 / ... are {value, rank, rank_delta})."""
-        return await self._by_ids("wot", region, "wot/clanratings/clans", "clan_id", clan_ids, fields, params)
+        return await self._by_ids("wot", region, "wot/clanratings/clans", "clan_id", clan_ids, fields, params,
+                                  caller)
 
     async def stronghold_claninfo(self, region: str, clan_ids: Iterable[int], *, fields: str | None = None,
-                                  params: Mapping[str, Any] | None = None) -> dict[int, dict | None]:
-        """``wot/stronghold/claninfo`` (skirmish_statistics: total_10, win_10, lose_10, ... per tier)."""
-        return await self._by_ids("wot", region, "wot/stronghold/claninfo", "clan_id", clan_ids, fields, params)
+                                  params: Mapping[str, Any] | None = None,
+                                  caller: str = "other") -> dict[int, dict | None]:
+        """``wot/stronghold/claninfo`` (skirmish_statistics: total_10, win_10, ...), 10 clans per request."""
+        return await self._by_ids("wot", region, "wot/stronghold/claninfo", "clan_id", clan_ids, fields, params,
+                                  caller)
 
-    async def servers_info(self, game: str, region: str, *,
-                           params: Mapping[str, Any] | None = None) -> list[dict]:
-        """``wgn/servers/info`` on the game's host: [{"server", "players_online"}, ...]."""
-        data, _ = await self._call(game, region, "wgn/servers/info", {"game": game}, params)
-        rows = (data or {}).get(game) or []
-        # A server without a count is skipped, never reported as 0 players.
-        return [{"server": str(row.get("server")), "players_online": row["players_online"]}
-                for row in rows if isinstance(row, dict) and isinstance(row.get("players_online"), int)
-                and not isinstance(row.get("players_online"), bool)]
+    async def servers_info(self, region: str, games: Iterable[str] = GAMES, *,
+                           params: Mapping[str, Any] | None = None, caller: str = "other") -> dict[str, list[dict]]:
+        """``wgn/servers/info`` for several games in one request, on the wot host of the region
+        (as every public client calls it): {game: [{"server", "players_online"}, ...]}."""
+        wanted = [g for g in dict.fromkeys(games)]
+        for game in wanted:
+            if game not in GAMES:
+                raise ValueError(f"unknown game {game!r}")
+        data, _ = await self._call("wot", region, "wgn/servers/info", {"game": ",".join(wanted)}, params, caller)
+        out = {}
+        for game in wanted:
+            rows = (data or {}).get(game) if isinstance(data, dict) else None
+            # A server without a count is skipped, never reported as 0 players.
+            out[game] = [{"server": str(row.get("server")), "players_online": row["players_online"]}
+                         for row in rows or [] if isinstance(row, dict)
+                         and isinstance(row.get("players_online"), int)
+                         and not isinstance(row.get("players_online"), bool)]
+        return out
 
-    async def fetch_json_url(self, url: str) -> bytes:
-        """GET any URL (the XVM expected-values file) with the same timeouts and retries."""
+    async def fetch_json_url(self, url: str, *, caller: str = "reference") -> bytes:
+        """GET any URL (the XVM expected-values file) with the same timeouts, retries and budget."""
         safe = self._safe_url(url)
 
         async def attempt() -> bytes:
-            response = await self._fetch(url, safe)
+            response = await self._fetch(url, safe, caller)
             if response.code >= 500 or response.code == 429:
                 raise _Retryable(f"HTTP {response.code}", limit=response.code == 429)
             if response.code != 200:
@@ -220,8 +253,9 @@ class UpstreamClient:
 
     def status(self) -> dict:
         """A snapshot for /status (no secrets)."""
-        return {"last_success": self.last_success, "last_failure": self.last_failure,
-                "last_error": self.last_error, "requests": self.requests, "failures": self.failures}
+        return {"configured": True, "last_success": self.last_success, "last_failure": self.last_failure,
+                "last_error": self.last_error, "requests": self.requests, "failures": self.failures,
+                "budget": self.budget.status()}
 
     def close(self) -> None:
         if self._http is not None and self._own_http:
@@ -241,7 +275,8 @@ class UpstreamClient:
         return f"{HOSTS[(game, region)]}/{api_path}/"
 
     async def _by_ids(self, game: str, region: str, api_path: str, id_field: str, ids: Iterable[int],
-                      fields: str | None, params: Mapping[str, Any] | None) -> dict[int, dict | None]:
+                      fields: str | None, params: Mapping[str, Any] | None,
+                      caller: str) -> dict[int, dict | None]:
         wanted = _unique_ints(ids)
         if not wanted:
             return {}
@@ -250,19 +285,20 @@ class UpstreamClient:
             query: dict[str, Any] = {id_field: ",".join(map(str, chunk))}
             if fields:
                 query["fields"] = fields
-            data, _ = await self._call(game, region, api_path, query, params)
+            data, _ = await self._call(game, region, api_path, query, params, caller)
             data = data if isinstance(data, dict) else {}
             got = {int(k): v for k, v in data.items()}
             return {i: got.get(i) for i in chunk}
 
-        parts = await asyncio.gather(*(batch(chunk) for chunk in _chunks(wanted, MAX_IDS_PER_REQUEST)))
+        size = ID_LIMITS.get(api_path, MAX_IDS_PER_REQUEST)
+        parts = await asyncio.gather(*(batch(chunk) for chunk in _chunks(wanted, size)))
         merged: dict[int, dict | None] = {}
         for part in parts:
             merged.update(part)
         return merged
 
     async def _call(self, game: str, region: str, api_path: str, query: Mapping[str, Any],
-                    params: Mapping[str, Any] | None) -> tuple[Any, dict]:
+                    params: Mapping[str, Any] | None, caller: str = "other") -> tuple[Any, dict]:
         base = self.url_for(game, region, api_path)
         merged: dict[str, Any] = {}
         if self.language:
@@ -278,10 +314,11 @@ class UpstreamClient:
         label = f"{api_path} [{game}/{region}]"
 
         async def attempt() -> tuple[Any, dict]:
-            response = await self._fetch(url, safe)
+            response = await self._fetch(url, safe, caller)
             if response.code >= 500:
                 raise _Retryable(f"HTTP {response.code}")
             if response.code == 429:
+                self.budget.note_refusal()
                 raise _Retryable("HTTP 429", limit=True)
             if response.code == 400:
                 raise UpstreamBadRequest(f"GET {safe}: HTTP 400")
@@ -302,6 +339,7 @@ class UpstreamClient:
             if message in _TRANSIENT_MESSAGES or code == 504:
                 raise _Retryable(message, upstream_code=code, upstream_message=message)
             if message in _LIMIT_MESSAGES:
+                self.budget.note_refusal()  # slow down for everyone, not only this retry
                 raise _Retryable(message, limit=True, upstream_code=code, upstream_message=message)
             text = self._scrub(f"GET {safe}: upstream error {code} {message}" + (f" (field {field})" if field else ""))
             if message in _CONFIG_MESSAGES:
@@ -315,7 +353,6 @@ class UpstreamClient:
         last: _Retryable | None = None
         for number in range(self.max_retries + 1):
             if number:
-                self.retries += 1
                 await asyncio.sleep(self._delay(number - 1, last is not None and last.limit))
             try:
                 result = await attempt()
@@ -343,7 +380,7 @@ class UpstreamClient:
             self._scrub(f"GET {safe}: {last.description} ({attempts} attempt{'s' * (attempts > 1)})"),
             retry_after, upstream_code=last.upstream_code, upstream_message=last.upstream_message)
 
-    async def _fetch(self, url: str, safe: str) -> HTTPResponse:
+    async def _fetch(self, url: str, safe: str, caller: str) -> HTTPResponse:
         loop = asyncio.get_running_loop()
         if self._loop is not loop:
             # First use, or the client moved to another event loop (tests): the HTTP client and
@@ -360,6 +397,9 @@ class UpstreamClient:
                               request_timeout=self.request_timeout, follow_redirects=True,
                               headers={"Accept": "application/json", "Accept-Encoding": "gzip"},
                               user_agent="statsapi/1 (+upstream client)")
+        # The slot is taken right before the send (never while holding a socket), so send times
+        # follow the budget's spacing.
+        await self.budget.acquire(caller)
         async with self._semaphore:
             self.requests += 1
             try:

@@ -11,6 +11,7 @@ from store.online import OnlineSamples
 from store.players import Players
 from store.ratelimit import RateCounters
 from store.status import JobRuns
+from store.upstream_members import UpstreamMembers
 
 
 class Store:
@@ -23,7 +24,9 @@ class Store:
         self.players = Players(self.db)
         self.clans = Clans(self.db)
         self.online = OnlineSamples(self.db)
-        self.families = [self.rate_counters, self.leases, self.job_runs, self.players, self.clans, self.online]
+        self.upstream_members = UpstreamMembers(self.db)
+        self.families = [self.rate_counters, self.leases, self.job_runs, self.players, self.clans, self.online,
+                         self.upstream_members]
 
     def add_family(self, name: str, family) -> None:
         """Register a collection family (players, clans, online…) so schema and status see it."""
