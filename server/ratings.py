@@ -41,15 +41,22 @@ class TankExpectation:
 class ExpectedValues:
     """Immutable XVM table of WN8 expected values, keyed by tank id."""
 
-    __slots__ = ("_by_tank", "_version")
+    __slots__ = ("_by_tank", "_version", "rows_skipped", "skip_reasons")
 
     def __init__(self, by_tank: Mapping[int, TankExpectation], version: str = UNKNOWN_VERSION):
         self._by_tank = MappingProxyType(dict(by_tank))
         self._version = version
+        self.rows_skipped = 0  # malformed rows left out by from_json
+        self.skip_reasons: tuple[str, ...] = ()  # the first few, for /status and the log
 
     @classmethod
     def from_json(cls, obj: Any) -> ExpectedValues:
-        """Build the table from the decoded XVM JSON document, validating its shape."""
+        """Build the table from the decoded XVM JSON document.
+
+        Tolerant row by row, as published copies differ: numbers given as strings are accepted,
+        a malformed or duplicate row is skipped and counted (``rows_skipped``). Only a document
+        without the ``data`` list, or without one usable row, is rejected.
+        """
         if not isinstance(obj, dict):
             raise ValueError("expected values: top level must be a JSON object")
         data = obj.get("data")
@@ -59,12 +66,22 @@ class ExpectedValues:
             # An empty table would silently turn every WN8 into None.
             raise ValueError('expected values: "data" is empty')
         by_tank: dict[int, TankExpectation] = {}
+        reasons: list[str] = []
         for index, entry in enumerate(data):
-            tank_id, expectation = _parse_entry(index, entry)
-            if tank_id in by_tank:
-                raise ValueError(f"expected values: duplicate IDNum {tank_id} at data[{index}]")
+            try:
+                tank_id, expectation = _parse_entry(index, entry)
+                if tank_id in by_tank:
+                    raise ValueError(f"expected values: duplicate IDNum {tank_id} at data[{index}] (first kept)")
+            except ValueError as exc:
+                reasons.append(str(exc))
+                continue
             by_tank[tank_id] = expectation
-        return cls(by_tank, _header_version(obj.get("header")))
+        if not by_tank:
+            raise ValueError(f"expected values: no usable row ({reasons[0]})")
+        table = cls(by_tank, _header_version(obj.get("header")))
+        table.rows_skipped = len(reasons)
+        table.skip_reasons = tuple(reasons[:5])
+        return table
 
     @property
     def version(self) -> str:
@@ -88,22 +105,36 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def _number(value: Any) -> float | None:
+    """A number, or a string holding one (older XVM copies quote every value); else None."""
+    if _is_number(value):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            return None
+    return None
+
+
 def _parse_entry(index: int, entry: Any) -> tuple[int, TankExpectation]:
     where = f"expected values: data[{index}]"
     if not isinstance(entry, dict):
         raise ValueError(f"{where} must be an object")
-    tank_id = entry.get("IDNum")
-    if not isinstance(tank_id, int) or isinstance(tank_id, bool):
-        raise ValueError(f"{where}: IDNum must be an integer, got {tank_id!r}")
+    raw_id = entry.get("IDNum")
+    number = _number(raw_id)
+    if number is None or not math.isfinite(number) or number != int(number) or number <= 0:
+        raise ValueError(f"{where}: IDNum must be a positive integer, got {raw_id!r}")
+    tank_id = int(number)
     values = {}
     for key in _EXPECTED_KEYS:
-        value = entry.get(key)
-        if not _is_number(value):
-            raise ValueError(f"{where} (IDNum {tank_id}): {key} must be a number, got {value!r}")
+        value = _number(entry.get(key))
+        if value is None:
+            raise ValueError(f"{where} (IDNum {tank_id}): {key} must be a number, got {entry.get(key)!r}")
         # Expected values are divisors of the WN8 ratios, so they must be positive.
         if not math.isfinite(value) or value <= 0:
             raise ValueError(f"{where} (IDNum {tank_id}): {key} must be positive, got {value!r}")
-        values[key] = float(value)
+        values[key] = value
     return tank_id, TankExpectation(
         damage=values["expDamage"],
         spot=values["expSpot"],

@@ -228,16 +228,42 @@ GOOD_ENTRY = {"IDNum": 1, "expDamage": 100.0, "expSpot": 1.0, "expFrag": 1.0,
     ({"data": []}, "empty"),
     ({"data": ["not an object"]}, "data[0]"),
     ({"data": [{k: v for k, v in GOOD_ENTRY.items() if k != "expDamage"}]}, "expDamage"),
-    ({"data": [dict(GOOD_ENTRY, IDNum="1")]}, "IDNum"),
-    ({"data": [dict(GOOD_ENTRY, expSpot="1.0")]}, "expSpot"),
+    ({"data": [dict(GOOD_ENTRY, IDNum="one")]}, "IDNum"),
+    ({"data": [dict(GOOD_ENTRY, IDNum=1.5)]}, "IDNum"),
+    ({"data": [dict(GOOD_ENTRY, expSpot="1.0x")]}, "expSpot"),
     ({"data": [dict(GOOD_ENTRY, expFrag=True)]}, "expFrag"),
     ({"data": [dict(GOOD_ENTRY, expDef=-0.5)]}, "expDef"),
     ({"data": [dict(GOOD_ENTRY, expWinRate=0)]}, "expWinRate"),
-    ({"data": [GOOD_ENTRY, dict(GOOD_ENTRY)]}, "duplicate"),
 ])
-def test_malformed_table_raises_value_error(doc, message):
+def test_table_without_a_usable_row_raises_value_error(doc, message):
     with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("]", r"\]")):
         ExpectedValues.from_json(doc)
+
+
+def test_numbers_as_strings_are_accepted():
+    """Older XVM copies quote every number; the table must load all the same."""
+    quoted = {key: str(value) for key, value in GOOD_ENTRY.items()}
+    table = ExpectedValues.from_json({"header": {"version": "old"}, "data": [quoted]})
+    assert table.get(1) == ExpectedValues.from_json({"data": [GOOD_ENTRY]}).get(1)
+    assert table.rows_skipped == 0
+
+
+def test_bad_rows_are_skipped_and_counted_not_fatal():
+    rows = [GOOD_ENTRY, {"IDNum": 2}, "junk", dict(GOOD_ENTRY, IDNum=3, expDamage="n/a"),
+            dict(GOOD_ENTRY, expDamage=999.0), dict(GOOD_ENTRY, IDNum=4)]
+    table = ExpectedValues.from_json({"data": rows})
+    assert sorted(t for t in (1, 2, 3, 4) if t in table) == [1, 4]
+    assert table.get(1).damage == 100.0  # the first of two rows for one tank is kept
+    assert table.rows_skipped == 4
+    assert any("duplicate" in reason for reason in table.skip_reasons)
+
+
+def test_real_table_with_every_number_quoted_loads_identically(real_table):
+    doc = json.loads(REAL_TABLE.read_bytes())
+    doc["data"] = [{k: str(v) for k, v in row.items()} for row in doc["data"]]
+    quoted = parse_expected_values(json.dumps(doc).encode())
+    assert len(quoted) == len(real_table) and quoted.rows_skipped == 0
+    assert all(quoted.get(t) == real_table.get(t) for t in (1, 33, 49))
 
 
 @pytest.mark.parametrize("raw", [b"", b"{not json", b"\xff\xfe\x00", b"null"])
