@@ -121,7 +121,10 @@ ENDPOINTS = [
         "description": "Service health, database and upstream state, background jobs, cache timestamps.",
         "fields": {
             "health": "ok, or degraded when the database is unreachable or a job's last run failed",
-            "database": "reachable, ping_ms", "upstream": "last_success, last_failure, requests, failures",
+            "database": "reachable, ping_ms", "upstream": "last_success, last_failure, requests, failures; budget: rate_per_second "
+                        "(configured), processes_sharing, share_per_second, effective_per_second, "
+                        "requests_last_minute(_by_caller), queued, request_limit_exceeded {count, last}, "
+                        "live_queue_wait_ms {p50, p99}; expected_values: version, tanks, rows_skipped",
             "jobs.<name>": "last_run, ok, message, last_success, last_failure",
             "caches": "newest_player, newest_clan, newest_online_sample (unix)",
             "version, uptime_seconds, leader, rate_limiter": "process facts",

@@ -472,6 +472,35 @@ def schema_components(index: dict) -> dict:
                 "last_success": number_or_null, "last_failure": number_or_null,
                 "last_error": nullable("string"),
                 "requests": {"type": "integer", "minimum": 0}, "failures": {"type": "integer", "minimum": 0},
+                "budget": obj({
+                    "rate_per_second": {"type": "number", "description": "Configured upstream quota of the "
+                                                                         "application_id (all processes)."},
+                    "processes_sharing": {"type": "integer", "minimum": 1},
+                    "share_per_second": {"type": "number", "description": "This process's share of the quota."},
+                    "effective_per_second": {"type": "number",
+                                             "description": "What this process sends at most now (after the "
+                                                            "safety margin and any slow-down)."},
+                    "window": obj({"requests": {"type": "integer"}, "seconds": {"type": "number"},
+                                   "reserved_for_live": {"type": "integer"}}),
+                    "slowed_down": {"type": "boolean",
+                                    "description": "The upstream refused a request for the rate recently."},
+                    "requests_last_minute": {"type": "integer", "minimum": 0},
+                    "requests_last_minute_by_caller": {"type": "object",
+                                                       "additionalProperties": {"type": "integer"},
+                                                       "description": "live, clans, refresh, online, "
+                                                                      "reference, seed, other"},
+                    "queued": {"type": "object", "additionalProperties": {"type": "integer"},
+                               "description": "Requests waiting for a slot, by priority (0 = live)."},
+                    "request_limit_exceeded": obj({"count": {"type": "integer", "minimum": 0},
+                                                   "last": number_or_null}),
+                    "live_queue_wait_ms": obj({"p50": number_or_null, "p99": number_or_null,
+                                               "samples": {"type": "integer", "minimum": 0}}),
+                }),
+                "expected_values": obj({
+                    "version": nullable("string"), "tanks": {"type": "integer", "minimum": 0},
+                    "rows_skipped": {"type": "integer", "minimum": 0}, "loaded_at": number_or_null,
+                    "last_error": nullable("string"),
+                }),
             }, required=["configured"]),
             "jobs": {"type": "object", "description": "Last outcome of each background job, by job name.",
                      "additionalProperties": {"type": "object", "properties": {

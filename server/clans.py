@@ -10,12 +10,12 @@ import time
 
 from server.errors import APIError
 from server.players import TOTAL_FIELDS, build_profile, utc_date
-from server.upstream import UpstreamError, UpstreamUnavailable
+from server.upstream import ACCOUNT_FIELDS, ID_LIMITS, TANKS_FIELDS, UpstreamError, UpstreamUnavailable
 
 log = logging.getLogger("statsapi.clans")
 
 REGIONS = ("eu", "na", "asia")
-BATCH = 100  # the upstream takes at most 100 ids per request
+BATCH = 100  # clans per refresh batch: clans/info and clanratings take 100 ids per request
 REFRESH_EVERY = 3600  # SPEC: cached clan data is at most about one hour old
 # The job runs once per hour slot, at a slightly different second each time: a clan refreshed
 # 58 minutes ago is due, or it would only be refreshed every second hour.
@@ -36,12 +36,18 @@ TOP_MIN_BATTLES = 10  # WN8 and win-rate top lists only rank members with this m
 CLAN_FIELDS = "clan_id,tag,name,members_count,members"
 RATING_FIELDS = "clan_id,fb_elo_rating_10,fb_elo_rating_8"
 STRONGHOLD_FIELDS = "clan_id,skirmish_statistics"
-ACCOUNT_FIELDS = "account_id,nickname,clan_id,created_at,last_battle_time,updated_at,statistics.all"
 
 _SKIRMISH_TOTAL = re.compile(r"^total_(\d+)$")
 
 
 # --- pure views and maths ------------------------------------------------------------
+def clan_requests(clans: int) -> int:
+    """Upstream requests for one batch of clans: clans/info, clanratings, stronghold by 10s."""
+    per_call = ID_LIMITS["wot/stronghold/claninfo"]
+    return 2 + -(-clans // per_call)
+
+
+
 def _rating_value(ratings: dict | None, key: str) -> int | None:
     entry = (ratings or {}).get(key)
     value = entry.get("value") if isinstance(entry, dict) else entry
@@ -284,6 +290,7 @@ class _Run:
     refreshed: int = 0
     failed: int = 0
     not_found: int = 0
+    disbanded: int = 0
     rated: int = 0
     stopped: bool = False
 
@@ -383,14 +390,15 @@ class ClanService:
         batches.sort(key=lambda b: order[(b[0], b[1][0])])
         attempted = 0
         for region, ids in batches:
-            # Three clan requests, then about one account/info request per clan (<= 100 members).
-            room = run.requests_left - 3
-            if run.stopped or room < 1:
+            # The clan requests, then about one account/info request per clan (<= 100 members).
+            while ids and clan_requests(len(ids)) + len(ids) > run.requests_left:
+                ids = ids[:-1]
+            if run.stopped or not ids:
                 break
-            ids = ids[:room]
             attempted += len(ids)
             await self._refresh_batch(region, ids, run, referenced)
         outcome = (f"refreshed {run.refreshed} clans, failed {run.failed}, not found {run.not_found}, "
+                   f"disbanded {run.disbanded}, "
                    f"members rated {run.rated}, upstream requests {run.requests}, "
                    f"left for later {len(due) - attempted}")
         if run.refreshed == 0 and run.failed > 0:
@@ -398,10 +406,12 @@ class ClanService:
         return outcome
 
     async def _due(self, now: float) -> tuple[list[tuple[str, int]], set[tuple[str, int]]]:
+        gone = await self.store.clans.disbanded()
         referenced = set(await self.store.clans.seeded())
         referenced |= set(await self.store.clans.referenced_by_players(REGIONS))
         referenced = {(r, c) for r, c in referenced if r in REGIONS and c > 0}
         candidates = referenced | set(await self.store.clans.referenced_since(now - REFERENCE_KEEP))
+        candidates -= gone  # a disbanded clan stays dropped even while stale profiles still name it
         cached = await self.store.clans.cached_at_of(sorted(candidates))
         threshold = now - (REFRESH_EVERY - REFRESH_SLACK)
         due = [key for key in candidates if cached.get(key, 0) <= threshold]
@@ -410,12 +420,12 @@ class ClanService:
 
     async def _refresh_batch(self, region: str, ids: list[int], run: _Run, referenced: set) -> None:
         results = await asyncio.gather(
-            self.upstream.clans_info(region, ids, fields=CLAN_FIELDS),
-            self.upstream.clan_ratings(region, ids, fields=RATING_FIELDS),
-            self.upstream.stronghold_claninfo(region, ids, fields=STRONGHOLD_FIELDS),
+            self.upstream.clans_info(region, ids, fields=CLAN_FIELDS, caller="clans"),
+            self.upstream.clan_ratings(region, ids, fields=RATING_FIELDS, caller="clans"),
+            self.upstream.stronghold_claninfo(region, ids, fields=STRONGHOLD_FIELDS, caller="clans"),
             return_exceptions=True,
         )
-        run.spend(3)
+        run.spend(clan_requests(len(ids)))
         for result in results:
             if isinstance(result, BaseException):
                 if not isinstance(result, UpstreamError):
@@ -426,8 +436,15 @@ class ClanService:
                     run.stopped = True  # the upstream is down: leave the rest for the next run
                 return
         infos, ratings, strongholds = results
-        found = [c for c in ids if infos.get(c)]
-        run.not_found += len(ids) - len(found)
+        disbanded = [c for c in ids if (infos.get(c) or {}).get("is_clan_disbanded")]
+        if disbanded:
+            # Gone for good: its data is dropped (404 clan_not_cached) and it leaves the refresh.
+            await self.store.clans.forget_disbanded(region, disbanded, self.clock())
+            for clan_id in disbanded:
+                self._hot.pop((region, clan_id), None)
+            run.disbanded += len(disbanded)
+        found = [c for c in ids if infos.get(c) and c not in disbanded]
+        run.not_found += len(ids) - len(found) - len(disbanded)
 
         member_ids = list(dict.fromkeys(int(m["account_id"]) for c in found for m in _members_of(infos[c])))
         accounts, failed_ids = await self._member_accounts(region, member_ids, run)
@@ -448,7 +465,7 @@ class ClanService:
         chunks = [member_ids[i:i + BATCH] for i in range(0, len(member_ids), BATCH)]
         affordable, skipped = chunks[:max(0, run.requests_left)], chunks[max(0, run.requests_left):]
         results = await asyncio.gather(
-            *(self.upstream.account_info(region, chunk, fields=ACCOUNT_FIELDS) for chunk in affordable),
+            *(self.upstream.account_info(region, chunk, fields=ACCOUNT_FIELDS, caller="clans") for chunk in affordable),
             return_exceptions=True)
         run.spend(len(affordable))
         accounts: dict[int, dict | None] = {}
@@ -528,7 +545,8 @@ class ClanService:
         chosen = stale[:max(0, min(run.ratings_left, run.requests_left))]
         if not chosen:
             return {}
-        results = await asyncio.gather(*(self.upstream.tanks_stats(region, a) for a in chosen),
+        results = await asyncio.gather(*(self.upstream.tanks_stats(region, a, fields=TANKS_FIELDS, caller="clans")
+                                         for a in chosen),
                                         return_exceptions=True)
         run.spend(len(chosen))
         run.ratings_left -= len(chosen)

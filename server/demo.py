@@ -8,6 +8,7 @@ import time
 
 from server import ratings as rating_maths
 from server.players import build_profile, snapshot_of
+from server.upstream import ACCOUNT_FIELDS, TANKS_FIELDS
 
 log = logging.getLogger("statsapi.demo")
 
@@ -60,14 +61,16 @@ async def seed_player_history(store, upstream, ratings_source, accounts: dict[st
         traveller = TimeTravelUpstream(upstream, lambda: as_of)
         with_ratings = expected is not None and (back % rating_every == 0)
         async with units:
-            infos = await traveller.account_info(region, accounts.get(region) or [])
+            infos = await traveller.account_info(region, accounts.get(region) or [], fields=ACCOUNT_FIELDS,
+                                                 caller="seed")
             tiers = await ratings_source.tiers(region) if with_ratings else {}
 
             async def one(account_id: int, info: dict) -> dict:
                 tanks = []
                 if with_ratings:
                     async with tank_calls:
-                        tanks = await traveller.tanks_stats(region, account_id)
+                        tanks = await traveller.tanks_stats(region, account_id, fields=TANKS_FIELDS,
+                                                            caller="seed")
                 doc = build_profile(region, account_id, info, tanks, as_of)
                 if with_ratings:
                     doc["ratings"] = rating_maths.compute_ratings(doc["totals"], doc["tanks"], expected, tiers)
@@ -95,7 +98,7 @@ async def seed_current_profiles(players, accounts: dict[str, list[int]]) -> int:
         nonlocal done
         async with semaphore:
             try:
-                await players.fetch_and_store(region, account_id, with_ratings=True)
+                await players.fetch_and_store(region, account_id, with_ratings=True, caller="seed")
                 done += 1
             except Exception as exc:
                 log.warning("profile %s/%s not seeded: %s", region, account_id, exc)
@@ -171,7 +174,8 @@ async def seed_demo(store, services, simulator_lists, players_per_region: int = 
         clans[region] = await simulator_lists.clans(region, clans_per_region)
         members: list[int] = []
         for clan_id in clans[region]:
-            info = (await services.upstream.clans_info(region, [clan_id])).get(clan_id) or {}
+            info = (await services.upstream.clans_info(region, [clan_id], fields="clan_id,members.account_id",
+                                                       caller="seed")).get(clan_id) or {}
             members += [m["account_id"] for m in info.get("members") or []]
         extra = await simulator_lists.accounts(region, players_per_region)
         accounts[region] = sorted(set(members[: players_per_region // 2]) | set(extra))[:players_per_region]
@@ -181,11 +185,10 @@ async def seed_demo(store, services, simulator_lists, players_per_region: int = 
     summary["snapshots"] = await seed_player_history(store, services.upstream, services.ratings_source,
                                                      accounts, history_days, now)
     summary["profiles"] = await seed_current_profiles(services.players, accounts)
-    if hasattr(store.clans, "add_seeds"):
-        for region, ids in clans.items():
-            await store.clans.add_seeds(region, ids)
-        await services.clans.refresh(int(now // 3600))
-        await services.clans.build_digests(int(now // 3600))
+    for region, ids in clans.items():
+        await store.clans.add_seeds(region, ids)
+    await services.clans.refresh(int(now // 3600))
+    await services.clans.build_digests(int(now // 3600))
     summary["online_slots"] = await seed_online(store, services.upstream, online_days, now)
     summary["seconds"] = round(time.monotonic() - started, 1)
     return summary

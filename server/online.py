@@ -83,7 +83,9 @@ class OnlineService:
         """Sample every game × region for minute `slot`; returns the outcome, raises if all failed."""
         minute_ts = slot * 60
         pairs = [(game, region) for game in GAMES for region in REGIONS]
-        fetched = await asyncio.gather(*(self._fetch(game, region) for game, region in pairs))
+        # One upstream request per region answers every game.
+        by_region = await asyncio.gather(*(self._fetch(region) for region in REGIONS))
+        fetched = [dict(zip(REGIONS, by_region))[region][game] for game, region in pairs]
         sampled_at = self.clock()
         failed = [(pair, error) for pair, (_, error) in zip(pairs, fetched) if error is not None]
         good = [(pair, rows) for pair, (rows, error) in zip(pairs, fetched) if error is None]
@@ -110,11 +112,19 @@ class OnlineService:
             raise SamplingFailed(f"all {len(pairs)} game/regions failed: " + failed[0][1])
         return outcome
 
-    async def _fetch(self, game: str, region: str) -> tuple[list[dict] | None, str | None]:
+    async def _fetch(self, region: str) -> dict[str, tuple[list[dict] | None, str | None]]:
+        """{game: (rows, None) or (None, error)} for one region."""
         try:
-            return _server_rows(await self.upstream.servers_info(game, region)), None
-        except Exception as exc:  # one game/region failing must not stop the others
-            return None, _describe(exc)
+            answer = await self.upstream.servers_info(region, GAMES, caller="online")
+        except Exception as exc:  # one region failing must not stop the others
+            return {game: (None, _describe(exc)) for game in GAMES}
+        out = {}
+        for game in GAMES:
+            try:
+                out[game] = (_server_rows(answer.get(game)), None)
+            except ValueError as exc:  # one game's rows unusable: the other games still count
+                out[game] = (None, _describe(exc))
+        return out
 
     @staticmethod
     def _peak_counts(stored: dict) -> dict[str, dict[str, int]]:

@@ -8,15 +8,14 @@ import time
 
 from server import ratings as rating_maths
 from server.errors import APIError
-from server.upstream import UpstreamUnavailable
+from server.upstream import ACCOUNT_FIELDS, TANK_COUNTERS, TANKS_FIELDS, UpstreamUnavailable
 
 log = logging.getLogger("statsapi.players")
 
 PROFILE_MAX_AGE = 3600  # SPEC: cached data is at most about one hour old
 HOT_SECONDS = 5.0  # hot profiles are held in-process this long (well inside the hour)
 TOUCH_EVERY = 300.0  # how often a request refreshes last_requested in the database
-TANK_FIELDS = ("battles", "wins", "losses", "draws", "damage_dealt", "frags", "spotted",
-               "dropped_capture_points", "capture_points", "xp", "survived_battles", "shots", "hits")
+TANK_FIELDS = TANK_COUNTERS  # what we keep of each tank's `all` block (the upstream `fields` ask for these)
 TOTAL_FIELDS = TANK_FIELDS
 DELTA_PERIODS = (7, 30, 90)
 # A live lookup answers within this, whatever the upstream client's retries would allow:
@@ -242,7 +241,7 @@ class PlayerService:
                 self.limiter.refund(client, "live")
                 raise APIError("rate_limited_global", headers={"Retry-After": str(budget.retry_after)})
             try:
-                doc = await asyncio.wait_for(self.fetch_and_store(region, account_id), LIVE_DEADLINE)
+                doc = await asyncio.wait_for(self.fetch_and_store(region, account_id, caller="live"), LIVE_DEADLINE)
             except asyncio.TimeoutError:
                 raise UpstreamUnavailable("live lookup deadline passed", retry_after=30) from None
             future.set_result(doc)
@@ -256,12 +255,14 @@ class PlayerService:
         self._touched[key] = 0
         return profile_view(doc, live_fetched=True)
 
-    async def fetch_and_store(self, region: str, account_id: int, with_ratings: bool = False) -> dict:
+    async def fetch_and_store(self, region: str, account_id: int, with_ratings: bool = False,
+                              caller: str = "refresh") -> dict:
         """Fetch one account from the upstream and store it; a failure is never stored."""
-        info = (await self.upstream.account_info(region, [account_id])).get(account_id)
+        info = (await self.upstream.account_info(region, [account_id], fields=ACCOUNT_FIELDS,
+                                                 caller=caller)).get(account_id)
         if not info:
             raise APIError("player_not_found", region=region)
-        raw_tanks = await self.upstream.tanks_stats(region, account_id)
+        raw_tanks = await self.upstream.tanks_stats(region, account_id, fields=TANKS_FIELDS, caller=caller)
         doc = build_profile(region, account_id, info, raw_tanks, self.clock())
         if with_ratings:
             doc["ratings"] = await self.ratings_for(doc)
@@ -318,7 +319,7 @@ class PlayerService:
         refreshed = failed = 0
         for item in due:
             try:
-                await self.fetch_and_store(item["region"], item["account_id"], with_ratings=True)
+                await self.fetch_and_store(item["region"], item["account_id"], with_ratings=True, caller="refresh")
                 refreshed += 1
             except Exception as exc:
                 failed += 1

@@ -11,6 +11,8 @@ from pymongo import ASCENDING, DESCENDING, UpdateOne
 CLAN_TTL_SECONDS = 30 * 86400
 # Digests are recomputed hourly (and on demand); the TTL only keeps the collection small.
 DIGEST_TTL_SECONDS = 2 * 3600
+# A disbanded clan is remembered this long, so stale references do not bring it back to refresh.
+GONE_TTL_SECONDS = 30 * 86400
 IN_CHUNK = 1000  # ids per $in query
 
 
@@ -30,6 +32,7 @@ class Clans:
         self.clans = db["clans"]
         self.digests = db["clan_digests"]
         self.seeds = db["clan_seeds"]
+        self.gone = db["clans_disbanded"]
         # Read only: which clans cached players belong to (the players family owns it).
         self.players = db["players"]
 
@@ -40,6 +43,7 @@ class Clans:
         await self.clans.create_index([("cached_at", DESCENDING)])
         await self.digests.create_index("expires_at", expireAfterSeconds=0)
         await self.seeds.create_index([("region", ASCENDING), ("clan_id", ASCENDING)])
+        await self.gone.create_index("expires_at", expireAfterSeconds=0)
 
     # --- clan documents ------------------------------------------------------------
     async def get(self, region: str, clan_id: int) -> dict | None:
@@ -82,6 +86,23 @@ class Clans:
     async def newest_timestamp(self) -> float | None:
         doc = await self.clans.find_one({}, {"cached_at": 1}, sort=[("cached_at", DESCENDING)])
         return doc["cached_at"] if doc else None
+
+    async def forget_disbanded(self, region: str, clan_ids: list[int], now: float) -> None:
+        """A clan the upstream says is disbanded: drop its data and seed, remember it is gone."""
+        if not clan_ids:
+            return
+        keys = [clan_key(region, c) for c in clan_ids]
+        await self.gone.bulk_write([UpdateOne({"_id": key}, {"$set": {
+            "region": region, "clan_id": int(c), "disbanded_seen_at": now,
+            "expires_at": _utc(now + GONE_TTL_SECONDS)}}, upsert=True) for key, c in zip(keys, clan_ids)],
+            ordered=False)
+        await self.clans.delete_many({"_id": {"$in": keys}})
+        await self.digests.delete_many({"_id": {"$in": keys}})
+        await self.seeds.delete_many({"_id": {"$in": keys}})
+
+    async def disbanded(self) -> set[tuple[str, int]]:
+        """Clans seen disbanded in the last GONE_TTL_SECONDS (a small set)."""
+        return {(doc["region"], doc["clan_id"]) async for doc in self.gone.find({}, {"region": 1, "clan_id": 1})}
 
     # --- which clans to refresh ------------------------------------------------------
     async def referenced_by_players(self, regions: tuple[str, ...]) -> list[tuple[str, int]]:
