@@ -8,7 +8,7 @@
 In one run it starts, each as its own child process:
 
 - SecantusDB (`python -m secantus --storage-path :memory:`), the database;
-- the upstream simulator (`scripts/upstream_sim.py`), then seeds a small dataset through the
+- the upstream simulator (`python -m scripts.upstream_sim`), then seeds a small dataset through the
   real ingest code (`server.demo.seed_current_profiles`, the clan refresh, the online sampler);
 - the *ceiling*: a bare Tornado handler answering a fixed ~1 KB JSON body;
 - the service: `python -m server ... --no-jobs --trusted-proxies 127.0.0.1/32`, ONE process.
@@ -850,7 +850,7 @@ class Bench:
         self.db_name = "bench_" + str(int(time.time()))
 
         sim_port = free_port()
-        cmd = [sys.executable, os.path.join(ROOT, "scripts", "upstream_sim.py"), "--port", str(sim_port)]
+        cmd = [sys.executable, "-m", "scripts.upstream_sim", "--port", str(sim_port), "--rps", "0"]
         if os.path.exists(EXPECTED_VALUES_FILE):
             cmd += ["--expected-values", EXPECTED_VALUES_FILE]
         else:

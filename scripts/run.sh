@@ -11,7 +11,7 @@ DATA_DIR="${STATSAPI_DATA_DIR:-$ROOT/var}"
 mkdir -p "$DATA_DIR"
 if [ -z "${STATSAPI_UPSTREAM_BASE_URL:-}" ]; then
   # No real upstream configured: serve the Wargaming API subset from the simulator.
-  "$ROOT/.venv/bin/python" scripts/upstream_sim.py --port "$SIM_PORT" \
+  "$ROOT/.venv/bin/python" -m scripts.upstream_sim --port "$SIM_PORT" \
       $( [ -f ../shared/data/wn8exp-2024-09-12.json ] && echo --expected-values ../shared/data/wn8exp-2024-09-12.json ) \
       > "$DATA_DIR/upstream_sim.log" 2>&1 &
   SIM_PID=$!

@@ -1,0 +1,699 @@
+"""Offline stand-in for the Wargaming public API: API methods, Tornado handlers and make_app.
+
+One process serves every real host: the first two path segments name the host's game and
+region, the rest is the real API path::
+
+    /{game}/{region}/{api_path}/?application_id=...&...
+    /wot/eu/wot/account/info/?application_id=x&account_id=500000000,500000001
+    /wotb/na/wgn/servers/info/?application_id=x&game=wotb
+
+API methods (answers use the real envelope: ``{"status": "ok", "meta": {"count": N},
+"data": {...}}``; errors arrive with HTTP 200 and ``{"status": "error", "error": {"code",
+"message", "field", "value"}}``)::
+
+    wot/account/info          account_id (<= 100, comma separated), fields
+    wot/tanks/stats           account_id (exactly one), tank_id (<= 100), fields
+    wot/encyclopedia/vehicles tank_id, tier, type, nation, fields, limit (default and max 100), page_no
+    wot/clans/info            clan_id (<= 100), fields, members_key=id
+    wot/clanratings/clans     clan_id (<= 100), fields
+    wot/stronghold/claninfo   clan_id (<= 10), fields
+    wgn/servers/info          game (wot, wotb, wows; comma separated; default: all); on every host
+
+Limits, as strict as the real API:
+
+- More ids than allowed: ``407 <FIELD>_LIST_LIMIT_EXCEEDED`` (a violation of kind ``ids_limit``).
+- Requests per second per application_id (``--rps``, default 10 on the command line, 0 = off;
+  ``make_app(rps=0)`` by default): a request arriving when ``rps`` or more requests of the same
+  application_id arrived in the preceding 1.0 s (real time, never the simulated clock) is answered
+  ``407 REQUEST_LIMIT_EXCEEDED`` (kind ``request_limit``). Refused requests count toward the window.
+- Full-size answers: tanks/stats carries per tank the blocks all, clan, company, globalmap,
+  regular_team, stronghold_defense, stronghold_skirmish and team (30 counters each) plus frags,
+  in_garage, mark_of_mastery, max_frags, max_xp (several KB per tank); account/info statistics
+  carries all, clan, company, historical, regular_team, stronghold_defense, stronghold_skirmish,
+  team, frags and trees_cut; vehicles carry the encyclopedia record (default_profile,
+  modules_tree, images, ...). ``fields`` (dotted, comma separated, ``-`` excludes) trims them.
+- About 10 % of accounts are veterans with 150-400 played tanks (``veteran_accounts()``).
+- About 5 % of clan slots hold a disbanded clan: clans/info answers ``{"clan_id",
+  "is_clan_disbanded": true, "updated_at"}`` with every other key null; clanratings/clans and
+  stronghold/claninfo answer null; its former members have ``clan_id`` null.
+
+Other endpoints::
+
+    GET  /wn8exp.json         XVM expected-values table (--expected-values FILE, else generated);
+                              ?strings=1 (or --expected-values-strings): every number as a string;
+                              ?bad_rows=N: N malformed rows appended (no IDNum, non-numeric values)
+    GET  /_sim/clock          {"now", "offset", "frozen", "real_time"}
+    POST /_sim/clock          {"now": ts} (frozen at ts; add "freeze": false to keep it running),
+                              {"offset": s}, {"advance": s}, {"reset": true}
+    GET  /_sim/faults         current fault settings
+    POST /_sim/faults         {"latency_ms", "error_rate", "http_5xx_rate", "timeout_rate",
+                               "limit_rate", "fail_next", "fail_mode", "hang_seconds", "seed",
+                               "reset"}
+    GET  /_sim/limits         {"rps": N, "window_seconds": 1.0}
+    POST /_sim/limits         {"rps": N} (0 disables); {"reset": true} also forgets the windows
+    GET  /_sim/stats          {"total", "by_path", "by_endpoint", "faults", "since",
+                               "max_per_second", "max_per_second_by_app", "violations":
+                               {"ids_limit", "request_limit", "total"}, "violations_by_path",
+                               "bytes", "bytes_by_path"} (DELETE or POST {"reset": true} clears)
+    GET  /_sim/accounts?region=eu&n=10&start=ID   existing account ids (existing_accounts())
+    GET  /_sim/veterans?region=eu&n=10            veteran account ids (veteran_accounts())
+    GET  /_sim/clans?region=eu&n=10               active clan ids (existing_clans())
+    GET  /_sim/clans/disbanded?region=eu&n=10     disbanded clan ids (disbanded_clans())
+    GET  /_sim/clans/disband  clans disbanded at run time {"disbanded": {"eu": {"<id>": ts}}}
+    POST /_sim/clans/disband  {"region": "eu", "clan_id": N} disbands an active clan now
+                              (404 when there is no such active clan); {"reset": true} undoes all
+
+Every API request also accepts ``_sim_now=<unix ts>``: answer "as of" that instant.
+Faults, limits and counters apply to the API paths only (not to /wn8exp.json or /_sim/*). The
+"timeout" fault holds the request until the client disconnects, ``hang_seconds`` pass, or the
+faults are cleared.
+
+Account ids follow the real ranges (eu 500,000,000+, na 1,000,000,000+, asia 2,000,000,000+);
+clan ids are the account range divided by 1000 (eu 500,000+, na 1,000,000+, asia 2,000,000+),
+each clan drawing its members from a slice of 100 consecutive account ids.
+The 2018 vehicle list has no premium flag; ``is_premium`` is then a stable stand-in (~12 % of
+tiers 2-8), not the real value.
+
+All data is generated deterministically from the ids (stable hashes, never Python's salted
+``hash()``), and player statistics grow over simulated time: every account plays a
+deterministic number of battles per day from its creation date on.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+from pathlib import Path
+from typing import Any, Callable
+
+import tornado.web
+import ujson
+
+from .clock import SimClock
+from .faults import Faults
+from .ids import (
+    GAMES, MAX_IDS, MAX_STRONGHOLD_IDS, MAX_VEHICLE_PAGE, REGION_RANGES, REGIONS, disbanded_clans,
+    existing_accounts, existing_clans, veteran_accounts,
+)
+from .limits import Counters, RateLimiter
+from .world import World
+
+log = logging.getLogger("upstream_sim")
+
+# --------------------------------------------------------------------------------------
+# "fields" parameter (include paths, "-path" excludes), applied per data value; never mutates
+# --------------------------------------------------------------------------------------
+
+
+def _include(obj: Any, paths: list[list[str]]) -> Any:
+    if isinstance(obj, list):
+        return [_include(x, paths) for x in obj]
+    if not isinstance(obj, dict):
+        return obj
+    out: dict = {}
+    grouped: dict[str, list[list[str]]] = {}
+    for path in paths:
+        grouped.setdefault(path[0], []).append(path[1:])
+    for key, rests in grouped.items():
+        if key not in obj:
+            continue
+        if any(not r for r in rests):
+            out[key] = obj[key]
+        else:
+            out[key] = _include(obj[key], rests)
+    return out
+
+
+def _exclude(obj: Any, path: list[str]) -> Any:
+    """A copy of ``obj`` without ``path`` (only the containers on the path are copied)."""
+    if isinstance(obj, list):
+        return [_exclude(x, path) for x in obj]
+    if isinstance(obj, dict) and path[0] in obj:
+        out = dict(obj)
+        if len(path) == 1:
+            del out[path[0]]
+        else:
+            out[path[0]] = _exclude(obj[path[0]], path[1:])
+        return out
+    return obj
+
+
+def apply_fields(value: Any, fields: str | None) -> Any:
+    """The real API's ``fields``: dotted include paths and ``-path`` excludes; ``value`` is left as is."""
+    if value is None or not fields:
+        return value
+    parts = [p.strip() for p in fields.split(",") if p.strip()]
+    includes = [p.split(".") for p in parts if not p.startswith("-")]
+    excludes = [p[1:].split(".") for p in parts if p.startswith("-") and len(p) > 1]
+    if includes:
+        value = _include(value, includes)
+    for path in excludes:
+        value = _exclude(value, path)
+    return value
+
+
+# --------------------------------------------------------------------------------------
+# State
+# --------------------------------------------------------------------------------------
+
+
+class SimState:
+    def __init__(self, world: World, clock: SimClock, faults: Faults, application_id: str | None = None,
+                 rps: int = 0, expected_values_strings: bool = False):
+        self.world = world
+        self.clock = clock
+        self.faults = faults
+        self.application_id = application_id
+        self.limiter = RateLimiter(rps)
+        self.counters = Counters()
+        self.expected_values_strings = expected_values_strings
+        self._expected_variants: dict[tuple[bool, int], bytes] = {}
+        self._release: asyncio.Event | None = None
+
+    def reset_stats(self) -> None:
+        self.counters.reset()
+
+    def describe_stats(self) -> dict:
+        return self.counters.describe()
+
+    @property
+    def faults_served(self) -> dict[str, int]:
+        return self.counters.faults
+
+    def expected_values(self, strings: bool, bad_rows: int) -> bytes:
+        if not strings and not bad_rows:
+            return self.world.expected_bytes
+        key = (strings, bad_rows)
+        body = self._expected_variants.get(key)
+        if body is None:
+            doc = ujson.loads(self.world.expected_bytes)
+            rows = doc.get("data", [])
+            if strings:
+                rows = [{k: (str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v)
+                         for k, v in row.items()} if isinstance(row, dict) else row for row in rows]
+            bad = [
+                {"expDef": "0.5", "expFrag": "1.0", "expSpot": "1.0", "expDamage": "500", "expWinRate": "52"},
+                {"IDNum": "not-a-number", "expDef": "x", "expFrag": "1", "expSpot": "1", "expDamage": "1",
+                 "expWinRate": "50"},
+                {"IDNum": 999_999_001, "expDef": None, "expFrag": "n/a", "expSpot": [], "expDamage": {},
+                 "expWinRate": ""},
+                {"IDNum": 999_999_002},
+                "not a row",
+                None,
+            ]
+            rows = list(rows) + [bad[i % len(bad)] for i in range(bad_rows)]
+            doc["data"] = rows
+            body = self._expected_variants[key] = ujson.dumps(doc).encode()
+        return body
+
+    @property
+    def release_event(self) -> asyncio.Event:
+        if self._release is None:
+            self._release = asyncio.Event()
+        return self._release
+
+    def release_hangs(self) -> None:
+        """Let every request held by the timeout fault finish now (used on shutdown)."""
+        if self._release is not None:
+            self._release.set()
+            self._release = None
+
+
+# --------------------------------------------------------------------------------------
+# API methods
+# --------------------------------------------------------------------------------------
+
+
+class ApiError(Exception):
+    def __init__(self, code: int, message: str, field: str | None = None, value: Any = None, http_status: int = 200):
+        super().__init__(message)
+        self.code, self.message, self.field, self.value, self.http_status = code, message, field, value, http_status
+
+    def body(self) -> dict:
+        return error_body(self.code, self.message, self.field, self.value)
+
+
+def error_body(code: int, message: str, field: str | None = None, value: Any = None) -> dict:
+    return {"status": "error", "error": {"field": field, "message": message, "code": code, "value": value}}
+
+
+def parse_ids(raw: str | None, field: str, limit: int = MAX_IDS, required: bool = True) -> list[int]:
+    name = field.upper()
+    if raw is None or not raw.strip():
+        if required:
+            raise ApiError(402, f"{name}_NOT_SPECIFIED", field)
+        return []
+    ids: list[int] = []
+    for part in raw.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if not part.isdigit() or not (0 < int(part) < 2 ** 63):
+            raise ApiError(407, f"INVALID_{name}", field, raw)
+        if int(part) not in ids:
+            ids.append(int(part))
+    if not ids and required:
+        raise ApiError(402, f"{name}_NOT_SPECIFIED", field)
+    if len(ids) > limit:
+        raise ApiError(407, f"{name}_LIST_LIMIT_EXCEEDED", field, raw)
+    return ids
+
+
+Params = Callable[[str], "str | None"]
+
+
+def m_account_info(world: World, game: str, region: str, arg: Params, now: float):
+    ids = parse_ids(arg("account_id"), "account_id")
+    data = {str(i): apply_fields(world.account_info(region, i, now), arg("fields")) for i in ids}
+    return data, {"count": len(data)}
+
+
+class RawJson:
+    """A value already serialised (spliced into the answer as is)."""
+
+    __slots__ = ("body",)
+
+    def __init__(self, body: bytes):
+        self.body = body
+
+
+def m_tanks_stats(world: World, game: str, region: str, arg: Params, now: float):
+    ids = parse_ids(arg("account_id"), "account_id", limit=1)
+    tank_ids = set(parse_ids(arg("tank_id"), "tank_id", required=False))
+    if not tank_ids and not arg("fields"):  # the full answer: served from the serialised cache
+        raw = {str(i): world.tanks_stats_json(region, i, now) for i in ids}
+        return {k: None if v is None else RawJson(v) for k, v in raw.items()}, {"count": len(raw)}
+    data = {str(i): apply_fields(world.tanks_stats(region, i, now, tank_ids), arg("fields")) for i in ids}
+    return data, {"count": len(data)}
+
+
+def m_vehicles(world: World, game: str, region: str, arg: Params, now: float):
+    tank_ids = parse_ids(arg("tank_id"), "tank_id", required=False)
+    rows = [world.encyclopedia(t) for t in (tank_ids or world.tank_ids) if t in world.vehicles]
+    for key, conv in (("tier", int), ("type", str), ("nation", str)):
+        raw = arg(key)
+        if raw:
+            try:
+                wanted = {conv(x.strip()) for x in raw.split(",") if x.strip()}
+            except ValueError:
+                raise ApiError(407, f"INVALID_{key.upper()}", key, raw) from None
+            rows = [r for r in rows if r[key] in wanted]
+    total = len(rows)
+    limit_raw, page_raw = arg("limit"), arg("page_no")
+    try:
+        limit = int(limit_raw) if limit_raw else MAX_VEHICLE_PAGE
+    except ValueError:
+        raise ApiError(407, "INVALID_LIMIT", "limit", limit_raw) from None
+    try:
+        page = int(page_raw) if page_raw else 1
+    except ValueError:
+        raise ApiError(407, "INVALID_PAGE_NO", "page_no", page_raw) from None
+    if limit <= 0:
+        limit = MAX_VEHICLE_PAGE
+    limit = min(limit, MAX_VEHICLE_PAGE)  # the real API clamps a larger limit
+    if page < 1:
+        raise ApiError(407, "INVALID_PAGE_NO", "page_no", page_raw)
+    page_total = max(1, math.ceil(total / limit))
+    if page > page_total:
+        raise ApiError(407, "INVALID_PAGE_NO", "page_no", page_raw)
+    rows = rows[(page - 1) * limit: page * limit]
+    fields = arg("fields")
+    data = {str(r["tank_id"]): apply_fields(r, fields) for r in rows}
+    meta = {"count": len(data), "page_total": page_total, "total": total, "limit": limit, "page": page}
+    return data, meta
+
+
+def _per_clan(fn: Callable[[World, str, int, float], dict | None], limit: int = MAX_IDS):
+    def method(world: World, game: str, region: str, arg: Params, now: float):
+        ids = parse_ids(arg("clan_id"), "clan_id", limit=limit)
+        data = {}
+        for i in ids:
+            value = apply_fields(fn(world, region, i, now), arg("fields"))
+            if isinstance(value, dict) and isinstance(value.get("members"), list) and arg("members_key") == "id":
+                value["members"] = {str(m.get("account_id", n)): m for n, m in enumerate(value["members"])}
+            data[str(i)] = value
+        return data, {"count": len(data)}
+    return method
+
+
+def m_servers(world: World, game: str, region: str, arg: Params, now: float):
+    raw = arg("game")
+    games = [g.strip() for g in raw.split(",") if g.strip()] if raw else list(GAMES)
+    for g in games:
+        if g not in GAMES:
+            raise ApiError(407, "INVALID_GAME", "game", raw)
+    data = {g: world.servers(g, region, now) for g in dict.fromkeys(games)}
+    return data, {"count": len(data)}
+
+
+METHODS: dict[str, tuple[tuple[str, ...], Callable]] = {
+    "wot/account/info": (("wot",), m_account_info),
+    "wot/tanks/stats": (("wot",), m_tanks_stats),
+    "wot/encyclopedia/vehicles": (("wot",), m_vehicles),
+    "wot/clans/info": (("wot",), _per_clan(World.clan_info)),
+    "wot/clanratings/clans": (("wot",), _per_clan(World.clan_rating)),
+    "wot/stronghold/claninfo": (("wot",), _per_clan(World.stronghold, MAX_STRONGHOLD_IDS)),
+    "wgn/servers/info": (GAMES, m_servers),
+}
+
+
+# --------------------------------------------------------------------------------------
+# HTTP layer
+# --------------------------------------------------------------------------------------
+
+
+class _Base(tornado.web.RequestHandler):
+    def initialize(self, sim: SimState) -> None:
+        self.sim = sim
+
+    def set_default_headers(self) -> None:
+        self.set_header("Content-Type", "application/json; charset=utf-8")
+        self.set_header("Server", "upstream-sim")
+
+    def send(self, obj: Any, status: int = 200) -> None:
+        self.set_status(status)
+        self.finish(ujson.dumps(obj, ensure_ascii=False))
+
+    def json_body(self) -> dict:
+        if not self.request.body:
+            return {}
+        try:
+            body = ujson.loads(self.request.body)
+        except ValueError:
+            raise tornado.web.HTTPError(400, "body must be JSON") from None
+        if not isinstance(body, dict):
+            raise tornado.web.HTTPError(400, "body must be a JSON object")
+        return body
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        reason = self._reason
+        exc = kwargs.get("exc_info", (None, None))[1]
+        if isinstance(exc, tornado.web.HTTPError) and exc.log_message:
+            reason = exc.log_message
+        self.finish(ujson.dumps({"status": "error", "error": {"code": status_code, "message": reason}}))
+
+    def check_xsrf_cookie(self) -> None:  # a test tool: plain JSON posts
+        return None
+
+
+class ApiHandler(_Base):
+    client_gone = False
+    _gone: asyncio.Event | None = None
+    api_path = ""
+
+    def on_connection_close(self) -> None:
+        self.client_gone = True
+        if self._gone is not None:
+            self._gone.set()
+
+    def send(self, obj: Any, status: int = 200) -> None:
+        self.send_bytes(ujson.dumps(obj, ensure_ascii=False).encode(), status)
+
+    def send_bytes(self, body: bytes, status: int = 200) -> None:
+        self.sim.counters.sent(self.api_path, len(body))
+        self.set_status(status)
+        self.finish(body)
+
+    async def get(self, game: str, region: str, path: str) -> None:
+        self.api_path = api_path = path.strip("/")
+        sim = self.sim
+        app_id = self.get_argument("application_id", None)
+        sim.counters.request(game, region, api_path, app_id)
+        allowed = True
+        if app_id:
+            allowed = sim.limiter.arrive(app_id)
+        faults = sim.faults
+        if faults.latency_ms > 0:
+            await asyncio.sleep(faults.latency_ms / 1000.0)
+        if not allowed:
+            sim.counters.violation("request_limit", api_path)
+            self.send(error_body(407, "REQUEST_LIMIT_EXCEEDED", None, None))
+            return
+        fault = faults.pick()
+        if fault:
+            sim.counters.fault(fault)
+            await self._serve_fault(fault)
+            return
+        try:
+            answer = self._answer(game, region, api_path)
+            data = answer["data"]
+            if any(isinstance(v, RawJson) for v in data.values()):
+                parts = [ujson.dumps(k).encode() + b":" + (v.body if isinstance(v, RawJson) else ujson.dumps(v).encode())
+                         for k, v in data.items()]
+                self.send_bytes(b'{"status":"ok","meta":' + ujson.dumps(answer["meta"]).encode()
+                                + b',"data":{' + b",".join(parts) + b"}}")
+            else:
+                self.send(answer)
+        except ApiError as exc:
+            if exc.message.endswith("_LIST_LIMIT_EXCEEDED"):
+                sim.counters.violation("ids_limit", api_path)
+            self.send(exc.body(), exc.http_status)
+
+    post = get
+
+    def _answer(self, game: str, region: str, api_path: str) -> dict:
+        arg = lambda name: self.get_argument(name, None)  # noqa: E731
+        app_id = arg("application_id")
+        if not app_id:
+            raise ApiError(402, "APPLICATION_ID_NOT_SPECIFIED", "application_id")
+        expected = self.sim.application_id
+        if app_id == "invalid" or (expected and app_id != expected):
+            raise ApiError(407, "INVALID_APPLICATION_ID", "application_id", app_id)
+        entry = METHODS.get(api_path)
+        if entry is None or game not in entry[0]:
+            raise ApiError(404, "METHOD_NOT_FOUND", "method")
+        now = self.sim.clock.now()
+        override = arg("_sim_now")
+        if override:
+            try:
+                now = float(override)
+            except ValueError:
+                raise ApiError(407, "INVALID_SIM_NOW", "_sim_now", override) from None
+        data, meta = entry[1](self.sim.world, game, region, arg, now)
+        return {"status": "ok", "meta": meta, "data": data}
+
+    async def _serve_fault(self, fault: str) -> None:
+        if fault == "timeout":
+            # Hang until the client gives up, the simulator is released, or hang_seconds pass.
+            self._gone = asyncio.Event()
+            waits = [asyncio.ensure_future(self.sim.release_event.wait()), asyncio.ensure_future(self._gone.wait())]
+            try:
+                await asyncio.wait(waits, timeout=self.sim.faults.hang_seconds, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for w in waits:
+                    w.cancel()
+            if self.client_gone:
+                return
+            self.send(error_body(504, "SOURCE_NOT_AVAILABLE"), 504)
+        elif fault == "5xx":
+            status = self.sim.faults.rng.choice([500, 502, 503, 504])
+            self.set_header("Content-Type", "text/html")
+            self.set_status(status)  # sets self._reason
+            self.send_bytes(f"<html><body><h1>{status} {self._reason}</h1></body></html>".encode(), status)
+        elif fault == "limit":
+            self.send(error_body(407, "REQUEST_LIMIT_EXCEEDED"))
+        else:
+            self.send(error_body(504, "SOURCE_NOT_AVAILABLE"))
+
+
+class NotFoundHandler(_Base):
+    def get(self, *args: Any) -> None:
+        self.send(error_body(404, "METHOD_NOT_FOUND", "method"), 404)
+
+    post = get
+
+
+class ExpectedValuesHandler(_Base):
+    def get(self) -> None:
+        strings = self.get_argument("strings", None)
+        as_strings = self.sim.expected_values_strings if strings is None else strings not in ("0", "false", "")
+        try:
+            bad_rows = max(0, min(10_000, int(self.get_argument("bad_rows", "0") or 0)))
+        except ValueError:
+            raise tornado.web.HTTPError(400, "bad_rows must be an integer") from None
+        self.finish(self.sim.expected_values(as_strings, bad_rows))
+
+
+class ClockHandler(_Base):
+    def get(self) -> None:
+        self.send(self.sim.clock.describe())
+
+    def post(self) -> None:
+        try:
+            self.sim.clock.set(self.json_body())
+        except (TypeError, ValueError) as exc:
+            raise tornado.web.HTTPError(400, str(exc)) from None
+        self.send(self.sim.clock.describe())
+
+
+class FaultsHandler(_Base):
+    def get(self) -> None:
+        self.send(self.sim.faults.describe())
+
+    def post(self) -> None:
+        try:
+            self.sim.faults.update(self.json_body())
+        except (TypeError, ValueError) as exc:
+            raise tornado.web.HTTPError(400, str(exc)) from None
+        if not (self.sim.faults.timeout_rate or (self.sim.faults.fail_next and self.sim.faults.fail_mode == "timeout")):
+            self.sim.release_hangs()
+        self.send(self.sim.faults.describe())
+
+
+class LimitsHandler(_Base):
+    def get(self) -> None:
+        self.send(self.sim.limiter.describe())
+
+    def post(self) -> None:
+        body = self.json_body()
+        unknown = set(body) - {"rps", "reset"}
+        if unknown:
+            raise tornado.web.HTTPError(400, f"unknown keys: {', '.join(sorted(unknown))}")
+        try:
+            if "rps" in body:
+                if isinstance(body["rps"], bool) or not isinstance(body["rps"], (int, float)):
+                    raise ValueError("rps must be a number")
+                self.sim.limiter.set_rps(int(body["rps"]))
+        except (TypeError, ValueError) as exc:
+            raise tornado.web.HTTPError(400, str(exc)) from None
+        if body.get("reset"):
+            self.sim.limiter.windows.clear()
+        self.send(self.sim.limiter.describe())
+
+
+class StatsHandler(_Base):
+    def get(self) -> None:
+        self.send(self.sim.describe_stats())
+
+    def post(self) -> None:
+        if self.json_body().get("reset"):
+            self.sim.reset_stats()
+        self.send(self.sim.describe_stats())
+
+    def delete(self) -> None:
+        self.sim.reset_stats()
+        self.send(self.sim.describe_stats())
+
+
+class DisbandHandler(_Base):
+    def describe(self) -> dict:
+        return {"disbanded": {region: {str(c): ts for c, ts in clans.items()}
+                              for region, clans in self.sim.world.disbanded.items() if clans}}
+
+    def get(self) -> None:
+        self.send(self.describe())
+
+    def post(self) -> None:
+        body = self.json_body()
+        world = self.sim.world
+        if body.get("reset"):
+            world.disbanded.clear()
+        if "clan_id" in body:
+            region = body.get("region", "eu")
+            if region not in REGION_RANGES:
+                raise tornado.web.HTTPError(400, "region must be eu, na or asia")
+            try:
+                clan_id = int(body["clan_id"])
+            except (TypeError, ValueError):
+                raise tornado.web.HTTPError(400, "clan_id must be an integer") from None
+            if not world.disband(region, clan_id, self.sim.clock.now()):
+                raise tornado.web.HTTPError(404, "no such active clan")
+        elif not body.get("reset"):
+            raise tornado.web.HTTPError(400, 'send {"region", "clan_id"} or {"reset": true}')
+        self.send(self.describe())
+
+
+LISTS = {"accounts": existing_accounts, "veterans": veteran_accounts, "clans": existing_clans,
+         "disbanded": disbanded_clans}
+
+
+class ListHandler(_Base):
+    def initialize(self, sim: SimState, kind: str) -> None:
+        self.sim, self.kind = sim, kind
+
+    def get(self) -> None:
+        region = self.get_argument("region", "eu")
+        if region not in REGION_RANGES:
+            raise tornado.web.HTTPError(400, "region must be eu, na or asia")
+        try:
+            n = min(10_000, max(1, int(self.get_argument("n", "10"))))
+            start = self.get_argument("start", None)
+            start = int(start) if start else None
+        except ValueError:
+            raise tornado.web.HTTPError(400, "n and start must be integers") from None
+        self.send({"region": region, "ids": LISTS[self.kind](region, n, start)})
+
+
+class IndexHandler(_Base):
+    def get(self) -> None:
+        self.send({
+            "simulator": "upstream_sim",
+            "url_scheme": "/{game}/{region}/{api_path}/?application_id=...",
+            "games": list(GAMES),
+            "regions": list(REGIONS),
+            "methods": sorted(METHODS),
+            "vehicles": self.sim.world.vehicles_source,
+            "expected_values": self.sim.world.expected_source,
+            "rps": self.sim.limiter.rps,
+            "control": ["/_sim/clock", "/_sim/faults", "/_sim/limits", "/_sim/stats", "/_sim/accounts",
+                        "/_sim/veterans", "/_sim/clans", "/_sim/clans/disbanded", "/_sim/clans/disband",
+                        "/wn8exp.json"],
+        })
+
+
+def _redact(uri: str) -> str:
+    """The simulator's access log never shows an application_id either."""
+    if "application_id=" not in uri:
+        return uri
+    path, _, query = uri.partition("?")
+    parts = ["application_id=***" if p.startswith("application_id=") else p for p in query.split("&")]
+    return f"{path}?{'&'.join(parts)}"
+
+
+def _log_request(handler: tornado.web.RequestHandler) -> None:
+    status = handler.get_status()
+    level = logging.INFO if status < 400 else logging.WARNING if status < 500 else logging.ERROR
+    request = handler.request
+    logging.getLogger("tornado.access").log(level, "%d %s %s (%s) %.2fms", status, request.method,
+                                            _redact(request.uri or ""), request.remote_ip,
+                                            1000.0 * request.request_time())
+
+
+def make_app(vehicles: str | Path | None = None, expected_values: str | Path | None = None,
+             clock_offset: float = 0.0, now: float | None = None, latency_ms: float = 0.0,
+             error_rate: float = 0.0, http_5xx_rate: float = 0.0, timeout_rate: float = 0.0,
+             limit_rate: float = 0.0, hang_seconds: float = 30.0, fault_seed: int | None = None,
+             application_id: str | None = None, rps: int = 0, expected_values_strings: bool = False,
+             **settings: Any) -> tornado.web.Application:
+    """Build the simulator application; ``app.sim`` is its state (world, clock, faults, limiter, counters).
+
+    ``vehicles``: catalogue file (default: ../shared/data/vehicles-2018-06.json when present,
+    else a generated catalogue; pass ``"generated"`` to force the generated one).
+    ``application_id``: when set, any other value answers INVALID_APPLICATION_ID.
+    ``rps``: requests per second per application_id (0, the default here, disables the limit;
+    the command line's default is 10, like the real API).
+    """
+    world = World(vehicles=None if vehicles is None else ("" if vehicles == "generated" else vehicles),
+                  expected_values=expected_values)
+    sim = SimState(world, SimClock(clock_offset, now),
+                   Faults(latency_ms, error_rate, http_5xx_rate, timeout_rate, limit_rate, hang_seconds, fault_seed),
+                   application_id, rps=rps, expected_values_strings=expected_values_strings)
+    kw = {"sim": sim}
+    settings.setdefault("log_function", _log_request)
+    app = tornado.web.Application([
+        (r"/", IndexHandler, kw),
+        (r"/wn8exp\.json", ExpectedValuesHandler, kw),
+        (r"/_sim/clock/?", ClockHandler, kw),
+        (r"/_sim/faults/?", FaultsHandler, kw),
+        (r"/_sim/limits/?", LimitsHandler, kw),
+        (r"/_sim/stats/?", StatsHandler, kw),
+        (r"/_sim/accounts/?", ListHandler, {"sim": sim, "kind": "accounts"}),
+        (r"/_sim/veterans/?", ListHandler, {"sim": sim, "kind": "veterans"}),
+        (r"/_sim/clans/disband/?", DisbandHandler, kw),
+        (r"/_sim/clans/disbanded/?", ListHandler, {"sim": sim, "kind": "disbanded"}),
+        (r"/_sim/clans/?", ListHandler, {"sim": sim, "kind": "clans"}),
+        (r"/(wot|wotb|wows)/(eu|na|asia)/([a-z0-9_]+(?:/[a-z0-9_]+)*)/?", ApiHandler, kw),
+        (r"/(.*)", NotFoundHandler, kw),
+    ], **settings)
+    app.sim = sim
+    return app

@@ -1,0 +1,86 @@
+"""Command line: ``python -m scripts.upstream_sim --port N [--rps N] ...``."""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import logging
+import signal
+
+from .api import log, make_app
+from .ids import DEFAULT_VEHICLES, REGIONS, disbanded_clans, existing_accounts, existing_clans, veteran_accounts
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m scripts.upstream_sim",
+                                     description="Offline Wargaming public API simulator.")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=9100)
+    parser.add_argument("--vehicles", help=f"vehicle list JSON (default: {DEFAULT_VEHICLES} when present; "
+                                            "'generated' for a generated catalogue)")
+    parser.add_argument("--expected-values", help="XVM expected-values JSON to serve at /wn8exp.json "
+                                                  "(default: generated for the catalogue)")
+    parser.add_argument("--expected-values-strings", action="store_true",
+                        help="serve /wn8exp.json with every number as a string (as older XVM copies do)")
+    parser.add_argument("--rps", type=int, default=10,
+                        help="requests per second per application_id, sliding 1 s window (0 disables; default 10)")
+    parser.add_argument("--clock-offset", type=float, default=0.0, help="seconds added to the real clock")
+    parser.add_argument("--now", type=float, help="freeze the simulated clock at this unix time")
+    parser.add_argument("--latency", type=float, default=0.0, help="added latency per API request, ms")
+    parser.add_argument("--error-rate", type=float, default=0.0, help="share answered SOURCE_NOT_AVAILABLE")
+    parser.add_argument("--http-5xx-rate", type=float, default=0.0, help="share answered with HTTP 5xx")
+    parser.add_argument("--timeout-rate", type=float, default=0.0, help="share that hang (see --hang-seconds)")
+    parser.add_argument("--limit-rate", type=float, default=0.0, help="share answered REQUEST_LIMIT_EXCEEDED")
+    parser.add_argument("--hang-seconds", type=float, default=30.0, help="how long a 'timeout' request hangs")
+    parser.add_argument("--seed", type=int, help="seed for the fault dice")
+    parser.add_argument("--application-id", help="accept only this application_id (default: any non-empty)")
+    parser.add_argument("--list", type=int, metavar="N",
+                        help="print N existing, veteran and disbanded ids per region, exit")
+    args = parser.parse_args(argv)
+    if args.rps < 0:
+        parser.error("--rps must be >= 0")
+
+    if args.list:
+        for region in REGIONS:
+            print(f"{region} accounts:  {' '.join(map(str, existing_accounts(region, args.list)))}")
+            print(f"{region} veterans:  {' '.join(map(str, veteran_accounts(region, args.list)))}")
+            print(f"{region} clans:     {' '.join(map(str, existing_clans(region, args.list)))}")
+            print(f"{region} disbanded: {' '.join(map(str, disbanded_clans(region, args.list)))}")
+        return
+
+    # Veterans' answers are large trees of small dicts: fewer, cheaper collections keep latency flat.
+    gc.set_threshold(100_000, 50, 1000)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+
+    async def serve() -> None:
+        app = make_app(vehicles=args.vehicles, expected_values=args.expected_values,
+                       clock_offset=args.clock_offset, now=args.now, latency_ms=args.latency,
+                       error_rate=args.error_rate, http_5xx_rate=args.http_5xx_rate,
+                       timeout_rate=args.timeout_rate, limit_rate=args.limit_rate,
+                       hang_seconds=args.hang_seconds, fault_seed=args.seed,
+                       application_id=args.application_id, rps=args.rps,
+                       expected_values_strings=args.expected_values_strings)
+        server = app.listen(args.port, address=args.host)
+        world = app.sim.world
+        log.info("upstream simulator on http://%s:%d (vehicles: %s, %d tanks; expected values: %s; rps %s)",
+                 args.host, args.port, world.vehicles_source, len(world.vehicles), world.expected_source,
+                 args.rps or "unlimited")
+        for region in REGIONS:
+            log.info("%s: accounts %s ... veterans %s ... clans %s ...", region, existing_accounts(region, 3),
+                     veteran_accounts(region, 2), existing_clans(region, 2))
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signame in ("SIGINT", "SIGTERM"):
+            try:
+                loop.add_signal_handler(getattr(signal, signame), stop.set)
+            except (NotImplementedError, AttributeError, RuntimeError):
+                pass
+        await stop.wait()
+        app.sim.release_hangs()
+        server.stop()
+        await server.close_all_connections()
+
+    try:
+        asyncio.run(serve())
+    except KeyboardInterrupt:
+        pass
