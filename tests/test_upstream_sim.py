@@ -1,0 +1,369 @@
+"""The upstream simulator (scripts/upstream_sim/) is at least as strict as the real Wargaming API."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import ujson
+from tornado.httpclient import HTTPRequest
+
+from scripts import upstream_sim as sim
+from scripts.upstream_sim.limits import RateLimiter
+
+ROOT = Path(__file__).resolve().parents[1]
+FROZEN_NOW = 1_750_000_000  # 2025-06-15
+STATS_BLOCKS = {"all", "clan", "company", "globalmap", "regular_team", "stronghold_defense", "stronghold_skirmish",
+                "team"}
+ACCOUNT_BLOCKS = {"all", "clan", "company", "historical", "regular_team", "stronghold_defense", "stronghold_skirmish",
+                  "team"}
+
+
+@pytest.fixture
+def app():
+    return sim.make_app(now=FROZEN_NOW)
+
+
+@pytest.fixture
+def call(http_client, base_url):
+    async def call(path: str, body: dict | None = None, method: str | None = None, raw: bool = False):
+        request = HTTPRequest(base_url + path, method=method or ("POST" if body is not None else "GET"),
+                              body=None if body is None else ujson.dumps(body), allow_nonstandard_methods=True)
+        response = await http_client.fetch(request, raise_error=False)
+        if raw:
+            return response
+        return ujson.loads(response.body)
+    return call
+
+
+def api(path: str, app_id: str = "test-app", **params) -> str:
+    query = "&".join(f"{k}={v}" for k, v in {"application_id": app_id, **params}.items())
+    return f"/wot/eu/{path}/?{query}"
+
+
+def ids(values) -> str:
+    return ",".join(map(str, values))
+
+
+# --------------------------------------------------------------------------------------
+# Limits
+# --------------------------------------------------------------------------------------
+
+
+@pytest.mark.gen_test(timeout=30)
+async def test_ids_per_call_limits(call):
+    clans = sim.existing_clans("eu", 11)
+    doc = await call(api("wot/stronghold/claninfo", clan_id=ids(clans)))
+    assert doc["status"] == "error"
+    assert doc["error"]["code"] == 407 and doc["error"]["message"] == "CLAN_ID_LIST_LIMIT_EXCEEDED"
+    assert doc["error"]["field"] == "clan_id"
+    doc = await call(api("wot/stronghold/claninfo", clan_id=ids(clans[:10])))
+    assert doc["status"] == "ok" and len(doc["data"]) == 10
+
+    accounts = sim.existing_accounts("eu", 101)
+    doc = await call(api("wot/account/info", account_id=ids(accounts), fields="nickname"))
+    assert doc["error"]["message"] == "ACCOUNT_ID_LIST_LIMIT_EXCEEDED" and doc["error"]["code"] == 407
+    doc = await call(api("wot/account/info", account_id=ids(accounts[:100]), fields="nickname"))
+    assert doc["status"] == "ok" and doc["meta"]["count"] == 100
+
+    many_clans = sim.existing_clans("eu", 101)
+    for path in ("wot/clans/info", "wot/clanratings/clans"):
+        doc = await call(api(path, clan_id=ids(many_clans), fields="clan_id"))
+        assert doc["error"]["message"] == "CLAN_ID_LIST_LIMIT_EXCEEDED", path
+        doc = await call(api(path, clan_id=ids(many_clans[:100]), fields="clan_id"))
+        assert doc["status"] == "ok" and len(doc["data"]) == 100, path
+
+    doc = await call(api("wot/tanks/stats", account_id=ids(accounts[:2])))
+    assert doc["error"]["message"] == "ACCOUNT_ID_LIST_LIMIT_EXCEEDED" and doc["error"]["code"] == 407
+    doc = await call(api("wot/tanks/stats", account_id=accounts[0], tank_id=ids(range(1, 102))))
+    assert doc["error"]["message"] == "TANK_ID_LIST_LIMIT_EXCEEDED"
+
+    stats = await call("/_sim/stats")
+    assert stats["violations"] == {"ids_limit": 6, "request_limit": 0, "total": 6}
+    assert stats["violations_by_path"] == {"wot/stronghold/claninfo": 1, "wot/account/info": 1, "wot/clans/info": 1,
+                                           "wot/clanratings/clans": 1, "wot/tanks/stats": 2}
+
+
+@pytest.mark.gen_test(timeout=30)
+async def test_requests_per_second_per_application_id(call):
+    assert (await call("/_sim/limits")) == {"rps": 0, "window_seconds": 1.0}
+    assert (await call("/_sim/limits", {"rps": 5}))["rps"] == 5
+    assert (await call("/_sim/limits", {"rps": -1}, raw=True)).code == 400
+    assert (await call("/_sim/limits", {"nope": 1}, raw=True)).code == 400
+    await call("/_sim/stats", method="DELETE")
+    url = "/wot/eu/wgn/servers/info/?application_id=abcdef&game=wot"
+    start = time.monotonic()
+    answers = [await call(url) for _ in range(6)]
+    other = await call("/wot/eu/wgn/servers/info/?application_id=other-app&game=wot")
+    assert time.monotonic() - start < 1.0, "the test machine is too slow for a 1 s window"
+    assert [a["status"] for a in answers] == ["ok"] * 5 + ["error"]
+    assert answers[5]["error"]["code"] == 407 and answers[5]["error"]["message"] == "REQUEST_LIMIT_EXCEEDED"
+    assert other["status"] == "ok", "the window is per application_id"
+    # /wn8exp.json and /_sim/* never count
+    assert "data" in await call("/wn8exp.json")
+    await asyncio_sleep(1.05)
+    assert (await call(url))["status"] == "ok"
+    stats = await call("/_sim/stats")
+    assert stats["violations"]["request_limit"] == 1 and stats["violations"]["total"] == 1
+    assert stats["violations_by_path"] == {"wgn/servers/info": 1}
+    assert stats["max_per_second"] == 7
+    assert stats["max_per_second_by_app"] == {"abc***": 6, "oth***": 1}
+    assert stats["total"] == 8 and stats["by_path"] == {"wgn/servers/info": 8}
+    assert "abcdef" not in ujson.dumps(stats)
+    # 0 disables the limit
+    await call("/_sim/limits", {"rps": 0})
+    assert all([(await call(url))["status"] == "ok" for _ in range(12)])
+
+
+async def asyncio_sleep(seconds: float) -> None:
+    import asyncio
+    await asyncio.sleep(seconds)
+
+
+def test_rate_limiter_sliding_window_counts_refused_requests():
+    limiter = RateLimiter(2)
+    assert limiter.arrive("a", 0.0) and limiter.arrive("a", 0.5)
+    assert not limiter.arrive("a", 0.9)  # 2 in the preceding second
+    assert not limiter.arrive("a", 1.0)  # 0.5 and 0.9 (refused, still counted) are within (0.0, 1.0]
+    assert limiter.arrive("b", 1.0)
+    assert not limiter.arrive("a", 1.6)  # 0.9 and 1.0
+    assert limiter.arrive("a", 2.7)  # nothing after 1.7
+    unlimited = RateLimiter(0)
+    assert all(unlimited.arrive("a", 0.0) for _ in range(100))
+
+
+# --------------------------------------------------------------------------------------
+# Payload sizes
+# --------------------------------------------------------------------------------------
+
+
+@pytest.mark.gen_test(timeout=60)
+async def test_veteran_tanks_stats_are_full_size(call):
+    veteran = sim.veteran_accounts("eu", 1)[0]
+    assert sim.is_veteran("eu", veteran) and sim.account_exists("eu", veteran)
+    await call("/_sim/stats", method="DELETE")
+    full = await call(api("wot/tanks/stats", account_id=veteran), raw=True)
+    tanks = ujson.loads(full.body)["data"][str(veteran)]
+    assert 150 <= len(tanks) <= 400
+    assert all(t["all"]["battles"] > 0 for t in tanks)
+    assert 10_000 <= sum(t["all"]["battles"] for t in tanks) <= 100_000
+    assert len(full.body) / len(tanks) > 3000, "several KB per tank"
+    for tank in tanks[:20]:
+        assert STATS_BLOCKS | {"frags", "in_garage", "mark_of_mastery", "max_frags", "max_xp", "account_id",
+                               "tank_id"} == set(tank)
+        for block in STATS_BLOCKS:
+            assert len(tank[block]) >= 25 and set(tank[block]) == set(sim.BLOCK_FIELDS), block
+        assert tank["all"]["wins"] + tank["all"]["losses"] + tank["all"]["draws"] == tank["all"]["battles"]
+        assert tank["all"]["hits"] <= tank["all"]["shots"]
+        assert isinstance(tank["frags"], dict)
+    trimmed = await call(api("wot/tanks/stats", account_id=veteran, fields="tank_id,all.battles"), raw=True)
+    small = ujson.loads(trimmed.body)["data"][str(veteran)]
+    assert [t["tank_id"] for t in small] == [t["tank_id"] for t in tanks]
+    assert all(set(t) == {"tank_id", "all"} and set(t["all"]) == {"battles"} for t in small)
+    assert len(trimmed.body) * 50 < len(full.body)
+    excluded = ujson.loads((await call(api("wot/tanks/stats", account_id=veteran, fields="-team,-all.hits"),
+                                       raw=True)).body)["data"][str(veteran)]
+    assert "team" not in excluded[0] and "hits" not in excluded[0]["all"] and "shots" in excluded[0]["all"]
+    again = ujson.loads((await call(api("wot/tanks/stats", account_id=veteran), raw=True)).body)
+    assert again["data"][str(veteran)] == tanks, "fields never alter the cached answer"
+
+    info = (await call(api("wot/account/info", account_id=veteran)))["data"][str(veteran)]
+    statistics = info["statistics"]
+    assert ACCOUNT_BLOCKS | {"frags", "trees_cut"} == set(statistics)
+    for field in sim.SUM_FIELDS:
+        assert statistics["all"][field] == sum(t["all"][field] for t in tanks), field
+    for block in ACCOUNT_BLOCKS:
+        assert {"battles", "wins", "damage_dealt", "avg_damage_blocked", "piercings"} <= set(statistics[block])
+    stats = await call("/_sim/stats")
+    assert stats["bytes_by_path"]["wot/tanks/stats"] > len(full.body)
+
+
+def test_non_veterans_keep_a_small_garage_and_veterans_are_about_ten_percent():
+    world = sim.World()
+    accounts = sim.existing_accounts("eu", 2000)
+    veterans = [a for a in accounts if sim.is_veteran("eu", a)]
+    assert 0.07 < len(veterans) / len(accounts) < 0.13
+    assert veterans[:5] == sim.veteran_accounts("eu", 5)
+    for account_id in accounts[:40]:
+        tanks = world.tanks_stats("eu", account_id, FROZEN_NOW, None)
+        if sim.is_veteran("eu", account_id):
+            assert 150 <= len(tanks) <= 400
+        else:
+            assert 1 <= len(tanks) < 80
+    for region in ("na", "asia"):
+        for account_id in sim.veteran_accounts(region, 3):
+            assert 150 <= len(world.tanks_stats(region, account_id, time.time(), None)) <= 400
+
+
+def test_the_generated_catalogue_is_big_enough_for_veterans():
+    assert len(sim.generated_vehicles()) >= 700
+    world = sim.World(vehicles="")
+    assert world.vehicles_source == "generated"
+    veteran = sim.veteran_accounts("na", 1)[0]
+    assert 150 <= len(world.tanks_stats("na", veteran, FROZEN_NOW, None)) <= 400
+
+
+@pytest.mark.gen_test(timeout=30)
+async def test_vehicle_pages_of_100(call):
+    first = await call(api("wot/encyclopedia/vehicles"))
+    meta = first["meta"]
+    total = meta["total"]
+    assert meta["limit"] == 100 and meta["page"] == 1 and meta["count"] == len(first["data"]) == min(100, total)
+    assert meta["page_total"] == -(-total // 100)
+    if sim.DEFAULT_VEHICLES.is_file():
+        assert total == 704 and meta["page_total"] == 8
+    seen = dict(first["data"])
+    for page in range(2, meta["page_total"] + 1):
+        doc = await call(api("wot/encyclopedia/vehicles", page_no=page))
+        assert doc["meta"]["page"] == page and len(doc["data"]) <= 100
+        seen.update(doc["data"])
+    assert len(seen) == total
+    clamped = await call(api("wot/encyclopedia/vehicles", limit=500))
+    assert clamped["meta"]["limit"] == 100 and len(clamped["data"]) == 100
+    beyond = await call(api("wot/encyclopedia/vehicles", page_no=meta["page_total"] + 1))
+    assert beyond["error"]["message"] == "INVALID_PAGE_NO"
+    record = next(iter(first["data"].values()))
+    assert {"name", "short_name", "tank_id", "tier", "type", "nation", "tag", "is_premium", "is_gift", "description",
+            "images", "price_credit", "price_gold", "default_profile", "modules_tree", "crew", "guns", "turrets",
+            "engines", "radios", "suspensions"} <= set(record)
+    assert set(record["images"]) == {"big_icon", "contour_icon", "small_icon"}
+    assert {"armor", "engine", "gun", "hp", "weight"} <= set(record["default_profile"])
+    assert len(ujson.dumps(record)) > 2000
+    trimmed = await call(api("wot/encyclopedia/vehicles", fields="tier,type", tier=10))
+    assert all(set(v) == {"tier", "type"} and v["tier"] == 10 for v in trimmed["data"].values())
+
+
+# --------------------------------------------------------------------------------------
+# Disbanded clans
+# --------------------------------------------------------------------------------------
+
+
+def test_disbanded_clans_are_never_offered_as_existing():
+    disbanded = sim.disbanded_clans("eu", 20)
+    active = sim.existing_clans("eu", 400)
+    assert len(disbanded) == 20 and not set(disbanded) & set(active)
+    assert all(sim.clan_exists("eu", c) and not sim.clan_active("eu", c) for c in disbanded)
+    assert all(sim.clan_members("eu", c) == () for c in disbanded)
+    base = 500_000
+    slots = [sim.clan_state("eu", c) for c in range(base, base + 4000)]
+    assert 0.03 < slots.count("disbanded") / len(slots) < 0.07
+    accounts = sim.existing_accounts("eu", 5000)
+    assert all(sim.clan_of_account("eu", a) not in set(disbanded) for a in accounts)
+    assert all(sim.clan_active("eu", c) for c in {sim.clan_of_account("eu", a) for a in accounts} - {None})
+    assert sim.existing_clans("eu", 1) == [500_000] and sim.clan_of_account("eu", 500_000_001) == 500_000
+
+
+@pytest.mark.gen_test(timeout=30)
+async def test_disbanded_clan_shapes(call):
+    clan_id = sim.disbanded_clans("eu", 1)[0]
+    active = sim.existing_clans("eu", 1)[0]
+    doc = await call(api("wot/clans/info", clan_id=ids([clan_id, active])))
+    normal, gone = doc["data"][str(active)], doc["data"][str(clan_id)]
+    assert set(gone) == set(normal)
+    assert gone["clan_id"] == clan_id and gone["is_clan_disbanded"] is True and isinstance(gone["updated_at"], int)
+    assert all(v is None for k, v in gone.items() if k not in ("clan_id", "is_clan_disbanded", "updated_at"))
+    assert gone["members"] is None and gone["members_count"] is None and gone["tag"] is None
+    for path in ("wot/clanratings/clans", "wot/stronghold/claninfo"):
+        data = (await call(api(path, clan_id=ids([clan_id, active]))))["data"]
+        assert data[str(clan_id)] is None and data[str(active)]["clan_id"] == active, path
+    missing = sim.missing_clans("eu", 1)[0]
+    assert (await call(api("wot/clans/info", clan_id=missing)))["data"][str(missing)] is None
+
+
+@pytest.mark.gen_test(timeout=30)
+async def test_disband_a_clan_at_run_time(call):
+    clan_id = sim.existing_clans("eu", 3)[2]
+    member = sim.clan_members("eu", clan_id)[0]
+    assert (await call(api("wot/account/info", account_id=member)))["data"][str(member)]["clan_id"] == clan_id
+    assert (await call("/_sim/clans/disband")) == {"disbanded": {}}
+    doc = await call("/_sim/clans/disband", {"region": "eu", "clan_id": clan_id})
+    assert doc == {"disbanded": {"eu": {str(clan_id): FROZEN_NOW}}}
+    info = (await call(api("wot/clans/info", clan_id=clan_id)))["data"][str(clan_id)]
+    assert info["is_clan_disbanded"] is True and info["updated_at"] == FROZEN_NOW and info["members"] is None
+    assert (await call(api("wot/clanratings/clans", clan_id=clan_id)))["data"][str(clan_id)] is None
+    assert (await call(api("wot/stronghold/claninfo", clan_id=clan_id)))["data"][str(clan_id)] is None
+    assert (await call(api("wot/account/info", account_id=member)))["data"][str(member)]["clan_id"] is None
+    again = await call("/_sim/clans/disband", {"region": "eu", "clan_id": clan_id}, raw=True)
+    assert again.code == 404
+    assert (await call("/_sim/clans/disband", {"region": "eu", "clan_id": sim.missing_clans("eu", 1)[0]},
+                       raw=True)).code == 404
+    assert (await call("/_sim/clans/disband", {"region": "xx", "clan_id": clan_id}, raw=True)).code == 400
+    assert (await call("/_sim/clans/disband", {}, raw=True)).code == 400
+    assert (await call("/_sim/clans/disband", {"reset": True})) == {"disbanded": {}}
+    info = (await call(api("wot/clans/info", clan_id=clan_id)))["data"][str(clan_id)]
+    assert info["is_clan_disbanded"] is False and info["members_count"] > 0
+    assert (await call(api("wot/account/info", account_id=member)))["data"][str(member)]["clan_id"] == clan_id
+    listed = await call("/_sim/clans/disbanded?region=eu&n=3")
+    assert listed["ids"] == sim.disbanded_clans("eu", 3)
+    assert (await call("/_sim/veterans?region=na&n=2"))["ids"] == sim.veteran_accounts("na", 2)
+
+
+# --------------------------------------------------------------------------------------
+# Servers, counters, expected values
+# --------------------------------------------------------------------------------------
+
+
+@pytest.mark.gen_test(timeout=30)
+async def test_servers_info_game_list(call):
+    doc = await call("/wot/eu/wgn/servers/info/?application_id=x&game=wot,wotb")
+    assert doc["status"] == "ok" and set(doc["data"]) == {"wot", "wotb"}
+    assert all(set(row) == {"server", "players_online"} for game in doc["data"].values() for row in game)
+    doc = await call("/wot/na/wgn/servers/info/?application_id=x")
+    assert set(doc["data"]) == {"wot", "wotb", "wows"} and doc["meta"]["count"] == 3
+    for prefix in ("/wotb/asia", "/wows/eu"):
+        doc = await call(prefix + "/wgn/servers/info/?application_id=x&game=wows")
+        assert list(doc["data"]) == ["wows"]
+    doc = await call("/wot/eu/wgn/servers/info/?application_id=x&game=wot,wot2")
+    assert doc["error"]["code"] == 407 and doc["error"]["message"] == "INVALID_GAME"
+
+
+@pytest.mark.gen_test(timeout=30)
+async def test_bytes_counters(call):
+    await call("/_sim/stats", {"reset": True})
+    account_id = sim.existing_accounts("eu", 1)[0]
+    first = await call(api("wot/account/info", account_id=account_id), raw=True)
+    second = await call(api("wot/tanks/stats", account_id=account_id), raw=True)
+    error = await call(api("wot/clans/info", clan_id="abc"), raw=True)
+    await call("/wn8exp.json")
+    stats = await call("/_sim/stats")
+    assert stats["bytes"] == len(first.body) + len(second.body) + len(error.body)
+    assert stats["bytes_by_path"] == {"wot/account/info": len(first.body), "wot/tanks/stats": len(second.body),
+                                      "wot/clans/info": len(error.body)}
+    assert stats["total"] == 3 and stats["max_per_second"] >= 1
+    assert set(stats) >= {"total", "by_path", "by_endpoint", "faults", "since", "max_per_second",
+                          "max_per_second_by_app", "violations", "violations_by_path", "bytes", "bytes_by_path"}
+    cleared = await call("/_sim/stats", method="DELETE")
+    assert cleared["bytes"] == 0 and cleared["max_per_second"] == 0 and cleared["violations"]["total"] == 0
+
+
+@pytest.mark.gen_test(timeout=30)
+async def test_expected_values_as_strings_and_with_bad_rows(app, call):
+    plain = await call("/wn8exp.json")
+    strings = await call("/wn8exp.json?strings=1")
+    assert len(strings["data"]) == len(plain["data"])
+    for a, b in zip(plain["data"][:50], strings["data"][:50]):
+        assert set(a) == set(b)
+        assert all(isinstance(v, str) and float(v) == float(a[k]) for k, v in b.items())
+    bad = await call("/wn8exp.json?bad_rows=4")
+    assert len(bad["data"]) == len(plain["data"]) + 4
+    extra = bad["data"][len(plain["data"]):]
+    assert any(isinstance(r, dict) and "IDNum" not in r for r in extra)
+    assert any(isinstance(r, dict) and isinstance(r.get("IDNum"), str) and not r["IDNum"].isdigit() for r in extra)
+    app.sim.expected_values_strings = True  # what --expected-values-strings sets
+    assert isinstance((await call("/wn8exp.json"))["data"][0]["IDNum"], str)
+    assert isinstance((await call("/wn8exp.json?strings=0"))["data"][0]["IDNum"], int)
+    assert (await call("/wn8exp.json?bad_rows=x", raw=True)).code == 400
+
+
+def test_package_layout_and_command_line():
+    assert not (ROOT / "scripts" / "upstream_sim.py").exists()
+    out = subprocess.run([sys.executable, "-m", "scripts.upstream_sim", "--list", "2"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert f"eu veterans:  {' '.join(map(str, sim.veteran_accounts('eu', 2)))}" in out.stdout
+    assert f"eu disbanded: {' '.join(map(str, sim.disbanded_clans('eu', 2)))}" in out.stdout
+    help_text = subprocess.run([sys.executable, "-m", "scripts.upstream_sim", "--help"], cwd=ROOT,
+                               capture_output=True, text=True, timeout=60).stdout
+    assert "--rps" in help_text and "--expected-values-strings" in help_text
