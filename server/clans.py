@@ -33,7 +33,7 @@ DIGEST_CLANS_PER_RUN = 5000
 TOP_N = 5
 TOP_MIN_BATTLES = 10  # WN8 and win-rate top lists only rank members with this many battles in the week
 
-CLAN_FIELDS = "clan_id,tag,name,members_count,members"
+CLAN_FIELDS = "clan_id,is_clan_disbanded,tag,name,members_count,members"
 RATING_FIELDS = "clan_id,fb_elo_rating_10,fb_elo_rating_8"
 STRONGHOLD_FIELDS = "clan_id,skirmish_statistics"
 

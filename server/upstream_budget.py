@@ -58,7 +58,7 @@ class UpstreamBudget:
     """
 
     def __init__(self, rate: float = DEFAULT_RATE, *, clock=time.monotonic, wall=time.time,
-                 margin: float = WINDOW_MARGIN):
+                 margin: float = WINDOW_MARGIN, hold_first_window: bool = True):
         if rate <= 0:
             raise ValueError("upstream rate must be positive")
         self.rate = float(rate)
@@ -80,6 +80,10 @@ class UpstreamBudget:
         self.refusals = 0
         self.last_refusal: float | None = None
         self.total = 0
+        if hold_first_window:
+            # A restarted process may follow its predecessor's burst, which the upstream still
+            # counts: send nothing until one window has passed.
+            self.hold(1.0 + margin)
 
     # --- the window ------------------------------------------------------------------
     def window(self) -> tuple[int, float, int]:

@@ -346,19 +346,20 @@ async def test_servers_info_for_every_game_and_region(h):
     client = h.client()
     for game in ("wot", "wotb", "wows"):
         for region in ("eu", "na", "asia"):
-            servers = await client.servers_info(game, region)
+            servers = (await client.servers_info(region, [game]))[game]
             assert len(servers) >= 2
             for row in servers:
                 assert set(row) == {"server", "players_online"}
                 assert isinstance(row["server"], str) and row["players_online"] > 0
-            assert servers == await client.servers_info(game, region)  # same minute, same numbers
+            # same minute, same numbers, whether asked alone or with the other games
+            assert servers == (await client.servers_info(region))[game]
     # a daily cycle: EU evening is busier than EU early morning
     day_start = FROZEN_NOW - FROZEN_NOW % DAY
-    evening = await client.servers_info("wot", "eu", params={"_sim_now": day_start + 19 * 3600})
-    night = await client.servers_info("wot", "eu", params={"_sim_now": day_start + 4 * 3600})
+    evening = (await client.servers_info("eu", ["wot"], params={"_sim_now": day_start + 19 * 3600}))["wot"]
+    night = (await client.servers_info("eu", ["wot"], params={"_sim_now": day_start + 4 * 3600}))["wot"]
     assert sum(r["players_online"] for r in evening) > 2 * sum(r["players_online"] for r in night)
     stats = await h.stats()
-    assert stats["wgn/servers/info"] == 20
+    assert stats["wgn/servers/info"] == 20  # 9 alone + 9 with every game + 2
 
 
 @with_sim()
@@ -428,8 +429,8 @@ async def test_retries_recover_from_5xx_and_request_limit(h):
         if mode == "timeout":
             client = h.client(max_retries=2, request_timeout=0.3)
         await h.control("/_sim/faults", {"fail_next": 1, "fail_mode": mode})
-        servers = await client.servers_info("wot", "eu")
-        assert servers, mode
+        servers = await client.servers_info("eu")
+        assert servers["wot"], mode
     assert (await h.control("/_sim/stats"))["faults"] == {"5xx": 1, "limit": 1, "timeout": 1}
 
 
@@ -466,10 +467,10 @@ async def test_exhausted_retries_raise_unavailable_with_retry_after(h):
 
     await h.control("/_sim/faults", {"fail_next": 10, "fail_mode": "5xx"})
     with pytest.raises(UpstreamUnavailable) as info:
-        await client.servers_info("wows", "asia")
+        await client.servers_info("asia", ["wows"])
     assert APP_ID not in str(info.value)
     await h.control("/_sim/faults", {"reset": True})
-    assert await client.servers_info("wows", "asia")
+    assert (await client.servers_info("asia", ["wows"]))["wows"]
 
 
 @with_sim()
@@ -535,7 +536,7 @@ async def test_application_id_never_logged(h):
         with pytest.raises(UpstreamUnavailable):
             await client.account_info("eu", [500_000_000])
         await h.control("/_sim/faults", {"fail_next": 1, "fail_mode": "5xx"})
-        await client.servers_info("wot", "eu")
+        await client.servers_info("eu", ["wot"])
     finally:
         loggers[1].setLevel(old_level)
         for logger in loggers:

@@ -29,7 +29,7 @@ class FakeClock:
 
 @pytest.mark.gen_test(timeout=20)
 async def test_never_more_than_the_rate_in_any_second():
-    budget = UpstreamBudget(20)
+    budget = UpstreamBudget(20, hold_first_window=False)
     sent: list[float] = []
 
     async def one(caller: str) -> None:
@@ -46,7 +46,7 @@ async def test_never_more_than_the_rate_in_any_second():
 
 @pytest.mark.gen_test(timeout=20)
 async def test_live_lookups_overtake_queued_background_work():
-    budget = UpstreamBudget(10)
+    budget = UpstreamBudget(10, hold_first_window=False)
     order: list[str] = []
 
     async def one(caller: str) -> None:
@@ -65,7 +65,7 @@ async def test_live_lookups_overtake_queued_background_work():
 
 @pytest.mark.gen_test(timeout=10)
 async def test_background_leaves_slots_free_for_a_live_lookup():
-    budget = UpstreamBudget(10)
+    budget = UpstreamBudget(10, hold_first_window=False)
     k, seconds, reserve = budget.window()
     assert (k, reserve) == (10, 2)
     for _ in range(k - reserve):
@@ -81,7 +81,7 @@ async def test_background_leaves_slots_free_for_a_live_lookup():
 
 @pytest.mark.gen_test(timeout=10)
 async def test_a_cancelled_waiter_gives_its_place_back():
-    budget = UpstreamBudget(2)
+    budget = UpstreamBudget(2, hold_first_window=False)
     for _ in range(2):
         await budget.acquire("live")
     waiter = asyncio.ensure_future(budget.acquire("clans"))
@@ -96,7 +96,7 @@ async def test_a_cancelled_waiter_gives_its_place_back():
 
 def test_refusal_halves_the_rate_then_it_recovers():
     clock, wall = FakeClock(), FakeClock(1_700_000_000.0)
-    budget = UpstreamBudget(10, clock=clock, wall=wall)
+    budget = UpstreamBudget(10, clock=clock, wall=wall, hold_first_window=False)
     full = budget.effective_rate()
     budget.note_refusal()
     assert budget.effective_rate() == pytest.approx(full / 2)
@@ -114,22 +114,29 @@ def test_refusal_halves_the_rate_then_it_recovers():
 
 @pytest.mark.gen_test(timeout=10)
 async def test_a_refusal_pauses_sending_for_one_window():
-    budget = UpstreamBudget(10)
+    budget = UpstreamBudget(10, hold_first_window=False)
     await budget.acquire("live")
     budget.note_refusal()
     waited = await budget.acquire("live")
     assert waited >= 1.0  # nothing goes out until the upstream's second has passed
 
 
+@pytest.mark.gen_test(timeout=10)
+async def test_a_new_budget_waits_one_window_before_its_first_request():
+    """The upstream still counts what a predecessor process sent just before a restart."""
+    budget = UpstreamBudget(10)
+    assert await budget.acquire("live") >= 1.0
+
+
 def test_processes_split_the_rate():
-    budget = UpstreamBudget(20)
+    budget = UpstreamBudget(20, hold_first_window=False)
     budget.set_processes(4)
     status = budget.status()
     assert status["processes_sharing"] == 4 and status["share_per_second"] == 5.0
     assert status["effective_per_second"] <= 5.0
     budget.set_processes(3)  # 6.67/s each: whole requests per window, never more than the share
     assert budget.window()[0] == 6 and budget.effective_rate() <= 20 / 3
-    budget = UpstreamBudget(2)
+    budget = UpstreamBudget(2, hold_first_window=False)
     budget.set_processes(5)  # less than one request per second each
     k, seconds, _ = budget.window()
     assert k == 1 and seconds >= 2.5
@@ -154,7 +161,7 @@ class Members:
 @pytest.mark.gen_test(timeout=20)
 async def test_processes_announce_themselves_and_share_the_quota():
     members = Members()
-    first, second = UpstreamBudget(10), UpstreamBudget(10)
+    first, second = UpstreamBudget(10, hold_first_window=False), UpstreamBudget(10, hold_first_window=False)
     stop_first, stop_second = asyncio.Event(), asyncio.Event()
     runs = [asyncio.ensure_future(first.run_membership(members, "a", stop_first, every=0.1)),
             asyncio.ensure_future(second.run_membership(members, "b", stop_second, every=0.1))]
