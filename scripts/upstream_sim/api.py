@@ -82,6 +82,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from concurrent.futures import ThreadPoolExecutor
 import math
 from pathlib import Path
 from typing import Any, Callable
@@ -168,6 +169,8 @@ class SimState:
         self.counters = Counters()
         self.expected_values_strings = expected_values_strings
         self._expected_variants: dict[tuple[bool, int], bytes] = {}
+        # World access (generation, caches) happens on this one thread only.
+        self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="upstream-sim")
         self._release: asyncio.Event | None = None
 
     def reset_stats(self) -> None:
@@ -417,7 +420,8 @@ class ApiHandler(_Base):
     async def get(self, game: str, region: str, path: str) -> None:
         self.api_path = api_path = path.strip("/")
         sim = self.sim
-        app_id = self.get_argument("application_id", None)
+        self._args = {name: self.get_argument(name) for name in self.request.arguments}
+        app_id = self._args.get("application_id")
         sim.counters.request(game, region, api_path, app_id)
         allowed = True
         if app_id:
@@ -435,15 +439,11 @@ class ApiHandler(_Base):
             await self._serve_fault(fault)
             return
         try:
-            answer = self._answer(game, region, api_path)
-            data = answer["data"]
-            if any(isinstance(v, RawJson) for v in data.values()):
-                parts = [ujson.dumps(k).encode() + b":" + (v.body if isinstance(v, RawJson) else ujson.dumps(v).encode())
-                         for k, v in data.items()]
-                self.send_bytes(b'{"status":"ok","meta":' + ujson.dumps(answer["meta"]).encode()
-                                + b',"data":{' + b",".join(parts) + b"}}")
-            else:
-                self.send(answer)
+            # Answers are built on the simulator's one worker thread, so the event loop keeps
+            # accepting (and time-stamping) requests while a veteran's megabyte is generated.
+            body = await asyncio.get_running_loop().run_in_executor(sim.worker, self._build, game, region, api_path)
+            if not self.client_gone:
+                self.send_bytes(body)
         except ApiError as exc:
             if exc.message.endswith("_LIST_LIMIT_EXCEEDED"):
                 sim.counters.violation("ids_limit", api_path)
@@ -451,8 +451,18 @@ class ApiHandler(_Base):
 
     post = get
 
-    def _answer(self, game: str, region: str, api_path: str) -> dict:
-        arg = lambda name: self.get_argument(name, None)  # noqa: E731
+    def _build(self, game: str, region: str, api_path: str) -> bytes:
+        answer = self._answer(game, region, api_path, self._args)
+        data = answer["data"]
+        if any(isinstance(v, RawJson) for v in data.values()):
+            parts = [ujson.dumps(k).encode() + b":" + (v.body if isinstance(v, RawJson) else ujson.dumps(v).encode())
+                     for k, v in data.items()]
+            return (b'{"status":"ok","meta":' + ujson.dumps(answer["meta"]).encode()
+                    + b',"data":{' + b",".join(parts) + b"}}")
+        return ujson.dumps(answer, ensure_ascii=False).encode()
+
+    def _answer(self, game: str, region: str, api_path: str, args: dict[str, str]) -> dict:
+        arg = args.get
         app_id = arg("application_id")
         if not app_id:
             raise ApiError(402, "APPLICATION_ID_NOT_SPECIFIED", "application_id")
