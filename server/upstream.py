@@ -397,10 +397,9 @@ class UpstreamClient:
                               request_timeout=self.request_timeout, follow_redirects=True,
                               headers={"Accept": "application/json", "Accept-Encoding": "gzip"},
                               user_agent="statsapi/1 (+upstream client)")
-        # The slot is taken right before the send (never while holding a socket), so send times
-        # follow the budget's spacing.
-        await self.budget.acquire(caller)
-        async with self._semaphore:
+        # The slot is held from just before the send until the answer (see UpstreamBudget), and
+        # taken before the socket semaphore so a queued background call never blocks a live one.
+        async with self.budget.slot(caller), self._semaphore:
             self.requests += 1
             try:
                 response = await self._http.fetch(request, raise_error=False)

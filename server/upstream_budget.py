@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import logging
 import math
 import time
-from typing import Protocol
+from typing import AsyncIterator, Protocol
 
 log = logging.getLogger("statsapi.upstream")
 
@@ -25,9 +26,11 @@ PRIORITIES = {
 CALLERS = tuple(PRIORITIES)
 
 DEFAULT_RATE = 10.0  # the commonly cited quota of a standalone application_id
-# Requests are counted over a window this much longer than the upstream's second, so that
-# network jitter between our send and their arrival cannot put k + 1 of them in one second.
-WINDOW_MARGIN = 0.10
+# A slot is held from the grant until W = 1 s + this margin after the answer arrived: the
+# upstream saw the request somewhere between our send and its answer, so however late the event
+# loop actually sent it, no k + 1 requests can arrive within one of the upstream's seconds.
+# The margin covers clock granularity on their side.
+WINDOW_MARGIN = 0.05
 LIVE_RESERVE_SHARE = 0.2  # of every window's slots, this share is kept free for live lookups
 SLOWDOWN = 0.5  # REQUEST_LIMIT_EXCEEDED: halve the rate ...
 MIN_FACTOR = 0.05
@@ -49,7 +52,8 @@ class Members(Protocol):
 
 
 class UpstreamBudget:
-    """At most k requests in any window of W seconds, k/W ≤ this process's share of the rate.
+    """At most k requests in flight or answered within the last W seconds (k/W ≤ this
+    process's share of the rate), which puts at most k arrivals in any second upstream.
 
     Waiters queue by priority; a lower priority is only granted a slot while the window holds
     fewer than k − reserve sends, so a live lookup finds a free slot even while a background
@@ -70,7 +74,8 @@ class UpstreamBudget:
         self._factor = 1.0
         self._next_recovery = 0.0
         self._hold_until = 0.0
-        self._sent: collections.deque[float] = collections.deque()
+        self._in_flight = 0
+        self._done: collections.deque[float] = collections.deque()  # when answers arrived
         self._queues: dict[int, collections.deque] = {p: collections.deque() for p in sorted(set(PRIORITIES.values()))}
         self._timer: asyncio.TimerHandle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -104,24 +109,27 @@ class UpstreamBudget:
         return k if priority == 0 else max(1, k - reserve)
 
     def _prune(self, now: float, seconds: float) -> None:
-        sent = self._sent
-        while sent and sent[0] <= now - seconds:
-            sent.popleft()
+        done = self._done
+        while done and done[0] <= now - seconds:
+            done.popleft()
 
     def _free_at(self, priority: int) -> float:
-        """The monotonic time at which `priority` may next send (now if it may now)."""
+        """The monotonic time at which `priority` may next send: 0 if it may now, inf until an
+        answer arrives."""
         now = self.clock()
         k, seconds, reserve = self.window()
         self._prune(now, seconds)
         limit = self._limit(priority, k, reserve)
+        held = self._in_flight + len(self._done)
         at = 0.0  # free already
-        if len(self._sent) >= limit:
-            at = self._sent[len(self._sent) - limit] + seconds
+        if held >= limit:
+            if self._in_flight >= limit:
+                return math.inf
+            at = self._done[held - limit] + seconds
         return max(at, self._hold_until)
 
     def _record(self, caller: str) -> None:
-        now = self.clock()
-        self._sent.append(now)
+        self._in_flight += 1
         self.total += 1
         wall = self.wall()
         self._recent.append((wall, caller))
@@ -129,8 +137,24 @@ class UpstreamBudget:
             self._recent.popleft()
 
     # --- callers ---------------------------------------------------------------------
+    @contextlib.asynccontextmanager
+    async def slot(self, caller: str = "other") -> AsyncIterator[float]:
+        """Hold a slot around one request: ``async with budget.slot("live"): await fetch()``."""
+        waited = await self.acquire(caller)
+        try:
+            yield waited
+        finally:
+            self.release()
+
+    def release(self) -> None:
+        """The answer (or the failure) of a request granted by `acquire` arrived."""
+        if self._in_flight > 0:
+            self._in_flight -= 1
+            self._done.append(self.clock())
+        self._schedule()
+
     async def acquire(self, caller: str = "other") -> float:
-        """Wait for a slot; returns the seconds waited."""
+        """Wait for a slot (call `release` when the answer arrives); returns the seconds waited."""
         priority = PRIORITIES.get(caller, PRIORITIES["other"])
         self._bind_loop()
         started = self.clock()
@@ -186,11 +210,14 @@ class UpstreamBudget:
     def _bind_loop(self) -> None:
         loop = asyncio.get_running_loop()
         if self._loop is not loop:
-            # A new event loop (tests run one per test): waiters of the old one are gone.
+            # A new event loop (tests run one per test): waiters and requests of the old one are
+            # gone (their answers will never be released here).
             self._loop = loop
             self._timer = None
             for queue in self._queues.values():
                 queue.clear()
+            self._done.extend(self.clock() for _ in range(self._in_flight))
+            self._in_flight = 0
 
     def _schedule(self) -> None:
         if self._timer is not None:
@@ -200,8 +227,9 @@ class UpstreamBudget:
             return
         for priority, queue in self._queues.items():
             if queue:
-                delay = max(0.0, self._free_at(priority) - self.clock())
-                self._timer = self._loop.call_later(delay, self._grant)
+                at = self._free_at(priority)
+                if at != math.inf:  # else the next release() reschedules
+                    self._timer = self._loop.call_later(max(0.0, at - self.clock()), self._grant)
                 return
 
     def _grant(self) -> None:
@@ -247,6 +275,7 @@ class UpstreamBudget:
             "share_per_second": round(self.share, 3),
             "effective_per_second": round(k / seconds, 3),
             "window": {"requests": k, "seconds": round(seconds, 3), "reserved_for_live": reserve},
+            "in_flight": self._in_flight,
             "slowed_down": self._factor < 1.0,
             "requests_last_minute": sum(by_caller.values()),
             "requests_last_minute_by_caller": by_caller,

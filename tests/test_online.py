@@ -349,7 +349,7 @@ async def test_online_endpoints_after_sampling_the_simulator(app, http_client, b
 
     slot = int(time.time() // 60)
     services.online.clock = Clock(slot * 60 + 5)  # one fixed instant: no day may end mid-test
-    outcome = await services.online.sample(slot)  # real HTTP to scripts/upstream_sim.py
+    outcome = await services.online.sample(slot)  # real HTTP to the simulator
     assert outcome.endswith("sampled in 9 game/regions")
 
     response, body = await get_json(http_client, base_url, "/api/v1/online")

@@ -1,4 +1,4 @@
-"""server/upstream.py against scripts/upstream_sim.py over real HTTP (in-process simulator).
+"""server/upstream.py against the simulator (scripts/upstream_sim/) over real HTTP, in-process.
 
 Each test starts the simulator on a free port inside its own event loop (``asyncio.run``), with
 the simulated clock frozen, so answers are deterministic. No timing asserts: timeouts use a
@@ -78,8 +78,11 @@ class Harness:
 
 
 def run_sim(test, **options):
-    """Run ``await test(harness)`` with a fresh simulator (clock frozen at FROZEN_NOW)."""
+    """Run ``await test(harness)`` with a fresh simulator (clock frozen at FROZEN_NOW, 10 requests
+    per second per application_id); no test may see a request refused for the rate unless it
+    asked for that fault."""
     options.setdefault("now", FROZEN_NOW)
+    options.setdefault("rps", 10)  # as strict as the real API: the client must never be refused
 
     async def main():
         app = sim.make_app(**options)
@@ -89,6 +92,8 @@ def run_sim(test, **options):
         harness = Harness(app, sockets[0].getsockname()[1])
         try:
             await test(harness)
+            violations = app.sim.describe_stats()["violations"]  # since the test's last stats reset
+            assert violations["request_limit"] == 0, violations
         finally:
             app.sim.release_hangs()
             harness.close()
@@ -370,11 +375,11 @@ async def test_vehicles_and_expected_values(h):
     sample = next(iter(vehicles.values()))
     assert {"tank_id", "name", "short_name", "tier", "type", "nation", "is_premium"} <= set(sample)
     assert {v["tier"] for v in vehicles.values()} == set(range(1, 11))
-    # paging is followed when the upstream pages
+    # pages of 100 (the most the upstream gives) are followed; a larger limit is clamped
     await h.reset_stats()
     paged = await client.vehicles("eu", params={"limit": 250})
     assert paged == vehicles
-    assert (await h.stats())["wot/encyclopedia/vehicles"] == -(-len(vehicles) // 250)
+    assert (await h.stats())["wot/encyclopedia/vehicles"] == -(-len(vehicles) // 100)
     raw = await client.fetch_json_url(h.base_url + "/wn8exp.json")
     table = ujson.loads(raw)
     assert "version" in table["header"]

@@ -33,8 +33,9 @@ async def test_never_more_than_the_rate_in_any_second():
     sent: list[float] = []
 
     async def one(caller: str) -> None:
-        await budget.acquire(caller)
-        sent.append(time.monotonic())
+        async with budget.slot(caller):
+            sent.append(time.monotonic())
+            await asyncio.sleep(0.02)  # the upstream answering
 
     callers = ["live", "clans", "reference", "online", "refresh"]
     await asyncio.gather(*(one(callers[i % len(callers)]) for i in range(70)))
@@ -45,13 +46,36 @@ async def test_never_more_than_the_rate_in_any_second():
 
 
 @pytest.mark.gen_test(timeout=20)
+async def test_a_slot_is_held_until_a_window_after_the_answer():
+    """However late the loop really sent a request, the upstream saw it before its answer: a
+    window counted from the answer can never hold more than k arrivals of one of its seconds."""
+    budget = UpstreamBudget(5, hold_first_window=False)
+    k, seconds, _ = budget.window()
+    answered: list[float] = []
+    granted: list[float] = []
+
+    async def slow(delay: float) -> None:
+        async with budget.slot("clans"):
+            granted.append(time.monotonic())
+            await asyncio.sleep(delay)
+            answered.append(time.monotonic())
+
+    await asyncio.gather(*(slow(0.4) for _ in range(k)))
+    async with budget.slot("live"):
+        granted.append(time.monotonic())
+    # The next request went one window after the first answer, not one window after the grants.
+    assert granted[-1] - min(answered) >= seconds - 0.01
+    assert granted[-1] - min(granted[:-1]) >= 0.4 + seconds - 0.02
+
+
+@pytest.mark.gen_test(timeout=20)
 async def test_live_lookups_overtake_queued_background_work():
     budget = UpstreamBudget(10, hold_first_window=False)
     order: list[str] = []
 
     async def one(caller: str) -> None:
-        await budget.acquire(caller)
-        order.append(caller)
+        async with budget.slot(caller):
+            order.append(caller)
 
     background = [asyncio.ensure_future(one("clans")) for _ in range(25)]
     await asyncio.sleep(0.05)  # the first window is used, the rest of the clan work queues
@@ -70,12 +94,14 @@ async def test_background_leaves_slots_free_for_a_live_lookup():
     assert (k, reserve) == (10, 2)
     for _ in range(k - reserve):
         assert await budget.acquire("clans") == 0.0
+        budget.release()
     blocked = asyncio.ensure_future(budget.acquire("tracker"))
     await asyncio.sleep(0.05)
     assert not blocked.done()  # background work has used its share of this window
     # ... while a user's lookup (account/info + tanks/stats) is sent at once.
-    assert await budget.acquire("live") == 0.0
-    assert await budget.acquire("live") == 0.0
+    for _ in range(2):
+        async with budget.slot("live") as waited:
+            assert waited == 0.0
     assert await blocked >= 0.5
 
 
@@ -83,15 +109,17 @@ async def test_background_leaves_slots_free_for_a_live_lookup():
 async def test_a_cancelled_waiter_gives_its_place_back():
     budget = UpstreamBudget(2, hold_first_window=False)
     for _ in range(2):
-        await budget.acquire("live")
+        async with budget.slot("live"):
+            pass
     waiter = asyncio.ensure_future(budget.acquire("clans"))
     await asyncio.sleep(0.01)
     waiter.cancel()
     with pytest.raises(asyncio.CancelledError):
         await waiter
     assert budget.status()["queued"] == {}
-    assert await budget.acquire("live") > 0.5  # the window still counts what was sent
-    assert budget.total == 3
+    async with budget.slot("live") as waited:
+        assert waited > 0.5  # the window still counts what was sent
+    assert budget.total == 3 and budget.status()["in_flight"] == 0
 
 
 def test_refusal_halves_the_rate_then_it_recovers():
@@ -115,17 +143,18 @@ def test_refusal_halves_the_rate_then_it_recovers():
 @pytest.mark.gen_test(timeout=10)
 async def test_a_refusal_pauses_sending_for_one_window():
     budget = UpstreamBudget(10, hold_first_window=False)
-    await budget.acquire("live")
-    budget.note_refusal()
-    waited = await budget.acquire("live")
-    assert waited >= 1.0  # nothing goes out until the upstream's second has passed
+    async with budget.slot("live"):
+        budget.note_refusal()
+    async with budget.slot("live") as waited:
+        assert waited >= 1.0  # nothing goes out until the upstream's second has passed
 
 
 @pytest.mark.gen_test(timeout=10)
 async def test_a_new_budget_waits_one_window_before_its_first_request():
     """The upstream still counts what a predecessor process sent just before a restart."""
     budget = UpstreamBudget(10)
-    assert await budget.acquire("live") >= 1.0
+    async with budget.slot("live") as waited:
+        assert waited >= 1.0
 
 
 def test_processes_split_the_rate():
@@ -168,7 +197,8 @@ async def test_processes_announce_themselves_and_share_the_quota():
     try:
         await asyncio.sleep(0)  # both have announced themselves
         # A joining process holds back until the others have seen it.
-        assert await second.acquire("live") >= 0.1
+        async with second.slot("live") as waited:
+            assert waited >= 0.1
         await asyncio.sleep(0.3)
         assert first.processes == second.processes == 2
         assert first.share + second.share == pytest.approx(10)
