@@ -482,6 +482,8 @@ def schema_components(index: dict) -> dict:
                                                             "safety margin and any slow-down)."},
                     "window": obj({"requests": {"type": "integer"}, "seconds": {"type": "number"},
                                    "reserved_for_live": {"type": "integer"}}),
+                    "in_flight": {"type": "integer", "minimum": 0,
+                                  "description": "Requests sent and not yet answered."},
                     "slowed_down": {"type": "boolean",
                                     "description": "The upstream refused a request for the rate recently."},
                     "requests_last_minute": {"type": "integer", "minimum": 0},

@@ -530,8 +530,9 @@ async def seed_small(uri: str, db_name: str, sim_url: str, players: int, clans: 
             client[db_name].create_collection("rate_counters")
         finally:
             client.close()
+    # The bench's simulator has no quota (--rps 0): seed at full speed, it is not what is measured.
     config = dataclasses.replace(Config(), mongodb_uri=uri, db_name=db_name, upstream_base_url=sim_url,
-                                 jobs=False)
+                                 jobs=False, upstream_rps=1000.0)
     store = await connect_store(config, uri)
     services = await build_services(config, store, RateLimiter(store.rate_counters))
     summary: dict = {"players": [], "clans": [], "online_samples": 0, "notes": []}

@@ -10,8 +10,13 @@ SIM_PORT="${STATSAPI_SIM_PORT:-9100}"
 DATA_DIR="${STATSAPI_DATA_DIR:-$ROOT/var}"
 mkdir -p "$DATA_DIR"
 if [ -z "${STATSAPI_UPSTREAM_BASE_URL:-}" ]; then
-  # No real upstream configured: serve the Wargaming API subset from the simulator.
-  "$ROOT/.venv/bin/python" -m scripts.upstream_sim --port "$SIM_PORT" \
+  # No real upstream configured: serve the Wargaming API subset from the simulator. It enforces
+  # a per-second quota like the real API; the demo's is 50/s (a real application_id has 10 or
+  # 20) so that seeding ~10,000 upstream requests takes minutes, not half an hour. The service
+  # is told the same figure. STATSAPI_SIM_RPS=10 shows the service at a real standalone quota.
+  SIM_RPS="${STATSAPI_SIM_RPS:-50}"
+  export STATSAPI_UPSTREAM_RPS="${STATSAPI_UPSTREAM_RPS:-$SIM_RPS}"
+  "$ROOT/.venv/bin/python" -m scripts.upstream_sim --port "$SIM_PORT" --rps "$SIM_RPS" \
       $( [ -f ../shared/data/wn8exp-2024-09-12.json ] && echo --expected-values ../shared/data/wn8exp-2024-09-12.json ) \
       > "$DATA_DIR/upstream_sim.log" 2>&1 &
   SIM_PID=$!

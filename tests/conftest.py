@@ -56,7 +56,7 @@ def db_name():
 def upstream_sim():
     """The upstream simulator as a child process, talked to over real HTTP."""
     port = free_port()
-    cmd = [sys.executable, "-m", "scripts.upstream_sim", "--port", str(port), "--rps", "1000"]
+    cmd = [sys.executable, "-m", "scripts.upstream_sim", "--port", str(port), "--rps", "10"]
     if EXPECTED_VALUES_FILE.exists():
         cmd += ["--expected-values", str(EXPECTED_VALUES_FILE)]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=str(ROOT))
