@@ -367,3 +367,123 @@ def test_package_layout_and_command_line():
     help_text = subprocess.run([sys.executable, "-m", "scripts.upstream_sim", "--help"], cwd=ROOT,
                                capture_output=True, text=True, timeout=60).stdout
     assert "--rps" in help_text and "--expected-values-strings" in help_text
+
+
+# --------------------------------------------------------------------------------------
+# Cold generation: lazy and fast, the numbers those of the plain random.Random formulation
+# --------------------------------------------------------------------------------------
+
+
+def _reference_rates(world, prof, tank_id: int) -> dict:
+    """A tank's rates drawn with random.Random's own methods (the formulation the fast path inlines)."""
+    import random
+
+    from scripts.upstream_sim.ids import _clamp, _seed
+    exp = world.expectation(tank_id)
+    vehicle = world.vehicles[tank_id]
+    tier = vehicle["tier"]
+    rng = random.Random(f"{prof.region}:{prof.account_id}:{tank_id}")
+    st = prof.skill * _clamp(rng.gauss(1.0, 0.08), 0.8, 1.2)
+    wr = _clamp(float(exp["expWinRate"]) / 100.0 * (0.78 + 0.25 * prof.skill) * rng.uniform(0.97, 1.03), 0.30, 0.80)
+    dr = rng.uniform(0.006, 0.015)
+    shots = (6.0 + 0.4 * tier) * rng.uniform(0.8, 1.2)
+    r = {
+        "win": wr, "draw_of_rest": dr / (1.0 - wr), "shots": shots, "hit_ratio": _clamp(0.55 + 0.12 * st, 0.4, 0.95),
+        "damage_dealt": float(exp["expDamage"]) * st * rng.uniform(0.96, 1.04),
+        "frags": float(exp["expFrag"]) * st * rng.uniform(0.94, 1.06),
+        "spotted": float(exp["expSpot"]) * st * rng.uniform(0.92, 1.08),
+        "dropped_capture_points": float(exp["expDef"]) * st * rng.uniform(0.9, 1.1),
+        "capture_points": rng.uniform(0.5, 2.5),
+        "xp": (140 + 75 * tier) * (0.7 + 0.35 * st),
+        "survived_battles": _clamp(0.12 + 0.2 * st, 0.05, 0.75),
+        "damage_received": float(exp["expDamage"]) * _clamp(1.25 - 0.35 * st, 0.5, 1.4),
+        "phase": [rng.random() for _ in range(12)],
+    }
+    x = random.Random(_seed("extra", prof.region, prof.account_id, tank_id))
+    spg = vehicle["type"] == "SPG"
+    dmg = r["damage_dealt"]
+    r.update({
+        "tanking_factor": round(x.uniform(0.2, 0.8), 2),
+        "avg_damage_blocked": round(dmg * x.uniform(0.2, 1.2), 2),
+        "avg_damage_assisted": round(dmg * x.uniform(0.2, 0.8), 2),
+        "avg_damage_assisted_track": round(dmg * x.uniform(0.05, 0.3), 2),
+        "avg_damage_assisted_radio": round(dmg * x.uniform(0.1, 0.5), 2),
+        "direct_hits_received": x.uniform(3.0, 9.0),
+        "explosion_hits": x.uniform(0.2, 3.0) if spg else x.uniform(0.0, 0.6),
+        "explosion_hits_received": x.uniform(0.1, 1.2),
+        "no_damage_direct_hits_received": x.uniform(0.3, 2.5),
+        "piercings": shots * r["hit_ratio"] * x.uniform(0.6, 0.9),
+        "piercings_received": x.uniform(2.0, 6.0),
+        "stun_assisted_damage": dmg * x.uniform(0.3, 0.9) if spg else 0.0,
+        "stun_number": x.uniform(1.0, 4.0) if spg else 0.0,
+        "battles_on_stunning_vehicles": 1.0 if spg else 0.0,
+        "victims": [str(x.choice(world.tank_ids)) for _ in range(x.randint(2, 6))],
+        "variation": [x.uniform(0.5, 1.5) for _ in sim.TANK_BLOCKS],
+    })
+    return r
+
+
+@pytest.mark.parametrize("vehicles", [None, ""])
+def test_fast_tank_rates_draw_what_random_draws(vehicles):
+    world = sim.World(vehicles=vehicles)
+    spg = {t for t, v in world.vehicles.items() if v["type"] == "SPG"}
+    for region in sim.REGIONS:
+        for account_id in sim.existing_accounts(region, 3) + sim.veteran_accounts(region, 1):
+            prof = world.profile(region, account_id)
+            garage = prof.garage[:20] + [t for t in prof.garage if t in spg][:3]
+            for tank_id in garage:
+                assert prof._tank_rates(tank_id)._asdict() == _reference_rates(world, prof, tank_id), \
+                    (region, account_id, tank_id)
+
+
+def test_packed_week_sums_equal_the_week_by_week_sums():
+    from scripts.upstream_sim.profile import _PACKED_MIN
+    world = sim.World()
+    accounts = sim.existing_accounts("na", 60) + sim.veteran_accounts("asia", 3)
+    quitters = 0
+    for account_id in accounts:
+        region = "asia" if sim.is_veteran("asia", account_id) else "na"
+        prof = world.profile(region, account_id)
+        quitters += prof.quit_week is not None
+        weeks = 900
+        prof._ensure_weeks(3)  # a few weeks one by one, then the rest packed
+        prof._ensure_weeks(3 + _PACKED_MIN - 1)
+        prof._ensure_weeks(weeks)
+        expected = [0]
+        for w in range(weeks):
+            expected.append(expected[-1] + sum(prof._week(w)))
+        assert list(prof.wcum) == expected, account_id
+    assert quitters, "some accounts stop playing"
+
+
+def test_cold_generation_does_not_depend_on_what_was_asked_first():
+    region, now = "eu", FROZEN_NOW
+    accounts = sim.existing_accounts(region, 12, start=640_000_000) + sim.veteran_accounts(region, 2, start=640_000_000)
+    later = now + 40 * 86400
+    first, second = sim.World(), sim.World()
+    for account_id in accounts:  # account/info first (tanks drawn lazily), then tanks/stats, later instant first
+        first.account_info(region, account_id, now)
+        first.tanks_stats(region, account_id, now, None)
+        second.tanks_stats(region, account_id, later, None)
+        second.account_info(region, account_id, later)
+    for account_id in accounts:
+        for when in (now, later):
+            assert ujson.dumps(first.account_info(region, account_id, when), sort_keys=True) == \
+                ujson.dumps(second.account_info(region, account_id, when), sort_keys=True)
+            assert first.tanks_stats_json(region, account_id, when) == second.tanks_stats_json(region, account_id, when)
+        info = first.account_info(region, account_id, now)
+        tanks = first.tanks_stats(region, account_id, now, None)
+        for field in sim.SUM_FIELDS:
+            assert info["statistics"]["all"][field] == sum(t["all"][field] for t in tanks), field
+        assert [t["tank_id"] for t in tanks] == sorted(t["tank_id"] for t in tanks)
+
+
+def test_bench_generation_reports_ms_per_cold_account():
+    from scripts.upstream_sim.bench import bench_generation
+    figures = bench_generation(n=4)
+    assert set(figures) == {"mixed_account_info_ms", "account_info_ms", "veteran_account_info_ms",
+                            "veteran_tanks_stats_ms"}
+    assert all(v > 0 for v in figures.values())
+    help_text = subprocess.run([sys.executable, "-m", "scripts.upstream_sim", "--help"], cwd=ROOT,
+                               capture_output=True, text=True, timeout=60).stdout
+    assert "--bench-generation" in help_text

@@ -36,9 +36,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--application-id", help="accept only this application_id (default: any non-empty)")
     parser.add_argument("--list", type=int, metavar="N",
                         help="print N existing, veteran and disbanded ids per region, exit")
+    parser.add_argument("--bench-generation", type=int, nargs="?", const=200, metavar="N",
+                        help="print the CPU ms per never-seen account (account/info of N non-veterans and N/4 "
+                             "veterans, veterans' full tanks/stats), exit")
     args = parser.parse_args(argv)
     if args.rps < 0:
         parser.error("--rps must be >= 0")
+
+    if args.bench_generation is not None:
+        from .bench import main as bench_main
+        bench_main(max(4, args.bench_generation), vehicles=args.vehicles)
+        return
 
     if args.list:
         for region in REGIONS:

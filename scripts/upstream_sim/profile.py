@@ -1,11 +1,25 @@
-"""One simulated account: battles per day, garage, per-tank statistics blocks and account totals."""
+"""One simulated account: battles per day, garage, per-tank statistics blocks and account totals.
+
+Generation is lazy and cheap for a never-seen account: a tank's rates are drawn on its first battle
+count (each tank has its own seeded generator, so the numbers do not depend on which tanks were asked
+for first), battle weeks are summed with 64-bit lanes packed into one big integer, blocks of battles
+are drawn in runs, and account/info totals come from the per-tank "all" counters only (the per-tank
+block records of tanks/stats are built when tanks/stats is asked for).
+"""
 from __future__ import annotations
 
 import bisect
 import math
 import random
+import sys
+import threading
+from _random import Random as _CoreRandom
 from array import array
-from typing import TYPE_CHECKING
+from collections import Counter
+from hashlib import blake2b, sha512
+from itertools import accumulate, islice
+from operator import add
+from typing import TYPE_CHECKING, NamedTuple
 
 import ujson
 
@@ -45,16 +59,129 @@ def scaled_block(base: dict, battles: int) -> dict:
     if battles <= 0 or not b:
         return ZERO_BLOCK
     f = battles / b
-    out = {k: int(base[k] * f) for k in _SCALED}
-    wins, draws = int(base["wins"] * f), int(base["draws"] * f)
-    out["battles"], out["wins"], out["draws"], out["losses"] = battles, wins, draws, battles - wins - draws
-    out["hits"] = min(out["hits"], out["shots"])
-    out["survived_battles"] = min(out["survived_battles"], battles)
-    out["battle_avg_xp"] = out["xp"] // battles
-    out["hits_percents"] = round(100 * out["hits"] / out["shots"]) if out["shots"] else 0
-    for k in AVERAGES:
-        out[k] = base[k]
-    return {k: out[k] for k in BLOCK_FIELDS}
+    wins, draws, xp = int(base["wins"] * f), int(base["draws"] * f), int(base["xp"] * f)
+    shots, hits = int(base["shots"] * f), int(base["hits"] * f)
+    if hits > shots:
+        hits = shots
+    survived = int(base["survived_battles"] * f)
+    if survived > battles:
+        survived = battles
+    return {  # BLOCK_FIELDS order
+        "battles": battles, "wins": wins, "losses": battles - wins - draws, "draws": draws, "xp": xp,
+        "battle_avg_xp": xp // battles,
+        "damage_dealt": int(base["damage_dealt"] * f),
+        "damage_received": int(base["damage_received"] * f),
+        "frags": int(base["frags"] * f),
+        "spotted": int(base["spotted"] * f),
+        "shots": shots, "hits": hits,
+        "hits_percents": round(100 * hits / shots) if shots else 0,
+        "capture_points": int(base["capture_points"] * f),
+        "dropped_capture_points": int(base["dropped_capture_points"] * f),
+        "survived_battles": survived,
+        "tanking_factor": base["tanking_factor"],
+        "avg_damage_blocked": base["avg_damage_blocked"],
+        "avg_damage_assisted": base["avg_damage_assisted"],
+        "avg_damage_assisted_track": base["avg_damage_assisted_track"],
+        "avg_damage_assisted_radio": base["avg_damage_assisted_radio"],
+        "direct_hits_received": int(base["direct_hits_received"] * f),
+        "explosion_hits": int(base["explosion_hits"] * f),
+        "explosion_hits_received": int(base["explosion_hits_received"] * f),
+        "no_damage_direct_hits_received": int(base["no_damage_direct_hits_received"] * f),
+        "piercings": int(base["piercings"] * f),
+        "piercings_received": int(base["piercings_received"] * f),
+        "stun_assisted_damage": int(base["stun_assisted_damage"] * f),
+        "stun_number": int(base["stun_number"] * f),
+        "battles_on_stunning_vehicles": int(base["battles_on_stunning_vehicles"] * f),
+    }
+
+
+# --- fast paths that draw exactly what random.Random would --------------------------------
+_TWOPI = random.TWOPI
+_BIG_ENDIAN = sys.byteorder == "big"
+_WEEK_STEP = 0xD1B54A32D192ED03
+_PACKED_MIN = 16  # weeks from which the packed (all weeks at once) week sums pay off
+_local = threading.local()
+_tuple_new = tuple.__new__
+
+
+def _generators() -> tuple[_CoreRandom, _CoreRandom]:
+    """Two bare Mersenne Twisters of this thread, re-seeded per tank (seeding is what costs)."""
+    g = getattr(_local, "generators", None)
+    if g is None:
+        g = _local.generators = (_CoreRandom(0), _CoreRandom(0))
+    return g
+
+
+def _seed_like_random_str(gen: _CoreRandom, text: bytes) -> None:
+    """``random.Random(text)`` (version 2 string seed) without building a Random object."""
+    _CoreRandom.seed(gen, int.from_bytes(text + sha512(text).digest(), "big"))
+
+
+def _lanes(packed: int, n: int) -> array:
+    """The n 64-bit lanes (128 bits apart) of a packed integer."""
+    arr = array("Q")
+    arr.frombytes(packed.to_bytes(16 * n, "little"))
+    if _BIG_ENDIAN:
+        arr.byteswap()
+    return arr[::2]
+
+
+def _week_sums(seed: int, table: list[int], start: int, n: int) -> list[int]:
+    """Battles in each of the weeks start..start+n-1, exactly as ``sum(Profile._week(w))`` without the
+    week-0 and quit rules: splitmix64 of every week at once on 64-bit lanes packed 128 bits apart into one
+    integer (a lane's products never reach the next lane; masks drop what shifts bring in)."""
+    ones = int.from_bytes((b"\x01" + bytes(15)) * n, "little")
+    mask = ones * _M64
+    weeks = array("Q", bytes(16 * n))
+    weeks[::2] = array("Q", range(start, start + n))
+    if _BIG_ENDIAN:
+        weeks.byteswap()
+    x = (int.from_bytes(weeks.tobytes(), "little") * _WEEK_STEP + seed * ones) & mask
+    x = (x + 0x9E3779B97F4A7C15 * ones) & mask
+    x = (((x ^ (x >> 30)) & mask) * 0xBF58476D1CE4E5B9) & mask
+    x = (((x ^ (x >> 27)) & mask) * 0x94D049BB133111EB) & mask
+    h = (x ^ (x >> 31)) & mask
+    which = ((h >> 63) & ones) << 9  # table[0] or table[1] of the two day tables, concatenated
+    low9 = ones * 511
+    lookup = table.__getitem__
+    sums: list[int] = []
+    for k in range(7):
+        days = map(lookup, _lanes(((h >> (9 * k)) & low9) | which, n))
+        sums = list(map(add, sums, days)) if k else list(days)
+    return sums
+
+
+class TankRates(NamedTuple):
+    """One tank's per-battle rates in one account (drawn once; see Profile._tank_rates)."""
+    win: float
+    draw_of_rest: float
+    shots: float
+    hit_ratio: float
+    damage_dealt: float
+    frags: float
+    spotted: float
+    dropped_capture_points: float
+    capture_points: float
+    xp: float
+    damage_received: float
+    survived_battles: float
+    phase: list[float]  # 12 offsets in [0, 1): floor(b * rate + phase)
+    tanking_factor: float  # the extra counters (their own generator) ...
+    avg_damage_blocked: float
+    avg_damage_assisted: float
+    avg_damage_assisted_track: float
+    avg_damage_assisted_radio: float
+    direct_hits_received: float
+    explosion_hits: float
+    explosion_hits_received: float
+    no_damage_direct_hits_received: float
+    piercings: float
+    piercings_received: float
+    stun_assisted_damage: float
+    stun_number: float
+    battles_on_stunning_vehicles: float
+    victims: list[str]  # tank ids (as the frags keys) that the tank's frags go to
+    variation: list[float]  # per TANK_BLOCKS: the block's share of battles times this
 
 
 class Profile:
@@ -78,9 +205,11 @@ class Profile:
             p, lam, low = 0.6 + 0.3 * (p - 0.2) / 0.65, 8.0 + 0.6 * lam, 0.5 + low
             self.quit_week = None
         self.tables = (self._day_table(p, lam), self._day_table(min(1.0, p * low), lam * 0.7))
+        self.week_table = self.tables[0] + self.tables[1]  # indexed by (h >> 63) << 9 | 9 bits
         self.seed_days = _seed("days", region, account_id)
         self.seed_offsets = _seed("offsets", region, account_id)
         self.speed = rng.uniform(0.6, 1.6)
+        self.tier_thresholds = [self.speed * 120 * (tier - 1) ** 1.7 for tier in range(2, 11)]
         self.language = rng.choice({"eu": ["en", "de", "pl", "fr", "cs", "es"], "na": ["en", "en", "es", "pt-br"],
                                      "asia": ["en", "th", "ja", "ko", "zh-tw", "vi"]}[region])
         self.trees_rate = rng.uniform(0.2, 2.5)
@@ -105,7 +234,11 @@ class Profile:
         self._candidates: dict[int, tuple[list[int], list[float]]] = {}
         self.blocks = array("H")
         self.block_rng = random.Random(f"blocks:{region}:{account_id}")
-        self.rates = [self._tank_rates(t) for t in self.garage]
+        # A tank's rates are drawn on first use (own generator per tank: order does not matter).
+        self.rates: list[TankRates | None] = [None] * len(self.garage)
+        self._rate_key = f"{region}:{account_id}:"
+        self._extra_key = f"extra\x1f{region}\x1f{account_id}\x1f".encode()
+        self._block_factors: list[float] | None = None
         self.in_clan = clan_of_account(region, account_id) is not None
         srng = random.Random(f"shares:{region}:{account_id}")
         self.shares = {
@@ -118,6 +251,7 @@ class Profile:
             "team": srng.uniform(0.0, 0.01) if srng.random() < 0.15 else 0.0,
             "historical": srng.uniform(0.0, 0.01) if srng.random() < 0.2 else 0.0,
         }
+        self._base: tuple | None = None
         self._last: tuple[int, list[dict], list[int]] | None = None
         self._last_stats: tuple[int, dict] | None = None
         self._last_bytes: tuple[int, bytes] | None = None
@@ -126,12 +260,13 @@ class Profile:
         """150-400 tanks from the whole catalogue, unlocked one after another (low tiers first)."""
         world = self.world
         vrng = random.Random(f"veteran:{self.region}:{self.account_id}")
-        pool = sorted(world.vehicles)
+        pool = world.tank_ids  # sorted(world.vehicles)
         size = min(len(pool), 150 + int(251 * _unit("vetsize", self.region, self.account_id)))
         chosen = vrng.sample(pool, size)
-        keyed = sorted(chosen, key=lambda t: (world.vehicles[t]["tier"] + vrng.uniform(-2.0, 2.0), t))
+        vehicles, rnd = world.vehicles, vrng.random  # uniform(a, b) is a + (b - a) * random()
+        keyed = sorted(chosen, key=lambda t: (vehicles[t]["tier"] + (-2.0 + (2.0 - -2.0) * rnd()), t))
         self.garage = keyed
-        self.prefs = [vrng.uniform(0.25, 1.0) ** 2 * (1 + world.vehicles[t]["tier"]) for t in keyed]
+        self.prefs = [(0.25 + (1.0 - 0.25) * rnd()) ** 2 * (1 + vehicles[t]["tier"]) for t in keyed]
         # Battles by mid-2024 decide the unlock spacing, so every tank is played by then.
         ref = self._battles_through(JOIN_MAX // DAY - self.day0)
         self.unlock_step = max(BLOCK, min(80, int(0.8 * ref / size))) if size else BLOCK
@@ -142,11 +277,12 @@ class Profile:
     @staticmethod
     def _day_table(p: float, lam: float) -> list[int]:
         """Battles on a day from 9 random bits: 4 decide whether, 5 how many."""
+        plays = [((low + 0.5) / 16.0 < p) for low in range(16)]
         table = []
-        for chunk in range(512):
-            play = ((chunk & 15) + 0.5) / 16.0 < p
-            u = ((chunk >> 4) + 0.5) / 32.0
-            table.append(min(60, 1 + int(-lam * math.log(1 - u))) if play else 0)
+        for high in range(32):
+            u = (high + 0.5) / 32.0
+            n = min(60, 1 + int(-lam * math.log(1 - u)))
+            table.extend([n if play else 0 for play in plays])
         return table
 
     def _week(self, w: int) -> list[int]:
@@ -160,9 +296,20 @@ class Profile:
         return days
 
     def _ensure_weeks(self, w: int) -> None:
+        """wcum through week w (battles in weeks before w): many weeks at once on packed lanes."""
         wcum = self.wcum
-        while len(wcum) <= w:
-            wcum.append(wcum[-1] + sum(self._week(len(wcum) - 1)))
+        start = len(wcum) - 1
+        if start >= w:
+            return
+        stop = w if self.quit_week is None else max(start, min(w, self.quit_week))
+        if stop - start >= _PACKED_MIN:
+            sums = _week_sums(self.seed_days, self.week_table, start, stop - start)
+            if start == 0:
+                sums[0] = sum(self._week(0))  # nothing on the creation day
+        else:
+            sums = [sum(self._week(v)) for v in range(start, stop)]
+        sums.extend([0] * (w - stop))  # after quitting
+        wcum.extend(islice(accumulate(sums, initial=wcum[-1]), 1, None))
 
     def _battles_through(self, j: int) -> int:
         """Battles on days 0..j (day index relative to the creation day)."""
@@ -205,8 +352,8 @@ class Profile:
     # --- which tank ------------------------------------------------------------------
     def _cap_tier(self, battles: int) -> int:
         cap = 1
-        for tier in range(2, 11):
-            if battles >= self.speed * 120 * (tier - 1) ** 1.7:
+        for tier, threshold in enumerate(self.tier_thresholds, start=2):
+            if battles >= threshold:
                 cap = tier
         return cap
 
@@ -214,9 +361,19 @@ class Profile:
         if self.veteran:
             self._ensure_veteran_blocks(n)
             return
-        blocks, rng = self.blocks, self.block_rng
+        blocks, rnd, bisect_right = self.blocks, self.block_rng.random, bisect.bisect_right
         while len(blocks) < n:
-            cap = self._cap_tier(len(blocks) * BLOCK)
+            m = len(blocks)
+            cap = self._cap_tier(m * BLOCK)
+            end = n  # blocks m..end-1 share this cap: drawn in one run
+            if cap < 10:
+                threshold = self.tier_thresholds[cap - 1]  # of tier cap + 1
+                e = max(m + 1, int(threshold // BLOCK))
+                while e * BLOCK < threshold:
+                    e += 1
+                while e - 1 > m and (e - 1) * BLOCK >= threshold:
+                    e -= 1
+                end = min(n, e)
             cand = self._candidates.get(cap)
             if cand is None:
                 idx, cum, total = [], [], 0.0
@@ -234,136 +391,158 @@ class Profile:
                             cum.append(total)
                 cand = self._candidates[cap] = (idx, cum)
             idx, cum = cand
-            pick = bisect.bisect_right(cum, rng.random() * cum[-1])
-            blocks.append(idx[min(pick, len(idx) - 1)])
+            total, last = cum[-1], len(idx) - 1
+            blocks.extend([idx[min(bisect_right(cum, rnd() * total), last)] for _ in range(end - m)])
 
     def _ensure_veteran_blocks(self, n: int) -> None:
         """A newly unlocked tank gets the next block; other blocks go to unlocked tanks by preference."""
-        blocks, rng, cum = self.blocks, self.block_rng, self.vcum
-        size = len(self.garage)
+        blocks, rnd, cum = self.blocks, self.block_rng.random, self.vcum
+        size, step, bisect_right = len(self.garage), self.unlock_step, bisect.bisect_right
         while len(blocks) < n:
-            if self.unlocked < size and len(blocks) * BLOCK >= self.unlocked * self.unlock_step:
+            m = len(blocks)
+            if self.unlocked < size and m * BLOCK >= self.unlocked * step:
                 cum.append((cum[-1] if cum else 0.0) + self.prefs[self.unlocked])
                 blocks.append(self.unlocked)
                 self.unlocked += 1
                 continue
-            pick = bisect.bisect_right(cum, rng.random() * cum[-1])
-            blocks.append(min(pick, len(cum) - 1))
+            end = n if self.unlocked >= size else min(n, -(-(self.unlocked * step) // BLOCK))  # next unlock
+            total, last = cum[-1], len(cum) - 1
+            blocks.extend([min(bisect_right(cum, rnd() * total), last) for _ in range(end - m)])
 
     def _battles_per_tank(self, battles: int) -> list[int]:
         full, rem = divmod(battles, BLOCK)
         self._ensure_blocks(full + 1)
         counts = [0] * len(self.garage)
-        if self.veteran:
-            for i in self.blocks[:full]:
-                counts[i] += BLOCK
-        else:
-            done = self.blocks[:full]
-            counts = [done.count(i) * BLOCK for i in range(len(self.garage))]
+        for i, c in Counter(self.blocks[:full]).items():
+            counts[i] = c * BLOCK
         if rem:
             counts[self.blocks[full]] += rem
         return counts
 
     # --- per-tank numbers ------------------------------------------------------------
-    def _tank_rates(self, tank_id: int) -> dict:
-        exp = self.world.expectation(tank_id)
-        vehicle = self.world.vehicles[tank_id]
+    def _rate(self, i: int) -> TankRates:
+        """The rates of garage tank i, drawn on first use."""
+        r = self.rates[i]
+        if r is None:
+            r = self.rates[i] = self._tank_rates(self.garage[i])
+        return r
+
+    def _tank_rates(self, tank_id: int) -> TankRates:
+        """The draws of ``random.Random(f"{region}:{account_id}:{tank_id}")`` and of
+        ``random.Random(_seed("extra", region, account_id, tank_id))``, done inline on two bare
+        generators: ``uniform(a, b)`` is ``a + (b - a) * random()``, the first ``gauss`` of a fresh
+        generator is Box-Muller on two draws, ``randint``/``choice`` take getrandbits(n.bit_length())
+        until below n. The numbers are the ones the Random methods give."""
+        world = self.world
+        exp_win, exp_damage, exp_frag, exp_spot, exp_def = world.expectation_rates(tank_id)
+        vehicle = world.vehicles[tank_id]
         tier = vehicle["tier"]
-        rng = random.Random(f"{self.region}:{self.account_id}:{tank_id}")
-        st = self.skill * _clamp(rng.gauss(1.0, 0.08), 0.8, 1.2)  # skill in this tank
-        wr = _clamp(float(exp["expWinRate"]) / 100.0 * (0.78 + 0.25 * self.skill) * rng.uniform(0.97, 1.03), 0.30, 0.80)
-        dr = rng.uniform(0.006, 0.015)
-        shots = (6.0 + 0.4 * tier) * rng.uniform(0.8, 1.2)
-        xp = (140 + 75 * tier) * (0.7 + 0.35 * st)
-        rates = {
-            "damage_dealt": float(exp["expDamage"]) * st * rng.uniform(0.96, 1.04),
-            "frags": float(exp["expFrag"]) * st * rng.uniform(0.94, 1.06),
-            "spotted": float(exp["expSpot"]) * st * rng.uniform(0.92, 1.08),
-            "dropped_capture_points": float(exp["expDef"]) * st * rng.uniform(0.9, 1.1),
-            "capture_points": rng.uniform(0.5, 2.5),
-            "xp": xp,
-            "survived_battles": _clamp(0.12 + 0.2 * st, 0.05, 0.75),
-            "damage_received": float(exp["expDamage"]) * _clamp(1.25 - 0.35 * st, 0.5, 1.4),
-            "shots": shots,
-            "hit_ratio": _clamp(0.55 + 0.12 * st, 0.4, 0.95),
-            "win": wr,
-            "draw_of_rest": dr / (1.0 - wr),
-            "phase": [rng.random() for _ in range(12)],
-        }
+        skill = self.skill
+        rng, x = _generators()
+        _seed_like_random_str(rng, (self._rate_key + str(tank_id)).encode())
+        rnd = rng.random
+        x2pi = rnd() * _TWOPI  # rng.gauss(1.0, 0.08)
+        g2rad = math.sqrt(-2.0 * math.log(1.0 - rnd()))
+        st = skill * _clamp(1.0 + math.cos(x2pi) * g2rad * 0.08, 0.8, 1.2)  # skill in this tank
+        wr = _clamp(exp_win / 100.0 * (0.78 + 0.25 * skill) * (0.97 + (1.03 - 0.97) * rnd()), 0.30, 0.80)
+        dr = 0.006 + (0.015 - 0.006) * rnd()
+        shots = (6.0 + 0.4 * tier) * (0.8 + (1.2 - 0.8) * rnd())
+        dmg = exp_damage * st * (0.96 + (1.04 - 0.96) * rnd())
+        frags = exp_frag * st * (0.94 + (1.06 - 0.94) * rnd())
+        spotted = exp_spot * st * (0.92 + (1.08 - 0.92) * rnd())
+        dropped = exp_def * st * (0.9 + (1.1 - 0.9) * rnd())
+        capture = 0.5 + (2.5 - 0.5) * rnd()
+        phase = [rnd(), rnd(), rnd(), rnd(), rnd(), rnd(), rnd(), rnd(), rnd(), rnd(), rnd(), rnd()]
+        hit_ratio = _clamp(0.55 + 0.12 * st, 0.4, 0.95)
         # The extra counters come from their own generator: the numbers above never change.
-        x = random.Random(_seed("extra", self.region, self.account_id, tank_id))
+        _CoreRandom.seed(x, int.from_bytes(blake2b(self._extra_key + str(tank_id).encode(), digest_size=8).digest(),
+                                           "big"))
+        xr = x.random
         spg = vehicle["type"] == "SPG"
-        dmg = rates["damage_dealt"]
-        rates["extra"] = {
-            "tanking_factor": round(x.uniform(0.2, 0.8), 2),
-            "avg_damage_blocked": round(dmg * x.uniform(0.2, 1.2), 2),
-            "avg_damage_assisted": round(dmg * x.uniform(0.2, 0.8), 2),
-            "avg_damage_assisted_track": round(dmg * x.uniform(0.05, 0.3), 2),
-            "avg_damage_assisted_radio": round(dmg * x.uniform(0.1, 0.5), 2),
-            "direct_hits_received": x.uniform(3.0, 9.0),
-            "explosion_hits": x.uniform(0.2, 3.0) if spg else x.uniform(0.0, 0.6),
-            "explosion_hits_received": x.uniform(0.1, 1.2),
-            "no_damage_direct_hits_received": x.uniform(0.3, 2.5),
-            "piercings": shots * rates["hit_ratio"] * x.uniform(0.6, 0.9),
-            "piercings_received": x.uniform(2.0, 6.0),
-            "stun_assisted_damage": dmg * x.uniform(0.3, 0.9) if spg else 0.0,
-            "stun_number": x.uniform(1.0, 4.0) if spg else 0.0,
-            "battles_on_stunning_vehicles": 1.0 if spg else 0.0,
-            "victims": [x.choice(self.world.tank_ids) for _ in range(x.randint(2, 6))],
-            "variation": [x.uniform(0.5, 1.5) for _ in TANK_BLOCKS],
-        }
-        return rates
+        tanking_factor = round(0.2 + (0.8 - 0.2) * xr(), 2)
+        avg_blocked = round(dmg * (0.2 + (1.2 - 0.2) * xr()), 2)
+        avg_assisted = round(dmg * (0.2 + (0.8 - 0.2) * xr()), 2)
+        avg_track = round(dmg * (0.05 + (0.3 - 0.05) * xr()), 2)
+        avg_radio = round(dmg * (0.1 + (0.5 - 0.1) * xr()), 2)
+        direct_received = 3.0 + (9.0 - 3.0) * xr()
+        explosion = (0.2 + (3.0 - 0.2) * xr()) if spg else (0.0 + (0.6 - 0.0) * xr())
+        explosion_received = 0.1 + (1.2 - 0.1) * xr()
+        no_damage_received = 0.3 + (2.5 - 0.3) * xr()
+        piercings = shots * hit_ratio * (0.6 + (0.9 - 0.6) * xr())
+        piercings_received = 2.0 + (6.0 - 2.0) * xr()
+        stun_damage = dmg * (0.3 + (0.9 - 0.3) * xr()) if spg else 0.0
+        stun_number = (1.0 + (4.0 - 1.0) * xr()) if spg else 0.0
+        bits = x.getrandbits
+        n_victims = bits(3)  # randint(2, 6)
+        while n_victims >= 5:
+            n_victims = bits(3)
+        tank_ids = world.tank_ids
+        size = len(tank_ids)
+        k = size.bit_length()
+        victims = []
+        for _ in range(2 + n_victims):  # choice(tank_ids)
+            v = bits(k)
+            while v >= size:
+                v = bits(k)
+            victims.append(str(tank_ids[v]))
+        variation = [0.5 + (1.5 - 0.5) * xr(), 0.5 + (1.5 - 0.5) * xr(), 0.5 + (1.5 - 0.5) * xr(),
+                     0.5 + (1.5 - 0.5) * xr(), 0.5 + (1.5 - 0.5) * xr(), 0.5 + (1.5 - 0.5) * xr(),
+                     0.5 + (1.5 - 0.5) * xr()]  # one per TANK_BLOCKS
+        return _tuple_new(TankRates, (
+            wr, dr / (1.0 - wr), shots, hit_ratio, dmg, frags, spotted, dropped, capture,
+            (140 + 75 * tier) * (0.7 + 0.35 * st), exp_damage * _clamp(1.25 - 0.35 * st, 0.5, 1.4),
+            _clamp(0.12 + 0.2 * st, 0.05, 0.75), phase,
+            tanking_factor, avg_blocked, avg_assisted, avg_track, avg_radio, direct_received, explosion,
+            explosion_received, no_damage_received, piercings, piercings_received, stun_damage, stun_number,
+            1.0 if spg else 0.0, victims, variation))
 
     @staticmethod
-    def _tank_all(r: dict, b: int) -> dict:
-        """Totals after b battles: floor(b * rate + phase) is monotone in b, so stats only grow."""
-        ph = r["phase"]
-        wins = int(b * r["win"] + ph[0]) if b else 0
-        wins = min(wins, b)
+    def _tank_row(r: TankRates, b: int) -> tuple:
+        """A tank's "all" counters after b battles, in BLOCK_FIELDS order. floor(b * rate + phase) is
+        monotone in b, so stats only grow."""
+        (win, draw_of_rest, shots_r, hit_ratio, dmg, frags, spotted, dropped, capture, xp_r, received, survived,
+         phase, tf, blocked, assisted, track, radio, direct_r, explosion, explosion_received, no_damage,
+         piercings, piercings_received, stun_damage, stun_number, stunning, _, _) = r
+        if not b:
+            return (0,) * 16 + (tf, blocked, assisted, track, radio) + (0,) * 9
+        p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11 = phase
+        wins = int(b * win + p0)
+        if wins > b:
+            wins = b
         rest = b - wins
-        draws = min(rest, int(rest * r["draw_of_rest"] + ph[1])) if rest else 0
-        shots = int(b * r["shots"] + ph[2]) if b else 0
-        hits = int(shots * r["hit_ratio"] + ph[3]) if shots else 0
-        hits = min(hits, shots)
-        out = {
-            "battles": b,
-            "wins": wins,
-            "losses": rest - draws,
-            "draws": draws,
-            "shots": shots,
-            "hits": hits,
-        }
-        for i, key in enumerate(("damage_dealt", "frags", "spotted", "dropped_capture_points",
-                                 "capture_points", "xp", "damage_received"), start=4):
-            out[key] = int(b * r[key] + ph[i]) if b else 0
-        out["survived_battles"] = min(b, int(b * r["survived_battles"] + ph[11])) if b else 0
-        out["battle_avg_xp"] = out["xp"] // b if b else 0
-        out["hits_percents"] = round(100 * hits / shots) if shots else 0
-        return out
+        draws = min(rest, int(rest * draw_of_rest + p1)) if rest else 0
+        shots = int(b * shots_r + p2)
+        hits = min(int(shots * hit_ratio + p3), shots) if shots else 0
+        xp = int(b * xp_r + p9)
+        direct = int(b * direct_r)
+        pierced = min(int(b * piercings_received), direct)
+        return (
+            b, wins, rest - draws, draws, xp, xp // b, int(b * dmg + p4), int(b * received + p10),
+            int(b * frags + p5), int(b * spotted + p6), shots, hits, round(100 * hits / shots) if shots else 0,
+            int(b * capture + p8), int(b * dropped + p7), min(b, int(b * survived + p11)),
+            tf, blocked, assisted, track, radio,
+            direct, int(b * explosion), int(b * explosion_received), min(int(b * no_damage), direct - pierced),
+            min(int(b * piercings), hits), pierced, int(b * stun_damage), int(b * stun_number), int(b * stunning),
+        )
 
     @staticmethod
-    def _tank_all_full(r: dict, b: int) -> dict:
-        """The real API's ~30 counters: the original numbers unchanged, plus the extra ones."""
-        out = Profile._tank_all(r, b)
-        x = r["extra"]
-        for k in EXTRA_COUNTS:
-            out[k] = int(b * x[k])
-        out["piercings"] = min(out["piercings"], out["hits"])
-        out["piercings_received"] = min(out["piercings_received"], out["direct_hits_received"])
-        out["no_damage_direct_hits_received"] = min(out["no_damage_direct_hits_received"],
-                                                    out["direct_hits_received"] - out["piercings_received"])
-        for k in AVERAGES:
-            out[k] = x[k]
-        return {k: out[k] for k in BLOCK_FIELDS}
+    def _tank_all_full(r: TankRates, b: int) -> dict:
+        """The real API's ~30 counters of a tank after b battles."""
+        return dict(zip(BLOCK_FIELDS, Profile._tank_row(r, b)))
 
-    def _frags_dict(self, r: dict, frags: int) -> dict:
-        victims = r["extra"]["victims"]
+    @staticmethod
+    def _frags_dict(r: TankRates, frags: int) -> dict:
+        """Frags by victim: half of what is left to each victim, the rest to the last one."""
         out: dict[str, int] = {}
+        victims = r.victims
+        last = len(victims) - 1
         left = frags
         for n, v in enumerate(victims):
-            c = left if n == len(victims) - 1 else left // 2
+            if not left:
+                break
+            c = left if n == last else left // 2
             if c:
-                out[str(v)] = out.get(str(v), 0) + c
+                out[v] = out.get(v, 0) + c
             left -= c
         return out
 
@@ -379,74 +558,101 @@ class Profile:
             self._last_bytes = (battles, ujson.dumps(tanks, ensure_ascii=False).encode())
         return self._last_bytes[1]
 
-    def _tanks(self, now: float) -> tuple[list[dict], list[int]]:
+    def _played(self, now: float) -> tuple:
+        """Per played tank (by tank id) at ``now``: garage index, battles, "all" row, frags, max damage,
+        max frags, max xp; what account/info needs, without the per-tank blocks (cached per battle count)."""
         battles = self._battles_through(self._last_day_index(now))
+        base = self._base
+        if base is not None and base[0] == battles:
+            return base
+        counts = self._battles_per_tank(battles)
+        garage, rates = self.garage, self.rates
+        order = sorted((i for i, b in enumerate(counts) if b), key=garage.__getitem__)
+        played = [counts[i] for i in order]
+        rows, frags, max_damage, max_frags, max_xp = [], [], [], [], []
+        log1p, tank_row, frags_dict = math.log1p, self._tank_row, self._frags_dict
+        for i, b in zip(order, played):
+            r = rates[i] or self._rate(i)
+            growth = log1p(b)
+            row = tank_row(r, b)
+            rows.append(row)
+            fr = row[8]
+            frags.append(frags_dict(r, fr))
+            max_frags.append(min(15, max(1 if fr else 0, int(r.frags * (1.4 + 0.55 * growth)))))
+            max_xp.append(int(r.xp * (1.4 + 0.35 * growth)))
+            max_damage.append(int(r.damage_dealt * (1.5 + 0.3 * growth)))
+        base = self._base = (battles, order, played, rows, frags, max_damage, max_frags, max_xp)
+        return base
+
+    def _tanks(self, now: float) -> tuple[list[dict], list[int]]:
+        base = self._played(now)
+        battles, order, played, rows, frags, max_damage, max_frags, max_xp = base
         if self._last is not None and self._last[0] == battles:
             return self._last[1], self._last[2]
-        counts = self._battles_per_tank(battles)
-        rows = []
-        shares = [self.shares[k] for k in TANK_BLOCKS]
-        for i, b in enumerate(counts):
-            if not b:
-                continue
-            r = self.rates[i]
-            growth = math.log1p(b)
-            all_ = self._tank_all_full(r, b)
-            variation = r["extra"]["variation"]
-            record = {"account_id": self.account_id, "tank_id": self.garage[i], "all": all_}
-            for kind, share, var in zip(TANK_BLOCKS, shares, variation):
+        kinds = [(kind, self.shares[kind]) for kind in TANK_BLOCKS]
+        skill16, log10 = self.skill * 1.6, math.log10
+        account_id, garage, rates = self.account_id, self.garage, self.rates
+        out = []
+        for n, (i, b) in enumerate(zip(order, played)):
+            all_ = dict(zip(BLOCK_FIELDS, rows[n]))
+            record = {"account_id": account_id, "tank_id": garage[i], "all": all_}
+            for (kind, share), var in zip(kinds, rates[i].variation):
                 record[kind] = scaled_block(all_, int(b * share * var)) if share else ZERO_BLOCK
-            record.update({
-                "frags": self._frags_dict(r, all_["frags"]),
-                "in_garage": None,
-                "mark_of_mastery": min(4, int(self.skill * 1.6 + 0.5 * math.log10(1 + b))),
-                "max_frags": min(15, max(1 if all_["frags"] else 0, int(r["frags"] * (1.4 + 0.55 * growth)))),
-                "max_xp": int(r["xp"] * (1.4 + 0.35 * growth)),
-            })
-            rows.append((self.garage[i], record, int(r["damage_dealt"] * (1.5 + 0.3 * growth))))
-        rows.sort(key=lambda row: row[0])
-        out, max_damage = [row[1] for row in rows], [row[2] for row in rows]
+            record["frags"] = frags[n]
+            record["in_garage"] = None
+            record["mark_of_mastery"] = min(4, int(skill16 + 0.5 * log10(1 + b)))
+            record["max_frags"] = max_frags[n]
+            record["max_xp"] = max_xp[n]
+            out.append(record)
         self._last = (battles, out, max_damage)
         return out, max_damage
 
-    def _statistics(self, tanks: list[dict], max_damage: list[int], battles_key: int) -> dict:
+    def _account_block_factors(self) -> list[float]:
+        if self._block_factors is None:
+            srng = random.Random(f"account-blocks:{self.region}:{self.account_id}")
+            self._block_factors = [srng.uniform(0.8, 1.2) for _ in ACCOUNT_BLOCKS]
+        return self._block_factors
+
+    def _statistics(self, base: tuple) -> dict:
+        battles_key, order, _, rows, frags_list, max_damage, max_frags, max_xp = base
         if self._last_stats is not None and self._last_stats[0] == battles_key:
             return self._last_stats[1]
-        totals = {k: 0 for k in SUM_FIELDS}
-        extra = {k: 0 for k in EXTRA_COUNTS}
-        averages = {k: 0.0 for k in AVERAGES}
+        columns = dict(zip(BLOCK_FIELDS, zip(*rows))) if rows else dict.fromkeys(BLOCK_FIELDS, ())
+        totals = {k: sum(columns[k]) for k in SUM_FIELDS}
+        extra = {k: sum(columns[k]) for k in EXTRA_COUNTS}
+        averages = {}
+        tank_battles = columns["battles"]
+        for k in AVERAGES:
+            acc = 0.0  # in tank order, one addition at a time (as floats add)
+            for v, b in zip(columns[k], tank_battles):
+                acc += v * b
+            averages[k] = acc
         frags: dict[str, int] = {}
-        for t in tanks:
-            a = t["all"]
-            for k in SUM_FIELDS:
-                totals[k] += a[k]
-            for k in EXTRA_COUNTS:
-                extra[k] += a[k]
-            for k in AVERAGES:
-                averages[k] += a[k] * a["battles"]
-            for k, v in t["frags"].items():
+        for f in frags_list:
+            for k, v in f.items():
                 frags[k] = frags.get(k, 0) + v
         battles = totals["battles"]
-        best_dmg = max(range(len(tanks)), key=lambda n: max_damage[n], default=None)
-        best_frags = max(tanks, key=lambda t: t["max_frags"], default=None)
-        best_xp = max(tanks, key=lambda t: t["max_xp"], default=None)
+        garage = self.garage
+        if rows:  # the first tank with the highest value, in tank order
+            best_dmg = max_damage.index(max(max_damage))
+            best_frags = max_frags.index(max(max_frags))
+            best_xp = max_xp.index(max(max_xp))
         totals.update({
             "battle_avg_xp": totals["xp"] // battles if battles else 0,
             "hits_percents": round(100 * totals["hits"] / totals["shots"]) if totals["shots"] else 0,
-            "max_damage": max_damage[best_dmg] if best_dmg is not None else 0,
-            "max_damage_tank_id": tanks[best_dmg]["tank_id"] if best_dmg is not None else None,
-            "max_frags": best_frags["max_frags"] if best_frags else 0,
-            "max_frags_tank_id": best_frags["tank_id"] if best_frags else None,
-            "max_xp": best_xp["max_xp"] if best_xp else 0,
-            "max_xp_tank_id": best_xp["tank_id"] if best_xp else None,
+            "max_damage": max_damage[best_dmg] if rows else 0,
+            "max_damage_tank_id": garage[order[best_dmg]] if rows else None,
+            "max_frags": max_frags[best_frags] if rows else 0,
+            "max_frags_tank_id": garage[order[best_frags]] if rows else None,
+            "max_xp": max_xp[best_xp] if rows else 0,
+            "max_xp_tank_id": garage[order[best_xp]] if rows else None,
         })
         totals.update(extra)
         for k in AVERAGES:
             totals[k] = round(averages[k] / battles, 2) if battles else 0
         statistics: dict = {"all": totals}
-        srng = random.Random(f"account-blocks:{self.region}:{self.account_id}")
-        for kind in ACCOUNT_BLOCKS:
-            share = self.shares[kind] * srng.uniform(0.8, 1.2)
+        for kind, factor in zip(ACCOUNT_BLOCKS, self._account_block_factors()):
+            share = self.shares[kind] * factor
             statistics[kind] = scaled_block(totals, int(battles * share)) if share else ZERO_BLOCK
         statistics["frags"] = frags
         statistics["trees_cut"] = int(battles * self.trees_rate)
@@ -454,8 +660,7 @@ class Profile:
         return statistics
 
     def account_info(self, now: float) -> dict:
-        tanks, max_damage = self._tanks(now)
-        statistics = self._statistics(tanks, max_damage, self._last[0] if self._last else 0)
+        statistics = self._statistics(self._played(now))
         battles = statistics["all"]["battles"]
         last_day = self._last_active(self._last_day_index(now))
         last_battle = (self.day0 + last_day) * DAY + self._play_offset(last_day) if last_day is not None else 0

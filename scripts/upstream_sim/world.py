@@ -44,6 +44,7 @@ class World:
         for tank_id in self.tank_ids:
             self.by_tier.setdefault(self.vehicles[tank_id]["tier"], []).append(tank_id)
         self._encyclopedia: dict[int, dict] = {}
+        self._expectation_rates: dict[int, tuple[float, float, float, float, float]] = {}
 
         self.expected: dict[int, dict] = {}
         if expected_values:
@@ -72,6 +73,16 @@ class World:
             row = generated_expectation(self.vehicles[tank_id])
             self.expected[tank_id] = row  # not served, only used for generation
         return row
+
+    def expectation_rates(self, tank_id: int) -> tuple[float, float, float, float, float]:
+        """(expWinRate, expDamage, expFrag, expSpot, expDef) of a tank as floats (cached)."""
+        rates = self._expectation_rates.get(tank_id)
+        if rates is None:
+            exp = self.expectation(tank_id)
+            rates = self._expectation_rates[tank_id] = (
+                float(exp["expWinRate"]), float(exp["expDamage"]), float(exp["expFrag"]), float(exp["expSpot"]),
+                float(exp["expDef"]))
+        return rates
 
     def encyclopedia(self, tank_id: int) -> dict:
         record = self._encyclopedia.get(tank_id)
