@@ -120,7 +120,8 @@ ENDPOINTS = [
         "name": "status", "path": PREFIX + "/status", "cache_max_age": 10, "parameters": [],
         "description": "Service health, database and upstream state, background jobs, cache timestamps.",
         "fields": {
-            "health": "ok, or degraded when the database is unreachable or a job's last run failed",
+            "health": "ok, or degraded when the database is unreachable, a job's last run failed, or "
+                      "rate-counter flushes fail or lag (rate_limiter.degraded)",
             "database": "reachable, ping_ms", "upstream": "last_success, last_failure, requests, failures; budget: rate_per_second "
                         "(configured), processes_sharing, share_per_second, effective_per_second, "
                         "requests_last_minute(_by_caller), queued, request_limit_exceeded {count, last}, "
@@ -155,8 +156,10 @@ def index_document(config) -> dict:
         "openapi": PREFIX + "/openapi.json",
         "methods": ["GET", "HEAD", "OPTIONS"],
         "rate_limits": {
-            "identified_by": "client IP address (X-Forwarded-For only from trusted proxies)",
-            "window": f"sliding estimate over {WINDOW_SECONDS} s windows",
+            "identified_by": "client IP address; IPv6 clients by their /64 network "
+                             "(X-Forwarded-For only from trusted proxies)",
+            "window": f"sliding estimate over {WINDOW_SECONDS} s windows; the previous window counts at "
+                      "most limit - 1, so Retry-After is at most 60 s and a request sent then is admitted",
             "headers": ["RateLimit-Policy", "RateLimit", "X-RateLimit-Limit", "X-RateLimit-Remaining",
                         "X-RateLimit-Reset (seconds)", "Retry-After (429 and upstream 503 only)"],
             "live_lookups": {"per_client_per_minute": LIVE_PER_CLIENT, "global_per_minute": LIVE_GLOBAL},

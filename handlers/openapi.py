@@ -514,6 +514,16 @@ def schema_components(index: dict) -> dict:
                 "last_flush": number_or_null,
                 "flush_failures": {"type": "integer", "minimum": 0},
                 "evicted_windows": {"type": "integer", "minimum": 0},
+                "pending_keys": {"type": "integer", "minimum": 0,
+                                 "description": "Counters admitted here, not yet written to the database."},
+                "flush_lag_seconds": {"type": "number", "minimum": 0,
+                                      "description": "How long flushes have been failing or leaving counters "
+                                                     "behind (0 when they keep up)."},
+                "consecutive_flush_failures": {"type": "integer", "minimum": 0},
+                "last_flush_error": nullable("string"),
+                "degraded": {"type": "boolean",
+                             "description": "Flushes fail or lag by more than 10 s: limits are then exact per "
+                                          "process only (at most processes x limit per client)."},
             }),
             "caches": {"type": "object", "description": "Newest cached item per data family (Unix time); empty "
                                                         "when the database is unreachable.",

@@ -19,7 +19,9 @@ class StatusHandler(BaseHandler):
     async def get(self):
         database, caches, jobs, sampler = await self.database_view()
         upstream = self.services.upstream_status()
-        degraded = not database["reachable"] or any(run.get("ok") is False for run in jobs.values())
+        limiter = self.limiter.status()
+        degraded = (not database["reachable"] or any(run.get("ok") is False for run in jobs.values())
+                    or limiter["degraded"])
         self.respond({
             "health": "degraded" if degraded else "ok",
             "version": VERSION,
@@ -29,7 +31,7 @@ class StatusHandler(BaseHandler):
             "upstream": upstream,
             "jobs": jobs,
             "leader": self.services.is_leader(),
-            "rate_limiter": self.limiter.status(),
+            "rate_limiter": limiter,
             "caches": caches,
             "online_sampler": sampler,
         })

@@ -8,12 +8,27 @@ the number of requests it gets admitted by one other process between two flushes
 a client's first request in a window at a process is written but not read back (most clients
 send one request; reading every total back was most of the database's work), so that process
 learns the others' count one request later.
-The shared live-lookup budget is not batched: it is checked in the database every time.
+
+Floods: the database's work per flush is bounded whatever the traffic. One flush runs at a
+time; a flush sends at most MAX_KEYS_PER_FLUSH keys (clients seen more than once first); a
+failed or timed-out batch is never re-sent (it may have been applied: re-sending on top of a
+batch the database is still running is what buried it); after failures the next flush waits
+longer (up to MAX_FLUSH_BACKOFF). Meanwhile every decision is still exact for this process's
+own traffic, so the bound degrades to at most P x limit per client, never to failing requests.
+/status reports the lag and failures (health "degraded").
+
+IPv6 clients are counted per /64 (one host usually holds a whole /64).
+
+The shared live-lookup budget is not batched: each lookup makes a conditional atomic
+reservation in the database (increment only while the window's count is below the budget), so
+exactly the budget is admitted however many lookups arrive together.
 """
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
+import ipaddress
 import logging
 import math
 import time
@@ -38,6 +53,9 @@ LIVE_PER_CLIENT = 5  # live upstream lookups per client per minute (SPEC 8.2)
 LIVE_GLOBAL = 30  # live upstream lookups per minute across all clients (SPEC 8.2)
 GLOBAL_CLIENT = "*"
 FLUSH_SLICE = 500  # counters per database round trip
+MAX_KEYS_PER_FLUSH = 2000  # the most counters one flush sends (the rest stay local until the next)
+MAX_FLUSH_BACKOFF = 30.0  # seconds between flush attempts after repeated failures
+FLUSH_LAG_DEGRADED = 10.0  # /status says degraded when counts wait longer than this
 
 
 @dataclasses.dataclass
@@ -62,23 +80,43 @@ class Decision:
         return headers
 
 
-def sliding_estimate(previous: float, current: float, fraction: float) -> float:
-    """The previous window weighted by its remaining share, plus the current window."""
+def sliding_estimate(previous: float, current: float, fraction: float, limit: int | None = None) -> float:
+    """The previous window weighted by its remaining share, plus the current window.
+
+    With `limit`, the previous window counts at most limit − 1: a client that used its whole
+    budget may send again as soon as a new window starts, so no wait is ever longer than
+    the rest of the current window (Retry-After ≤ 60 s, and true). That admits at most one
+    request more around a window edge than the plain estimate, never a doubled limit.
+    """
+    if limit is not None:
+        previous = min(previous, max(0, limit - 1))
     return previous * (1.0 - fraction) + current
 
 
 def seconds_until_allowed(previous: float, current: float, limit: int, now: float) -> int:
-    """How long until one more request fits, if the client sends nothing meanwhile."""
+    """How long until one more request fits, if the client sends nothing meanwhile (≤ 60 s)."""
     offset = now % WINDOW_SECONDS
+    previous = min(previous, max(0, limit - 1))
     if current + 1 <= limit:
         # It fits once the previous window's weight has decayed enough.
         needed_fraction = 1.0 - (limit - 1 - current) / previous if previous else 0.0
         wait = needed_fraction * WINDOW_SECONDS - offset
     else:
-        # Only in the next window, once this window's count has decayed enough.
-        needed_fraction = max(0.0, 1.0 - (limit - 1) / current) if current else 0.0
-        wait = (WINDOW_SECONDS - offset) + needed_fraction * WINDOW_SECONDS
-    return max(1, math.ceil(wait))
+        # At the next window: the previous window then weighs at most limit − 1.
+        wait = WINDOW_SECONDS - offset
+    return max(1, min(WINDOW_SECONDS, math.ceil(wait)))
+
+
+@functools.lru_cache(maxsize=65536)
+def client_key(address: str) -> str:
+    """What the limits count: the address, or for IPv6 its /64."""
+    if ":" not in address:
+        return address
+    try:
+        network = ipaddress.IPv6Network(f"{address}/64", strict=False)
+    except ValueError:
+        return address
+    return str(network)
 
 
 def counter_key(client: str, bucket: str, window: int) -> str:
@@ -114,7 +152,11 @@ class RateLimiter:
         self._flush_lock = asyncio.Lock()
         self.evictions = 0
         self.flush_failures = 0
+        self.consecutive_failures = 0
         self.last_flush: float | None = None
+        self.last_flush_error: str | None = None
+        self.dropped_batches = 0  # batches that failed and were not re-sent (counted locally)
+        self._behind_since: float | None = None  # since when flushes fail or leave counts behind
 
     def scaled(self, limit: int) -> int:
         return max(1, int(limit * self.scale))
@@ -135,13 +177,14 @@ class RateLimiter:
 
     def hit(self, client: str, bucket: str) -> Decision:
         """Decide and, when admitted, count one request. Never touches the database."""
+        client = client_key(client)
         limit = self.limits[bucket]
         now = self.clock()
         window = int(now // WINDOW_SECONDS)
         fraction = (now % WINDOW_SECONDS) / WINDOW_SECONDS
         previous = self._peek(client, bucket, window - 1)
         current = self._peek(client, bucket, window)
-        estimate = sliding_estimate(previous, current, fraction)
+        estimate = sliding_estimate(previous, current, fraction, limit)
         reset = max(1, math.ceil(WINDOW_SECONDS - now % WINDOW_SECONDS))
         if estimate + 1 > limit:
             retry = seconds_until_allowed(previous, current, limit, now)
@@ -154,6 +197,7 @@ class RateLimiter:
 
     def refund(self, client: str, bucket: str) -> None:
         """Give back one admitted request (a live lookup that was not made after all)."""
+        client = client_key(client)
         window = int(self.clock() // WINDOW_SECONDS)
         counts = self._windows.get(window)
         count = counts.get((client, bucket)) if counts else None
@@ -161,9 +205,11 @@ class RateLimiter:
             count.pending -= 1
 
     async def reserve_global_live(self) -> Decision:
-        """Take one unit of the shared live-lookup budget, checked in the database.
+        """Take one unit of the shared live-lookup budget with a conditional atomic increment.
 
-        A rejected reservation is given back at once, so rejections never consume budget.
+        The current window's counter is incremented only while it is below what the sliding
+        estimate leaves (limit − the previous window's weighted share), so exactly that many
+        lookups get through however many arrive at once; a rejection consumes nothing.
         """
         limit = self.global_live_limit
         now = self.clock()
@@ -171,17 +217,14 @@ class RateLimiter:
         fraction = (now % WINDOW_SECONDS) / WINDOW_SECONDS
         current_key = counter_key(GLOBAL_CLIENT, "live_global", window)
         previous_key = counter_key(GLOBAL_CLIENT, "live_global", window - 1)
-        totals = await self.counters.add({current_key: 1})
-        totals.update(await self.counters.read([previous_key]))
-        current = totals.get(current_key, 1)
-        previous = totals.get(previous_key, 0)
-        estimate = sliding_estimate(previous, current, fraction)
+        previous = (await self.counters.read([previous_key])).get(previous_key, 0)
+        cap = math.floor(limit - sliding_estimate(previous, 0, fraction, limit) + 1e-9)
         reset = max(1, math.ceil(WINDOW_SECONDS - now % WINDOW_SECONDS))
-        if estimate > limit:
-            await self.counters.increment(current_key, -1)
-            retry = seconds_until_allowed(previous, current - 1, limit, now)
+        current = await self.counters.increment_below(current_key, cap) if cap >= 1 else None
+        if current is None:
+            retry = seconds_until_allowed(previous, max(cap, 0), limit, now)
             return Decision("live_global", False, limit, 0, reset, retry)
-        return Decision("live_global", True, limit, max(0, math.floor(limit - estimate)), reset)
+        return Decision("live_global", True, limit, max(0, cap - current), reset)
 
     async def release_global_live(self) -> None:
         """Return a reserved unit (the lookup did not reach the upstream)."""
@@ -189,23 +232,47 @@ class RateLimiter:
         await self.counters.increment(counter_key(GLOBAL_CLIENT, "live_global", window), -1)
 
     async def flush(self) -> None:
-        """Send pending increments, read back merged totals, forget finished windows."""
+        """Send pending increments, read back merged totals, forget finished windows.
+
+        At most one flush runs at a time and it sends at most MAX_KEYS_PER_FLUSH counters; a
+        slice that fails is not re-sent (see the module docstring).
+        """
         async with self._flush_lock:
-            window = int(self.clock() // WINDOW_SECONDS)
+            now = self.clock()
+            window = int(now // WINDOW_SECONDS)
             for old in [w for w in self._windows if w < window - 1]:
                 del self._windows[old]
             dirty, self._dirty = self._dirty, {}
             items = [(key, count) for key, count in dirty.items() if count.pending and key[2] >= window - 1]
+            deferred = len(items) > MAX_KEYS_PER_FLUSH
+            if deferred:
+                # Repeat clients first: they are the ones a limit can bite; one-off addresses
+                # of a flood wait (their windows simply end if the flood goes on).
+                items.sort(key=lambda item: -(item[1].pending + item[1].seen))
+                for key, count in items[MAX_KEYS_PER_FLUSH:]:
+                    self._dirty[key] = count
+                items = items[:MAX_KEYS_PER_FLUSH]
             # Slices keep each step on the event loop short when thousands of clients are active.
             for start in range(0, len(items), FLUSH_SLICE):
                 try:
                     await self._flush_slice(items[start:start + FLUSH_SLICE])
-                except Exception:
+                except Exception as exc:
                     self.flush_failures += 1
-                    for key, count in items[start:]:  # earlier slices are stored
+                    self.consecutive_failures += 1
+                    self.dropped_batches += 1
+                    self.last_flush_error = f"{type(exc).__name__}"
+                    for key, count in items[start + FLUSH_SLICE:]:  # not sent yet: next time
                         self._dirty[key] = count
+                    if self._behind_since is None:
+                        self._behind_since = now
                     raise
+            self.consecutive_failures = 0
+            self.last_flush_error = None
             self.last_flush = self.clock()
+            if not deferred:
+                self._behind_since = None
+            elif self._behind_since is None:
+                self._behind_since = now  # counts were left for the next flush
 
     async def _flush_slice(self, items: list) -> None:
         for key, count in items:
@@ -216,8 +283,10 @@ class RateLimiter:
         try:
             totals = await self.counters.add({counter_key(*key): c.inflight for key, c in items}, read_back)
         except Exception:
+            # The batch may have been applied (or still be running): never send it again.
+            # This process keeps counting it for its own decisions.
             for key, count in items:
-                count.pending += count.inflight
+                count.seen += count.inflight
                 count.inflight = 0
             raise
         for key, count in items:
@@ -233,16 +302,33 @@ class RateLimiter:
                 total = count.seen + count.inflight
             count.seen, count.inflight = total, 0
 
+    def next_flush_delay(self) -> float:
+        """The flush interval, doubled per consecutive failure up to MAX_FLUSH_BACKOFF."""
+        if not self.consecutive_failures:
+            return self.flush_interval
+        return min(MAX_FLUSH_BACKOFF, self.flush_interval * 2 ** min(self.consecutive_failures, 10))
+
     async def run_flusher(self, stop: asyncio.Event) -> None:
+        logged_at = 0.0
         while not stop.is_set():
             try:
-                await asyncio.wait_for(stop.wait(), self.flush_interval)
+                await asyncio.wait_for(stop.wait(), self.next_flush_delay())
             except asyncio.TimeoutError:
                 pass
             try:
                 await self.flush()
             except Exception as exc:  # the database may be down; counts stay local and exact
-                log.debug("rate counter flush failed: %s", exc)
+                if time.monotonic() - logged_at > 60:
+                    logged_at = time.monotonic()
+                    log.warning("rate counter flush failed (%d in a row): %s; deciding from local counts",
+                                self.consecutive_failures, type(exc).__name__)
+
+    def flush_lag(self) -> float:
+        """Seconds since flushes began failing or leaving counts behind (0 when they keep up)."""
+        return max(0.0, self.clock() - self._behind_since) if self._behind_since is not None else 0.0
+
+    def degraded(self) -> bool:
+        return self.consecutive_failures > 0 or self.flush_lag() > FLUSH_LAG_DEGRADED
 
     def status(self) -> dict:
         return {
@@ -250,4 +336,9 @@ class RateLimiter:
             "last_flush": self.last_flush,
             "flush_failures": self.flush_failures,
             "evicted_windows": self.evictions,
+            "pending_keys": len(self._dirty),
+            "flush_lag_seconds": round(self.flush_lag(), 1),
+            "consecutive_flush_failures": self.consecutive_failures,
+            "last_flush_error": self.last_flush_error,
+            "degraded": self.degraded(),
         }

@@ -1,7 +1,7 @@
 """Per-minute rate counters in a capped collection, changed only by atomic $inc upserts."""
 from __future__ import annotations
 
-from pymongo.errors import OperationFailure
+from pymongo.errors import DuplicateKeyError, OperationFailure
 
 READ_CHUNK = 100
 WRITE_CHUNK = 1000
@@ -53,3 +53,21 @@ class RateCounters:
 
     async def increment(self, key: str, by: int = 1) -> None:
         await self.collection.update_one({"_id": key}, {"$inc": {"n": int(by)}}, upsert=True)
+
+    async def increment_below(self, key: str, cap: int) -> int | None:
+        """Add one to `key` only while it is below `cap` (atomically); the new count, or None.
+
+        An upsert whose filter fails on an existing document collides on _id: then the counter
+        exists, and a plain conditional update decides.
+        """
+        condition = {"_id": key, "n": {"$lt": int(cap)}}
+        try:
+            result = await self.collection.update_one(condition, {"$inc": {"n": 1}}, upsert=True)
+            changed = result.modified_count or result.upserted_id is not None
+        except DuplicateKeyError:
+            result = await self.collection.update_one(condition, {"$inc": {"n": 1}})
+            changed = result.modified_count
+        if not changed:
+            return None
+        doc = await self.collection.find_one({"_id": key}, {"n": 1})
+        return int(doc["n"]) if doc else 1

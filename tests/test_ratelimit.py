@@ -53,7 +53,8 @@ def test_no_doubling_across_a_window_edge():
     limiter = RateLimiter(mock_counters(), clock=clock)
     assert all(limiter.hit("c", "weekly").allowed for _ in range(10))
     clock.now = 661.0  # just after the edge: the previous window still weighs ~97 %
-    assert not limiter.hit("c", "weekly").allowed
+    # The previous window counts at most limit - 1, so one request fits at the edge, no more.
+    assert [limiter.hit("c", "weekly").allowed for _ in range(5)] == [True, False, False, False, False]
 
 
 def test_retry_after_is_when_a_request_fits_again():
@@ -64,12 +65,30 @@ def test_retry_after_is_when_a_request_fits_again():
     clock.now = 630.0
     rejected = limiter.hit("c", "weekly")
     assert not rejected.allowed
-    # 10 in this window: the next request fits once 10*(1-f) + 1 <= 10 in the next window.
-    expected = (660 - 630) + math.ceil(60 * (1 - 9 / 10))
-    assert rejected.retry_after == expected
+    # 10 in this window: the next request fits when the next window starts (the previous one
+    # then weighs at most limit - 1), so Retry-After never exceeds 60 s and is true.
+    assert rejected.retry_after == 660 - 630
+    clock.now = 630.0 + rejected.retry_after - 1
+    assert not limiter.hit("c", "weekly").allowed
     clock.now = 630.0 + rejected.retry_after
     assert limiter.hit("c", "weekly").allowed
     assert seconds_until_allowed(0, 3, 10, 600.0) == 1
+
+
+def test_retry_after_is_never_more_than_a_minute_and_always_true():
+    for limit, sent_at, asked_at in [(5, 600.0, 600.5), (10, 659.0, 661.0), (30, 630.0, 659.9), (5, 601.0, 640.0)]:
+        clock = Clock(sent_at)
+        limiter = RateLimiter(mock_counters(), clock=clock)
+        limiter.limits["weekly"] = limit
+        while limiter.hit("c", "weekly").allowed:
+            pass
+        clock.now = asked_at
+        rejected = limiter.hit("c", "weekly")
+        if rejected.allowed:
+            continue
+        assert 1 <= rejected.retry_after <= 60
+        clock.now = asked_at + rejected.retry_after
+        assert limiter.hit("c", "weekly").allowed, (limit, sent_at, asked_at, rejected.retry_after)
 
 
 def test_rejections_do_not_consume_budget():
