@@ -9,6 +9,8 @@ import re
 import time
 
 from server.errors import APIError
+from server.online import heavy_slot
+from store.client import REQUEST_DEADLINE_S, deadline
 from server.players import TOTAL_FIELDS, build_profile, utc_date
 from server.upstream import ACCOUNT_FIELDS, ID_LIMITS, TANKS_FIELDS, UpstreamError, UpstreamUnavailable
 
@@ -344,9 +346,15 @@ class ClanService:
         building = self._digests_building.get(key)
         if building is None:
             # Concurrent first requests for one clan share a single build.
-            building = self._digests_building[key] = asyncio.ensure_future(self._build_digest(doc, now))
+            building = self._digests_building[key] = asyncio.ensure_future(self._build_digest_now(doc, now))
             building.add_done_callback(lambda _: self._digests_building.pop(key, None))
         return await asyncio.shield(building)
+
+    async def _build_digest_now(self, doc: dict, now: float) -> dict:
+        """A build for a request: one of the process's heavy slots (else 503 at once), one deadline."""
+        async with heavy_slot(self.store.heavy):
+            with deadline(REQUEST_DEADLINE_S):
+                return await self._build_digest(doc, now)
 
     async def _build_digest(self, doc: dict, now: float) -> dict:
         end = utc_date(now)

@@ -2,11 +2,15 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import logging
 import time
 
+from server.errors import APIError
 from server.upstream import UpstreamError
+from store.client import REQUEST_DEADLINE_S, deadline
+from store.store import DatabaseBusy
 
 log = logging.getLogger("statsapi.online")
 
@@ -18,6 +22,42 @@ DAY_FINAL_AFTER_SECONDS = 3600
 CURRENT_CACHE_SECONDS = 5.0
 # Today's aggregate scans today's samples; new ones arrive once a minute.
 HISTORY_CACHE_SECONDS = 60.0
+HISTORY_MAX_DAYS = 400
+# A request aggregates at most this many missing finished days itself (newest first); older
+# missing days are answered as gaps until the online_daily job has materialised them.
+INLINE_DAYS = 3
+# The online_daily job: day aggregations per run (newest missing first) and a pause between them.
+BACKFILL_DAYS_PER_RUN = 120
+BACKFILL_PAUSE_SECONDS = 0.05
+JOB_OPERATION_DEADLINE = 30.0
+
+
+@contextlib.asynccontextmanager
+async def heavy_slot(gate):
+    """A slot of a Store gate, or a fast 503 with Retry-After when it is full (never a queue)."""
+    try:
+        async with gate.slot():
+            yield
+    except DatabaseBusy as exc:
+        raise APIError("database_unavailable", "the service is busy with other heavy requests; retry shortly",
+                       headers={"Retry-After": str(exc.retry_after)}) from None
+
+
+async def single_flight(flights: dict, key, make):
+    """Concurrent callers with one key share one computation (a task; one caller leaving does not
+    cancel it for the others)."""
+    task = flights.get(key)
+    if task is None:
+        task = flights[key] = asyncio.ensure_future(make())
+
+        def done(finished, key=key):
+            if flights.get(key) is finished:
+                del flights[key]
+            if not finished.cancelled():
+                finished.exception()  # retrieved: every waiter re-raises it itself
+
+        task.add_done_callback(done)
+    return await asyncio.shield(task)
 
 
 class SamplingFailed(Exception):
@@ -77,6 +117,9 @@ class OnlineService:
         # In-process answers, aged by the monotonic clock (a process-local TTL, not data time).
         self._current: tuple[float, dict] | None = None
         self._history: dict[tuple[str, str, int], tuple[float, dict]] = {}
+        self._history_flights: dict[tuple, asyncio.Future] = {}
+        self._today: dict[tuple[str, str, str], tuple[float, dict]] = {}  # unfinished days' aggregates
+        self.aggregations = 0  # day aggregations run by this process (requests and the job)
 
     # --- the sampler (a job: one call per minute slot, on the leader) -----------------
     async def sample(self, slot: int) -> str:
@@ -98,6 +141,7 @@ class OnlineService:
                                for game, counts in self._peak_counts(stored).items() if counts))
         self._current = None
         self._history.clear()
+        self._today.clear()
 
         servers = sum(len(rows) for rows in stored.values())
         outcome = f"{servers} servers sampled in {len(stored)} game/regions"
@@ -202,7 +246,13 @@ class OnlineService:
 
     # --- /online/history -----------------------------------------------------------------
     async def history(self, game: str, region: str, days: int) -> dict:
-        """Daily series for the last `days` UTC days ending today; days without samples are gaps (null)."""
+        """Daily series for the last `days` UTC days ending today; days without samples are gaps (null).
+
+        Finished days come from online_daily (one indexed range read); a request aggregates at
+        most INLINE_DAYS missing finished days plus the unfinished ones (today's cached for a
+        minute), under the process's cap of heavy operations; concurrent identical requests
+        share one computation.
+        """
         now = self.clock()
         today = _utc(now).date()
         key = (game, region, days)
@@ -210,9 +260,76 @@ class OnlineService:
         if (cached is not None and 0 <= time.monotonic() - cached[0] < self.history_cache_seconds
                 and cached[1]["to"] == today.isoformat()):
             return cached[1]
+        return await single_flight(self._history_flights, (game, region, days, today.isoformat()),
+                                   lambda: self._build_history(game, region, days, now))
+
+    async def _build_history(self, game: str, region: str, days: int, now: float) -> dict:
+        today = _utc(now).date()
         first = today - dt.timedelta(days=days - 1)
-        rows = await self.store.online.daily(game, region, first, today,
-                                             final_before=_utc(now - DAY_FINAL_AFTER_SECONDS))
+        final_before = _utc(now - DAY_FINAL_AFTER_SECONDS)
+        with deadline(REQUEST_DEADLINE_S):
+            rows = await self.store.online.daily_range(game, region, first, today)
+            dates = [first + dt.timedelta(days=i) for i in range(days)]
+            unfinished = [d for d in dates if not self._final(d, final_before)]
+            missing = [d for d in dates if d.isoformat() not in rows and self._final(d, final_before)]
+            if missing:
+                missing = await self._materialise_known_gaps(game, region, missing, rows)
+            inline = missing[-INLINE_DAYS:]
+            if len(missing) > len(inline):
+                log.info("online history %s/%s: %d days not materialised yet (gaps until the online_daily job "
+                         "fills them)", game, region, len(missing) - len(inline))
+            live = {d: self._today_cached(game, region, d) for d in unfinished}
+            if inline or any(row is None for row in live.values()):
+                async with heavy_slot(self.store.heavy):
+                    computed = []
+                    for date in reversed(inline):
+                        computed.append(await self._aggregate(game, region, date))
+                    await self.store.online.save_days(game, region, computed)
+                    rows.update({row["date"]: row for row in computed})
+                    for date, row in live.items():
+                        if row is None:
+                            row = live[date] = await self._aggregate(game, region, date)
+                            self._today[(game, region, date.isoformat())] = (time.monotonic(), row)
+            rows.update({date.isoformat(): row for date, row in live.items()})
+        answer = self._history_view(game, region, days, first, today, rows)
+        self._history[(game, region, days)] = (time.monotonic(), answer)  # ≤ 3 games × 4 regions × 400 days keys
+        if len(self._today) > 100:
+            self._today.clear()
+        return answer
+
+    @staticmethod
+    def _final(date: dt.date, final_before: dt.datetime) -> bool:
+        day_end = dt.datetime(date.year, date.month, date.day, tzinfo=dt.timezone.utc) + dt.timedelta(days=1)
+        return day_end <= final_before
+
+    def _today_cached(self, game: str, region: str, date: dt.date) -> dict | None:
+        cached = self._today.get((game, region, date.isoformat()))
+        if cached is not None and 0 <= time.monotonic() - cached[0] < self.history_cache_seconds:
+            return cached[1]
+        return None
+
+    async def _aggregate(self, game: str, region: str, date: dt.date) -> dict:
+        self.aggregations += 1
+        return await self.store.online.aggregate_day(game, region, date)
+
+    async def _materialise_known_gaps(self, game: str, region: str, missing: list[dt.date],
+                                      rows: dict) -> list[dt.date]:
+        """Days before the first stored sample are gaps for certain: stored as such without any
+        aggregation (one indexed read per region). Returns the days still missing."""
+        first_day = await self.store.online.first_sample_day(game, region)
+        known = [d for d in missing if first_day is None or d < first_day]
+        if known:
+            gaps = [self._gap(d) for d in known]
+            await self.store.online.save_days(game, region, gaps)
+            rows.update({row["date"]: row for row in gaps})
+        return [d for d in missing if not (first_day is None or d < first_day)]
+
+    @staticmethod
+    def _gap(date: dt.date) -> dict:
+        return {"date": date.isoformat(), "samples": 0, "peak": None, "peak_minute": None, "min": None, "avg": None}
+
+    @staticmethod
+    def _history_view(game: str, region: str, days: int, first: dt.date, today: dt.date, rows: dict) -> dict:
         series = []
         for i in range(days):
             date = (first + dt.timedelta(days=i)).isoformat()
@@ -229,7 +346,39 @@ class OnlineService:
                 "min": row["min"],
                 "avg": round(row["avg"], 1),
             })
-        answer = {"game": game, "region": region, "days": days, "from": first.isoformat(),
-                  "to": today.isoformat(), "series": series}
-        self._history[key] = (time.monotonic(), answer)  # at most 3 games × 4 regions × 400 days keys
-        return answer
+        return {"game": game, "region": region, "days": days, "from": first.isoformat(),
+                "to": today.isoformat(), "series": series}
+
+    # --- the online_daily job (leader) ------------------------------------------------
+    async def materialise_days(self, slot: int | None = None, budget: int = BACKFILL_DAYS_PER_RUN,
+                               pause: float = BACKFILL_PAUSE_SECONDS) -> str:
+        """Materialise finished days of every game × region (and "all") in online_daily: yesterday
+        once it is final, then missing days of the last HISTORY_MAX_DAYS, newest first, at most
+        `budget` aggregations per run with a pause between them (requests run in between)."""
+        now = self.clock()
+        today = _utc(now).date()
+        final_before = _utc(now - DAY_FINAL_AFTER_SECONDS)
+        first = today - dt.timedelta(days=HISTORY_MAX_DAYS - 1)
+        todo: list[tuple[str, str, dt.date]] = []
+        gaps = 0
+        for game in GAMES:
+            for region in (*REGIONS, "all"):
+                with deadline(JOB_OPERATION_DEADLINE):
+                    rows = await self.store.online.daily_range(game, region, first, today)
+                    missing = [first + dt.timedelta(days=i) for i in range(HISTORY_MAX_DAYS)]
+                    missing = [d for d in missing if d.isoformat() not in rows and self._final(d, final_before)]
+                    before = len(missing)
+                    if missing:
+                        missing = await self._materialise_known_gaps(game, region, missing, rows)
+                    gaps += before - len(missing)
+                todo.extend((game, region, d) for d in missing)
+        todo.sort(key=lambda item: item[2], reverse=True)  # yesterday first, for every series
+        done = 0
+        for game, region, date in todo[:budget]:
+            with deadline(JOB_OPERATION_DEADLINE):
+                row = await self._aggregate(game, region, date)
+                await self.store.online.save_days(game, region, [row])
+            done += 1
+            await asyncio.sleep(pause)
+        left = len(todo) - done
+        return f"materialised {done} days and {gaps} known gaps" + (f", {left} left for later runs" if left else "")

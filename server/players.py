@@ -8,6 +8,8 @@ import time
 
 from server import ratings as rating_maths
 from server.errors import APIError
+from server.online import heavy_slot, single_flight
+from store.client import REQUEST_DEADLINE_S, deadline
 from server.upstream import ACCOUNT_FIELDS, TANK_COUNTERS, TANKS_FIELDS, UpstreamUnavailable
 
 log = logging.getLogger("statsapi.players")
@@ -18,6 +20,7 @@ TOUCH_EVERY = 300.0  # how often a request refreshes last_requested in the datab
 TANK_FIELDS = TANK_COUNTERS  # what we keep of each tank's `all` block (the upstream `fields` ask for these)
 TOTAL_FIELDS = TANK_FIELDS
 DELTA_PERIODS = (7, 30, 90)
+HISTORY_FIELDS = ("date", *TOTAL_FIELDS, "wn8", "wn7", "efficiency")
 # A live lookup answers within this, whatever the upstream client's retries would allow:
 # a public API should say 503 quickly rather than hold the caller for half a minute.
 LIVE_DEADLINE = 8.0
@@ -193,6 +196,7 @@ class PlayerService:
         self._hot: dict[tuple, tuple[float, dict]] = {}
         self._touched: dict[tuple, float] = {}
         self._fetching: dict[tuple, asyncio.Future] = {}
+        self._history_flights: dict[tuple, asyncio.Future] = {}
         self._background: set[asyncio.Task] = set()
 
     # --- reads ---------------------------------------------------------------------
@@ -303,10 +307,19 @@ class PlayerService:
             log.warning("background rating failed: %s", task.exception())
 
     async def history(self, region: str, account_id: int, days: int) -> dict:
+        """Concurrent identical requests share one read (single-flight)."""
         today = utc_date(self.clock())
-        # Deltas need up to 90 days before the newest snapshot, whatever `days` is.
+        return await single_flight(self._history_flights, (region, account_id, days, today),
+                                   lambda: self._build_history(region, account_id, days, today))
+
+    async def _build_history(self, region: str, account_id: int, days: int, today: str) -> dict:
+        # Deltas need up to 90 days before the newest snapshot, whatever `days` is: one indexed
+        # range read of at most one snapshot a day (≤ 493), only the fields the view uses.
         first = (dt.date.fromisoformat(today) - dt.timedelta(days=max(days, 91) + 1)).isoformat()
-        snapshots = await self.store.players.snapshots_since(region, account_id, first)
+        async with heavy_slot(self.store.history_reads):
+            with deadline(REQUEST_DEADLINE_S):
+                snapshots = await self.store.players.snapshots_since(region, account_id, first, today,
+                                                                     fields=HISTORY_FIELDS)
         if not snapshots:
             raise APIError("no_history")
         return history_view(region, account_id, snapshots, days, today)

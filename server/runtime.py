@@ -5,9 +5,11 @@ import time
 
 from server.clans import ClanService
 from server.jobs import JobRunner
+from server.metrics import Metrics, database_families, limiter_families, upstream_families
 from server.online import OnlineService
 from server.players import PlayerService
 from server.ratings_source import RatingsSource
+from server.retention import INTERVAL_SECONDS as RETENTION_INTERVAL, Retention
 from server.services import Services
 from server.upstream import UpstreamClient
 from server.upstream_budget import UpstreamBudget
@@ -24,11 +26,17 @@ async def build_services(config, store, limiter, clock=time.time) -> Services:
     players = PlayerService(store, upstream, ratings_source, limiter, clock=clock)
     clans = ClanService(store, upstream, players, clock=clock)
     online = OnlineService(store, upstream, clock=clock)
-    jobs = JobRunner(store, clock=clock)
+    metrics = Metrics()
+    metrics.add_source(lambda: upstream_families(budget))
+    metrics.add_source(lambda: limiter_families(limiter))
+    metrics.add_source(lambda: database_families(store))
+    jobs = JobRunner(store, clock=clock, metrics=metrics)
     jobs.add("expected_values", 86400, ratings_source.refresh_expected)
     jobs.add("player_refresh_ahead", 60, players.refresh_ahead)
     jobs.add("online_sampler", 60, online.sample)
+    jobs.add("online_daily", 600, online.materialise_days)
+    jobs.add("retention", RETENTION_INTERVAL, Retention(store, clock=clock).run)
     jobs.add("clan_refresh", 3600, clans.refresh)
     jobs.add("clan_weekly_digest", 3600, clans.build_digests)
     return Services(upstream=upstream, players=players, clans=clans, online=online, jobs=jobs,
-                    ratings_source=ratings_source)
+                    ratings_source=ratings_source, metrics=metrics)

@@ -6,6 +6,8 @@ import time
 
 from pymongo import ASCENDING, DESCENDING, UpdateOne
 
+from store.retention import Expiring, ensure_expiry_index
+
 # A clan document outlives its last refresh by this long: upstream outages never drop a
 # clan, only clans nobody references any more (and whose refreshes stopped) disappear.
 CLAN_TTL_SECONDS = 30 * 86400
@@ -27,8 +29,9 @@ def _utc(ts: float) -> dt.datetime:
 class Clans:
     status_name = "newest_clan"
 
-    def __init__(self, db):
+    def __init__(self, db, ttl_indexes: bool = True):
         self.db = db
+        self.ttl_indexes = ttl_indexes
         self.clans = db["clans"]
         self.digests = db["clan_digests"]
         self.seeds = db["clan_seeds"]
@@ -39,11 +42,14 @@ class Clans:
     async def ensure_schema(self) -> None:
         # TTL fields are BSON dates; the monitor runs once a minute, so readers check
         # freshness themselves and never rely on deletion.
-        await self.clans.create_index("expires_at", expireAfterSeconds=0)
+        await ensure_expiry_index(self.clans, "expires_at", 0, self.ttl_indexes)
         await self.clans.create_index([("cached_at", DESCENDING)])
-        await self.digests.create_index("expires_at", expireAfterSeconds=0)
+        await ensure_expiry_index(self.digests, "expires_at", 0, self.ttl_indexes)
         await self.seeds.create_index([("region", ASCENDING), ("clan_id", ASCENDING)])
-        await self.gone.create_index("expires_at", expireAfterSeconds=0)
+        await self.gone.create_index("expires_at", expireAfterSeconds=0)  # small: a TTL scan is cheap
+
+    def expiring(self) -> list[Expiring]:
+        return [Expiring("clans", self.clans, "expires_at", 0), Expiring("clan_digests", self.digests, "expires_at", 0)]
 
     # --- clan documents ------------------------------------------------------------
     async def get(self, region: str, clan_id: int) -> dict | None:

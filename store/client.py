@@ -1,26 +1,72 @@
 """The only module that creates a MongoDB client (a driver swap stays a one-module change)."""
 from __future__ import annotations
 
+import pymongo
 from motor.motor_asyncio import AsyncIOMotorClient
 from pymongo import errors, monitoring
 
-# Errors that mean "the database is unreachable right now": answered 503, never 500.
+# Every operation has a client-side deadline (pymongo's client-side operation timeout, CSOT):
+# a request never waits on the database longer than this, whether the database is down,
+# hung (SIGSTOP) or busy. Under CSOT the driver also sends maxTimeMS (the remaining time
+# minus the round trip) with every command, so a query that timed out for us stops on the
+# server too instead of running on after the 503.
+OPERATION_TIMEOUT_S = 2.0
+# Multi-step builds on the request path (a history, a digest) share one deadline.
+REQUEST_DEADLINE_S = 2.0
+
+
+class _TimedOutMeta(type):
+    def __instancecheck__(cls, obj) -> bool:
+        # pymongo marks every CSOT expiry with `timeout` (a BulkWriteError or an
+        # OperationFailure can be one without being a ConnectionFailure subclass).
+        return isinstance(obj, errors.PyMongoError) and bool(getattr(obj, "timeout", False))
+
+    def __subclasscheck__(cls, sub) -> bool:
+        return False
+
+
+class DatabaseTimeout(Exception, metaclass=_TimedOutMeta):
+    """Matches (isinstance) any pymongo error whose `timeout` is True; never raised itself."""
+
+
+# Errors that mean "the database is unreachable or too slow right now": answered 503, never 500.
+# Use isinstance()/is_database_error(): an `except DATABASE_ERRORS` clause matches by class only,
+# so it misses the rare timed-out error that is not a ConnectionFailure/ExecutionTimeout subclass.
 DATABASE_ERRORS = (
     errors.ConnectionFailure,  # includes AutoReconnect, NetworkTimeout, ServerSelectionTimeoutError
-    errors.ExecutionTimeout,
+    errors.ExecutionTimeout,   # maxTimeMS expired on the server, or CSOT refused to start a command
     errors.WTimeoutError,
+    DatabaseTimeout,           # any other error pymongo flags as a timeout
 )
 
-# Short timeouts so a request answers 503 in about 2 s when the database is down,
+
+def is_database_error(exc: BaseException) -> bool:
+    return isinstance(exc, DATABASE_ERRORS)
+
+
+# Short timeouts so a request answers 503 in about 2 s when the database is down or hung,
 # instead of pymongo's 30 s default; the driver's monitor reconnects by itself.
 CLIENT_OPTIONS = dict(
+    timeoutMS=int(OPERATION_TIMEOUT_S * 1000),
     serverSelectionTimeoutMS=1200,
     connectTimeoutMS=1000,
-    socketTimeoutMS=2000,
+    # A read that timed out is not run a second time by the driver (it would run twice on
+    # the server and hold the caller past its deadline).
+    retryReads=False,
     heartbeatFrequencyMS=1000,
     maxPoolSize=50,
     tz_aware=True,
 )
+
+
+def deadline(seconds: float | None):
+    """A context manager giving every database operation inside it one shared deadline.
+
+    `with deadline(2): ...` bounds a multi-step request build as a whole; background jobs use
+    a longer one (`deadline(30)`) for their own bounded batches. Nested deadlines only shorten.
+    Works across motor's executor threads (motor copies the context into them).
+    """
+    return pymongo.timeout(seconds)
 
 
 class DatabaseHealth(monitoring.ServerHeartbeatListener):
@@ -52,10 +98,10 @@ class DatabaseHealth(monitoring.ServerHeartbeatListener):
             self.servers[event.connection_id] = False
 
 
-def create_client(uri: str) -> AsyncIOMotorClient:
+def create_client(uri: str, **options) -> AsyncIOMotorClient:
     """Create the process's one client; call it inside the running loop."""
     health = DatabaseHealth()
-    client = AsyncIOMotorClient(uri, event_listeners=[health], **CLIENT_OPTIONS)
+    client = AsyncIOMotorClient(uri, event_listeners=[health], **{**CLIENT_OPTIONS, **options})
     client.statsapi_health = health
     return client
 

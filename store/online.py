@@ -7,6 +7,8 @@ import logging
 from pymongo import ASCENDING, DESCENDING, UpdateOne
 from pymongo.errors import BulkWriteError, CollectionInvalid, DuplicateKeyError, OperationFailure
 
+from store.retention import Expiring, ensure_expiry_index
+
 log = logging.getLogger("statsapi.store.online")
 
 REGIONS = ("eu", "na", "asia")
@@ -16,6 +18,7 @@ DAILY_TTL_SECONDS = 410 * 86400
 CLAIM_TTL_SECONDS = 2 * 86400  # a minute is only ever sampled around its own time
 DAY_PEAK_TTL_SECONDS = 8 * 86400  # only today's peak is read; a week is kept for inspection
 DUPLICATE_KEY = 11000
+DAILY_FIELDS = ("date", "samples", "peak", "peak_minute", "min", "avg")
 
 
 def utc(ts: float) -> dt.datetime:
@@ -26,17 +29,6 @@ def day_start(date: dt.date) -> dt.datetime:
     return dt.datetime(date.year, date.month, date.day, tzinfo=dt.timezone.utc)
 
 
-def _runs(dates: list[dt.date]) -> list[tuple[dt.datetime, dt.datetime]]:
-    """Contiguous runs of sorted dates as [start, end) datetimes, so one query skips known days."""
-    runs: list[list[dt.date]] = []
-    for date in dates:
-        if runs and date - runs[-1][1] == DAY:
-            runs[-1][1] = date
-        else:
-            runs.append([date, date])
-    return [(day_start(first), day_start(last) + DAY) for first, last in runs]
-
-
 class OnlineSamples:
     """Collections: online_samples (time series), online_minutes (per-minute claims),
     online_status (latest counts and last failure per game/region), online_peaks (running
@@ -44,8 +36,9 @@ class OnlineSamples:
 
     status_name = "newest_online_sample"
 
-    def __init__(self, db):
+    def __init__(self, db, ttl_indexes: bool = True):
         self.db = db
+        self.ttl_indexes = ttl_indexes
         self.samples = db["online_samples"]
         self.claims = db["online_minutes"]
         self.status = db["online_status"]
@@ -60,23 +53,32 @@ class OnlineSamples:
         await self.samples.create_index(
             [("meta.game", ASCENDING), ("meta.region", ASCENDING), ("minute", ASCENDING)])
         if not self.timeseries:
-            await self.samples.create_index("minute", expireAfterSeconds=SAMPLE_TTL_SECONDS)
+            await ensure_expiry_index(self.samples, "minute", SAMPLE_TTL_SECONDS, self.ttl_indexes)
             await self.samples.create_index(
                 [("meta.game", ASCENDING), ("meta.region", ASCENDING), ("meta.server", ASCENDING),
                  ("minute", ASCENDING)], unique=True)
-        await self.claims.create_index("minute", expireAfterSeconds=CLAIM_TTL_SECONDS)
+        elif not self.ttl_indexes:
+            await self.samples.create_index("minute")  # the retention job's range deletes
+        await ensure_expiry_index(self.claims, "minute", CLAIM_TTL_SECONDS, self.ttl_indexes)
+        # Three small documents a day: a TTL scan of it costs nothing.
         await self.peak_docs.create_index("day", expireAfterSeconds=DAY_PEAK_TTL_SECONDS)
-        await self.daily_docs.create_index("day", expireAfterSeconds=DAILY_TTL_SECONDS)
+        await ensure_expiry_index(self.daily_docs, "day", DAILY_TTL_SECONDS, self.ttl_indexes)
+
+    def expiring(self) -> list[Expiring]:
+        return [Expiring("online_samples", self.samples, "minute", SAMPLE_TTL_SECONDS, timeseries=bool(self.timeseries)),
+                Expiring("online_minutes", self.claims, "minute", CLAIM_TTL_SECONDS),
+                Expiring("online_daily", self.daily_docs, "day", DAILY_TTL_SECONDS)]
 
     async def _ensure_samples_collection(self) -> bool:
         """A time-series collection where the server can make one, else a plain one (TTL + unique)."""
         existing = await self._samples_options()
         if existing is None:
+            expiry = {"expireAfterSeconds": SAMPLE_TTL_SECONDS} if self.ttl_indexes else {}
             try:
                 await self.db.create_collection(
                     self.samples.name,
                     timeseries={"timeField": "minute", "metaField": "meta", "granularity": "minutes"},
-                    expireAfterSeconds=SAMPLE_TTL_SECONDS,
+                    **expiry,
                 )
             except CollectionInvalid:
                 pass  # another process created it first
@@ -172,64 +174,64 @@ class OnlineSamples:
         doc = await self.status.find_one({"minute": {"$ne": None}}, {"minute": 1}, sort=[("minute", DESCENDING)])
         return doc["minute"].timestamp() if doc else None
 
-    async def daily(self, game: str, region: str, first: dt.date, last: dt.date,
-                    final_before: dt.datetime) -> dict[str, dict]:
-        """Daily aggregates {date: {samples, peak, peak_minute, min, avg}} for days that have samples.
+    # --- daily aggregates ---------------------------------------------------------------
+    async def daily_range(self, game: str, region: str, first: dt.date, last: dt.date) -> dict[str, dict]:
+        """Materialised days {date: {samples, peak, peak_minute, min, avg}} between first and last.
 
-        region "all" sums the three regions per minute and keeps only minutes where all three
-        were sampled (a partial sum would understate the total). Days that ended before
-        `final_before` are materialised in online_daily and read from there next time.
+        One range over _id ("game:region:YYYY-MM-DD" sorts by date): O(days), whatever is stored.
+        Gap days are there too, with samples 0.
         """
-        dates = [first + DAY * i for i in range((last - first).days + 1)]
-        known: dict[str, dict] = {}
         cursor = self.daily_docs.find(
-            {"game": game, "region": region, "date": {"$gte": first.isoformat(), "$lte": last.isoformat()}})
-        async for doc in cursor:
-            known[doc["date"]] = doc
-        missing = [d for d in dates if d.isoformat() not in known]
-        computed = await self._aggregate_days(game, region, missing) if missing else {}
-        finished = [row for date, row in computed.items()
-                    if day_start(dt.date.fromisoformat(date)) + DAY <= final_before]
-        if finished:
-            await self.daily_docs.bulk_write([
-                UpdateOne({"_id": f"{game}:{region}:{row['date']}"},
-                          {"$set": {**row, "game": game, "region": region,
-                                    "day": day_start(dt.date.fromisoformat(row["date"]))}},
-                          upsert=True)
-                for row in finished], ordered=False)
-        fields = ("date", "samples", "peak", "peak_minute", "min", "avg")
-        result = {date: {f: doc[f] for f in fields} for date, doc in known.items()}
-        result.update(computed)
-        return result
+            {"_id": {"$gte": f"{game}:{region}:{first.isoformat()}", "$lte": f"{game}:{region}:{last.isoformat()}"}},
+            {f: 1 for f in DAILY_FIELDS})
+        return {doc["date"]: {f: doc.get(f) for f in DAILY_FIELDS} async for doc in cursor}
 
-    async def _aggregate_days(self, game: str, region: str, dates: list[dt.date]) -> dict[str, dict]:
-        regions = list(REGIONS) if region == "all" else [region]
-        ranges = [{"minute": {"$gte": start, "$lt": end}} for start, end in _runs(dates)]
-        match: dict = {"meta.game": game, "meta.region": regions[0] if len(regions) == 1 else {"$in": regions}}
-        if len(ranges) == 1:
-            match.update(ranges[0])
-        else:
-            match["$or"] = ranges
-        pipeline: list[dict] = [
-            {"$match": match},
-            {"$group": {"_id": "$minute", "players": {"$sum": "$players"},
-                        "regions": {"$addToSet": "$meta.region"}}},
-        ]
-        if len(regions) > 1:
-            pipeline.append({"$match": {"$expr": {"$eq": [{"$size": "$regions"}, len(regions)]}}})
-        pipeline += [
-            {"$group": {
-                "_id": {"$dateToString": {"format": "%Y-%m-%d", "date": "$_id"}},
-                "samples": {"$sum": 1},
-                "peak": {"$max": "$players"},
-                "peak_minute": {"$top": {"sortBy": {"players": -1, "_id": -1}, "output": "$_id"}},
-                "min": {"$min": "$players"},
-                "avg": {"$avg": "$players"},
-            }},
-            {"$sort": {"_id": 1}},
-        ]
-        result = {}
-        async for doc in self.samples.aggregate(pipeline):
-            date = doc.pop("_id")
-            result[date] = {"date": date, **doc}
-        return result
+    async def first_sample_day(self, game: str, region: str) -> dt.date | None:
+        """The earliest day with a sample of game/region (any region for "all"); days before it are gaps."""
+        firsts = []
+        for r in (REGIONS if region == "all" else (region,)):
+            doc = await self.samples.find_one({"meta.game": game, "meta.region": r}, {"minute": 1, "_id": 0},
+                                              sort=[("meta.game", ASCENDING), ("meta.region", ASCENDING),
+                                                    ("minute", ASCENDING)])
+            if doc is not None:
+                firsts.append(doc["minute"].date())
+        return min(firsts) if firsts else None
+
+    async def aggregate_day(self, game: str, region: str, date: dt.date) -> dict:
+        """One day's {date, samples, peak, peak_minute, min, avg} from its samples (samples 0: a gap).
+
+        One indexed range read per region (an $in over regions makes SecantusDB scan the
+        collection), summed here in batches so other queries run in between. region "all" sums
+        the three regions per minute and keeps only minutes where all three were sampled (a
+        partial sum would understate the total). A tie for the peak keeps the later minute.
+        """
+        regions = REGIONS if region == "all" else (region,)
+        start = day_start(date)
+        by_minute: dict[dt.datetime, dict[str, int]] = {}
+        for r in regions:
+            cursor = self.samples.find(
+                {"meta.game": game, "meta.region": r, "minute": {"$gte": start, "$lt": start + DAY}},
+                {"minute": 1, "players": 1, "_id": 0}, batch_size=2000)
+            async for doc in cursor:
+                counts = by_minute.setdefault(doc["minute"], {})
+                counts[r] = counts.get(r, 0) + int(doc["players"])
+        totals = sorted((minute, sum(counts.values())) for minute, counts in by_minute.items()
+                        if len(counts) == len(regions))
+        if not totals:
+            return {"date": date.isoformat(), "samples": 0, "peak": None, "peak_minute": None, "min": None,
+                    "avg": None}
+        peak_minute, peak = max(totals, key=lambda item: (item[1], item[0]))
+        values = [players for _, players in totals]
+        return {"date": date.isoformat(), "samples": len(values), "peak": peak, "peak_minute": peak_minute,
+                "min": min(values), "avg": sum(values) / len(values)}
+
+    async def save_days(self, game: str, region: str, rows: list[dict]) -> None:
+        """Materialise finished days (gaps included), so none is aggregated again."""
+        if not rows:
+            return
+        await self.daily_docs.bulk_write([
+            UpdateOne({"_id": f"{game}:{region}:{row['date']}"},
+                      {"$set": {**row, "game": game, "region": region,
+                                "day": day_start(dt.date.fromisoformat(row["date"]))}},
+                      upsert=True)
+            for row in rows], ordered=False)

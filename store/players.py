@@ -6,6 +6,8 @@ import datetime as dt
 
 from pymongo import ASCENDING, DESCENDING, UpdateOne
 
+from store.retention import Expiring, ensure_expiry_index
+
 PROFILE_TTL_SECONDS = 3600
 SNAPSHOT_TTL_SECONDS = 410 * 86400
 
@@ -21,20 +23,25 @@ def _utc(ts: float) -> dt.datetime:
 class Players:
     status_name = "newest_player"
 
-    def __init__(self, db):
+    def __init__(self, db, ttl_indexes: bool = True):
         self.profiles = db["players"]
         self.snapshots = db["snapshots"]
+        self.ttl_indexes = ttl_indexes
 
     async def ensure_schema(self) -> None:
         # TTL fields are BSON dates; the monitor runs once a minute, so readers still
         # check freshness themselves and never rely on deletion.
-        await self.profiles.create_index("expires_at", expireAfterSeconds=0)
+        await ensure_expiry_index(self.profiles, "expires_at", 0, self.ttl_indexes)
         await self.profiles.create_index([("region", ASCENDING), ("clan_id", ASCENDING)])
         await self.profiles.create_index([("last_requested", DESCENDING)])
         await self.snapshots.create_index(
             [("region", ASCENDING), ("account_id", ASCENDING), ("date", ASCENDING)], unique=True
         )
-        await self.snapshots.create_index("day", expireAfterSeconds=SNAPSHOT_TTL_SECONDS)
+        await ensure_expiry_index(self.snapshots, "day", SNAPSHOT_TTL_SECONDS, self.ttl_indexes)
+
+    def expiring(self) -> list[Expiring]:
+        return [Expiring("snapshots", self.snapshots, "day", SNAPSHOT_TTL_SECONDS),
+                Expiring("players", self.profiles, "expires_at", 0)]
 
     async def get(self, region: str, account_id: int) -> dict | None:
         return await self.profiles.find_one({"_id": player_key(region, account_id)})
@@ -85,10 +92,14 @@ class Players:
         if ops:
             await self.snapshots.bulk_write(ops, ordered=False)
 
-    async def snapshots_since(self, region: str, account_id: int, first_date: str) -> list[dict]:
-        cursor = self.snapshots.find(
-            {"region": region, "account_id": account_id, "date": {"$gte": first_date}}, {"_id": 0, "day": 0}
-        ).sort("date", ASCENDING)
+    async def snapshots_since(self, region: str, account_id: int, first_date: str,
+                              last_date: str | None = None, fields=None) -> list[dict]:
+        """One account's snapshots between two dates: an indexed range of at most one document a day."""
+        projection = {f: 1 for f in fields} if fields else {"day": 0}
+        projection["_id"] = 0
+        dates = {"$gte": first_date} if last_date is None else {"$gte": first_date, "$lte": last_date}
+        cursor = self.snapshots.find({"region": region, "account_id": account_id, "date": dates},
+                                     projection).sort("date", ASCENDING)
         return await cursor.to_list(None)
 
     async def snapshots_for_accounts(self, region: str, account_ids: list[int], first_date: str,

@@ -1,6 +1,7 @@
 """The Store facade: one object per collection family over one database."""
 from __future__ import annotations
 
+import contextlib
 import time
 
 from store.client import database_up
@@ -13,17 +14,61 @@ from store.ratelimit import RateCounters
 from store.status import JobRuns
 from store.upstream_members import UpstreamMembers
 
+# Concurrent heavy database operations (aggregations, history and digest builds) per process.
+HEAVY_LIMIT = 4
+# Concurrent player-history reads (one indexed range of at most ~500 small documents each).
+HISTORY_LIMIT = 16
+BUSY_RETRY_AFTER = 2  # seconds; what a caller turned away by a full gate is told
+
+
+class DatabaseBusy(Exception):
+    """A gate of heavy operations is full: answer 503 at once (never queue)."""
+
+    def __init__(self, gate: str, retry_after: int = BUSY_RETRY_AFTER):
+        super().__init__(f"too many concurrent {gate} operations")
+        self.gate = gate
+        self.retry_after = retry_after
+
+
+class Gate:
+    """At most `limit` operations at once; one more is refused at once (DatabaseBusy), never queued."""
+
+    def __init__(self, name: str, limit: int):
+        self.name = name
+        self.limit = limit
+        self.active = 0
+        self.refused = 0
+
+    @contextlib.asynccontextmanager
+    async def slot(self):
+        if self.active >= self.limit:
+            self.refused += 1
+            raise DatabaseBusy(self.name)
+        self.active += 1
+        try:
+            yield
+        finally:
+            self.active -= 1
+
 
 class Store:
-    def __init__(self, client, db_name: str, rate_collection_bytes: int = 32 << 20, capped: bool = True):
+    def __init__(self, client, db_name: str, rate_collection_bytes: int = 32 << 20, capped: bool = True,
+                 ttl_indexes: bool = True, heavy_limit: int = HEAVY_LIMIT, history_limit: int = HISTORY_LIMIT):
+        """`ttl_indexes=False` (the embedded SecantusDB): large collections get plain indexes on
+        their expiry fields instead of TTL indexes, and server.retention deletes expired
+        documents in small indexed batches (that server's TTL monitor scans whole collections
+        under a global lock and never expires time-series collections)."""
         self.client = client
         self.db = client[db_name]
+        self.ttl_indexes = ttl_indexes
+        self.heavy = Gate("heavy", heavy_limit)
+        self.history_reads = Gate("history", history_limit)
         self.rate_counters = RateCounters(self.db, rate_collection_bytes, capped=capped)
         self.leases = Leases(self.db)
         self.job_runs = JobRuns(self.db)
-        self.players = Players(self.db)
-        self.clans = Clans(self.db)
-        self.online = OnlineSamples(self.db)
+        self.players = Players(self.db, ttl_indexes=ttl_indexes)
+        self.clans = Clans(self.db, ttl_indexes=ttl_indexes)
+        self.online = OnlineSamples(self.db, ttl_indexes=ttl_indexes)
         self.upstream_members = UpstreamMembers(self.db)
         self.families = [self.rate_counters, self.leases, self.job_runs, self.players, self.clans, self.online,
                          self.upstream_members]
@@ -40,6 +85,16 @@ class Store:
 
     def database_up(self) -> bool:
         return database_up(self.client)
+
+    def expiring(self) -> list:
+        """What server.retention deletes: (name, collection, field, kind) of every family that
+        expires by a job rather than a TTL index (empty with ttl_indexes=True)."""
+        if self.ttl_indexes:
+            return []
+        out = []
+        for family in self.families:
+            out.extend(getattr(family, "expiring", lambda: [])())
+        return out
 
     async def ping_ms(self) -> float:
         started = time.perf_counter()

@@ -1,0 +1,64 @@
+"""The retention job: expire old documents at a cost of O(what expires).
+
+Used where the store has no TTL indexes on its large collections (the embedded SecantusDB,
+Store(ttl_indexes=False)): snapshots and online samples (410 days), daily online aggregates,
+minute claims, expired player profiles, clans and digests. Each run deletes, per collection,
+at most `max_batches` batches of about `batch` documents found through the index on the expiry
+field, oldest first, with a short pause between batches so requests run in between. What is
+left is deleted by the next runs; readers never rely on deletion for correctness.
+"""
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import logging
+import time
+
+from store.client import deadline
+from store.retention import delete_expired_batch
+
+log = logging.getLogger("statsapi.retention")
+
+INTERVAL_SECONDS = 60
+BATCH = 1000
+MAX_BATCHES = 20  # per collection and run: at most 20,000 documents a minute each
+PAUSE_SECONDS = 0.05
+BATCH_DEADLINE_SECONDS = 30.0
+
+
+class Retention:
+    def __init__(self, store, clock=time.time, batch: int = BATCH, max_batches: int = MAX_BATCHES,
+                 pause: float = PAUSE_SECONDS):
+        self.store = store
+        self.clock = clock
+        self.batch = batch
+        self.max_batches = max_batches
+        self.pause = pause
+        self.batches_run = 0  # over the process's life (tests count them)
+
+    async def run(self, slot: int | None = None) -> str:
+        items = self.store.expiring()
+        if not items:
+            return "TTL indexes expire data on this server"
+        now = dt.datetime.fromtimestamp(self.clock(), dt.timezone.utc)
+        deleted: dict[str, int] = {}
+        left = []
+        for item in items:
+            cutoff = now - dt.timedelta(seconds=item.after_seconds)
+            total = 0
+            for number in range(self.max_batches):
+                with deadline(BATCH_DEADLINE_SECONDS):
+                    count = await delete_expired_batch(item, cutoff, self.batch)
+                self.batches_run += 1
+                total += count
+                if count == 0:
+                    break
+                if number == self.max_batches - 1:
+                    left.append(item.name)
+                await asyncio.sleep(self.pause)
+            if total:
+                deleted[item.name] = total
+        outcome = ", ".join(f"{name} {count}" for name, count in deleted.items()) or "nothing expired"
+        if left:
+            outcome += "; more left in " + ", ".join(left)
+        return "deleted: " + outcome if deleted else outcome
