@@ -16,6 +16,8 @@ setup(
         "secantusdb>=0.7.0b3",
         # Progress bars for the demo seeder's long steps.
         "tqdm>=4.66",
+        # /metrics in the Prometheus text format (the reference client, not hand-written output).
+        "prometheus_client>=0.20",
     ],
     extras_require={
         "test": [

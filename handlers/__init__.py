@@ -1,5 +1,5 @@
 """HTTP handlers; each module ends with its route list, gathered here."""
-from handlers import base, clans, index, online, openapi, players, site, status
+from handlers import base, clans, index, metrics, online, openapi, players, site, status
 
 routes = [
     *index.routes,
@@ -8,6 +8,7 @@ routes = [
     *online.routes,
     *status.routes,
     *openapi.routes,
+    *metrics.routes,
     *base.routes,
     *site.routes,
 ]

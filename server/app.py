@@ -16,8 +16,10 @@ SERVER_HEADER = "TornadoServer/" + tornado.version
 access_log = logging.getLogger("statsapi.access")
 
 
-def log_access(request, status: int, client: str | None) -> None:
-    """One line per request: resolved client, method, path, status, duration."""
+def log_access(request, status: int, client: str | None, endpoint: str = "unknown", metrics=None) -> None:
+    """One line per request (resolved client, method, path, status, duration) and its metrics."""
+    if metrics is not None:
+        metrics.observe_request(endpoint, status, request.request_time())
     if not access_log.isEnabledFor(logging.INFO):
         return
     duration_ms = 1000.0 * request.request_time()
@@ -25,8 +27,15 @@ def log_access(request, status: int, client: str | None) -> None:
     access_log.info("%s %s %s %d %.1fms", client or request.remote_ip, request.method[:16], path, status, duration_ms)
 
 
+def endpoint_name(handler_class) -> str:
+    """The metrics label of a handler: its rate-limit bucket, else its class name."""
+    return getattr(handler_class, "bucket", None) or handler_class.__name__.removesuffix("Handler").lower()
+
+
 def log_request(handler: tornado.web.RequestHandler) -> None:
-    log_access(handler.request, handler.get_status(), getattr(handler, "_client_ip", None))
+    services = handler.settings.get("services")
+    log_access(handler.request, handler.get_status(), getattr(handler, "_client_ip", None),
+               endpoint_name(type(handler)), getattr(services, "metrics", None))
 
 
 class _HeaderDate:
@@ -50,9 +59,10 @@ class RateLimitedDelegate(httputil.HTTPMessageDelegate):
     coroutine, and sends the same headers and body BaseHandler would.
     """
 
-    def __init__(self, request, decision):
+    def __init__(self, request, decision, metrics=None):
         self.request = request
         self.decision = decision
+        self.metrics = metrics
 
     def headers_received(self, start_line, headers):
         return None
@@ -75,7 +85,7 @@ class RateLimitedDelegate(httputil.HTTPMessageDelegate):
         request.connection.write_headers(httputil.ResponseStartLine("", 429, "Too Many Requests"), headers, body)
         request.connection.finish()
         request._finish_time = time.time()
-        log_access(request, 429, getattr(request, "statsapi_client", None))
+        log_access(request, 429, getattr(request, "statsapi_client", None), self.decision.bucket, self.metrics)
 
     def on_connection_close(self) -> None:
         """Nothing to cancel: the answer is written in one go by finish()."""
@@ -87,7 +97,7 @@ class StatsApplication(tornado.web.Application):
         if admit is not None:
             decision = admit(self.settings, request)
             if decision is not None and not decision.allowed:
-                return RateLimitedDelegate(request, decision)
+                return RateLimitedDelegate(request, decision, getattr(self.settings["services"], "metrics", None))
         return super().get_handler_delegate(request, target_class, target_kwargs, path_args, path_kwargs)
 
 

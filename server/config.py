@@ -9,6 +9,7 @@ from typing import Mapping, Sequence
 
 VERSION = "1.0.0"
 API_VERSION = "v1"
+DEFAULT_METRICS_ALLOW = "127.0.0.1/32,::1/128"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,6 +35,8 @@ class Config:
     seed_demo: bool = False
     shutdown_grace: float = 10.0
     log_level: str = "INFO"
+    # Who may read /metrics (by TCP peer address, never X-Forwarded-For).
+    metrics_allow: tuple = (ipaddress.ip_network("127.0.0.1/32"), ipaddress.ip_network("::1/128"))
 
     @property
     def embedded_database(self) -> bool:
@@ -86,6 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-jobs", action="store_true", help="do not run background jobs")
     parser.add_argument("--seed-demo", action="store_true", help="seed demo data when the database is empty")
     parser.add_argument("--log-level")
+    parser.add_argument("--metrics-allow", help="comma-separated CIDRs allowed to read /metrics "
+                                                "(default loopback: 127.0.0.1/32,::1/128)")
     return parser
 
 
@@ -109,7 +114,12 @@ def get_config(argv: Sequence[str] | None = None, environ: Mapping[str, str] | N
         proxies = parse_networks(pick(args.trusted_proxies, "STATSAPI_TRUSTED_PROXIES", ""))
     except ValueError as exc:
         raise SystemExit(f"--trusted-proxies: {exc}")
+    try:
+        metrics_allow = parse_networks(pick(args.metrics_allow, "STATSAPI_METRICS_ALLOW", DEFAULT_METRICS_ALLOW))
+    except ValueError as exc:
+        raise SystemExit(f"--metrics-allow: {exc}")
     return Config(
+        metrics_allow=metrics_allow,
         host=host,
         port=port,
         processes=max(1, pick(args.processes, "STATSAPI_PROCESSES", 1, int)),

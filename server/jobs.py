@@ -31,8 +31,9 @@ class JobRunner:
     """
 
     def __init__(self, store, lease_ttl: float = 60.0, renew_every: float = 15.0, tick: float = 1.0,
-                 clock=time.time, owner: str | None = None):
+                 clock=time.time, owner: str | None = None, metrics=None):
         self.store = store
+        self.metrics = metrics  # server.metrics.Metrics, or None
         self.lease_ttl = lease_ttl
         self.renew_every = renew_every
         self.tick = tick
@@ -88,6 +89,8 @@ class JobRunner:
         except Exception as exc:
             log.exception("job %s failed", job.name)
             ok, message = False, f"{type(exc).__name__}: {exc}"[:300]
+        if self.metrics is not None:
+            self.metrics.observe_job(job.name, ok)
         try:
             await self.store.job_runs.record(job.name, ok, message, time.perf_counter() - started, slot=slot)
         except Exception:

@@ -151,6 +151,7 @@ class RateLimiter:
         self._dirty: dict[tuple, _Count] = {}
         self._flush_lock = asyncio.Lock()
         self.evictions = 0
+        self.rejections: dict[str, int] = {}  # 429s by bucket since start (for /metrics)
         self.flush_failures = 0
         self.consecutive_failures = 0
         self.last_flush: float | None = None
@@ -187,6 +188,7 @@ class RateLimiter:
         estimate = sliding_estimate(previous, current, fraction, limit)
         reset = max(1, math.ceil(WINDOW_SECONDS - now % WINDOW_SECONDS))
         if estimate + 1 > limit:
+            self.rejections[bucket] = self.rejections.get(bucket, 0) + 1
             retry = seconds_until_allowed(previous, current, limit, now)
             return Decision(bucket, False, limit, 0, reset, retry)
         count = self._count(client, bucket, window)
@@ -222,6 +224,7 @@ class RateLimiter:
         reset = max(1, math.ceil(WINDOW_SECONDS - now % WINDOW_SECONDS))
         current = await self.counters.increment_below(current_key, cap) if cap >= 1 else None
         if current is None:
+            self.rejections["live_global"] = self.rejections.get("live_global", 0) + 1
             retry = seconds_until_allowed(previous, max(cap, 0), limit, now)
             return Decision("live_global", False, limit, 0, reset, retry)
         return Decision("live_global", True, limit, max(0, cap - current), reset)

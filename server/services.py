@@ -5,7 +5,8 @@ import time
 
 
 class Services:
-    def __init__(self, upstream=None, players=None, clans=None, online=None, jobs=None, ratings_source=None):
+    def __init__(self, upstream=None, players=None, clans=None, online=None, jobs=None, ratings_source=None,
+                 metrics=None):
         self.started_at = time.time()
         self.inflight = 0  # requests being handled, so shutdown can let them finish
         self.status_cache: dict = {}  # /status's database view, shared by concurrent requests
@@ -15,6 +16,7 @@ class Services:
         self.clans = clans
         self.online = online
         self.jobs = jobs
+        self.metrics = metrics  # server.metrics.Metrics
 
     def upstream_status(self) -> dict:
         if self.upstream is None:

@@ -318,7 +318,7 @@ class UpstreamClient:
             if response.code >= 500:
                 raise _Retryable(f"HTTP {response.code}")
             if response.code == 429:
-                self.budget.note_refusal()
+                self.budget.note_refusal(caller)
                 raise _Retryable("HTTP 429", limit=True)
             if response.code == 400:
                 raise UpstreamBadRequest(f"GET {safe}: HTTP 400")
@@ -339,7 +339,7 @@ class UpstreamClient:
             if message in _TRANSIENT_MESSAGES or code == 504:
                 raise _Retryable(message, upstream_code=code, upstream_message=message)
             if message in _LIMIT_MESSAGES:
-                self.budget.note_refusal()  # slow down for everyone, not only this retry
+                self.budget.note_refusal(caller)  # slow down for everyone, not only this retry
                 raise _Retryable(message, limit=True, upstream_code=code, upstream_message=message)
             text = self._scrub(f"GET {safe}: upstream error {code} {message}" + (f" (field {field})" if field else ""))
             if message in _CONFIG_MESSAGES:

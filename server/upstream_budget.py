@@ -85,6 +85,8 @@ class UpstreamBudget:
         self.refusals = 0
         self.last_refusal: float | None = None
         self.total = 0
+        self.sent_by_caller: dict[str, int] = {}  # since start (for /metrics)
+        self.refused_by_caller: dict[str, int] = {}
         if hold_first_window:
             # A restarted process may follow its predecessor's burst, which the upstream still
             # counts: send nothing until one window has passed.
@@ -131,6 +133,7 @@ class UpstreamBudget:
     def _record(self, caller: str) -> None:
         self._in_flight += 1
         self.total += 1
+        self.sent_by_caller[caller] = self.sent_by_caller.get(caller, 0) + 1
         wall = self.wall()
         self._recent.append((wall, caller))
         while self._recent and self._recent[0][0] < wall - 60:
@@ -179,10 +182,11 @@ class UpstreamBudget:
         self._note_wait(priority, waited)
         return waited
 
-    def note_refusal(self) -> None:
+    def note_refusal(self, caller: str = "other") -> None:
         """The upstream answered REQUEST_LIMIT_EXCEEDED: slow down, pause one window."""
         now = self.clock()
         self.refusals += 1
+        self.refused_by_caller[caller] = self.refused_by_caller.get(caller, 0) + 1
         self.last_refusal = self.wall()
         self._factor = max(MIN_FACTOR, self._factor * SLOWDOWN)
         self._next_recovery = now + RECOVER_EVERY

@@ -1,0 +1,109 @@
+"""Prometheus metrics of one process (prometheus_client), rendered for /metrics."""
+from __future__ import annotations
+
+from typing import Callable
+
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+
+
+class Metrics:
+    """Counters and histograms updated as things happen, plus gauges read at scrape time.
+
+    Each instance has its own registry (tests build many applications in one process).
+    """
+
+    content_type = CONTENT_TYPE_LATEST
+
+    def __init__(self):
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.requests = Counter("statsapi_http_requests", "HTTP requests answered, by endpoint and status.",
+                                ["endpoint", "status"], registry=self.registry)
+        self.latency = Histogram("statsapi_http_request_duration_seconds", "Time to answer, by endpoint.",
+                                 ["endpoint"], buckets=LATENCY_BUCKETS, registry=self.registry)
+        self.jobs = Counter("statsapi_job_runs", "Background job runs, by job and outcome (ok, failed).",
+                            ["job", "outcome"], registry=self.registry)
+        self.db_commands = Histogram("statsapi_database_command_duration_seconds",
+                                     "Database commands as the driver saw them, by command and outcome.",
+                                     ["command", "outcome"], buckets=LATENCY_BUCKETS, registry=self.registry)
+        self._sources: list[Callable[[], list]] = []
+        self.registry.register(_Snapshot(self._sources))
+
+    def observe_request(self, endpoint: str, status: int, seconds: float) -> None:
+        self.requests.labels(endpoint, str(status)).inc()
+        self.latency.labels(endpoint).observe(seconds)
+
+    def observe_job(self, job: str, ok: bool) -> None:
+        self.jobs.labels(job, "ok" if ok else "failed").inc()
+
+    def observe_command(self, command: str, ok: bool, seconds: float) -> None:
+        self.db_commands.labels(command, "ok" if ok else "failed").observe(seconds)
+
+    def add_source(self, source: Callable[[], list]) -> None:
+        """A callable returning metric families, read at every scrape (live state: budgets, health)."""
+        self._sources.append(source)
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)
+
+
+class _Snapshot:
+    """A collector over the registered sources."""
+
+    def __init__(self, sources: list):
+        self._sources = sources
+
+    def collect(self):
+        for source in self._sources:
+            yield from source()
+
+    def describe(self):
+        return []
+
+
+def upstream_families(budget) -> list:
+    """The upstream budget: requests and refusals by caller, rate, queue."""
+    status = budget.status()
+    sent = CounterMetricFamily("statsapi_upstream_requests", "Upstream requests sent, by caller.",
+                               labels=["caller"])
+    for caller, count in sorted(budget.sent_by_caller.items()):
+        sent.add_metric([caller], count)
+    refused = CounterMetricFamily("statsapi_upstream_refusals",
+                                  "Upstream REQUEST_LIMIT_EXCEEDED answers, by caller.", labels=["caller"])
+    for caller, count in sorted(budget.refused_by_caller.items()):
+        refused.add_metric([caller], count)
+    rate = GaugeMetricFamily("statsapi_upstream_effective_rate", "Requests per second this process may send now.")
+    rate.add_metric([], status["effective_per_second"])
+    queued = GaugeMetricFamily("statsapi_upstream_queued", "Upstream requests waiting for a slot.")
+    queued.add_metric([], sum(status["queued"].values()))
+    return [sent, refused, rate, queued]
+
+
+def limiter_families(limiter) -> list:
+    status = limiter.status()
+    rejected = CounterMetricFamily("statsapi_rate_limit_rejections", "Requests refused with 429, by bucket.",
+                                   labels=["bucket"])
+    for bucket, count in sorted(limiter.rejections.items()):
+        rejected.add_metric([bucket], count)
+    failures = CounterMetricFamily("statsapi_rate_counter_flush_failures", "Rate-counter flushes that failed.")
+    failures.add_metric([], status["flush_failures"])
+    lag = GaugeMetricFamily("statsapi_rate_counter_flush_lag_seconds",
+                            "How long flushes have failed or left counters behind.")
+    lag.add_metric([], status["flush_lag_seconds"])
+    pending = GaugeMetricFamily("statsapi_rate_counter_pending_keys", "Counters not yet in the database.")
+    pending.add_metric([], status["pending_keys"])
+    return [rejected, failures, lag, pending]
+
+
+def database_families(store, embedded=None) -> list:
+    up = GaugeMetricFamily("statsapi_database_up", "1 while the driver's heartbeats succeed.")
+    up.add_metric([], 1.0 if store.database_up() else 0.0)
+    families = [up]
+    if embedded is not None:
+        restarts = CounterMetricFamily("statsapi_embedded_database_restarts",
+                                       "Restarts of the embedded database after it exited.")
+        restarts.add_metric([], getattr(embedded, "restarts", 0))
+        families.append(restarts)
+    return families
