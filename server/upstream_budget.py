@@ -175,7 +175,9 @@ class UpstreamBudget:
             try:
                 self._queues[priority].remove((future, caller))
             except ValueError:
-                pass  # already granted: the slot is spent either way
+                pass
+            if future.done() and not future.cancelled():
+                self.release()  # granted just as the caller gave up: nobody else will release it
             self._schedule()
             raise
         waited = self.clock() - started

@@ -122,6 +122,24 @@ async def test_a_cancelled_waiter_gives_its_place_back():
     assert budget.total == 3 and budget.status()["in_flight"] == 0
 
 
+@pytest.mark.gen_test(timeout=10)
+async def test_a_waiter_cancelled_as_it_is_granted_does_not_leak_its_slot():
+    """A live lookup's deadline can fire just as its slot is granted: the slot must come back."""
+    budget = UpstreamBudget(1, hold_first_window=False)
+    async with budget.slot("live"):
+        pass
+    waiter = asyncio.ensure_future(budget.acquire("live"))
+    await asyncio.sleep(0)
+    budget._timer.cancel()  # grant by hand, so the cancellation lands between grant and resume
+    await asyncio.sleep(budget.window()[1] + 0.05)
+    budget._grant()
+    assert budget.status()["in_flight"] == 1 and waiter.done() is False
+    waiter.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiter
+    assert budget.status()["in_flight"] == 0  # else every later request would wait forever
+
+
 def test_refusal_halves_the_rate_then_it_recovers():
     clock, wall = FakeClock(), FakeClock(1_700_000_000.0)
     budget = UpstreamBudget(10, clock=clock, wall=wall, hold_first_window=False)
