@@ -12,7 +12,8 @@ import tornado.netutil
 
 from server.config import Config, get_config
 from server.embedded_db import EmbeddedDatabase
-from server.http import JSONErrorHTTPServer
+from server.http import JSONErrorHTTPServer, default_max_connections, raise_fd_limit
+from server.http import MAX_CONNECTIONS_PER_CLIENT
 
 log = logging.getLogger("statsapi")
 
@@ -79,10 +80,17 @@ def tune_garbage_collector() -> None:
     gc.set_threshold(20_000, 20, 20)
 
 
-async def run_server(config: Config, uri: str, sockets=None) -> None:
+async def run_server(config: Config, uri: str, sockets=None, database: EmbeddedDatabase | None = None) -> None:
     app, store, limiter, services = await get_application(config, uri)
+    # Connection caps, head deadline, body and head limits: server/http.py (docs/deploy.md).
+    # Clients behind a trusted proxy share its address: the proxy is not capped per client.
     server = JSONErrorHTTPServer(app, xheaders=False, max_header_size=16 * 1024,
-                                           idle_connection_timeout=60, body_timeout=10)
+                                 idle_connection_timeout=60, body_timeout=10,
+                                 uncapped_networks=config.trusted_proxies)
+    # For /status and /metrics: the embedded database's supervisor figures (None with an
+    # external MongoDB) and this process's connection figures.
+    services.embedded_database = database
+    services.connection_stats = server.connection_stats
     if sockets is None:
         sockets = tornado.netutil.bind_sockets(config.port, config.host)
     server.add_sockets(sockets)
@@ -120,7 +128,7 @@ async def run_server(config: Config, uri: str, sockets=None) -> None:
     store.client.close()
 
 
-def run_processes(config: Config, uri: str) -> None:
+def run_processes(config: Config, uri: str, database: EmbeddedDatabase | None = None) -> None:
     """N server processes sharing the listening sockets; the parent forwards SIGTERM and waits.
 
     A child that dies is replaced (its jobs lease expires and another process takes over).
@@ -135,7 +143,7 @@ def run_processes(config: Config, uri: str) -> None:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             signal.signal(signal.SIGINT, signal.SIG_DFL)
             try:
-                asyncio.run(run_server(config, uri, sockets))
+                asyncio.run(run_server(config, uri, sockets, database))
             finally:
                 os._exit(0)
         children[pid] = index
@@ -158,7 +166,7 @@ def run_processes(config: Config, uri: str) -> None:
             pid, status = os.wait()
         except ChildProcessError:
             break
-        index = children.pop(pid, None)
+        index = children.pop(pid, None)  # None: the embedded database (its supervisor restarts it)
         if index is not None and not stopping:
             log.warning("server process %s exited (%s); starting a new one", pid, status)
             spawn(index)
@@ -167,16 +175,21 @@ def run_processes(config: Config, uri: str) -> None:
 def main(argv=None) -> int:
     config = get_config(argv)
     configure_logging(config.log_level)
+    fd_limit = raise_fd_limit()  # inherited by server processes and the embedded database
+    log.info("file descriptors: %s per process; at most %s connections per process, %s per client",
+             fd_limit, default_max_connections(), MAX_CONNECTIONS_PER_CLIENT)
     database = None
     uri = config.mongodb_uri
     if config.embedded_database:
-        database = EmbeddedDatabase(os.path.join(config.data_dir, "db")).start()
+        # Supervised by a thread of this process (the parent with --processes N): restarted
+        # on the same port and data directory when it exits unexpectedly.
+        database = EmbeddedDatabase(os.path.join(config.data_dir, "db")).start().supervise()
         uri = database.uri
     try:
         if config.processes > 1:
-            run_processes(config, uri)
+            run_processes(config, uri, database)
         else:
-            asyncio.run(run_server(config, uri))
+            asyncio.run(run_server(config, uri, database=database))
     finally:
         if database is not None:
             database.stop()

@@ -1,12 +1,26 @@
-"""Runs SecantusDB as a child process (never imported: it is GPL-2.0)."""
+"""Runs SecantusDB as a child process (never imported: it is GPL-2.0), and supervises it.
+
+`supervise()` starts a thread that waits on the child (so an exited child is reaped at once,
+never left a zombie) and, when it exits without `stop()` having been called, starts it again
+on the same port and data directory (the data is on disk) after 1, 2, 4 ... 60 s, at most
+MAX_RESTARTS attempts in RESTART_WINDOW seconds; beyond that it gives up (logged, and shown by
+`status()`). Meanwhile the driver's heartbeat fails, so data endpoints answer 503
+`database_unavailable`; they recover by themselves when the heartbeat succeeds again.
+
+The counters live in an anonymous shared mapping created before any fork, so with
+`--processes N` (the parent supervises) every server process reports the same figures.
+"""
 from __future__ import annotations
 
 import logging
+import mmap
 import os
 import signal
 import socket
+import struct
 import subprocess
 import sys
+import threading
 import time
 
 log = logging.getLogger("statsapi.embedded_db")
@@ -18,14 +32,68 @@ def free_port(host: str = "127.0.0.1") -> int:
         return sock.getsockname()[1]
 
 
+RESTART_DELAYS = (1, 2, 4, 8, 16, 32, 60)  # seconds before each consecutive attempt (then 60)
+MAX_RESTARTS = 10  # attempts ...
+RESTART_WINDOW = 600.0  # ... per this many seconds, then the supervisor gives up
+STABLE_AFTER = 60.0  # a child that ran this long resets the backoff to its first step
+
+# restarts, attempts, last_restart, last_exit_at, last_exit_code, pid, state
+_SHARED = struct.Struct("<qqddqqq")
+_STATES = ("stopped", "running", "restarting", "gave_up")
+
+
 class EmbeddedDatabase:
     """A SecantusDB server on a free loopback port, storing under `storage_path`."""
 
-    def __init__(self, storage_path: str, port: int | None = None, host: str = "127.0.0.1"):
+    def __init__(self, storage_path: str, port: int | None = None, host: str = "127.0.0.1",
+                 durable: bool | None = None):
         self.storage_path = storage_path
         self.host = host
         self.port = port or free_port(host)
+        # SecantusDB writes its log lazily: without --sync-on-commit, a kill -9 loses writes
+        # acknowledged up to about a second before (measured; mongod's own log survives a
+        # process crash). Durable by default on disk; ":memory:" (tests) never needs it.
+        self.durable = storage_path != ":memory:" if durable is None else durable
         self.process: subprocess.Popen | None = None
+        self._lock = threading.RLock()
+        self._stopping = threading.Event()
+        self._supervisor: threading.Thread | None = None
+        self._attempt_times: list[float] = []
+        self._shared = mmap.mmap(-1, _SHARED.size)  # shared with forked server processes
+        self._write_shared(0, 0, 0.0, 0.0, 0, 0, 0)
+
+    # --- figures for /status (any process) ---------------------------------------------
+    def _read_shared(self) -> tuple:
+        return _SHARED.unpack_from(self._shared, 0)
+
+    def _write_shared(self, *values) -> None:
+        _SHARED.pack_into(self._shared, 0, *values)
+
+    def _update_shared(self, **changes) -> None:
+        names = ("restarts", "attempts", "last_restart", "last_exit_at", "last_exit_code", "pid", "state")
+        values = dict(zip(names, self._read_shared()))
+        values.update(changes)
+        self._write_shared(*(values[name] for name in names))
+
+    @property
+    def restarts(self) -> int:
+        """Successful restarts after unexpected exits since the service started."""
+        return self._read_shared()[0]
+
+    @property
+    def last_restart(self) -> float | None:
+        value = self._read_shared()[2]
+        return value or None
+
+    def status(self) -> dict:
+        restarts, attempts, last_restart, exit_at, exit_code, pid, state = self._read_shared()
+        return {
+            "state": _STATES[state],
+            "restarts": restarts,
+            "restart_attempts": attempts,
+            "last_restart": int(last_restart) if last_restart else None,
+            "last_exit": {"at": int(exit_at), "code": exit_code} if exit_at else None,
+        }
 
     @property
     def uri(self) -> str:
@@ -37,13 +105,94 @@ class EmbeddedDatabase:
             os.makedirs(self.storage_path, exist_ok=True)
         log_path = os.path.join(self.storage_path, "secantus.log") if self.storage_path != ":memory:" else os.devnull
         self._log_file = open(log_path, "ab")
-        cmd = [sys.executable, "-m", "secantus", "--host", self.host, "--port", str(self.port),
-               "--storage-path", self.storage_path, "--log-level", "WARNING"]
-        self.process = subprocess.Popen(cmd, stdout=self._log_file, stderr=subprocess.STDOUT,
-                                        stdin=subprocess.DEVNULL, start_new_session=True)
+        self._stopping.clear()
+        self._spawn()
         self.wait_ready(timeout)
+        self._update_shared(state=1, pid=self.process.pid)
         log.info("embedded database listening on %s:%s (data in %s)", self.host, self.port, self.storage_path)
         return self
+
+    def _spawn(self) -> None:
+        cmd = [sys.executable, "-m", "secantus", "--host", self.host, "--port", str(self.port),
+               "--storage-path", self.storage_path, "--log-level", "WARNING"]
+        if self.durable:
+            cmd.append("--sync-on-commit")
+        self.process = subprocess.Popen(cmd, stdout=self._log_file, stderr=subprocess.STDOUT,
+                                        stdin=subprocess.DEVNULL, start_new_session=True)
+        self._started_at = time.monotonic()
+
+    # --- supervision --------------------------------------------------------------------
+    def supervise(self) -> "EmbeddedDatabase":
+        """Restart the child whenever it exits unexpectedly (a daemon thread; see the module)."""
+        if self._supervisor is None or not self._supervisor.is_alive():
+            self._supervisor = threading.Thread(target=self._supervise, name="embedded-db-supervisor",
+                                                daemon=True)
+            self._supervisor.start()
+        return self
+
+    def _supervise(self) -> None:
+        failures = 0  # consecutive attempts since the child last ran STABLE_AFTER seconds
+        while not self._stopping.is_set():
+            proc = self.process
+            if proc is None:
+                return
+            code = proc.wait()  # reaps the child: no zombie
+            if self._stopping.is_set():
+                return
+            with self._lock:
+                if proc is not self.process:
+                    continue
+            if time.monotonic() - self._started_at >= STABLE_AFTER:
+                failures = 0
+            log.error("embedded database (pid %s) exited unexpectedly with code %s; restarting it",
+                      proc.pid, code)
+            self._update_shared(last_exit_at=time.time(), last_exit_code=code, state=2, pid=0)
+            while not self._restart(failures):
+                failures += 1
+                if self._stopping.is_set() or self._gave_up():
+                    return
+            failures += 1
+
+    def _gave_up(self) -> bool:
+        return self._read_shared()[6] == 3
+
+    def _restart(self, failures: int) -> bool:
+        """One attempt after its backoff delay; True when the child answers a ping."""
+        now = time.monotonic()
+        self._attempt_times = [t for t in self._attempt_times if now - t < RESTART_WINDOW]
+        if len(self._attempt_times) >= MAX_RESTARTS:
+            log.critical("embedded database: %s restart attempts in %.0f s; giving up (data endpoints answer "
+                         "503 until the service is restarted)", MAX_RESTARTS, RESTART_WINDOW)
+            self._update_shared(state=3)
+            return False
+        delay = RESTART_DELAYS[min(failures, len(RESTART_DELAYS) - 1)]
+        if self._stopping.wait(delay):
+            return False
+        self._attempt_times.append(time.monotonic())
+        shared = self._read_shared()
+        self._update_shared(attempts=shared[1] + 1)
+        with self._lock:
+            if self._stopping.is_set():
+                return False
+            try:
+                self._spawn()
+            except OSError as exc:
+                log.error("embedded database: cannot start: %s", exc)
+                return False
+            proc = self.process
+        try:
+            self.wait_ready(60)
+        except Exception as exc:
+            log.error("embedded database: restart attempt failed: %s", exc)
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            return False
+        restarts = self._read_shared()[0] + 1
+        self._update_shared(restarts=restarts, last_restart=time.time(), state=1, pid=proc.pid)
+        log.warning("embedded database restarted (pid %s, restart %s); data in %s", proc.pid, restarts,
+                    self.storage_path)
+        return True
 
     def wait_ready(self, timeout: float) -> None:
         from pymongo import MongoClient  # the sync driver is fine before the loop runs
@@ -66,7 +215,9 @@ class EmbeddedDatabase:
         raise RuntimeError("embedded database did not answer a ping in time")
 
     def stop(self, timeout: float = 15.0) -> None:
-        proc, self.process = self.process, None
+        self._stopping.set()  # the supervisor does not restart what is stopped on purpose
+        with self._lock:
+            proc, self.process = self.process, None
         if proc is None:
             return
         if proc.poll() is None:
@@ -76,6 +227,9 @@ class EmbeddedDatabase:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(5)
+        if self._supervisor is not None and self._supervisor is not threading.current_thread():
+            self._supervisor.join(5)
+        self._update_shared(state=0, pid=0)
         self._log_file.close()
         log.info("embedded database stopped")
 
