@@ -9,6 +9,10 @@ import ujson
 from handlers.base import ALLOWED_METHODS, EXPOSED_HEADERS, to_api_error
 from server.errors import APIError
 
+# 416 (code to be listed in server.errors.ERROR_CODES; Content-Range says the size).
+RANGE_NOT_SATISFIABLE = ujson.dumps({"success": False, "error": {
+    "code": "range_not_satisfiable", "message": "the requested byte range is beyond the end of the file"}})
+
 STATIC_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "static")
 
 
@@ -32,7 +36,17 @@ class SiteHandler(tornado.web.StaticFileHandler):
     def options(self, *args, **kwargs):
         self.set_status(204)
         self.set_header("Allow", ALLOWED_METHODS)
+        self.set_header("Cache-Control", "public, max-age=300")  # as the files themselves
         self.finish()
+
+    def finish(self, chunk=None):
+        if self.get_status() == 416 and chunk is None and not self._write_buffer:
+            # StaticFileHandler answers a Range past the end with an empty text/plain 416 that
+            # would carry the files' Cache-Control: enveloped like every error, never cached.
+            self.set_header("Content-Type", "application/json; charset=utf-8")
+            self.set_header("Cache-Control", "public, max-age=0, no-store")
+            chunk = RANGE_NOT_SATISFIABLE
+        return super().finish(chunk)
 
     def _method_not_allowed(self, *args, **kwargs):
         raise APIError("method_not_allowed")
