@@ -166,12 +166,19 @@ class _JSONRejectingStream:
             return asyncio.ensure_future(self.answer_and_close(self.rejection or BAD_REQUEST))
         return self._stream.write(data, *args, **kwargs)
 
-    async def read_until_regex(self, regex, max_bytes=None):
+    def read_until_regex(self, regex, max_bytes=None):
         """The request head, at most `max_bytes` long, within the head deadline.
 
         Tornado's own bounded read closes the socket before anything can be answered, so the
         head is read here in chunks; bytes past its end are given back to the stream.
         """
+        task = asyncio.ensure_future(self._read_until_regex(regex, max_bytes))
+        # Tornado may stop waiting (its idle timeout, shutdown): the stream's closing must not
+        # then be logged as "Task exception was never retrieved".
+        task.add_done_callback(_retrieve)
+        return task
+
+    async def _read_until_regex(self, regex, max_bytes):
         server = self._server
         self.rejection = None
         server._waiting[self] = None  # waiting for a head: may be shed when the server is full
@@ -249,6 +256,11 @@ class _JSONRejectingStream:
 
 
 _PATTERNS: dict = {}
+
+
+def _retrieve(task) -> None:
+    if not task.cancelled():
+        task.exception()
 
 
 def _compiled(regex):
