@@ -28,7 +28,8 @@ async def connect_store(config: Config, uri: str):
     from store import Store, create_client
 
     client = create_client(uri)
-    store = Store(client, config.db_name, rate_collection_bytes=config.rate_collection_mb << 20)
+    store = Store(client, config.db_name, rate_collection_bytes=config.rate_collection_mb << 20,
+                  capped=config.capped_rate_counters)
     for attempt in range(30):
         try:
             await store.ensure_schema()

@@ -31,6 +31,9 @@ class Config:
     source_name: str = "statsapi"
     rate_limit_scale: float = 1.0
     rate_collection_mb: int = 32
+    # "capped" (MongoDB), "plain" (finished windows deleted by the limiter), or "auto": plain on
+    # the embedded SecantusDB, whose $inc on a capped collection costs ~10 ms instead of ~0.2 ms.
+    rate_collection: str = "auto"
     jobs: bool = True
     seed_demo: bool = False
     shutdown_grace: float = 10.0
@@ -41,6 +44,12 @@ class Config:
     @property
     def embedded_database(self) -> bool:
         return not self.mongodb_uri
+
+    @property
+    def capped_rate_counters(self) -> bool:
+        if self.rate_collection == "auto":
+            return not self.embedded_database
+        return self.rate_collection == "capped"
 
     @property
     def attribution(self) -> str:
@@ -58,6 +67,12 @@ def parse_networks(text: str) -> tuple:
         if part:
             networks.append(ipaddress.ip_network(part, strict=False))
     return tuple(networks)
+
+
+def _choice(name: str, value: str, choices: tuple) -> str:
+    if value not in choices:
+        raise SystemExit(f"{name} must be one of {', '.join(choices)}")
+    return value
 
 
 def _positive(name: str, value: float) -> float:
@@ -135,6 +150,8 @@ def get_config(argv: Sequence[str] | None = None, environ: Mapping[str, str] | N
         site_url=pick(args.site_url, "STATSAPI_SITE_URL", site_default),
         rate_limit_scale=pick(args.rate_limit_scale, "STATSAPI_RATE_LIMIT_SCALE", 1.0, float),
         rate_collection_mb=pick(None, "STATSAPI_RATE_COLLECTION_MB", defaults.rate_collection_mb, int),
+        rate_collection=_choice("STATSAPI_RATE_COLLECTION", pick(None, "STATSAPI_RATE_COLLECTION", "auto"),
+                                ("auto", "capped", "plain")),
         jobs=not args.no_jobs and _bool(env.get("STATSAPI_JOBS", "1")),
         seed_demo=args.seed_demo or _bool(env.get("STATSAPI_SEED_DEMO", "0")),
         log_level=pick(args.log_level, "STATSAPI_LOG_LEVEL", defaults.log_level),

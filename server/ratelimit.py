@@ -158,6 +158,7 @@ class RateLimiter:
         self.last_flush_error: str | None = None
         self.dropped_batches = 0  # batches that failed and were not re-sent (counted locally)
         self._behind_since: float | None = None  # since when flushes fail or leave counts behind
+        self._expired_through = -1
 
     def scaled(self, limit: int) -> int:
         return max(1, int(limit * self.scale))
@@ -245,6 +246,10 @@ class RateLimiter:
             window = int(now // WINDOW_SECONDS)
             for old in [w for w in self._windows if w < window - 1]:
                 del self._windows[old]
+            if window != self._expired_through:
+                # Once a window: drop finished windows' counters (a no-op on a capped collection).
+                self._expired_through = window
+                await self.counters.expire_windows(window - 1)
             dirty, self._dirty = self._dirty, {}
             items = [(key, count) for key, count in dirty.items() if count.pending and key[2] >= window - 1]
             deferred = len(items) > MAX_KEYS_PER_FLUSH
