@@ -313,16 +313,18 @@ class OnlineService:
         return await self.store.online.aggregate_day(game, region, date)
 
     async def _materialise_known_gaps(self, game: str, region: str, missing: list[dt.date],
-                                      rows: dict) -> list[dt.date]:
+                                      rows: dict, scan: bool = False) -> list[dt.date]:
         """Days before the first stored sample are gaps for certain: stored as such without any
-        aggregation (one indexed read per region). Returns the days still missing."""
-        first_day = await self.store.online.first_sample_day(game, region)
-        known = [d for d in missing if first_day is None or d < first_day]
+        aggregation (a read of at most three status documents). Returns the days still missing."""
+        first_day = await self.store.online.first_sample_day(game, region, scan=scan)
+        if first_day is None:  # unknown until the job has looked
+            return missing
+        known = [d for d in missing if d < first_day]
         if known:
             gaps = [self._gap(d) for d in known]
             await self.store.online.save_days(game, region, gaps)
             rows.update({row["date"]: row for row in gaps})
-        return [d for d in missing if not (first_day is None or d < first_day)]
+        return [d for d in missing if d >= first_day]
 
     @staticmethod
     def _gap(date: dt.date) -> dict:
@@ -369,7 +371,7 @@ class OnlineService:
                     missing = [d for d in missing if d.isoformat() not in rows and self._final(d, final_before)]
                     before = len(missing)
                     if missing:
-                        missing = await self._materialise_known_gaps(game, region, missing, rows)
+                        missing = await self._materialise_known_gaps(game, region, missing, rows, scan=True)
                     gaps += before - len(missing)
                 todo.extend((game, region, d) for d in missing)
         todo.sort(key=lambda item: item[2], reverse=True)  # yesterday first, for every series

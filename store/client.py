@@ -10,9 +10,9 @@ from pymongo import errors, monitoring
 # hung (SIGSTOP) or busy. Under CSOT the driver also sends maxTimeMS (the remaining time
 # minus the round trip) with every command, so a query that timed out for us stops on the
 # server too instead of running on after the 503.
-OPERATION_TIMEOUT_S = 2.0
+OPERATION_TIMEOUT_S = 1.8
 # Multi-step builds on the request path (a history, a digest) share one deadline.
-REQUEST_DEADLINE_S = 2.0
+REQUEST_DEADLINE_S = 1.8
 
 
 class _TimedOutMeta(type):

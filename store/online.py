@@ -115,6 +115,7 @@ class OnlineSamples:
             if any(err.get("code") != DUPLICATE_KEY for err in exc.details.get("writeErrors", [])):
                 raise
         await self._set_latest(game, region, minute, servers, sampled_at)
+        await self._note_first(game, region, minute)
         return True
 
     async def _set_latest(self, game: str, region: str, minute: dt.datetime, servers: list[dict],
@@ -186,16 +187,40 @@ class OnlineSamples:
             {f: 1 for f in DAILY_FIELDS})
         return {doc["date"]: {f: doc.get(f) for f in DAILY_FIELDS} async for doc in cursor}
 
-    async def first_sample_day(self, game: str, region: str) -> dt.date | None:
-        """The earliest day with a sample of game/region (any region for "all"); days before it are gaps."""
+    async def first_sample_day(self, game: str, region: str, scan: bool = False) -> dt.date | None:
+        """The earliest day with a sample of game/region (of any region for "all"): days before it
+        are gaps for certain. dt.date.max when there are no samples at all; None when unknown.
+
+        The sampler keeps `first_minute` ($min) in each online_status document, so this is a read
+        of at most three small documents. Samples stored before that field existed (or inserted
+        directly) leave it unknown; `scan=True` (the background job only: on SecantusDB it scans
+        the time-series collection) finds it and records it.
+        """
+        regions = REGIONS if region == "all" else (region,)
+        docs = {doc["_id"]: doc async for doc in self.status.find(
+            {"_id": {"$in": [f"{game}:{r}" for r in regions]}}, {"first_minute": 1})}
         firsts = []
-        for r in (REGIONS if region == "all" else (region,)):
-            doc = await self.samples.find_one({"meta.game": game, "meta.region": r}, {"minute": 1, "_id": 0},
-                                              sort=[("meta.game", ASCENDING), ("meta.region", ASCENDING),
-                                                    ("minute", ASCENDING)])
-            if doc is not None:
-                firsts.append(doc["minute"].date())
-        return min(firsts) if firsts else None
+        for r in regions:
+            first = (docs.get(f"{game}:{r}") or {}).get("first_minute")
+            if first is None:
+                if not scan:
+                    return None
+                doc = await self.samples.find_one({"meta.game": game, "meta.region": r}, {"minute": 1, "_id": 0},
+                                                  sort=[("minute", ASCENDING)])
+                if doc is None:
+                    continue
+                first = doc["minute"]
+                await self._note_first(game, r, first)
+            firsts.append(first.date())
+        return min(firsts) if firsts else dt.date.max
+
+    async def _note_first(self, game: str, region: str, minute: dt.datetime) -> None:
+        try:
+            await self.status.update_one({"_id": f"{game}:{region}"},
+                                         {"$min": {"first_minute": minute},
+                                          "$setOnInsert": {"game": game, "region": region}}, upsert=True)
+        except DuplicateKeyError:
+            await self.status.update_one({"_id": f"{game}:{region}"}, {"$min": {"first_minute": minute}})
 
     async def aggregate_day(self, game: str, region: str, date: dt.date) -> dict:
         """One day's {date, samples, peak, peak_minute, min, avg} from its samples (samples 0: a gap).
