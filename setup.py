@@ -8,7 +8,7 @@ setup(
     python_requires=">=3.11",
     packages=["server", "handlers", "store"],
     install_requires=[
-        "tornado>=6.5.5",
+        "tornado>=6.5.5,<6.7",  # server/http.py relies on private Tornado code (checked on 6.6.1)
         "motor>=3.7,<4",
         "pymongo>=4.15.1",
         "ujson>=5.10",

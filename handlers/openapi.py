@@ -30,7 +30,7 @@ DATE_PATTERN = r"^\d{4}-\d{2}-\d{2}$"
 WN8_COLOURS = list(dict.fromkeys(wn8_color(float(value)) for value in range(0, 10_001, 10)))
 
 # Error codes every rate-limited GET can answer, whatever the endpoint.
-COMMON_CODES = ("bad_request", "request_too_large", "rate_limited", "internal_error")
+COMMON_CODES = ("bad_request", "payload_too_large", "request_too_large", "rate_limited", "internal_error")
 # Codes specific to an endpoint (what its handler and service raise).
 ENDPOINT_CODES = {
     "index": (),
@@ -525,6 +525,18 @@ def schema_components(index: dict) -> dict:
                              "description": "Flushes fail or lag by more than 10 s: limits are then exact per "
                                           "process only (at most processes x limit per client)."},
             }),
+            "embedded_database": {"oneOf": [{"type": "null"}, obj({
+                "state": {"type": "string", "description": "running, restarting or failed"},
+                "restarts": {"type": "integer", "minimum": 0},
+                "restart_attempts": {"type": "integer", "minimum": 0},
+                "last_restart": nullable("integer"),
+                "last_exit": {"oneOf": [{"type": "null"}, obj({"at": {"type": "integer"},
+                                                               "code": nullable("integer")})]},
+            })], "description": "The supervised embedded database (null with an external MongoDB)."},
+            "connections": {"oneOf": [{"type": "null"}, {"type": "object", "additionalProperties": {
+                "type": "integer"}}], "description": "This process's client connections: open, max, "
+                                                     "max_per_client, waiting_for_head, refused, shed_idle, "
+                                                     "head_timeouts, heads_too_large, accept_pauses."},
             "caches": {"type": "object", "description": "Newest cached item per data family (Unix time); empty "
                                                         "when the database is unreachable.",
                        "additionalProperties": number_or_null},
@@ -703,6 +715,10 @@ def routing_responses(shared: dict) -> None:
     error_response(shared, ["unknown_version"], "get", rate_limited=False)
     error_response(shared, ["method_not_allowed"], "get", rate_limited=False,
                    extra_headers={"Allow": ref("headers", header_key("Allow", True))})
+    # The site's static files (outside /api) answer a Range past the end this way.
+    error_response(shared, ["range_not_satisfiable"], "get", rate_limited=False)
+    # A new connection while the process is at its connection cap (before any request is read).
+    error_response(shared, ["too_many_connections"], "get", rate_limited=False)
 
 
 def info_description(index: dict) -> str:

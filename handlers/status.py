@@ -6,7 +6,9 @@ import time
 
 from handlers.base import BaseHandler
 from server.config import VERSION
-from store import DATABASE_ERRORS
+from pymongo.errors import PyMongoError
+
+from store.client import is_database_error
 
 CACHE_SECONDS = 2.0  # a monitor polling every second must not cost four queries each time
 
@@ -20,8 +22,11 @@ class StatusHandler(BaseHandler):
         database, caches, jobs, sampler = await self.database_view()
         upstream = self.services.upstream_status()
         limiter = self.limiter.status()
+        embedded = self.services.embedded_database
+        embedded = embedded.status() if embedded is not None else None
+        connections = self.services.connection_stats
         degraded = (not database["reachable"] or any(run.get("ok") is False for run in jobs.values())
-                    or limiter["degraded"])
+                    or limiter["degraded"] or (embedded is not None and embedded["state"] != "running"))
         self.respond({
             "health": "degraded" if degraded else "ok",
             "version": VERSION,
@@ -32,6 +37,8 @@ class StatusHandler(BaseHandler):
             "jobs": jobs,
             "leader": self.services.is_leader(),
             "rate_limiter": limiter,
+            "embedded_database": embedded,
+            "connections": connections() if connections is not None else None,
             "caches": caches,
             "online_sampler": sampler,
         })
@@ -62,7 +69,9 @@ class StatusHandler(BaseHandler):
             jobs = await self.store.job_runs.all()
             sampler = {doc["_id"]: {"last_success": doc.get("last_success"), "last_failure": doc.get("last_failure")}
                        for doc in await self.store.online.latest()}
-        except DATABASE_ERRORS as exc:
+        except PyMongoError as exc:
+            if not is_database_error(exc):  # timeouts included; anything else is a real fault
+                raise
             database["error"] = type(exc).__name__
         return database, caches, jobs, sampler
 

@@ -20,12 +20,15 @@ ERROR_CODES = {
     "unknown_endpoint": (404, "path does not match any endpoint"),
     "unknown_version": (404, "API version in the path does not exist"),
     "method_not_allowed": (405, "only GET, HEAD and OPTIONS are supported; see Allow"),
+    "payload_too_large": (413, "request body too large; this read-only API accepts at most 64 KiB"),
+    "range_not_satisfiable": (416, "the requested byte range is beyond the end of the file"),
     "request_too_large": (431, "request line or headers too large"),
     "rate_limited": (429, "per-IP limit exceeded; see Retry-After"),
     "rate_limited_global": (429, "shared live-lookup budget exhausted this minute; see Retry-After"),
     "internal_error": (500, "unexpected server error; it has been logged"),
     "database_unavailable": (503, "temporary backend problem; retry shortly"),
     "upstream_unavailable": (503, "the game API is not answering; see Retry-After"),
+    "too_many_connections": (503, "too many open connections; retry shortly"),
 }
 
 

@@ -97,13 +97,33 @@ def limiter_families(limiter) -> list:
     return [rejected, failures, lag, pending]
 
 
-def database_families(store, embedded=None) -> list:
+def database_families(store) -> list:
     up = GaugeMetricFamily("statsapi_database_up", "1 while the driver's heartbeats succeed.")
     up.add_metric([], 1.0 if store.database_up() else 0.0)
-    families = [up]
+    return [up]
+
+
+def process_families(services) -> list:
+    """What run_server attaches to the services: the embedded database and the connections."""
+    families = []
+    embedded = services.embedded_database
     if embedded is not None:
+        status = embedded.status()
         restarts = CounterMetricFamily("statsapi_embedded_database_restarts",
                                        "Restarts of the embedded database after it exited.")
-        restarts.add_metric([], getattr(embedded, "restarts", 0))
-        families.append(restarts)
+        restarts.add_metric([], status["restarts"])
+        running = GaugeMetricFamily("statsapi_embedded_database_running", "1 while the child process runs.")
+        running.add_metric([], 1.0 if status["state"] == "running" else 0.0)
+        families += [restarts, running]
+    if services.connection_stats is not None:
+        stats = services.connection_stats()
+        open_ = GaugeMetricFamily("statsapi_connections_open", "Open client connections of this process.")
+        open_.add_metric([], stats["open"])
+        refused = CounterMetricFamily("statsapi_connections_refused",
+                                      "Connections closed at once: over the total or per-client cap.")
+        refused.add_metric([], stats["refused"])
+        timeouts = CounterMetricFamily("statsapi_connection_head_timeouts",
+                                       "Connections closed without a complete request head in time.")
+        timeouts.add_metric([], stats["head_timeouts"])
+        families += [open_, refused, timeouts]
     return families

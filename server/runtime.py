@@ -5,7 +5,7 @@ import time
 
 from server.clans import ClanService
 from server.jobs import JobRunner
-from server.metrics import Metrics, database_families, limiter_families, upstream_families
+from server.metrics import Metrics, database_families, limiter_families, process_families, upstream_families
 from server.online import OnlineService
 from server.players import PlayerService
 from server.ratings_source import RatingsSource
@@ -38,5 +38,7 @@ async def build_services(config, store, limiter, clock=time.time) -> Services:
     jobs.add("retention", RETENTION_INTERVAL, Retention(store, clock=clock).run)
     jobs.add("clan_refresh", 3600, clans.refresh)
     jobs.add("clan_weekly_digest", 3600, clans.build_digests)
-    return Services(upstream=upstream, players=players, clans=clans, online=online, jobs=jobs,
-                    ratings_source=ratings_source, metrics=metrics)
+    services = Services(upstream=upstream, players=players, clans=clans, online=online, jobs=jobs,
+                        ratings_source=ratings_source, metrics=metrics)
+    metrics.add_source(lambda: process_families(services))
+    return services

@@ -17,6 +17,10 @@ class Services:
         self.online = online
         self.jobs = jobs
         self.metrics = metrics  # server.metrics.Metrics
+        # Set by run_server: the embedded database's supervisor (None with an external MongoDB)
+        # and the HTTP server's connection figures.
+        self.embedded_database = None
+        self.connection_stats = None
 
     def upstream_status(self) -> dict:
         if self.upstream is None:

@@ -311,10 +311,13 @@ async def test_daily_history_hand_checked_with_gaps(store):
     asia = await service.history("wot", "asia", 3)
     assert [d["samples"] for d in asia["series"]] == [3, 0, 1]
 
-    # Finished days with samples are materialised once; today is always computed.
-    daily = await store.online.daily_docs.find({}, {"_id": 1}).to_list(None)
+    # Finished days are materialised once, days without samples too (as gaps, samples 0), so a
+    # gap is never aggregated again; today is always computed.
+    daily = await store.online.daily_docs.find({}, {"_id": 1, "samples": 1}).to_list(None)
     assert {d["_id"] for d in daily} == {"wot:all:2030-05-01", "wot:eu:2030-05-01", "wot:na:2030-05-01",
-                                         "wot:asia:2030-05-01"}
+                                         "wot:asia:2030-05-01", "wot:all:2030-04-30", "wot:all:2030-05-02",
+                                         "wot:eu:2030-05-02", "wot:na:2030-05-02", "wot:asia:2030-05-02"}
+    assert all(d["samples"] == 0 for d in daily if d["_id"].endswith(("04-30", "05-02")))
     assert await service.history("wot", "all", 4) == everything
 
     # Days before the first sample are gaps, never zero players.

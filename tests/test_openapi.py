@@ -210,7 +210,8 @@ def test_every_error_code_is_documented_on_a_response(doc):
                     codes = response_codes(doc, response) if "content" in response else []
                     for code in codes:
                         documented.setdefault(code, set()).add(int(status))
-    routing = {"UnknownEndpoint": 404, "UnknownVersion": 404, "MethodNotAllowed": 405}
+    routing = {"UnknownEndpoint": 404, "UnknownVersion": 404, "MethodNotAllowed": 405, "RangeNotSatisfiable": 416,
+               "TooManyConnections": 503}
     for name, status in routing.items():
         for code in response_codes(doc, doc["components"]["responses"][name]):
             documented.setdefault(code, set()).add(status)
