@@ -9,7 +9,7 @@ import re
 import time
 
 from server.errors import APIError
-from server.online import heavy_slot
+from server.concurrency import heavy_slot
 from store.client import REQUEST_DEADLINE_S, deadline
 from server.players import TOTAL_FIELDS, build_profile, utc_date
 from server.upstream import ACCOUNT_FIELDS, ID_LIMITS, TANKS_FIELDS, UpstreamError, UpstreamUnavailable

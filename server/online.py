@@ -2,15 +2,13 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import datetime as dt
 import logging
 import time
 
-from server.errors import APIError
+from server.concurrency import heavy_slot, single_flight
 from server.upstream import UpstreamError
 from store.client import REQUEST_DEADLINE_S, deadline
-from store.store import DatabaseBusy
 
 log = logging.getLogger("statsapi.online")
 
@@ -30,34 +28,6 @@ INLINE_DAYS = 3
 BACKFILL_DAYS_PER_RUN = 120
 BACKFILL_PAUSE_SECONDS = 0.05
 JOB_OPERATION_DEADLINE = 30.0
-
-
-@contextlib.asynccontextmanager
-async def heavy_slot(gate):
-    """A slot of a Store gate, or a fast 503 with Retry-After when it is full (never a queue)."""
-    try:
-        async with gate.slot():
-            yield
-    except DatabaseBusy as exc:
-        raise APIError("database_unavailable", "the service is busy with other heavy requests; retry shortly",
-                       headers={"Retry-After": str(exc.retry_after)}) from None
-
-
-async def single_flight(flights: dict, key, make):
-    """Concurrent callers with one key share one computation (a task; one caller leaving does not
-    cancel it for the others)."""
-    task = flights.get(key)
-    if task is None:
-        task = flights[key] = asyncio.ensure_future(make())
-
-        def done(finished, key=key):
-            if flights.get(key) is finished:
-                del flights[key]
-            if not finished.cancelled():
-                finished.exception()  # retrieved: every waiter re-raises it itself
-
-        task.add_done_callback(done)
-    return await asyncio.shield(task)
 
 
 class SamplingFailed(Exception):

@@ -8,7 +8,7 @@ import time
 
 from server import ratings as rating_maths
 from server.errors import APIError
-from server.online import heavy_slot, single_flight
+from server.concurrency import heavy_slot, single_flight
 from store.client import REQUEST_DEADLINE_S, deadline
 from server.upstream import ACCOUNT_FIELDS, TANK_COUNTERS, TANKS_FIELDS, UpstreamUnavailable
 
