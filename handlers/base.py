@@ -15,11 +15,10 @@ from server.config import API_VERSION
 from server.errors import ERROR_CODES, APIError
 from server.upstream import UpstreamError
 from store import DATABASE_ERRORS
+from store.constants import REGIONS
 
 log = logging.getLogger("statsapi.handlers")
 
-REGIONS = ("eu", "na", "asia")
-GAMES = ("wot", "wotb", "wows")
 ALLOWED_METHODS = "GET, HEAD, OPTIONS"
 EXPOSED_HEADERS = (
     "ETag, Retry-After, RateLimit, RateLimit-Policy, "

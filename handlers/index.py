@@ -1,8 +1,14 @@
 """The API index at /api/v1: every endpoint, its parameters, limits and every error code."""
 from __future__ import annotations
 
-from handlers.base import ERROR_CODES, GAMES, REGIONS, BaseHandler
-from server.ratelimit import ENDPOINT_LIMITS, LIVE_GLOBAL, LIVE_PER_CLIENT, WINDOW_SECONDS
+from handlers.base import ERROR_CODES, BaseHandler
+from server.ratelimit import (
+    ENDPOINT_LIMITS,
+    LIVE_GLOBAL,
+    LIVE_PER_CLIENT,
+    WINDOW_SECONDS,
+)
+from store.constants import GAMES, REGIONS
 
 PREFIX = "/api/v1"
 DEMO_ACCOUNT = 500000001

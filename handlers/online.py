@@ -1,9 +1,10 @@
 """Current player counts and their daily history."""
 from __future__ import annotations
 
-from handlers.base import GAMES, REGIONS, BaseHandler
+from handlers.base import BaseHandler
 from handlers.params import days_argument, single_query_value
 from server.errors import APIError
+from store.constants import GAMES, REGIONS
 
 
 class OnlineHandler(BaseHandler):

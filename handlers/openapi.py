@@ -14,13 +14,19 @@ import hashlib
 
 import ujson
 
-from handlers.base import (ALLOWED_METHODS, ERROR_MAX_AGE, EXPOSED_HEADERS, GAMES, NO_STORE, REGIONS,
-                           BaseHandler)
+from handlers.base import (
+    ALLOWED_METHODS,
+    ERROR_MAX_AGE,
+    EXPOSED_HEADERS,
+    NO_STORE,
+    BaseHandler,
+)
 from handlers.index import DEMO_ACCOUNT, DEMO_CLAN, ENDPOINTS, PREFIX, index_document
 from server.config import API_VERSION, VERSION
 from server.errors import ERROR_CODES
 from server.ratelimit import LIVE_GLOBAL, LIVE_PER_CLIENT, WINDOW_SECONDS
 from server.ratings import wn8_color
+from store.constants import GAMES, REGIONS
 
 OPENAPI_VERSION = "3.1.0"
 INT64_MAX = 2**63 - 1  # handlers.base.positive_int: ids are positive and fit a signed 64-bit integer

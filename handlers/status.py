@@ -4,10 +4,10 @@ from __future__ import annotations
 import asyncio
 import time
 
-from handlers.base import BaseHandler
-from server.config import VERSION
 from pymongo.errors import PyMongoError
 
+from handlers.base import BaseHandler
+from server.config import VERSION
 from store.client import is_database_error
 
 CACHE_SECONDS = 2.0  # a monitor polling every second must not cost four queries each time

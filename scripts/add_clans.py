@@ -8,9 +8,10 @@ import os
 import sys
 import time
 
+from store.constants import REGIONS
+
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-REGIONS = ("eu", "na", "asia")
 
 
 def clan_id(text: str) -> int:

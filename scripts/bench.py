@@ -514,7 +514,7 @@ class PythonGenerator:
 async def seed_small(uri: str, db_name: str, sim_url: str, players: int, clans: int, online_minutes: int,
                      capped_counters: bool = False) -> dict:
     from server import demo
-    from server.__main__ import connect_store
+    from server.bootstrap import connect_store
     from server.config import Config
     from server.ratelimit import RateLimiter
     from server.runtime import build_services
@@ -548,8 +548,7 @@ async def seed_small(uri: str, db_name: str, sim_url: str, players: int, clans: 
         if not rated:
             summary["notes"].append("no profile got ratings (expected values missing?)")
 
-        clan_service = services.clans
-        if clans and hasattr(store.clans, "add_seeds") and hasattr(clan_service, "refresh"):
+        if clans:
             try:
                 from server.clans import ClanService
 
@@ -563,17 +562,14 @@ async def seed_small(uri: str, db_name: str, sim_url: str, players: int, clans: 
                 summary["notes"].append(f"clan refresh: {outcome}")
             except Exception as exc:  # the bench still measures everything else
                 summary["notes"].append(f"clans not seeded: {type(exc).__name__}: {exc}")
-        else:
-            summary["notes"].append("clans not seeded: no clan refresh in this build")
 
-        if hasattr(services.online, "sample"):
-            minute = int(time.time() // 60)
-            for slot in range(minute - online_minutes + 1, minute + 1):
-                try:
-                    await services.online.sample(slot)
-                    summary["online_samples"] += 1
-                except Exception as exc:
-                    summary["notes"].append(f"online sample {slot} failed: {exc}")
+        minute = int(time.time() // 60)
+        for slot in range(minute - online_minutes + 1, minute + 1):
+            try:
+                await services.online.sample(slot)
+                summary["online_samples"] += 1
+            except Exception as exc:
+                summary["notes"].append(f"online sample {slot} failed: {exc}")
     finally:
         await services.close()
         store.client.close()

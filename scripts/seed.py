@@ -28,7 +28,7 @@ def parse_args(argv=None):
 
 
 async def run(args) -> dict:
-    from server.__main__ import connect_store
+    from server.bootstrap import connect_store
     from server.demo import SimulatorLists, seed_demo
     from server.ratelimit import RateLimiter
     from server.runtime import build_services

@@ -10,10 +10,15 @@ import sys
 
 import tornado.netutil
 
+from server.bootstrap import get_application
 from server.config import Config, get_config
 from server.embedded_db import EmbeddedDatabase
-from server.http import JSONErrorHTTPServer, default_max_connections, raise_fd_limit
-from server.http import MAX_CONNECTIONS_PER_CLIENT
+from server.http import (
+    MAX_CONNECTIONS_PER_CLIENT,
+    JSONErrorHTTPServer,
+    default_max_connections,
+    raise_fd_limit,
+)
 
 log = logging.getLogger("statsapi")
 
@@ -22,37 +27,6 @@ def configure_logging(level: str) -> None:
     logging.basicConfig(level=getattr(logging, level.upper(), logging.INFO),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("tornado.access").setLevel(logging.WARNING)
-
-
-async def connect_store(config: Config, uri: str):
-    from store import Store, create_client
-
-    client = create_client(uri)
-    # On the embedded database, expiry is the retention job's (its TTL monitor scans whole
-    # collections under a global lock); on MongoDB, TTL indexes.
-    store = Store(client, config.db_name, rate_collection_bytes=config.rate_collection_mb << 20,
-                  capped=config.capped_rate_counters, ttl_indexes=not config.embedded_database)
-    for attempt in range(30):
-        try:
-            await store.ensure_schema()
-            return store
-        except Exception as exc:  # the database may still be starting
-            log.warning("database not ready (%s); retrying", type(exc).__name__)
-            await asyncio.sleep(1)
-    raise SystemExit("cannot reach the database")
-
-
-async def get_application(config: Config, uri: str):
-    """Build everything one process serves with; returns (app, runtime) for run_server."""
-    from server.app import make_app
-    from server.ratelimit import RateLimiter
-    from server.runtime import build_services
-
-    store = await connect_store(config, uri)
-    limiter = RateLimiter(store.rate_counters, scale=config.rate_limit_scale)
-    services = await build_services(config, store, limiter)
-    app = make_app(config, store, limiter, services)
-    return app, store, limiter, services
 
 
 async def seed_if_empty(config: Config, store, services) -> None:

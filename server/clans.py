@@ -8,15 +8,21 @@ import logging
 import re
 import time
 
-from server.errors import APIError
 from server.concurrency import heavy_slot
-from store.client import REQUEST_DEADLINE_S, deadline
+from server.errors import APIError
 from server.players import TOTAL_FIELDS, build_profile, utc_date
-from server.upstream import ACCOUNT_FIELDS, ID_LIMITS, TANKS_FIELDS, UpstreamError, UpstreamUnavailable
+from server.upstream import (
+    ACCOUNT_FIELDS,
+    ID_LIMITS,
+    TANKS_FIELDS,
+    UpstreamError,
+    UpstreamUnavailable,
+)
+from store.client import REQUEST_DEADLINE_S, deadline
+from store.constants import REGIONS
 
 log = logging.getLogger("statsapi.clans")
 
-REGIONS = ("eu", "na", "asia")
 BATCH = 100  # clans per refresh batch: clans/info and clanratings take 100 ids per request
 REFRESH_EVERY = 3600  # SPEC: cached clan data is at most about one hour old
 # The job runs once per hour slot, at a slightly different second each time: a clan refreshed

@@ -9,10 +9,10 @@ import time
 from server import ratings as rating_maths
 from server.players import build_profile, snapshot_of
 from server.upstream import ACCOUNT_FIELDS, TANKS_FIELDS
+from store.constants import REGIONS
 
 log = logging.getLogger("statsapi.demo")
 
-REGIONS = ("eu", "na", "asia")
 
 
 class TimeTravelUpstream:

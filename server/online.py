@@ -9,11 +9,10 @@ import time
 from server.concurrency import heavy_slot, single_flight
 from server.upstream import UpstreamError
 from store.client import REQUEST_DEADLINE_S, deadline
+from store.constants import GAMES, REGIONS
 
 log = logging.getLogger("statsapi.online")
 
-GAMES = ("wot", "wotb", "wows")
-REGIONS = ("eu", "na", "asia")
 # The sampler for 23:59 may finish just after midnight: a day counts as final an hour later.
 DAY_FINAL_AFTER_SECONDS = 3600
 # /online is cached by clients for 60 s anyway; a few seconds in-process spares the database.

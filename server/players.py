@@ -7,16 +7,22 @@ import logging
 import time
 
 from server import ratings as rating_maths
-from server.errors import APIError
 from server.concurrency import heavy_slot, single_flight
+from server.errors import APIError
+from server.upstream import (
+    ACCOUNT_FIELDS,
+    TANK_COUNTERS,
+    TANKS_FIELDS,
+    UpstreamUnavailable,
+)
 from store.client import REQUEST_DEADLINE_S, deadline
-from server.upstream import ACCOUNT_FIELDS, TANK_COUNTERS, TANKS_FIELDS, UpstreamUnavailable
 
 log = logging.getLogger("statsapi.players")
 
 PROFILE_MAX_AGE = 3600  # SPEC: cached data is at most about one hour old
 HOT_SECONDS = 5.0  # hot profiles are held in-process this long (well inside the hour)
 TOUCH_EVERY = 300.0  # how often a request refreshes last_requested in the database
+TOUCHED_MAX = 100_000  # profiles whose last touch is remembered in-process
 TANK_FIELDS = TANK_COUNTERS  # what we keep of each tank's `all` block (the upstream `fields` ask for these)
 TOTAL_FIELDS = TANK_FIELDS
 DELTA_PERIODS = (7, 30, 90)
@@ -220,6 +226,8 @@ class PlayerService:
     async def _touch(self, key: tuple, now: float) -> None:
         # Refresh-ahead needs to know which profiles are popular; once per 5 min is enough.
         if now - self._touched.get(key, 0) > TOUCH_EVERY:
+            if len(self._touched) > TOUCHED_MAX:
+                self._touched.clear()  # worst case: one extra touch write per profile
             self._touched[key] = now
             await self.store.players.touch(key[0], key[1], now)
 

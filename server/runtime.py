@@ -5,11 +5,18 @@ import time
 
 from server.clans import ClanService
 from server.jobs import JobRunner
-from server.metrics import Metrics, database_families, limiter_families, process_families, upstream_families
+from server.metrics import (
+    Metrics,
+    database_families,
+    limiter_families,
+    process_families,
+    upstream_families,
+)
 from server.online import OnlineService
 from server.players import PlayerService
 from server.ratings_source import RatingsSource
-from server.retention import INTERVAL_SECONDS as RETENTION_INTERVAL, Retention
+from server.retention import INTERVAL_SECONDS as RETENTION_INTERVAL
+from server.retention import Retention
 from server.services import Services
 from server.upstream import UpstreamClient
 from server.upstream_budget import UpstreamBudget

@@ -26,14 +26,18 @@ import urllib.parse
 from typing import Any, Iterable, Mapping
 
 import ujson
-from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest, HTTPResponse
+from tornado.httpclient import (
+    AsyncHTTPClient,
+    HTTPClientError,
+    HTTPRequest,
+    HTTPResponse,
+)
 
 from server.upstream_budget import UpstreamBudget
+from store.constants import GAMES, REGIONS
 
 log = logging.getLogger("statsapi.upstream")
 
-REGIONS = ("eu", "na", "asia")
-GAMES = ("wot", "wotb", "wows")
 HOSTS = {
     ("wot", "eu"): "https://api.worldoftanks.eu",
     ("wot", "na"): "https://api.worldoftanks.com",

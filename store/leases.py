@@ -33,6 +33,3 @@ class Leases:
 
     async def release(self, name: str, owner: str) -> None:
         await self.collection.delete_one({"_id": name, "owner": owner})
-
-    async def holder(self, name: str) -> dict | None:
-        return await self.collection.find_one({"_id": name})

@@ -5,13 +5,18 @@ import datetime as dt
 import logging
 
 from pymongo import ASCENDING, DESCENDING, UpdateOne
-from pymongo.errors import BulkWriteError, CollectionInvalid, DuplicateKeyError, OperationFailure
+from pymongo.errors import (
+    BulkWriteError,
+    CollectionInvalid,
+    DuplicateKeyError,
+    OperationFailure,
+)
 
+from store.constants import REGIONS
 from store.retention import Expiring, ensure_expiry_index
 
 log = logging.getLogger("statsapi.store.online")
 
-REGIONS = ("eu", "na", "asia")
 DAY = dt.timedelta(days=1)
 SAMPLE_TTL_SECONDS = 410 * 86400  # history answers up to 400 days
 DAILY_TTL_SECONDS = 410 * 86400

@@ -120,5 +120,3 @@ class Players:
         results.sort(key=lambda doc: doc["date"])
         return results
 
-    async def has_snapshots(self, region: str, account_id: int) -> bool:
-        return await self.snapshots.find_one({"region": region, "account_id": account_id}, {"_id": 1}) is not None

@@ -4,9 +4,8 @@ from __future__ import annotations
 import contextlib
 import time
 
-from store.client import database_up
-
 from store.clans import Clans
+from store.client import database_up
 from store.leases import Leases
 from store.online import OnlineSamples
 from store.players import Players
@@ -72,11 +71,6 @@ class Store:
         self.upstream_members = UpstreamMembers(self.db)
         self.families = [self.rate_counters, self.leases, self.job_runs, self.players, self.clans, self.online,
                          self.upstream_members]
-
-    def add_family(self, name: str, family) -> None:
-        """Register a collection family (players, clans, online…) so schema and status see it."""
-        setattr(self, name, family)
-        self.families.append(family)
 
     async def ensure_schema(self) -> None:
         """Idempotent: create collections and indexes that are missing."""

@@ -78,7 +78,7 @@ def make_config(**overrides):
 
 def build_app(io_loop, uri: str, db_name: str, **config_overrides):
     """The real application over a real database, built inside the test's loop."""
-    from server.__main__ import get_application
+    from server.bootstrap import get_application
 
     config = make_config(mongodb_uri=uri, db_name=db_name, **config_overrides)
     app, store, limiter, services = io_loop.run_sync(lambda: get_application(config, uri))

@@ -200,7 +200,7 @@ async def test_a_hung_database_gives_503_within_the_deadline(io_loop):
     database = EmbeddedDatabase(":memory:").start()
     stopped = False
     try:
-        from server.__main__ import get_application
+        from server.bootstrap import get_application
         from tests.conftest import make_config
 
         config = make_config(mongodb_uri=database.uri, db_name="hung")

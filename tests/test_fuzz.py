@@ -57,7 +57,7 @@ class Req:
 
 @pytest.fixture
 def served(io_loop, mongo_uri, db_name, upstream_sim):
-    """The real app behind the real server class, configured as server/__main__.py does."""
+    """The real app behind the real server class, configured as server/__main__.py serves it."""
     app = build_app(io_loop, mongo_uri, db_name, upstream_base_url=upstream_sim, rate_limit_scale=1000)
     port = free_port()
     server = JSONErrorHTTPServer(app, xheaders=False, max_header_size=16 * 1024,

@@ -30,14 +30,6 @@ CLAN = 500000
 
 
 # --- helpers shared with test_schemathesis -------------------------------------------------
-def register_openapi_route(app) -> None:
-    """Add the document's route when handlers/__init__.py does not register it (yet)."""
-    import handlers
-
-    if not any(len(route) > 1 and route[1] is openapi.OpenAPIHandler for route in handlers.routes):
-        app.add_handlers(r".*", openapi.routes)
-
-
 def pointer_escape(text: str) -> str:
     return text.replace("~", "~0").replace("/", "~1")
 
@@ -253,7 +245,6 @@ def test_meta_generated_pattern_and_nullable_fields(doc):
 @pytest.fixture
 def app(io_loop, mongo_uri, db_name, upstream_sim):
     application = build_app(io_loop, mongo_uri, db_name, upstream_base_url=upstream_sim)
-    register_openapi_route(application)
     return application
 
 
@@ -398,7 +389,6 @@ def raw_server(io_loop, mongo_uri, db_name, upstream_sim):
     from server.http import JSONErrorHTTPServer
 
     application = build_app(io_loop, mongo_uri, db_name, upstream_base_url=upstream_sim)
-    register_openapi_route(application)
     port = free_port()
     server = JSONErrorHTTPServer(application, max_header_size=16 * 1024)
     server.listen(port, "127.0.0.1")

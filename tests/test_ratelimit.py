@@ -1,8 +1,6 @@
 """The limiter's arithmetic and its cross-process bound (mongomock for speed, SecantusDB for capped)."""
 from __future__ import annotations
 
-import math
-
 import pytest
 from mongomock_motor import AsyncMongoMockClient
 

@@ -25,16 +25,6 @@ SEED = 20261122
 MAX_EXAMPLES = 30
 RUN_TIMEOUT = 170  # seconds; the run itself takes well under a minute
 
-# `python -m server`, registering the document's route first when handlers/__init__.py does not.
-LAUNCHER = """
-import sys
-import handlers
-from handlers import openapi
-if not any(len(route) > 1 and route[1] is openapi.OpenAPIHandler for route in handlers.routes):
-    handlers.routes[:0] = openapi.routes
-from server.__main__ import main
-sys.exit(main(sys.argv[1:]))
-"""
 
 
 def st_executable() -> list[str]:
@@ -50,7 +40,7 @@ def st_executable() -> list[str]:
 @pytest.fixture
 def live_service(mongo_uri, upstream_sim, tmp_path):
     port = free_port()
-    cmd = [sys.executable, "-c", LAUNCHER, "--port", str(port), "--mongodb-uri", mongo_uri,
+    cmd = [sys.executable, "-m", "server", "--port", str(port), "--mongodb-uri", mongo_uri,
            "--db-name", "st_" + uuid.uuid4().hex[:12], "--upstream-base-url", upstream_sim,
            "--no-jobs", "--rate-limit-scale", "1000", "--log-level", "WARNING"]
     log_path = tmp_path / "server.log"

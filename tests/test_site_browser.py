@@ -7,7 +7,6 @@ the browser fetches. Screenshots go to tests/artifacts/ (git-ignored).
 """
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 import os
 import re

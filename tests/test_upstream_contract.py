@@ -19,8 +19,20 @@ import pytest
 import ujson
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 
-from scripts.upstream_sim import clan_members, disbanded_clans, existing_accounts, existing_clans, veteran_accounts
-from tests.conftest import EXPECTED_VALUES_FILE, ROOT, build_app, free_port, wait_for_port
+from scripts.upstream_sim import (
+    clan_members,
+    disbanded_clans,
+    existing_accounts,
+    existing_clans,
+    veteran_accounts,
+)
+from tests.conftest import (
+    EXPECTED_VALUES_FILE,
+    ROOT,
+    build_app,
+    free_port,
+    wait_for_port,
+)
 
 RPS = 10
 FIGURES: dict = {}

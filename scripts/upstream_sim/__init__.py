@@ -1,19 +1,51 @@
 """Offline stand-in for the Wargaming public API (URL scheme, methods and control endpoints: see api.py)."""
 from .api import (
-    METHODS, ApiError, SimState, apply_fields, error_body, make_app, parse_ids,
+    METHODS,
+    ApiError,
+    SimState,
+    apply_fields,
+    error_body,
+    make_app,
+    parse_ids,
 )
 from .cli import main
 from .clock import SimClock
 from .faults import FAULT_MODES, Faults
 from .ids import (
-    BLOCK, DAY, DEFAULT_VEHICLES, GAMES, MAX_IDS, MAX_STRONGHOLD_IDS, MAX_VEHICLE_PAGE, REGION_RANGES, REGIONS,
-    SUM_FIELDS, account_created_at, account_exists, clan_active, clan_exists, clan_members, clan_of_account,
-    clan_state, disbanded_clans, existing_accounts, existing_clans, is_veteran, missing_accounts, missing_clans,
-    nickname, veteran_accounts,
+    BLOCK,
+    DAY,
+    DEFAULT_VEHICLES,
+    GAMES,
+    MAX_IDS,
+    MAX_STRONGHOLD_IDS,
+    MAX_VEHICLE_PAGE,
+    REGION_RANGES,
+    REGIONS,
+    SUM_FIELDS,
+    account_created_at,
+    account_exists,
+    clan_active,
+    clan_exists,
+    clan_members,
+    clan_of_account,
+    clan_state,
+    disbanded_clans,
+    existing_accounts,
+    existing_clans,
+    is_veteran,
+    missing_accounts,
+    missing_clans,
+    nickname,
+    veteran_accounts,
 )
 from .limits import Counters, RateLimiter
 from .profile import ACCOUNT_BLOCKS, BLOCK_FIELDS, TANK_BLOCKS, Profile
-from .vehicles import encyclopedia_record, generated_expectation, generated_vehicles, load_vehicles
+from .vehicles import (
+    encyclopedia_record,
+    generated_expectation,
+    generated_vehicles,
+    load_vehicles,
+)
 from .world import World
 
 __all__ = [

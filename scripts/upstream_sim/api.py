@@ -82,8 +82,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from concurrent.futures import ThreadPoolExecutor
 import math
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable
 
@@ -93,8 +93,16 @@ import ujson
 from .clock import SimClock
 from .faults import Faults
 from .ids import (
-    GAMES, MAX_IDS, MAX_STRONGHOLD_IDS, MAX_VEHICLE_PAGE, REGION_RANGES, REGIONS, disbanded_clans,
-    existing_accounts, existing_clans, veteran_accounts,
+    GAMES,
+    MAX_IDS,
+    MAX_STRONGHOLD_IDS,
+    MAX_VEHICLE_PAGE,
+    REGION_RANGES,
+    REGIONS,
+    disbanded_clans,
+    existing_accounts,
+    existing_clans,
+    veteran_accounts,
 )
 from .limits import Counters, RateLimiter
 from .world import World

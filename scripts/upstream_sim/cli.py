@@ -8,7 +8,14 @@ import logging
 import signal
 
 from .api import log, make_app
-from .ids import DEFAULT_VEHICLES, REGIONS, disbanded_clans, existing_accounts, existing_clans, veteran_accounts
+from .ids import (
+    DEFAULT_VEHICLES,
+    REGIONS,
+    disbanded_clans,
+    existing_accounts,
+    existing_clans,
+    veteran_accounts,
+)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -24,8 +24,20 @@ from typing import TYPE_CHECKING, NamedTuple
 import ujson
 
 from .ids import (
-    _M64, BLOCK, DAY, EVENING_UTC_HOUR, JOIN_MAX, SUM_FIELDS, _clamp, _mix, _seed, _unit, account_created_at,
-    clan_of_account, is_veteran, nickname,
+    _M64,
+    BLOCK,
+    DAY,
+    EVENING_UTC_HOUR,
+    JOIN_MAX,
+    SUM_FIELDS,
+    _clamp,
+    _mix,
+    _seed,
+    _unit,
+    account_created_at,
+    clan_of_account,
+    is_veteran,
+    nickname,
 )
 
 if TYPE_CHECKING:

@@ -143,7 +143,7 @@ def encyclopedia_record(v: dict) -> dict:
         for m in ids
     }
     icon = tag.lower().replace("_", "-")
-    base = f"http://api.worldoftanks.eu/static/2.71.0/wot/encyclopedia/vehicle"
+    base = "http://api.worldoftanks.eu/static/2.71.0/wot/encyclopedia/vehicle"
     record = dict(v)
     record.update({
         "is_gift": is_premium and _unit("gift", tank_id) < 0.2,

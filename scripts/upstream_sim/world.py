@@ -10,11 +10,30 @@ from pathlib import Path
 import ujson
 
 from .ids import (
-    CLAN_CREATED_MAX, CLAN_CREATED_MIN, DAY, DEFAULT_VEHICLES, JOIN_MAX, LOCAL_UTC_OFFSET, PEAK_ONLINE, ROLE_I18N,
-    SERVERS, _clamp, _unit, account_created_at, account_exists, clan_members, clan_state, nickname,
+    CLAN_CREATED_MAX,
+    CLAN_CREATED_MIN,
+    DAY,
+    DEFAULT_VEHICLES,
+    JOIN_MAX,
+    LOCAL_UTC_OFFSET,
+    PEAK_ONLINE,
+    ROLE_I18N,
+    SERVERS,
+    _clamp,
+    _unit,
+    account_created_at,
+    account_exists,
+    clan_members,
+    clan_state,
+    nickname,
 )
 from .profile import Profile
-from .vehicles import encyclopedia_record, generated_expectation, generated_vehicles, load_vehicles
+from .vehicles import (
+    encyclopedia_record,
+    generated_expectation,
+    generated_vehicles,
+    load_vehicles,
+)
 
 CLAN_KEYS = (
     "clan_id", "tag", "name", "color", "motto", "description", "description_html", "created_at", "updated_at",

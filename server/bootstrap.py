@@ -1,0 +1,40 @@
+"""Start-up steps shared by the server, scripts and tests: connect the store, build the application."""
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from server.config import Config
+
+log = logging.getLogger("statsapi")
+
+
+async def connect_store(config: Config, uri: str):
+    from store import Store, create_client
+
+    client = create_client(uri)
+    # On the embedded database, expiry is the retention job's (its TTL monitor scans whole
+    # collections under a global lock); on MongoDB, TTL indexes.
+    store = Store(client, config.db_name, rate_collection_bytes=config.rate_collection_mb << 20,
+                  capped=config.capped_rate_counters, ttl_indexes=not config.embedded_database)
+    for attempt in range(30):
+        try:
+            await store.ensure_schema()
+            return store
+        except Exception as exc:  # the database may still be starting
+            log.warning("database not ready (%s); retrying", type(exc).__name__)
+            await asyncio.sleep(1)
+    raise SystemExit("cannot reach the database")
+
+
+async def get_application(config: Config, uri: str):
+    """Build everything one process serves with: (app, store, limiter, services). No listening."""
+    from server.app import make_app
+    from server.ratelimit import RateLimiter
+    from server.runtime import build_services
+
+    store = await connect_store(config, uri)
+    limiter = RateLimiter(store.rate_counters, scale=config.rate_limit_scale)
+    services = await build_services(config, store, limiter)
+    app = make_app(config, store, limiter, services)
+    return app, store, limiter, services
