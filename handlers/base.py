@@ -34,7 +34,7 @@ COMMON_HEADERS = {
 ERROR_MAX_AGE = 60
 
 def utc_now_iso() -> str:
-    return dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat()
+    return dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat()
 
 
 class _MetaCache:

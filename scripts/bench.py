@@ -478,7 +478,7 @@ class PythonGenerator:
                         writer.close()
                     reader = writer = None
                     await asyncio.sleep(0.01)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     errors["timeouts"] += 1
                     writer.close()
                     reader = writer = None
@@ -1073,7 +1073,7 @@ class Bench:
     def run(self) -> dict:
         args = self.args
         self.results.update({
-            "generated": dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat(),
+            "generated": dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat(),
             "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                         "platform": platform.platform()},
             "generator": self.generator.describe(),

@@ -7,6 +7,7 @@ import datetime as dt
 import logging
 import re
 import time
+from typing import cast
 
 from server.concurrency import heavy_slot
 from server.errors import APIError
@@ -181,8 +182,11 @@ def _career(snap: dict) -> dict | None:
 
 
 def _averages_change(rows: list[dict]) -> dict:
-    pairs = [(_career(r["first"]), _career(r["last"])) for r in rows]
-    pairs = [(a, b) for a, b in pairs if a and b]
+    pairs: list[tuple[dict, dict]] = []
+    for row in rows:
+        first, last = _career(row["first"]), _career(row["last"])
+        if first and last:
+            pairs.append((first, last))
     out: dict = {"profiles_compared": len(pairs)}
     for key in ("win_rate", "avg_damage", "avg_battles"):
         if pairs:
@@ -231,7 +235,7 @@ def weekly_digest(clan: dict, snapshots: list[dict], start: str, end: str, now: 
         r["win_rate"] = round(100.0 * r["wins"] / r["battles"], 2)
     by_win_rate = sorted(eligible, key=lambda r: (-r["win_rate"], -r["battles"], r["account_id"]))[:TOP_N]
 
-    period_start = dt.datetime.fromisoformat(start).replace(tzinfo=dt.timezone.utc).timestamp()
+    period_start = dt.datetime.fromisoformat(start).replace(tzinfo=dt.UTC).timestamp()
     names = {m["account_id"]: m.get("name") for m in members}
     joined: dict[int, dict] = {}
     for member in members:
@@ -449,7 +453,7 @@ class ClanService:
                 if isinstance(result, UpstreamUnavailable):
                     run.stopped = True  # the upstream is down: leave the rest for the next run
                 return
-        infos, ratings, strongholds = results
+        infos, ratings, strongholds = cast(list[dict], results)  # no exception among them (above)
         disbanded = [c for c in ids if (infos.get(c) or {}).get("is_clan_disbanded")]
         if disbanded:
             # Gone for good: its data is dropped (404 clan_not_cached) and it leaves the refresh.
@@ -540,7 +544,7 @@ class ClanService:
         run.refreshed += 1
 
     async def _rate_members(self, region: str, members: list[dict], accounts: dict, known: dict, now: float,
-                            run: _Run) -> dict[int, dict]:
+                            run: _Run) -> dict[int, dict | None]:
         """WN8/WN7/EFF for members whose rating is missing or a day old, within the budgets.
 
         Uses the account/info answer already fetched plus one tanks/stats call per member,
@@ -564,7 +568,7 @@ class ClanService:
                                         return_exceptions=True)
         run.spend(len(chosen))
         run.ratings_left -= len(chosen)
-        fresh = {}
+        fresh: dict[int, dict | None] = {}
         for account_id, raw_tanks in zip(chosen, results):
             if isinstance(raw_tanks, BaseException):
                 if not isinstance(raw_tanks, UpstreamError):

@@ -5,7 +5,7 @@ import argparse
 import dataclasses
 import ipaddress
 import os
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 VERSION = "1.0.0"
 API_VERSION = "v1"
@@ -128,11 +128,11 @@ def get_config(argv: Sequence[str] | None = None, environ: Mapping[str, str] | N
     try:
         proxies = parse_networks(pick(args.trusted_proxies, "STATSAPI_TRUSTED_PROXIES", ""))
     except ValueError as exc:
-        raise SystemExit(f"--trusted-proxies: {exc}")
+        raise SystemExit(f"--trusted-proxies: {exc}") from None
     try:
         metrics_allow = parse_networks(pick(args.metrics_allow, "STATSAPI_METRICS_ALLOW", DEFAULT_METRICS_ALLOW))
     except ValueError as exc:
-        raise SystemExit(f"--metrics-allow: {exc}")
+        raise SystemExit(f"--metrics-allow: {exc}") from None
     return Config(
         metrics_allow=metrics_allow,
         host=host,

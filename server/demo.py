@@ -47,7 +47,7 @@ async def seed_player_history(store, upstream, ratings_source, accounts: dict[st
                               now: float, rating_every: int = 7) -> int:
     """Daily snapshots for `days` days (ratings on every `rating_every`-th day and the last)."""
     expected = await ratings_source.expected_values()
-    today = dt.datetime.fromtimestamp(now, dt.timezone.utc).date()
+    today = dt.datetime.fromtimestamp(now, dt.UTC).date()
     bar = _progress(days * len(REGIONS), "player history (days x regions)")
     written = 0
     tank_calls = asyncio.Semaphore(16)
@@ -57,7 +57,7 @@ async def seed_player_history(store, upstream, ratings_source, accounts: dict[st
         nonlocal written
         day = today - dt.timedelta(days=back)
         # Each day as the upstream answered it at 23:00 UTC (today: now).
-        as_of = now if back == 0 else dt.datetime.combine(day, dt.time(23), dt.timezone.utc).timestamp()
+        as_of = now if back == 0 else dt.datetime.combine(day, dt.time(23), dt.UTC).timestamp()
         traveller = TimeTravelUpstream(upstream, lambda: as_of)
         with_ratings = expected is not None and (back % rating_every == 0)
         async with units:

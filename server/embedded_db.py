@@ -100,7 +100,7 @@ class EmbeddedDatabase:
         # retryWrites=false: SecantusDB's retryable-write bookkeeping slows every write.
         return f"mongodb://{self.host}:{self.port}/?directConnection=true&retryWrites=false"
 
-    def start(self, timeout: float = 60.0) -> "EmbeddedDatabase":
+    def start(self, timeout: float = 60.0) -> EmbeddedDatabase:
         if self.storage_path != ":memory:":
             os.makedirs(self.storage_path, exist_ok=True)
         log_path = os.path.join(self.storage_path, "secantus.log") if self.storage_path != ":memory:" else os.devnull
@@ -122,7 +122,7 @@ class EmbeddedDatabase:
         self._started_at = time.monotonic()
 
     # --- supervision --------------------------------------------------------------------
-    def supervise(self) -> "EmbeddedDatabase":
+    def supervise(self) -> EmbeddedDatabase:
         """Restart the child whenever it exits unexpectedly (a daemon thread; see the module)."""
         if self._supervisor is None or not self._supervisor.is_alive():
             self._supervisor = threading.Thread(target=self._supervise, name="embedded-db-supervisor",

@@ -144,7 +144,7 @@ class _JSONRejectingStream:
     """Delegates to the real stream; reads request heads within limits and a deadline, and
     rewrites Tornado's bare rejections as enveloped JSON."""
 
-    def __init__(self, stream: tornado.iostream.IOStream, server: "JSONErrorHTTPServer", client):
+    def __init__(self, stream: tornado.iostream.IOStream, server: JSONErrorHTTPServer, client):
         self._stream = stream
         self._server = server
         self.client = client  # the peer address counted against the per-client cap (None: uncapped)
@@ -244,7 +244,7 @@ class _JSONRejectingStream:
             while drained < LINGER_BYTES and loop.time() < deadline:
                 chunk = await asyncio.wait_for(stream.read_bytes(65536, partial=True), deadline - loop.time())
                 drained += len(chunk)
-        except (tornado.iostream.StreamClosedError, OSError, asyncio.TimeoutError, AttributeError):
+        except (TimeoutError, tornado.iostream.StreamClosedError, OSError, AttributeError):
             pass
         finally:
             stream.close()

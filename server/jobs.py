@@ -8,7 +8,7 @@ import os
 import socket
 import time
 import uuid
-from typing import Awaitable, Callable
+from collections.abc import Awaitable, Callable
 
 log = logging.getLogger("statsapi.jobs")
 
@@ -101,7 +101,7 @@ class JobRunner:
             await self.run_due()
             try:
                 await asyncio.wait_for(stop.wait(), self.tick)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
         await self.stop()
 

@@ -1,7 +1,7 @@
 """Prometheus metrics of one process (prometheus_client), rendered for /metrics."""
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,

@@ -34,12 +34,12 @@ class SamplingFailed(Exception):
 
 
 def _utc(ts: float) -> dt.datetime:
-    return dt.datetime.fromtimestamp(ts, dt.timezone.utc)
+    return dt.datetime.fromtimestamp(ts, dt.UTC)
 
 
 def _unix(value: dt.datetime) -> int:
     if value.tzinfo is None:  # drivers without tz_aware hand back naive UTC
-        value = value.replace(tzinfo=dt.timezone.utc)
+        value = value.replace(tzinfo=dt.UTC)
     return int(value.timestamp())
 
 
@@ -105,7 +105,8 @@ class OnlineService:
                                 for (g, r), error in failed))
         stored_flags = await asyncio.gather(*(self.store.online.record_minute(g, r, minute_ts, rows, sampled_at)
                                               for (g, r), rows in good))
-        stored = {pair: rows for (pair, rows), is_new in zip(good, stored_flags) if is_new}
+        stored: dict[tuple[str, str], list[dict]] = {
+            pair: rows for (pair, rows), is_new in zip(good, stored_flags) if is_new and rows is not None}
         await asyncio.gather(*(self.store.online.raise_peaks(game, minute_ts, counts)
                                for game, counts in self._peak_counts(stored).items() if counts))
         self._current = None
@@ -131,7 +132,7 @@ class OnlineService:
             answer = await self.upstream.servers_info(region, GAMES, caller="online")
         except Exception as exc:  # one region failing must not stop the others
             return {game: (None, _describe(exc)) for game in GAMES}
-        out = {}
+        out: dict[str, tuple[list[dict] | None, str | None]] = {}
         for game in GAMES:
             try:
                 out[game] = (_server_rows(answer.get(game)), None)
@@ -268,7 +269,7 @@ class OnlineService:
 
     @staticmethod
     def _final(date: dt.date, final_before: dt.datetime) -> bool:
-        day_end = dt.datetime(date.year, date.month, date.day, tzinfo=dt.timezone.utc) + dt.timedelta(days=1)
+        day_end = dt.datetime(date.year, date.month, date.day, tzinfo=dt.UTC) + dt.timedelta(days=1)
         return day_end <= final_before
 
     def _today_cached(self, game: str, region: str, date: dt.date) -> dict | None:

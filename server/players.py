@@ -33,7 +33,7 @@ LIVE_DEADLINE = 8.0
 
 
 def utc_date(ts: float) -> str:
-    return dt.datetime.fromtimestamp(ts, dt.timezone.utc).date().isoformat()
+    return dt.datetime.fromtimestamp(ts, dt.UTC).date().isoformat()
 
 
 def flatten_tanks(raw_tanks: list[dict] | None) -> list[dict]:
@@ -254,7 +254,7 @@ class PlayerService:
                 raise APIError("rate_limited_global", headers={"Retry-After": str(budget.retry_after)})
             try:
                 doc = await asyncio.wait_for(self.fetch_and_store(region, account_id, caller="live"), LIVE_DEADLINE)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 raise UpstreamUnavailable("live lookup deadline passed", retry_after=30) from None
             future.set_result(doc)
         except BaseException as exc:

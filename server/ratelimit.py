@@ -321,7 +321,7 @@ class RateLimiter:
         while not stop.is_set():
             try:
                 await asyncio.wait_for(stop.wait(), self.next_flush_delay())
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
             try:
                 await self.flush()

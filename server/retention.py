@@ -40,7 +40,7 @@ class Retention:
         items = self.store.expiring()
         if not items:
             return "TTL indexes expire data on this server"
-        now = dt.datetime.fromtimestamp(self.clock(), dt.timezone.utc)
+        now = dt.datetime.fromtimestamp(self.clock(), dt.UTC)
         deleted: dict[str, int] = {}
         left = []
         for item in items:

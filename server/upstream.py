@@ -23,7 +23,8 @@ import logging
 import random
 import time
 import urllib.parse
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import ujson
 from tornado.httpclient import (
@@ -177,7 +178,7 @@ class UpstreamClient:
     async def tanks_stats(self, region: str, account_id: int, *, fields: str | None = None,
                           params: Mapping[str, Any] | None = None, caller: str = "other") -> list[dict] | None:
         """``wot/tanks/stats`` for one account: the per-tank list, or None for an unknown account."""
-        query = {"account_id": int(account_id)}
+        query: dict[str, Any] = {"account_id": int(account_id)}
         if fields:
             query["fields"] = fields
         data, _ = await self._call("wot", region, "wot/tanks/stats", query, params, caller)
@@ -336,7 +337,7 @@ class UpstreamClient:
                 raise _Retryable("unexpected JSON in the answer")
             if body.get("status") == "ok":
                 return body.get("data"), body.get("meta") or {}
-            error = body.get("error") if isinstance(body.get("error"), dict) else {}
+            error: dict = body["error"] if isinstance(body.get("error"), dict) else {}
             message = str(error.get("message") or "UNKNOWN_ERROR")
             code = error.get("code")
             field = error.get("field")
@@ -403,16 +404,18 @@ class UpstreamClient:
                               user_agent="statsapi/1 (+upstream client)")
         # The slot is held from just before the send until the answer (see UpstreamBudget), and
         # taken before the socket semaphore so a queued background call never blocks a live one.
-        async with self.budget.slot(caller), self._semaphore:
+        semaphore, http = self._semaphore, self._http
+        assert semaphore is not None and http is not None  # made for this loop just above
+        async with self.budget.slot(caller), semaphore:
             self.requests += 1
             try:
-                response = await self._http.fetch(request, raise_error=False)
+                response = await http.fetch(request, raise_error=False)
             except HTTPClientError as exc:
                 if exc.code == 599:
                     raise _Retryable(self._describe_transport(exc)) from None
-                response = exc.response  # pragma: no cover - raise_error=False returns these
-                if response is None:
+                if exc.response is None:  # pragma: no cover - raise_error=False returns these
                     raise _Retryable(f"HTTP {exc.code}") from None
+                response = exc.response
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # connection refused, DNS, TLS, stream closed, ...

@@ -7,7 +7,8 @@ import contextlib
 import logging
 import math
 import time
-from typing import AsyncIterator, Protocol
+from collections.abc import AsyncIterator
+from typing import Protocol
 
 log = logging.getLogger("statsapi.upstream")
 
@@ -309,7 +310,7 @@ class UpstreamBudget:
                     log.warning("upstream membership not refreshed: %s", type(exc).__name__)
                 try:
                     await asyncio.wait_for(stop.wait(), every)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     pass
         finally:
             try:

@@ -23,7 +23,7 @@ def clan_key(region: str, clan_id: int) -> str:
 
 
 def _utc(ts: float) -> dt.datetime:
-    return dt.datetime.fromtimestamp(ts, dt.timezone.utc)
+    return dt.datetime.fromtimestamp(ts, dt.UTC)
 
 
 class Clans:
@@ -113,7 +113,7 @@ class Clans:
     # --- which clans to refresh ------------------------------------------------------
     async def referenced_by_players(self, regions: tuple[str, ...]) -> list[tuple[str, int]]:
         """(region, clan_id) of every clan a cached player profile names."""
-        out = []
+        out: list[tuple[str, int]] = []
         for region in regions:
             ids = await self.players.distinct("clan_id", {"region": region, "clan_id": {"$gt": 0}})
             out.extend((region, int(c)) for c in ids if c)

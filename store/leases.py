@@ -7,7 +7,7 @@ from pymongo.errors import DuplicateKeyError
 
 
 def _now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
+    return dt.datetime.now(dt.UTC)
 
 
 class Leases:

@@ -27,11 +27,11 @@ DAILY_FIELDS = ("date", "samples", "peak", "peak_minute", "min", "avg")
 
 
 def utc(ts: float) -> dt.datetime:
-    return dt.datetime.fromtimestamp(ts, dt.timezone.utc)
+    return dt.datetime.fromtimestamp(ts, dt.UTC)
 
 
 def day_start(date: dt.date) -> dt.datetime:
-    return dt.datetime(date.year, date.month, date.day, tzinfo=dt.timezone.utc)
+    return dt.datetime(date.year, date.month, date.day, tzinfo=dt.UTC)
 
 
 class OnlineSamples:

@@ -17,7 +17,7 @@ def player_key(region: str, account_id: int) -> str:
 
 
 def _utc(ts: float) -> dt.datetime:
-    return dt.datetime.fromtimestamp(ts, dt.timezone.utc)
+    return dt.datetime.fromtimestamp(ts, dt.UTC)
 
 
 class Players:
@@ -87,7 +87,7 @@ class Players:
         for snap in snapshots:
             key = {"region": snap["region"], "account_id": snap["account_id"], "date": snap["date"]}
             fields = dict(snap)
-            fields["day"] = dt.datetime.fromisoformat(snap["date"]).replace(tzinfo=dt.timezone.utc)
+            fields["day"] = dt.datetime.fromisoformat(snap["date"]).replace(tzinfo=dt.UTC)
             ops.append(UpdateOne(key, {"$set": fields}, upsert=True))
         if ops:
             await self.snapshots.bulk_write(ops, ordered=False)
@@ -113,7 +113,7 @@ class Players:
             )
             return await cursor.to_list(None)
 
-        results = []
+        results: list[dict] = []
         for start in range(0, len(account_ids), 25):
             batches = await asyncio.gather(*[one(a) for a in account_ids[start:start + 25]])
             results.extend(doc for batch in batches for doc in batch)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+from typing import Any
 
 IN_CHUNK = 100  # ids per $in: SecantusDB's $in is quadratic in the number of keys
 
@@ -16,7 +17,7 @@ IN_CHUNK = 100  # ids per $in: SecantusDB's $in is quadratic in the number of ke
 @dataclasses.dataclass
 class Expiring:
     name: str
-    collection: object  # motor collection
+    collection: Any  # a motor collection
     field: str  # a BSON date field with a (plain) ascending index
     after_seconds: int  # expires when field < now - after_seconds (0: the field is the expiry time)
     timeseries: bool = False  # delete by time range (an _id lookup scans a time-series collection there)

@@ -19,7 +19,7 @@ class JobRuns:
     async def claim(self, job: str, slot: int) -> bool:
         """Claim (job, slot) once across all processes; False when it was already claimed."""
         try:
-            await self.slots.insert_one({"_id": f"{job}:{slot}", "claimed_at": dt.datetime.now(dt.timezone.utc)})
+            await self.slots.insert_one({"_id": f"{job}:{slot}", "claimed_at": dt.datetime.now(dt.UTC)})
         except DuplicateKeyError:
             return False
         return True

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from typing import Protocol
 
 from store.clans import Clans
 from store.client import database_up
@@ -50,6 +51,12 @@ class Gate:
             self.active -= 1
 
 
+class CollectionFamily(Protocol):
+    """One module's collections: creates what it needs, idempotently."""
+
+    async def ensure_schema(self) -> None: ...
+
+
 class Store:
     def __init__(self, client, db_name: str, rate_collection_bytes: int = 32 << 20, capped: bool = True,
                  ttl_indexes: bool = True, heavy_limit: int = HEAVY_LIMIT, history_limit: int = HISTORY_LIMIT):
@@ -69,7 +76,7 @@ class Store:
         self.clans = Clans(self.db, ttl_indexes=ttl_indexes)
         self.online = OnlineSamples(self.db, ttl_indexes=ttl_indexes)
         self.upstream_members = UpstreamMembers(self.db)
-        self.families = [self.rate_counters, self.leases, self.job_runs, self.players, self.clans, self.online,
+        self.families: list[CollectionFamily] = [self.rate_counters, self.leases, self.job_runs, self.players, self.clans, self.online,
                          self.upstream_members]
 
     async def ensure_schema(self) -> None:
@@ -85,7 +92,7 @@ class Store:
         expires by a job rather than a TTL index (empty with ttl_indexes=True)."""
         if self.ttl_indexes:
             return []
-        out = []
+        out: list = []
         for family in self.families:
             out.extend(getattr(family, "expiring", lambda: [])())
         return out

@@ -20,7 +20,7 @@ from server.online import INLINE_DAYS, OnlineService
 from tests.conftest import build_app
 
 DAY = dt.timedelta(days=1)
-NOW = dt.datetime(2031, 6, 1, 12, 0, tzinfo=dt.timezone.utc)  # in the future: no TTL can interfere
+NOW = dt.datetime(2031, 6, 1, 12, 0, tzinfo=dt.UTC)  # in the future: no TTL can interfere
 GAP_DAY = (NOW - 10 * DAY).date()  # a finished day without any sample
 SAMPLE_HOURS = (0, 6, 12, 18)  # a compact year: four sampled minutes a day
 
@@ -36,7 +36,7 @@ class Clock:
 async def seed_year(store, days: int = 400, game: str = "wot") -> int:
     """Four minutes a day over `days` days, each region two servers, except GAP_DAY."""
     docs = []
-    start = dt.datetime.combine(NOW.date(), dt.time(), dt.timezone.utc) - (days - 1) * DAY
+    start = dt.datetime.combine(NOW.date(), dt.time(), dt.UTC) - (days - 1) * DAY
     for i in range(days):
         day = start + i * DAY
         if day.date() == GAP_DAY or day > NOW:

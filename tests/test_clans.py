@@ -41,7 +41,7 @@ async def sim_post(http_client, upstream_sim, path, body):
 
 
 def utc_day(ts: float, minus_days: int = 0) -> str:
-    return (dt.datetime.fromtimestamp(ts, dt.timezone.utc).date() - dt.timedelta(days=minus_days)).isoformat()
+    return (dt.datetime.fromtimestamp(ts, dt.UTC).date() - dt.timedelta(days=minus_days)).isoformat()
 
 
 # --- a fake upstream with hand-made data -----------------------------------------------
@@ -260,7 +260,7 @@ async def test_weekly_digest_from_constructed_snapshots(app, http_client, base_u
 
     # The digest is stored (with a TTL) and served again; the hourly job rebuilds it.
     stored = await store.clans.get_digest(REGION, CLAN)
-    assert stored["data"] == data and stored["expires_at"] > dt.datetime.now(dt.timezone.utc)
+    assert stored["data"] == data and stored["expires_at"] > dt.datetime.now(dt.UTC)
     assert await services.clans.build_digests(0) == "digests 1"
     code, again = await api(http_client, base_url, f"/clan/{CLAN}/eu/weekly")
     assert code == 200 and again["data"]["top"] == top

@@ -100,7 +100,7 @@ class ServerProcess:
             wait_for_port(self.port, timeout=60, proc=self.proc)
         except Exception:
             self.stop()
-            raise RuntimeError("server did not start:\n" + self.log())
+            raise RuntimeError("server did not start:\n" + self.log()) from None
 
     @property
     def pid(self):

@@ -50,7 +50,7 @@ class Req:
 
     def raw(self) -> bytes:
         head = [f"{self.method} ".encode("latin-1") + self.target + b" HTTP/1.1", b"Host: 127.0.0.1"]
-        head += [f"{name}: {value}".encode("utf-8") for name, value in self.headers]
+        head += [f"{name}: {value}".encode() for name, value in self.headers]
         head += [b"Connection: close", b"", b""]
         return b"\r\n".join(head)
 

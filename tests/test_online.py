@@ -19,7 +19,7 @@ from tests.conftest import build_app
 # peaks 8 days) can never remove them while a test runs.
 def ts(text: str) -> int:
     """Unix seconds of an ISO UTC time such as "2030-05-01T10:00"."""
-    return int(dt.datetime.fromisoformat(text).replace(tzinfo=dt.timezone.utc).timestamp())
+    return int(dt.datetime.fromisoformat(text).replace(tzinfo=dt.UTC).timestamp())
 
 
 class Clock:
@@ -79,7 +79,7 @@ def store(io_loop, mongo_uri, db_name):
 
 
 async def samples_at(store, minute_ts: int) -> list[dict]:
-    minute = dt.datetime.fromtimestamp(minute_ts, dt.timezone.utc)
+    minute = dt.datetime.fromtimestamp(minute_ts, dt.UTC)
     return await store.online.samples.find({"minute": minute}, {"_id": 0}).to_list(None)
 
 

@@ -41,8 +41,8 @@ async def test_retention_deletes_in_batches_while_requests_are_served(app, http_
         index = (await coll.index_information())[f"{field}_1"]
         assert "expireAfterSeconds" not in index, coll.name
 
-    now = dt.datetime.now(dt.timezone.utc)
-    today = dt.datetime.combine(now.date(), dt.time(), dt.timezone.utc)
+    now = dt.datetime.now(dt.UTC)
+    today = dt.datetime.combine(now.date(), dt.time(), dt.UTC)
     started = time.perf_counter()
     docs = []
     for i in range(SNAPSHOTS):

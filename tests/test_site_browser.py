@@ -183,7 +183,7 @@ async def test_player_live_fetch_then_ratings_and_history_chart(
     response = await http_client.fetch(
         f"{upstream_sim}/wot/eu/wot/account/info/?application_id=test&account_id={DEMO_PLAYER}")
     totals = ujson.loads(response.body)["data"][str(DEMO_PLAYER)]["statistics"]["all"]
-    today = dt.datetime.now(dt.timezone.utc).date()
+    today = dt.datetime.now(dt.UTC).date()
     snapshots = []
     battles, wins, damage = totals["battles"], totals["wins"], totals["damage_dealt"]
     for back in range(1, 13):
@@ -192,7 +192,7 @@ async def test_player_live_fetch_then_ratings_and_history_chart(
         day = today - dt.timedelta(days=back)
         snapshots.append({
             "region": "eu", "account_id": DEMO_PLAYER, "date": day.isoformat(),
-            "taken_at": int(dt.datetime(day.year, day.month, day.day, 12, tzinfo=dt.timezone.utc).timestamp()),
+            "taken_at": int(dt.datetime(day.year, day.month, day.day, 12, tzinfo=dt.UTC).timestamp()),
             "battles": battles, "wins": wins, "damage_dealt": damage, "frags": 900, "spotted": 950,
             "xp": 350000, "wn8": 800.0 + back * 3.5, "wn7": 450.0, "efficiency": 860.0,
         })

@@ -83,9 +83,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import tornado.web
 import ujson
