@@ -1,4 +1,5 @@
 """Packaging for statsapi."""
+
 from setuptools import setup
 
 setup(

@@ -1,4 +1,5 @@
 """HTTP handlers; each module ends with its route list, gathered here."""
+
 from handlers import base, clans, index, metrics, online, openapi, players, site, status
 
 routes = [

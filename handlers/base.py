@@ -1,4 +1,5 @@
 """The base handler: GET/HEAD/OPTIONS only, CORS, Cache-Control, ETag, envelope, errors, limits."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -21,8 +22,7 @@ log = logging.getLogger("statsapi.handlers")
 
 ALLOWED_METHODS = "GET, HEAD, OPTIONS"
 EXPOSED_HEADERS = (
-    "ETag, Retry-After, RateLimit, RateLimit-Policy, "
-    "X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset"
+    "ETag, Retry-After, RateLimit, RateLimit-Policy, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset"
 )
 NO_STORE = "public, max-age=0, no-store"
 COMMON_HEADERS = {
@@ -32,6 +32,7 @@ COMMON_HEADERS = {
     "X-Content-Type-Options": "nosniff",
 }
 ERROR_MAX_AGE = 60
+
 
 def utc_now_iso() -> str:
     return dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat()
@@ -48,8 +49,12 @@ class _MetaCache:
         second = int(time.time())
         if second != cls.second:
             cls.text = ujson.dumps(
-                {"source": config.source_name, "version": API_VERSION, "generated": utc_now_iso(),
-                 "attribution": config.attribution},
+                {
+                    "source": config.source_name,
+                    "version": API_VERSION,
+                    "generated": utc_now_iso(),
+                    "attribution": config.attribution,
+                },
                 ensure_ascii=False,
                 escape_forward_slashes=False,
             )
@@ -159,7 +164,8 @@ class BaseHandler(tornado.web.RequestHandler):
         if cls.bucket is None or request.method not in ("GET", "HEAD"):
             return None  # OPTIONS is free; other methods get 405 without spending quota
         request.statsapi_client = client = resolve_client_ip(
-            request.remote_ip, request.headers, settings["config"].trusted_proxies)
+            request.remote_ip, request.headers, settings["config"].trusted_proxies
+        )
         request.statsapi_decision = decision = settings["limiter"].hit(client, cls.bucket)
         return decision
 

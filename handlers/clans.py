@@ -1,4 +1,5 @@
 """Clan details and the weekly clan digest."""
+
 from __future__ import annotations
 
 from handlers.base import BaseHandler, positive_int, region_value

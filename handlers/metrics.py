@@ -1,4 +1,5 @@
 """GET /metrics: the Prometheus text format, for configured networks only (not in the public index)."""
+
 from __future__ import annotations
 
 import ipaddress

@@ -1,4 +1,5 @@
 """Current player counts and their daily history."""
+
 from __future__ import annotations
 
 from handlers.base import BaseHandler

@@ -1,4 +1,5 @@
 """Query-parameter parsing shared by handlers: strict, and every failure is a coded 400."""
+
 from __future__ import annotations
 
 from server.errors import APIError

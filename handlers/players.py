@@ -1,4 +1,5 @@
 """Player profile and player history endpoints."""
+
 from __future__ import annotations
 
 from handlers.base import BaseHandler, positive_int, region_value

@@ -1,4 +1,5 @@
 """The human site at / and its static files; errors stay JSON like the rest of the API."""
+
 from __future__ import annotations
 
 import os
@@ -10,8 +11,12 @@ from handlers.base import ALLOWED_METHODS, EXPOSED_HEADERS, to_api_error
 from server.errors import APIError
 
 # 416 (code to be listed in server.errors.ERROR_CODES; Content-Range says the size).
-RANGE_NOT_SATISFIABLE = ujson.dumps({"success": False, "error": {
-    "code": "range_not_satisfiable", "message": "the requested byte range is beyond the end of the file"}})
+RANGE_NOT_SATISFIABLE = ujson.dumps(
+    {
+        "success": False,
+        "error": {"code": "range_not_satisfiable", "message": "the requested byte range is beyond the end of the file"},
+    }
+)
 
 STATIC_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "static")
 

@@ -1,4 +1,5 @@
 """Service status: health, database, upstream, background jobs, cache timestamps."""
+
 from __future__ import annotations
 
 import asyncio
@@ -25,24 +26,29 @@ class StatusHandler(BaseHandler):
         embedded = self.services.embedded_database
         embedded = embedded.status() if embedded is not None else None
         connections = self.services.connection_stats
-        degraded = (not database["reachable"] or any(run.get("ok") is False for run in jobs.values())
-                    or limiter["degraded"] or (embedded is not None and embedded["state"] != "running"))
-        self.respond({
-            "health": "degraded" if degraded else "ok",
-            "version": VERSION,
-            "api_version": "v1",
-            "uptime_seconds": int(time.time() - self.services.started_at),
-            "database": database,
-            "upstream": upstream,
-            "jobs": jobs,
-            "leader": self.services.is_leader(),
-            "rate_limiter": limiter,
-            "embedded_database": embedded,
-            "connections": connections() if connections is not None else None,
-            "caches": caches,
-            "online_sampler": sampler,
-        })
-
+        degraded = (
+            not database["reachable"]
+            or any(run.get("ok") is False for run in jobs.values())
+            or limiter["degraded"]
+            or (embedded is not None and embedded["state"] != "running")
+        )
+        self.respond(
+            {
+                "health": "degraded" if degraded else "ok",
+                "version": VERSION,
+                "api_version": "v1",
+                "uptime_seconds": int(time.time() - self.services.started_at),
+                "database": database,
+                "upstream": upstream,
+                "jobs": jobs,
+                "leader": self.services.is_leader(),
+                "rate_limiter": limiter,
+                "embedded_database": embedded,
+                "connections": connections() if connections is not None else None,
+                "caches": caches,
+                "online_sampler": sampler,
+            }
+        )
 
     async def database_view(self) -> tuple:
         """What the database says, read at most every CACHE_SECONDS by one request at a time."""
@@ -67,8 +73,10 @@ class StatusHandler(BaseHandler):
             database["reachable"] = True
             caches = await self.store.newest_timestamps()
             jobs = await self.store.job_runs.all()
-            sampler = {doc["_id"]: {"last_success": doc.get("last_success"), "last_failure": doc.get("last_failure")}
-                       for doc in await self.store.online.latest()}
+            sampler = {
+                doc["_id"]: {"last_success": doc.get("last_success"), "last_failure": doc.get("last_failure")}
+                for doc in await self.store.online.latest()
+            }
         except PyMongoError as exc:
             if not is_database_error(exc):  # timeouts included; anything else is a real fault
                 raise

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
 """Seed (or unseed) clans for the hourly clan refresh job: add_clans.py --region eu 500000101 ..."""
+
 from __future__ import annotations
 
 import argparse
@@ -13,7 +14,6 @@ from store.constants import REGIONS
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-
 def clan_id(text: str) -> int:
     if not text.isascii() or not text.isdigit() or not 0 < int(text) < 2**63:
         raise argparse.ArgumentTypeError(f"not a positive integer clan id: {text!r}")
@@ -23,12 +23,16 @@ def clan_id(text: str) -> int:
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description="Seed clans so the clan refresh job caches them (next hourly run); "
-                    "clans named by cached players are refreshed without a seed.")
+        "clans named by cached players are refreshed without a seed."
+    )
     parser.add_argument("--region", required=True, choices=REGIONS)
     parser.add_argument("clan_ids", nargs="+", type=clan_id, metavar="CLAN_ID")
     parser.add_argument("--remove", action="store_true", help="remove the seeds instead of adding them")
-    parser.add_argument("--mongodb-uri", default=os.environ.get("STATSAPI_MONGODB_URI") or None,
-                        help="MongoDB URI (default: $STATSAPI_MONGODB_URI)")
+    parser.add_argument(
+        "--mongodb-uri",
+        default=os.environ.get("STATSAPI_MONGODB_URI") or None,
+        help="MongoDB URI (default: $STATSAPI_MONGODB_URI)",
+    )
     parser.add_argument("--db-name", default=os.environ.get("STATSAPI_DB_NAME") or "statsapi")
     args = parser.parse_args(argv)
     if not args.mongodb_uri:

@@ -33,6 +33,7 @@ service during a separate profiled cached-player run.
 
 Every child process is stopped on exit, also on Ctrl-C or SIGTERM.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -78,9 +79,13 @@ GOALS = {
 def ceiling_payload(size: int = 1024) -> bytes:
     body = {
         "success": True,
-        "meta": {"source": "statsapi", "version": "v1", "generated": "2026-01-01T00:00:00+00:00",
-                 "attribution": "Statistics by statsapi (http://127.0.0.1:8888/). "
-                                "If you reuse this data, please link to that page."},
+        "meta": {
+            "source": "statsapi",
+            "version": "v1",
+            "generated": "2026-01-01T00:00:00+00:00",
+            "attribution": "Statistics by statsapi (http://127.0.0.1:8888/). "
+            "If you reuse this data, please link to that page.",
+        },
         "data": {"account_id": 500000001, "region": "eu", "nickname": "ceiling", "pad": ""},
     }
     raw = json.dumps(body, separators=(",", ":"))
@@ -148,8 +153,15 @@ class Children:
             cmd = ["taskset", "-c", ",".join(str(c) for c in sorted(cpus))] + cmd
         log = open(self.log_path(name), "ab")
         try:
-            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    cwd=ROOT, env=env, start_new_session=True)
+            proc = subprocess.Popen(
+                cmd,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                cwd=ROOT,
+                env=env,
+                start_new_session=True,
+            )
         finally:
             log.close()
         self.procs.append((name, proc))
@@ -346,8 +358,15 @@ def _lua_string(text: str) -> str:
 class WrkGenerator:
     name = "wrk"
 
-    def __init__(self, binary: str, connections: int, threads: int, workdir: str, cpus: set[int] | None,
-                 priority: list[str] | None = None):
+    def __init__(
+        self,
+        binary: str,
+        connections: int,
+        threads: int,
+        workdir: str,
+        cpus: set[int] | None,
+        priority: list[str] | None = None,
+    ):
         self.binary = binary
         self.priority = priority or []
         self.connections = connections
@@ -360,22 +379,38 @@ class WrkGenerator:
 
     def describe(self) -> str:
         prio = f", run as '{' '.join(self.priority)}'" if self.priority else ""
-        return f"{self.version.split(' [')[0]} (-t{self.threads} -c{self.connections}, Lua rotates X-Forwarded-For{prio})"
+        return (
+            f"{self.version.split(' [')[0]} (-t{self.threads} -c{self.connections}, Lua rotates X-Forwarded-For{prio})"
+        )
 
     def run(self, load: Load, seconds: int, on_start=None) -> dict:
         script = os.path.join(self.workdir, "load.lua")
         with open(script, "w") as handle:
-            handle.write(WRK_SCRIPT % {
-                "paths": ", ".join(_lua_string(p) for p in load.paths), "pool": max(1, load.pool),
-                "base": load.base, "fixed": _lua_string(load.fixed_client) if load.fixed_client else "nil",
-                "threads": self.threads})
-        cmd = [self.binary, f"-t{self.threads}", f"-c{self.connections}", f"-d{max(1, int(seconds))}s",
-               "--timeout", "10s", "-s", script, f"http://127.0.0.1:{load.port}"]
+            handle.write(
+                WRK_SCRIPT
+                % {
+                    "paths": ", ".join(_lua_string(p) for p in load.paths),
+                    "pool": max(1, load.pool),
+                    "base": load.base,
+                    "fixed": _lua_string(load.fixed_client) if load.fixed_client else "nil",
+                    "threads": self.threads,
+                }
+            )
+        cmd = [
+            self.binary,
+            f"-t{self.threads}",
+            f"-c{self.connections}",
+            f"-d{max(1, int(seconds))}s",
+            "--timeout",
+            "10s",
+            "-s",
+            script,
+            f"http://127.0.0.1:{load.port}",
+        ]
         if self.cpus and shutil.which("taskset"):
             cmd = ["taskset", "-c", ",".join(str(c) for c in sorted(self.cpus))] + cmd
         cmd = self.priority + cmd
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                start_new_session=True)
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
         self.pid = proc.pid
         try:
             if on_start is not None:
@@ -392,7 +427,7 @@ class WrkGenerator:
             self.pid = None
         for line in out.splitlines():
             if line.startswith("BENCH_JSON "):
-                raw = json.loads(line[len("BENCH_JSON "):])
+                raw = json.loads(line[len("BENCH_JSON ") :])
                 break
         else:
             raise RuntimeError(f"wrk gave no result (exit {proc.returncode}): {err.strip() or out.strip()}")
@@ -406,8 +441,9 @@ class WrkGenerator:
             "max_ms": raw["max_us"] / 1000.0,
             "mean_ms": raw["mean_us"] / 1000.0,
             "statuses": {k: v for k, v in raw["statuses"].items() if v},
-            "socket_errors": {k: raw[k] for k in ("connect_errors", "read_errors", "write_errors", "timeouts")
-                              if raw[k]},
+            "socket_errors": {
+                k: raw[k] for k in ("connect_errors", "read_errors", "write_errors", "timeouts") if raw[k]
+            },
         }
 
 
@@ -421,8 +457,10 @@ class PythonGenerator:
         self.pid = os.getpid()  # its CPU is this script's CPU
 
     def describe(self) -> str:
-        return (f"bundled asyncio generator (-c{self.connections}; one Python process - on a 2-core machine "
-                "it can be the bottleneck itself)")
+        return (
+            f"bundled asyncio generator (-c{self.connections}; one Python process - on a 2-core machine "
+            "it can be the bottleneck itself)"
+        )
 
     def run(self, load: Load, seconds: int, on_start=None) -> dict:
         if on_start is not None:
@@ -442,8 +480,15 @@ class PythonGenerator:
         def next_request() -> bytes:
             n = counter[0] = counter[0] + 1
             client = fixed or client_address(load.base + n % max(1, load.pool)).encode()
-            return (b"GET " + paths[n % len(paths)] + b" HTTP/1.1\r\nHost: " + host +
-                    b"\r\nX-Forwarded-For: " + client + b"\r\n\r\n")
+            return (
+                b"GET "
+                + paths[n % len(paths)]
+                + b" HTTP/1.1\r\nHost: "
+                + host
+                + b"\r\nX-Forwarded-For: "
+                + client
+                + b"\r\n\r\n"
+            )
 
         started = time.perf_counter()
         deadline = started + seconds
@@ -461,7 +506,7 @@ class PythonGenerator:
                     status = int(head[9:12])
                     lower = head.lower()
                     at = lower.find(b"\r\ncontent-length:")
-                    length = int(lower[at + 17:lower.index(b"\r\n", at + 2)]) if at >= 0 else 0
+                    length = int(lower[at + 17 : lower.index(b"\r\n", at + 2)]) if at >= 0 else 0
                     body = await reader.readexactly(length) if length else b""
                     t1 = time.perf_counter()
                     if t1 > deadline:
@@ -500,7 +545,9 @@ class PythonGenerator:
             "requests": len(latencies),
             "seconds": elapsed,
             "bytes": total_bytes,
-            "p50_ms": pct(50), "p90_ms": pct(90), "p99_ms": pct(99),
+            "p50_ms": pct(50),
+            "p90_ms": pct(90),
+            "p99_ms": pct(99),
             "max_ms": 1000.0 * latencies[-1] if latencies else 0.0,
             "mean_ms": 1000.0 * sum(latencies) / len(latencies) if latencies else 0.0,
             "statuses": dict(grouped),
@@ -511,8 +558,9 @@ class PythonGenerator:
 # --------------------------------------------------------------------------------------
 # Seeding a small dataset through the real ingest code
 # --------------------------------------------------------------------------------------
-async def seed_small(uri: str, db_name: str, sim_url: str, players: int, clans: int, online_minutes: int,
-                     capped_counters: bool = False) -> dict:
+async def seed_small(
+    uri: str, db_name: str, sim_url: str, players: int, clans: int, online_minutes: int, capped_counters: bool = False
+) -> dict:
     from server import demo
     from server.bootstrap import connect_store
     from server.config import Config
@@ -531,8 +579,9 @@ async def seed_small(uri: str, db_name: str, sim_url: str, players: int, clans: 
         finally:
             client.close()
     # The bench's simulator has no quota (--rps 0): seed at full speed, it is not what is measured.
-    config = dataclasses.replace(Config(), mongodb_uri=uri, db_name=db_name, upstream_base_url=sim_url,
-                                 jobs=False, upstream_rps=1000.0)
+    config = dataclasses.replace(
+        Config(), mongodb_uri=uri, db_name=db_name, upstream_base_url=sim_url, jobs=False, upstream_rps=1000.0
+    )
     store = await connect_store(config, uri)
     services = await build_services(config, store, RateLimiter(store.rate_counters))
     summary: dict = {"players": [], "clans": [], "online_samples": 0, "notes": []}
@@ -596,8 +645,7 @@ def probe_database(uri: str, docs: int = 2000, ops: int = 100) -> dict:
             collection.insert_many([{"_id": f"10.0.{i >> 8}.{i & 255}|player|1", "n": 1} for i in range(docs)])
             keys = [f"10.0.{i >> 8}.{i & 255}|player|1" for i in range(0, docs, max(1, docs // ops))][:ops]
             started = time.perf_counter()
-            collection.bulk_write([UpdateOne({"_id": k}, {"$inc": {"n": 1}}, upsert=True) for k in keys],
-                                  ordered=False)
+            collection.bulk_write([UpdateOne({"_id": k}, {"$inc": {"n": 1}}, upsert=True) for k in keys], ordered=False)
             out[f"{kind}_inc_ms"] = round(1000 * (time.perf_counter() - started) / len(keys), 3)
             started = time.perf_counter()
             found = list(collection.find({"_id": {"$in": keys}}))
@@ -646,11 +694,11 @@ _FRAME = re.compile(r"^(?P<func>.*) \((?P<file>[^()]*?)(?::(?P<line>\d+))?\)$")
 def _short_file(path: str) -> str:
     path = path.replace("\\", "/")
     if path.startswith(ROOT + "/"):
-        return path[len(ROOT) + 1:]
+        return path[len(ROOT) + 1 :]
     for marker in ("/site-packages/", "/lib/python3"):
         at = path.find(marker)
         if at >= 0:
-            rest = path[at + len(marker):]
+            rest = path[at + len(marker) :]
             return rest.split("/", 1)[1] if marker == "/lib/python3" and "/" in rest else rest
     return path
 
@@ -720,16 +768,22 @@ def summarize_profile(raw_path: str, rate: int, seconds: float, top: int = 15) -
     def share(items):
         return [{"frame": k, "percent": round(100.0 * v / loop, 1)} for k, v in items]
 
-    project = [(k, v) for k, v in incl_counts.most_common()
-               if any(f"({p}/" in k for p in ("server", "handlers", "store")) and "server/__main__.py" not in k]
+    project = [
+        (k, v)
+        for k, v in incl_counts.most_common()
+        if any(f"({p}/" in k for p in ("server", "handlers", "store")) and "server/__main__.py" not in k
+    ]
     return {
         "samples": loop,
         "other_thread_samples": other,
         "loop_busy_percent": round(100.0 * loop / (rate * seconds), 1),
         "top_self": share(self_counts.most_common(top)),
         "project_inclusive": share(project[:top]),
-        "named_costs": [{"cost": label, "frame": frame, "percent": round(100.0 * incl_counts[frame] / loop, 1)}
-                        for label, frame in WATCHED_FRAMES if frame in incl_counts],
+        "named_costs": [
+            {"cost": label, "frame": frame, "percent": round(100.0 * incl_counts[frame] / loop, 1)}
+            for label, frame in WATCHED_FRAMES
+            if frame in incl_counts
+        ],
     }
 
 
@@ -759,8 +813,14 @@ class Bench:
         if args.generator == "wrk" and not wrk:
             raise SystemExit("--generator wrk: wrk is not installed (apt-get install -y wrk)")
         if wrk:
-            self.generator = WrkGenerator(wrk, args.connections, args.threads, self.workdir, self.other_cpus,
-                                          loadgen_priority(args.loadgen_priority))
+            self.generator = WrkGenerator(
+                wrk,
+                args.connections,
+                args.threads,
+                self.workdir,
+                self.other_cpus,
+                loadgen_priority(args.loadgen_priority),
+            )
         else:
             self.generator = PythonGenerator(args.connections)
 
@@ -798,8 +858,7 @@ class Bench:
         self.base_offset += pool
         return base
 
-    def measure(self, name: str, load: Load, pid: int, seconds: int, warmup: int, expected: str,
-                on_start=None) -> dict:
+    def measure(self, name: str, load: Load, pid: int, seconds: int, warmup: int, expected: str, on_start=None) -> dict:
         if warmup > 0:
             self.generator.run(dataclasses.replace(load), warmup)
         before = {"target": cpu_seconds(pid), "db": cpu_seconds(self.db_pid), "loadgen": self.loadgen_cpu()}
@@ -828,20 +887,35 @@ class Bench:
         if result["drain_seconds"] >= self.args.settle_timeout - 1:
             self.results["notes"].append(
                 f"{name}: the service/database were still busy {self.args.settle_timeout:.0f} s after the run "
-                "(rate-counter flush backlog); the next scenario shares the machine with it")
+                "(rate-counter flush backlog); the next scenario shares the machine with it"
+            )
         if result["unexpected_responses"] > 0.01 * max(1, result["requests"]):
             self.results["notes"].append(
                 f"{name}: {result['unexpected_responses']} of {result['requests']} responses were not {expected} "
-                f"({result['statuses']})")
+                f"({result['statuses']})"
+            )
         return result
 
     # --- phases ----------------------------------------------------------------------
     def start_infrastructure(self) -> None:
         args = self.args
         db_port = free_port()
-        db = self.children.spawn("secantus", [sys.executable, "-m", "secantus", "--host", "127.0.0.1",
-                                              "--port", str(db_port), "--storage-path", ":memory:",
-                                              "--log-level", "WARNING"])
+        db = self.children.spawn(
+            "secantus",
+            [
+                sys.executable,
+                "-m",
+                "secantus",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(db_port),
+                "--storage-path",
+                ":memory:",
+                "--log-level",
+                "WARNING",
+            ],
+        )
         self.db_pid = db.pid
         self.uri = f"mongodb://127.0.0.1:{db_port}/?directConnection=true&retryWrites=false"
         self.db_name = "bench_" + str(int(time.time()))
@@ -856,8 +930,11 @@ class Bench:
         self.sim_url = f"http://127.0.0.1:{sim_port}"
 
         ceiling_port = free_port()
-        ceiling = self.children.spawn("ceiling", [sys.executable, os.path.abspath(__file__),
-                                                  "--serve-ceiling", str(ceiling_port)], cpus=self.server_cpus)
+        ceiling = self.children.spawn(
+            "ceiling",
+            [sys.executable, os.path.abspath(__file__), "--serve-ceiling", str(ceiling_port)],
+            cpus=self.server_cpus,
+        )
         self.ceiling_pid, self.ceiling_port = ceiling.pid, ceiling_port
 
         wait_for_database(self.uri, db)
@@ -866,21 +943,52 @@ class Bench:
         wait_http(ceiling_port, "/", ceiling)
 
         self.say(f"seeding {args.players} players, {args.clans} clan(s), {args.online_minutes} online samples ...")
-        seed = asyncio.run(seed_small(self.uri, self.db_name, self.sim_url, args.players, args.clans,
-                                      args.online_minutes, args.capped_counters))
-        self.results["rate_counters_collection"] = "capped (as created by the service)" if args.capped_counters \
+        seed = asyncio.run(
+            seed_small(
+                self.uri,
+                self.db_name,
+                self.sim_url,
+                args.players,
+                args.clans,
+                args.online_minutes,
+                args.capped_counters,
+            )
+        )
+        self.results["rate_counters_collection"] = (
+            "capped (as created by the service)"
+            if args.capped_counters
             else "plain (pre-created by the bench; see database_probe)"
-        self.results["seed"] = {"seconds": seed["seconds"], "players_with_ratings": len(seed["players"]),
-                                "clans": seed["clans"], "online_samples": seed["online_samples"],
-                                "notes": seed["notes"]}
+        )
+        self.results["seed"] = {
+            "seconds": seed["seconds"],
+            "players_with_ratings": len(seed["players"]),
+            "clans": seed["clans"],
+            "online_samples": seed["online_samples"],
+            "notes": seed["notes"],
+        }
         self.seed = seed
         if not seed["players"]:
             raise RuntimeError("seeding produced no cached player with ratings: " + "; ".join(seed["notes"]))
 
         port = free_port()
-        service_cmd = [sys.executable, "-m", "server", "--port", str(port), "--mongodb-uri", self.uri,
-                       "--db-name", self.db_name, "--upstream-base-url", self.sim_url, "--no-jobs",
-                       "--trusted-proxies", TRUSTED_PROXY, "--log-level", args.service_log_level]
+        service_cmd = [
+            sys.executable,
+            "-m",
+            "server",
+            "--port",
+            str(port),
+            "--mongodb-uri",
+            self.uri,
+            "--db-name",
+            self.db_name,
+            "--upstream-base-url",
+            self.sim_url,
+            "--no-jobs",
+            "--trusted-proxies",
+            TRUSTED_PROXY,
+            "--log-level",
+            args.service_log_level,
+        ]
         if args.rate_limit_scale != 1.0:
             service_cmd += ["--rate-limit-scale", str(args.rate_limit_scale)]
         env = dict(os.environ)
@@ -949,8 +1057,11 @@ class Bench:
             self.say(f"  {'ceiling':<13} re-measured (drift check) ...")
             again = self.measure("ceiling_end", load, self.ceiling_pid, seconds, 0, "2xx")
             first = scenarios["ceiling"]
-            self.results["ceiling_recheck"] = {"rps": again["rps"], "p99_ms": again["p99_ms"],
-                                               "drift_percent": round(100.0 * (again["rps"] / first["rps"] - 1), 1)}
+            self.results["ceiling_recheck"] = {
+                "rps": again["rps"],
+                "p99_ms": again["p99_ms"],
+                "drift_percent": round(100.0 * (again["rps"] / first["rps"] - 1), 1),
+            }
 
         ceiling_rps = scenarios["ceiling"]["rps"]
         for name, result in scenarios.items():
@@ -976,7 +1087,8 @@ class Bench:
         load = Load(self.port, [player_path], fixed_client=OVER_LIMIT_CLIENT)
         self.say(f"  {'rate_limited':<13} GET {player_path} as {OVER_LIMIT_CLIENT} (over its limit) ...")
         self.results["scenarios"]["rate_limited"] = self.measure(
-            "rate_limited", load, self.service_pid, args.duration, args.warmup, "429")
+            "rate_limited", load, self.service_pid, args.duration, args.warmup, "429"
+        )
 
     def run_memory(self) -> None:
         args = self.args
@@ -1046,12 +1158,27 @@ class Bench:
             spy_holder: dict = {}
 
             def start_spy(raw=raw, pid=pid, seconds=seconds):
-                cmd = [py_spy, "record", "--pid", str(pid), "--duration", str(seconds), "--rate", str(PY_SPY_RATE),
-                       "--format", "raw", "--function", "--nonblocking", "--output", raw]
+                cmd = [
+                    py_spy,
+                    "record",
+                    "--pid",
+                    str(pid),
+                    "--duration",
+                    str(seconds),
+                    "--rate",
+                    str(PY_SPY_RATE),
+                    "--format",
+                    "raw",
+                    "--function",
+                    "--nonblocking",
+                    "--output",
+                    raw,
+                ]
                 spy_holder["proc"] = self.children.spawn(f"py-spy-{name}", cmd)
 
-            result = self.measure(f"profile_{name}", load, pid, seconds, 0,
-                                  "429" if name == "rate_limited" else "2xx", on_start=start_spy)
+            result = self.measure(
+                f"profile_{name}", load, pid, seconds, 0, "429" if name == "rate_limited" else "2xx", on_start=start_spy
+            )
             proc = spy_holder.get("proc")
             if proc is not None:
                 try:
@@ -1072,22 +1199,32 @@ class Bench:
     # --- the whole run -----------------------------------------------------------------
     def run(self) -> dict:
         args = self.args
-        self.results.update({
-            "generated": dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat(),
-            "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
-                        "platform": platform.platform()},
-            "generator": self.generator.describe(),
-            "connections": args.connections,
-            "duration_seconds": args.duration,
-            "warmup_seconds": args.warmup,
-            "clients_per_scenario": args.clients,
-            "pinning": ({"servers_under_test": sorted(self.server_cpus), "everything_else": sorted(self.other_cpus)}
-                        if self.server_cpus else None),
-            "quick": args.quick,
-            "rate_limit_scale": args.rate_limit_scale,
-        })
-        self.say(f"statsapi bench: {self.generator.describe()}; {args.duration} s per scenario"
-                 + (f"; servers pinned to CPU {sorted(self.server_cpus)}" if self.server_cpus else ""))
+        self.results.update(
+            {
+                "generated": dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat(),
+                "machine": {
+                    "cpus": os.cpu_count(),
+                    "python": platform.python_version(),
+                    "platform": platform.platform(),
+                },
+                "generator": self.generator.describe(),
+                "connections": args.connections,
+                "duration_seconds": args.duration,
+                "warmup_seconds": args.warmup,
+                "clients_per_scenario": args.clients,
+                "pinning": (
+                    {"servers_under_test": sorted(self.server_cpus), "everything_else": sorted(self.other_cpus)}
+                    if self.server_cpus
+                    else None
+                ),
+                "quick": args.quick,
+                "rate_limit_scale": args.rate_limit_scale,
+            }
+        )
+        self.say(
+            f"statsapi bench: {self.generator.describe()}; {args.duration} s per scenario"
+            + (f"; servers pinned to CPU {sorted(self.server_cpus)}" if self.server_cpus else "")
+        )
         self.start_infrastructure()
         self.results["rss_at_start_mb"] = rss_mb(self.service_pid)
         self.say("running scenarios:")
@@ -1109,21 +1246,41 @@ def evaluate_goals(results: dict) -> list[dict]:
     ceiling, player, limited = scenarios["ceiling"], scenarios.get("player"), scenarios.get("rate_limited")
     goals = []
     if player and "rps" in player:
-        goals.append({"goal": "cached player req/s >= 60 % of ceiling", "target": GOALS["player_ratio"],
-                      "value": player.get("ratio_to_ceiling"),
-                      "pass": (player.get("ratio_to_ceiling") or 0) >= GOALS["player_ratio"]})
-        goals.append({"goal": "cached player p99 <= 2x ceiling p99",
-                      "target": round(GOALS["player_p99_factor"] * ceiling["p99_ms"], 3), "value": player["p99_ms"],
-                      "pass": player["p99_ms"] <= GOALS["player_p99_factor"] * ceiling["p99_ms"]})
+        goals.append(
+            {
+                "goal": "cached player req/s >= 60 % of ceiling",
+                "target": GOALS["player_ratio"],
+                "value": player.get("ratio_to_ceiling"),
+                "pass": (player.get("ratio_to_ceiling") or 0) >= GOALS["player_ratio"],
+            }
+        )
+        goals.append(
+            {
+                "goal": "cached player p99 <= 2x ceiling p99",
+                "target": round(GOALS["player_p99_factor"] * ceiling["p99_ms"], 3),
+                "value": player["p99_ms"],
+                "pass": player["p99_ms"] <= GOALS["player_p99_factor"] * ceiling["p99_ms"],
+            }
+        )
     if limited and "rps" in limited:
-        goals.append({"goal": "429 path req/s >= 80 % of ceiling", "target": GOALS["rate_limited_ratio"],
-                      "value": limited.get("ratio_to_ceiling"),
-                      "pass": (limited.get("ratio_to_ceiling") or 0) >= GOALS["rate_limited_ratio"]})
+        goals.append(
+            {
+                "goal": "429 path req/s >= 80 % of ceiling",
+                "target": GOALS["rate_limited_ratio"],
+                "value": limited.get("ratio_to_ceiling"),
+                "pass": (limited.get("ratio_to_ceiling") or 0) >= GOALS["rate_limited_ratio"],
+            }
+        )
     memory = results.get("memory")
     if memory:
-        goals.append({"goal": f"RSS growth over {memory['requests']:,} requests / {memory['clients']:,} clients <= 50 MB",
-                      "target": GOALS["memory_growth_mb"], "value": memory["growth_mb"],
-                      "pass": memory["growth_mb"] <= GOALS["memory_growth_mb"]})
+        goals.append(
+            {
+                "goal": f"RSS growth over {memory['requests']:,} requests / {memory['clients']:,} clients <= 50 MB",
+                "target": GOALS["memory_growth_mb"],
+                "value": memory["growth_mb"],
+                "pass": memory["growth_mb"] <= GOALS["memory_growth_mb"],
+            }
+        )
     return goals
 
 
@@ -1137,10 +1294,17 @@ ORDER = ["ceiling", "player", "clan", "online", "status", "not_found", "bad_requ
 def format_report(results: dict) -> str:
     lines = []
     scenarios = results["scenarios"]
-    head = (f"{'scenario':<13} {'path':<32} {'status':>6} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} "
-            f"{'ratio':>6} {'cpu µs/req':>10} {'proc cpu':>8} {'db cpu':>7} {'gen cpu':>7} {'drain s':>7}")
-    lines += ["", f"generator: {results['generator']}; {results['connections']} connections; "
-              f"{results['duration_seconds']} s per scenario", head, "-" * len(head)]
+    head = (
+        f"{'scenario':<13} {'path':<32} {'status':>6} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} "
+        f"{'ratio':>6} {'cpu µs/req':>10} {'proc cpu':>8} {'db cpu':>7} {'gen cpu':>7} {'drain s':>7}"
+    )
+    lines += [
+        "",
+        f"generator: {results['generator']}; {results['connections']} connections; "
+        f"{results['duration_seconds']} s per scenario",
+        head,
+        "-" * len(head),
+    ]
     for name in ORDER:
         r = scenarios.get(name)
         if r is None:
@@ -1151,28 +1315,40 @@ def format_report(results: dict) -> str:
         path = (r["path"] or "")[:32]
         ratio = f"{100 * r['ratio_to_ceiling']:.0f}%" if r.get("ratio_to_ceiling") is not None else "-"
         cpu = r.get("cpu_percent", {})
-        lines.append(f"{name:<13} {path:<32} {r['expected_status']:>6} {r['rps']:>9.1f} {r['p50_ms']:>8.2f} "
-                     f"{r['p99_ms']:>8.2f} {ratio:>6} {r.get('cpu_us_per_request', 0):>10.1f} "
-                     f"{cpu.get('target', 0):>7.0f}% {cpu.get('db', 0):>6.0f}% {cpu.get('loadgen', 0):>6.0f}% "
-                     f"{r.get('drain_seconds', 0):>7.1f}")
+        lines.append(
+            f"{name:<13} {path:<32} {r['expected_status']:>6} {r['rps']:>9.1f} {r['p50_ms']:>8.2f} "
+            f"{r['p99_ms']:>8.2f} {ratio:>6} {r.get('cpu_us_per_request', 0):>10.1f} "
+            f"{cpu.get('target', 0):>7.0f}% {cpu.get('db', 0):>6.0f}% {cpu.get('loadgen', 0):>6.0f}% "
+            f"{r.get('drain_seconds', 0):>7.1f}"
+        )
     if results.get("ceiling_recheck"):
         c = results["ceiling_recheck"]
-        lines.append(f"(ceiling re-measured at the end: {c['rps']:.1f} req/s, p99 {c['p99_ms']:.2f} ms, "
-                     f"drift {c['drift_percent']:+.1f} %)")
-    lines.append("(ratio: req/s / ceiling req/s; cpu µs/req and proc cpu: the process under test; db/gen cpu: "
-                 "SecantusDB and the load generator; drain s: until service and database were idle again)")
+        lines.append(
+            f"(ceiling re-measured at the end: {c['rps']:.1f} req/s, p99 {c['p99_ms']:.2f} ms, "
+            f"drift {c['drift_percent']:+.1f} %)"
+        )
+    lines.append(
+        "(ratio: req/s / ceiling req/s; cpu µs/req and proc cpu: the process under test; db/gen cpu: "
+        "SecantusDB and the load generator; drain s: until service and database were idle again)"
+    )
     probe_db = results.get("database_probe")
     if probe_db:
-        lines.append(f"database: SecantusDB, rate_counters {results.get('rate_counters_collection')}; per-op cost at "
-                     f"{probe_db['documents']} docs: $inc capped {probe_db['capped_inc_ms']} ms vs plain "
-                     f"{probe_db['plain_inc_ms']} ms; find $in {probe_db['plain_find_in_ms_per_key']} ms per key")
+        lines.append(
+            f"database: SecantusDB, rate_counters {results.get('rate_counters_collection')}; per-op cost at "
+            f"{probe_db['documents']} docs: $inc capped {probe_db['capped_inc_ms']} ms vs plain "
+            f"{probe_db['plain_inc_ms']} ms; find $in {probe_db['plain_find_in_ms_per_key']} ms per key"
+        )
     memory = results.get("memory")
     if memory:
-        lines += ["", f"memory: RSS {memory['rss_before_mb']} MB -> {memory['rss_after_mb']} MB over "
-                  f"{memory['requests']:,} requests from {memory['clients']:,} clients = "
-                  f"{memory['growth_mb']:+.1f} MB (at service start {memory['rss_start_mb']} MB, "
-                  f"peak {memory['peak_rss_mb']} MB; curve "
-                  + ", ".join(f"{p['requests']:,}:{p['rss_mb']}" for p in memory["curve"]) + ")"]
+        lines += [
+            "",
+            f"memory: RSS {memory['rss_before_mb']} MB -> {memory['rss_after_mb']} MB over "
+            f"{memory['requests']:,} requests from {memory['clients']:,} clients = "
+            f"{memory['growth_mb']:+.1f} MB (at service start {memory['rss_start_mb']} MB, "
+            f"peak {memory['peak_rss_mb']} MB; curve "
+            + ", ".join(f"{p['requests']:,}:{p['rss_mb']}" for p in memory["curve"])
+            + ")",
+        ]
     lines += ["", "goals (one service process):"]
     for goal in results.get("goals", []):
         value = goal["value"]
@@ -1183,12 +1359,19 @@ def format_report(results: dict) -> str:
         lines += ["", f"profile: skipped ({profile['skipped']})"]
     for name, summary in profile.items() if "skipped" not in profile else []:
         if not isinstance(summary, dict) or not summary.get("samples"):
-            lines += ["", f"profile {name}: {summary.get('skipped', 'no samples') if isinstance(summary, dict) else ''}"]
+            lines += [
+                "",
+                f"profile {name}: {summary.get('skipped', 'no samples') if isinstance(summary, dict) else ''}",
+            ]
             continue
-        lines += ["", f"profile of the service during '{name}' ({summary['rps_while_profiled']:.0f} req/s while "
-                  f"profiled): event loop busy {summary['loop_busy_percent']}% of the time, "
-                  f"{summary['samples']} loop samples (+{summary['other_thread_samples']} in driver threads); "
-                  "shares of the loop's busy samples:", "  top self frames:"]
+        lines += [
+            "",
+            f"profile of the service during '{name}' ({summary['rps_while_profiled']:.0f} req/s while "
+            f"profiled): event loop busy {summary['loop_busy_percent']}% of the time, "
+            f"{summary['samples']} loop samples (+{summary['other_thread_samples']} in driver threads); "
+            "shares of the loop's busy samples:",
+            "  top self frames:",
+        ]
         lines += [f"    {f['percent']:5.1f}%  {f['frame']}" for f in summary["top_self"][:12]]
         lines.append("  project code, inclusive:")
         lines += [f"    {f['percent']:5.1f}%  {f['frame']}" for f in summary["project_inclusive"][:12]]
@@ -1205,36 +1388,66 @@ def parse_args(argv=None):
     parser.add_argument("--warmup", type=int, default=None, help="warm-up seconds before each scenario (default 2)")
     parser.add_argument("--connections", type=int, default=32, help="concurrent keep-alive connections")
     parser.add_argument("--threads", type=int, default=1, help="wrk threads (default 1: one core is plenty)")
-    parser.add_argument("--clients", type=int, default=20000,
-                        help="distinct X-Forwarded-For addresses rotated per scenario (keeps each under its limit)")
+    parser.add_argument(
+        "--clients",
+        type=int,
+        default=20000,
+        help="distinct X-Forwarded-For addresses rotated per scenario (keeps each under its limit)",
+    )
     parser.add_argument("--memory-requests", type=int, default=None, help="default 100000 (quick: 5000)")
     parser.add_argument("--memory-clients", type=int, default=None, help="default 10000 (quick: 1000)")
     parser.add_argument("--players", type=int, default=None, help="players to seed (default 50; quick: 10)")
     parser.add_argument("--clans", type=int, default=1, help="clans to seed (0: skip the clan scenario)")
     parser.add_argument("--online-minutes", type=int, default=None, help="online samples to seed (default 5)")
-    parser.add_argument("--scenarios", default=",".join(ALL_SCENARIOS),
-                        help="comma-separated subset to run (the ceiling always runs): " + ",".join(ALL_SCENARIOS))
+    parser.add_argument(
+        "--scenarios",
+        default=",".join(ALL_SCENARIOS),
+        help="comma-separated subset to run (the ceiling always runs): " + ",".join(ALL_SCENARIOS),
+    )
     parser.add_argument("--generator", choices=["auto", "wrk", "python"], default="auto")
-    parser.add_argument("--settle-timeout", type=float, default=None,
-                        help="after each scenario, wait up to this long for the service and database to go idle "
-                             "(default 60; quick: 15)")
-    parser.add_argument("--rate-limit-scale", type=float, default=1.0,
-                        help="passed to the service: multiply every limit (with fewer --clients this measures the "
-                             "service without the database's per-client counter work)")
-    parser.add_argument("--loadgen-priority", choices=["rt", "nice", "none"], default="rt",
-                        help="run wrk with real-time (chrt -f) or raised (nice) priority when permitted (default rt)")
-    parser.add_argument("--capped-counters", action="store_true",
-                        help="keep rate_counters a capped collection on SecantusDB (slow there: see the report)")
-    parser.add_argument("--no-pin", dest="pin", action="store_false",
-                        help="do not pin the servers under test to their own CPU")
-    parser.add_argument("--profile", default=None,
-                        help="comma-separated scenarios to profile with py-spy: player, rate_limited, ceiling "
-                             "(default player,rate_limited; quick: none; '' for none)")
+    parser.add_argument(
+        "--settle-timeout",
+        type=float,
+        default=None,
+        help="after each scenario, wait up to this long for the service and database to go idle "
+        "(default 60; quick: 15)",
+    )
+    parser.add_argument(
+        "--rate-limit-scale",
+        type=float,
+        default=1.0,
+        help="passed to the service: multiply every limit (with fewer --clients this measures the "
+        "service without the database's per-client counter work)",
+    )
+    parser.add_argument(
+        "--loadgen-priority",
+        choices=["rt", "nice", "none"],
+        default="rt",
+        help="run wrk with real-time (chrt -f) or raised (nice) priority when permitted (default rt)",
+    )
+    parser.add_argument(
+        "--capped-counters",
+        action="store_true",
+        help="keep rate_counters a capped collection on SecantusDB (slow there: see the report)",
+    )
+    parser.add_argument(
+        "--no-pin", dest="pin", action="store_false", help="do not pin the servers under test to their own CPU"
+    )
+    parser.add_argument(
+        "--profile",
+        default=None,
+        help="comma-separated scenarios to profile with py-spy: player, rate_limited, ceiling "
+        "(default player,rate_limited; quick: none; '' for none)",
+    )
     parser.add_argument("--py-spy", help="path of the py-spy binary (default: on PATH or next to python)")
-    parser.add_argument("--no-recheck", dest="recheck_ceiling", action="store_false",
-                        help="do not re-measure the ceiling at the end")
-    parser.add_argument("--service-log-level", default="INFO",
-                        help="the service's --log-level (INFO: one access-log line per request, as deployed)")
+    parser.add_argument(
+        "--no-recheck", dest="recheck_ceiling", action="store_false", help="do not re-measure the ceiling at the end"
+    )
+    parser.add_argument(
+        "--service-log-level",
+        default="INFO",
+        help="the service's --log-level (INFO: one access-log line per request, as deployed)",
+    )
     parser.add_argument("--json", default=DEFAULT_JSON, help="where to write the results (default bench-results.json)")
     parser.add_argument("--quick", action="store_true", help="short smoke run (about a minute)")
     parser.add_argument("--keep", action="store_true", help="keep the work directory (logs, Lua, profiles)")

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
 """Seed the demo dataset through the real ingest path (upstream client → simulator → store)."""
+
 from __future__ import annotations
 
 import argparse
@@ -15,11 +16,15 @@ from server.config import Config  # noqa: E402
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--mongodb-uri", default=os.environ.get("STATSAPI_MONGODB_URI"), required=
-                        not os.environ.get("STATSAPI_MONGODB_URI"))
+    parser.add_argument(
+        "--mongodb-uri",
+        default=os.environ.get("STATSAPI_MONGODB_URI"),
+        required=not os.environ.get("STATSAPI_MONGODB_URI"),
+    )
     parser.add_argument("--db-name", default=os.environ.get("STATSAPI_DB_NAME", "statsapi"))
-    parser.add_argument("--upstream-base-url", default=os.environ.get("STATSAPI_UPSTREAM_BASE_URL",
-                                                                      "http://127.0.0.1:9100"))
+    parser.add_argument(
+        "--upstream-base-url", default=os.environ.get("STATSAPI_UPSTREAM_BASE_URL", "http://127.0.0.1:9100")
+    )
     parser.add_argument("--players-per-region", type=int, default=100)
     parser.add_argument("--clans-per-region", type=int, default=4)
     parser.add_argument("--history-days", type=int, default=120)
@@ -33,15 +38,25 @@ async def run(args) -> dict:
     from server.ratelimit import RateLimiter
     from server.runtime import build_services
 
-    config = dataclasses.replace(Config(), mongodb_uri=args.mongodb_uri, db_name=args.db_name,
-                                 upstream_base_url=args.upstream_base_url, jobs=False)
+    config = dataclasses.replace(
+        Config(),
+        mongodb_uri=args.mongodb_uri,
+        db_name=args.db_name,
+        upstream_base_url=args.upstream_base_url,
+        jobs=False,
+    )
     store = await connect_store(config, args.mongodb_uri)
     services = await build_services(config, store, RateLimiter(store.rate_counters))
     try:
-        return await seed_demo(store, services, SimulatorLists(args.upstream_base_url),
-                               players_per_region=args.players_per_region,
-                               clans_per_region=args.clans_per_region,
-                               history_days=args.history_days, online_days=args.online_days)
+        return await seed_demo(
+            store,
+            services,
+            SimulatorLists(args.upstream_base_url),
+            players_per_region=args.players_per_region,
+            clans_per_region=args.clans_per_region,
+            history_days=args.history_days,
+            online_days=args.online_days,
+        )
     finally:
         await services.close()
         store.client.close()
@@ -57,8 +72,16 @@ def main(argv=None) -> int:
 
 def print_examples(summary: dict, base: str = "http://127.0.0.1:8888/api/v1") -> None:
     clan = (summary.get("clans") or {}).get("eu", [500000])[0]
-    for path in ["", "/player/500000001/eu", "/player/500000001/eu/history?days=30", f"/clan/{clan}/eu",
-                 f"/clan/{clan}/eu/weekly", "/online", "/online/history?game=wot&days=30", "/status"]:
+    for path in [
+        "",
+        "/player/500000001/eu",
+        "/player/500000001/eu/history?days=30",
+        f"/clan/{clan}/eu",
+        f"/clan/{clan}/eu/weekly",
+        "/online",
+        "/online/history?game=wot&days=30",
+        "/status",
+    ]:
         print("  " + base + path)
 
 

@@ -1,4 +1,5 @@
 """`python -m server` / `statsapi serve`: start the database if needed, serve, shut down cleanly."""
+
 from __future__ import annotations
 
 import asyncio
@@ -24,8 +25,9 @@ log = logging.getLogger("statsapi")
 
 
 def configure_logging(level: str) -> None:
-    logging.basicConfig(level=getattr(logging, level.upper(), logging.INFO),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=getattr(logging, level.upper(), logging.INFO), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     logging.getLogger("tornado.access").setLevel(logging.WARNING)
 
 
@@ -61,9 +63,14 @@ async def run_server(config: Config, uri: str, sockets=None, database: EmbeddedD
     app, store, limiter, services = await get_application(config, uri)
     # Connection caps, head deadline, body and head limits: server/http.py (docs/deploy.md).
     # Clients behind a trusted proxy share its address: the proxy is not capped per client.
-    server = JSONErrorHTTPServer(app, xheaders=False, max_header_size=16 * 1024,
-                                 idle_connection_timeout=60, body_timeout=10,
-                                 uncapped_networks=config.trusted_proxies)
+    server = JSONErrorHTTPServer(
+        app,
+        xheaders=False,
+        max_header_size=16 * 1024,
+        idle_connection_timeout=60,
+        body_timeout=10,
+        uncapped_networks=config.trusted_proxies,
+    )
     # For /status and /metrics: the embedded database's supervisor figures (None with an
     # external MongoDB) and this process's connection figures.
     services.embedded_database = database
@@ -78,10 +85,11 @@ async def run_server(config: Config, uri: str, sockets=None, database: EmbeddedD
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
-    background = [asyncio.create_task(limiter.run_flusher(stop)),
-                  # Processes sharing the application_id split its rate between them.
-                  asyncio.create_task(services.upstream.budget.run_membership(
-                      store.upstream_members, services.jobs.owner, stop))]
+    background = [
+        asyncio.create_task(limiter.run_flusher(stop)),
+        # Processes sharing the application_id split its rate between them.
+        asyncio.create_task(services.upstream.budget.run_membership(store.upstream_members, services.jobs.owner, stop)),
+    ]
     if config.seed_demo:
         # Serve at once; the demo data arrives in the background on the first start.
         background.append(asyncio.create_task(seed_if_empty(config, store, services)))
@@ -153,8 +161,12 @@ def main(argv=None) -> int:
     config = get_config(argv)
     configure_logging(config.log_level)
     fd_limit = raise_fd_limit()  # inherited by server processes and the embedded database
-    log.info("file descriptors: %s per process; at most %s connections per process, %s per client",
-             fd_limit, default_max_connections(), MAX_CONNECTIONS_PER_CLIENT)
+    log.info(
+        "file descriptors: %s per process; at most %s connections per process, %s per client",
+        fd_limit,
+        default_max_connections(),
+        MAX_CONNECTIONS_PER_CLIENT,
+    )
     database = None
     uri = config.mongodb_uri
     if config.embedded_database:

@@ -1,4 +1,5 @@
 """make_app: the pure Application factory (no I/O)."""
+
 from __future__ import annotations
 
 import logging
@@ -34,8 +35,13 @@ def endpoint_name(handler_class) -> str:
 
 def log_request(handler: tornado.web.RequestHandler) -> None:
     services = handler.settings.get("services")
-    log_access(handler.request, handler.get_status(), getattr(handler, "_client_ip", None),
-               endpoint_name(type(handler)), getattr(services, "metrics", None))
+    log_access(
+        handler.request,
+        handler.get_status(),
+        getattr(handler, "_client_ip", None),
+        endpoint_name(type(handler)),
+        getattr(services, "metrics", None),
+    )
 
 
 class _HeaderDate:

@@ -1,4 +1,5 @@
 """Start-up steps shared by the server, scripts and tests: connect the store, build the application."""
+
 from __future__ import annotations
 
 import asyncio
@@ -15,8 +16,13 @@ async def connect_store(config: Config, uri: str):
     client = create_client(uri)
     # On the embedded database, expiry is the retention job's (its TTL monitor scans whole
     # collections under a global lock); on MongoDB, TTL indexes.
-    store = Store(client, config.db_name, rate_collection_bytes=config.rate_collection_mb << 20,
-                  capped=config.capped_rate_counters, ttl_indexes=not config.embedded_database)
+    store = Store(
+        client,
+        config.db_name,
+        rate_collection_bytes=config.rate_collection_mb << 20,
+        capped=config.capped_rate_counters,
+        ttl_indexes=not config.embedded_database,
+    )
     for attempt in range(30):
         try:
             await store.ensure_schema()

@@ -1,4 +1,5 @@
 """Clan details, the hourly clan refresh job and the weekly clan digest."""
+
 from __future__ import annotations
 
 import asyncio
@@ -56,7 +57,6 @@ def clan_requests(clans: int) -> int:
     return 2 + -(-clans // per_call)
 
 
-
 def _rating_value(ratings: dict | None, key: str) -> int | None:
     entry = (ratings or {}).get(key)
     value = entry.get("value") if isinstance(entry, dict) else entry
@@ -112,8 +112,9 @@ def details_view(doc: dict) -> dict:
         "members_count": doc.get("members_count"),
         "ratings": doc["ratings"],
         "members": doc["members_avg"],
-        "member_list": [{k: m.get(k) for k in ("account_id", "name", "role", "joined_at")}
-                        for m in doc.get("members") or []],
+        "member_list": [
+            {k: m.get(k) for k in ("account_id", "name", "role", "joined_at")} for m in doc.get("members") or []
+        ],
         "cached_at": int(doc["cached_at"]),
     }
 
@@ -165,11 +166,25 @@ def member_changes(old_doc: dict | None, members: list[dict], now: float) -> lis
     before = {m["account_id"]: m.get("name") for m in old_doc.get("members") or []}
     after = {m["account_id"]: m.get("name") for m in members}
     for account_id in sorted(after.keys() - before.keys()):
-        changes.append({"account_id": account_id, "name": after[account_id], "change": "joined",
-                        "at": int(now), "date": utc_date(now)})
+        changes.append(
+            {
+                "account_id": account_id,
+                "name": after[account_id],
+                "change": "joined",
+                "at": int(now),
+                "date": utc_date(now),
+            }
+        )
     for account_id in sorted(before.keys() - after.keys()):
-        changes.append({"account_id": account_id, "name": before[account_id], "change": "left",
-                        "at": int(now), "date": utc_date(now)})
+        changes.append(
+            {
+                "account_id": account_id,
+                "name": before[account_id],
+                "change": "left",
+                "at": int(now),
+                "date": utc_date(now),
+            }
+        )
     return changes
 
 
@@ -177,8 +192,11 @@ def _career(snap: dict) -> dict | None:
     battles = snap.get("battles") or 0
     if not battles:
         return None
-    return {"win_rate": 100.0 * snap["wins"] / battles, "avg_damage": snap["damage_dealt"] / battles,
-            "avg_battles": float(battles)}
+    return {
+        "win_rate": 100.0 * snap["wins"] / battles,
+        "avg_damage": snap["damage_dealt"] / battles,
+        "avg_battles": float(battles),
+    }
 
 
 def _averages_change(rows: list[dict]) -> dict:
@@ -241,15 +259,20 @@ def weekly_digest(clan: dict, snapshots: list[dict], start: str, end: str, now: 
     for member in members:
         joined_at = member.get("joined_at")
         if joined_at and period_start <= joined_at <= now:
-            joined[member["account_id"]] = {"account_id": member["account_id"], "name": member.get("name"),
-                                            "date": utc_date(joined_at)}
+            joined[member["account_id"]] = {
+                "account_id": member["account_id"],
+                "name": member.get("name"),
+                "date": utc_date(joined_at),
+            }
     left = []
     for change in clan.get("member_changes") or []:
         if not start <= change["date"] <= end:
             continue
         if change["change"] == "joined" and change["account_id"] in names:
-            joined.setdefault(change["account_id"], {"account_id": change["account_id"],
-                                                     "name": names[change["account_id"]], "date": change["date"]})
+            joined.setdefault(
+                change["account_id"],
+                {"account_id": change["account_id"], "name": names[change["account_id"]], "date": change["date"]},
+            )
         elif change["change"] == "left":
             left.append({"account_id": change["account_id"], "name": change.get("name"), "date": change["date"]})
 
@@ -271,14 +294,25 @@ def weekly_digest(clan: dict, snapshots: list[dict], start: str, end: str, now: 
         },
         "top": {
             "min_battles": TOP_MIN_BATTLES,
-            "by_battles": [{"account_id": r["account_id"], "name": r["name"], "battles": r["battles"]}
-                           for r in by_battles],
-            "by_wn8": [{"account_id": r["account_id"], "name": r["name"], "wn8": round(r["last"]["wn8"], 2),
-                        "wn8_change": round(r["last"]["wn8"] - r["first"]["wn8"], 2)
-                        if r["first"].get("wn8") is not None else None,
-                        "battles": r["battles"]} for r in by_wn8],
-            "by_win_rate": [{"account_id": r["account_id"], "name": r["name"], "win_rate": r["win_rate"],
-                             "battles": r["battles"]} for r in by_win_rate],
+            "by_battles": [
+                {"account_id": r["account_id"], "name": r["name"], "battles": r["battles"]} for r in by_battles
+            ],
+            "by_wn8": [
+                {
+                    "account_id": r["account_id"],
+                    "name": r["name"],
+                    "wn8": round(r["last"]["wn8"], 2),
+                    "wn8_change": round(r["last"]["wn8"] - r["first"]["wn8"], 2)
+                    if r["first"].get("wn8") is not None
+                    else None,
+                    "battles": r["battles"],
+                }
+                for r in by_wn8
+            ],
+            "by_win_rate": [
+                {"account_id": r["account_id"], "name": r["name"], "win_rate": r["win_rate"], "battles": r["battles"]}
+                for r in by_win_rate
+            ],
         },
         "aggregates": {
             "battles": battles,
@@ -296,6 +330,7 @@ def weekly_digest(clan: dict, snapshots: list[dict], start: str, end: str, now: 
 @dataclasses.dataclass
 class _Run:
     """Bookkeeping of one refresh run: the upstream request budget and the outcome counters."""
+
     requests_left: int
     ratings_left: int
     requests: int = 0
@@ -312,8 +347,15 @@ class _Run:
 
 
 class ClanService:
-    def __init__(self, store, upstream, players, clock=time.time, request_budget: int = REQUEST_BUDGET,
-                 rating_budget: int = RATING_BUDGET):
+    def __init__(
+        self,
+        store,
+        upstream,
+        players,
+        clock=time.time,
+        request_budget: int = REQUEST_BUDGET,
+        rating_budget: int = RATING_BUDGET,
+    ):
         self.store = store
         self.upstream = upstream
         self.players = players
@@ -349,8 +391,12 @@ class ClanService:
             raise APIError("clan_not_cached")
         now = self.clock()
         stored = await self.store.clans.get_digest(region, clan_id)
-        if (stored and now - DIGEST_MAX_AGE <= stored["computed_at"] <= now
-                and stored["period_end"] == utc_date(now) and stored["clan_cached_at"] == doc["cached_at"]):
+        if (
+            stored
+            and now - DIGEST_MAX_AGE <= stored["computed_at"] <= now
+            and stored["period_end"] == utc_date(now)
+            and stored["clan_cached_at"] == doc["cached_at"]
+        ):
             return stored["data"]
         key = (region, clan_id, doc["cached_at"])
         building = self._digests_building.get(key)
@@ -402,7 +448,7 @@ class ClanService:
         batches: list[tuple[str, list[int]]] = []
         for region in REGIONS:
             ids = [c for r, c in due if r == region]
-            batches.extend((region, ids[i:i + BATCH]) for i in range(0, len(ids), BATCH))
+            batches.extend((region, ids[i : i + BATCH]) for i in range(0, len(ids), BATCH))
         # Oldest data first across regions (`due` is ordered by cached_at).
         order = {key: i for i, key in enumerate(due)}
         batches.sort(key=lambda b: order[(b[0], b[1][0])])
@@ -415,10 +461,12 @@ class ClanService:
                 break
             attempted += len(ids)
             await self._refresh_batch(region, ids, run, referenced)
-        outcome = (f"refreshed {run.refreshed} clans, failed {run.failed}, not found {run.not_found}, "
-                   f"disbanded {run.disbanded}, "
-                   f"members rated {run.rated}, upstream requests {run.requests}, "
-                   f"left for later {len(due) - attempted}")
+        outcome = (
+            f"refreshed {run.refreshed} clans, failed {run.failed}, not found {run.not_found}, "
+            f"disbanded {run.disbanded}, "
+            f"members rated {run.rated}, upstream requests {run.requests}, "
+            f"left for later {len(due) - attempted}"
+        )
         if run.refreshed == 0 and run.failed > 0:
             raise RuntimeError(outcome)
         return outcome
@@ -467,24 +515,42 @@ class ClanService:
         member_ids = list(dict.fromkeys(int(m["account_id"]) for c in found for m in _members_of(infos[c])))
         accounts, failed_ids = await self._member_accounts(region, member_ids, run)
         old_docs = await self.store.clans.get_many(region, found)
-        profiles = {p["account_id"]: p for p in await self.store.players.get_many(
-            region, member_ids, {"account_id": 1, "ratings": 1})} if member_ids else {}
+        profiles = (
+            {
+                p["account_id"]: p
+                for p in await self.store.players.get_many(region, member_ids, {"account_id": 1, "ratings": 1})
+            }
+            if member_ids
+            else {}
+        )
 
         for clan_id in found:
             members = _members_of(infos[clan_id])
             if any(int(m["account_id"]) in failed_ids for m in members):
                 run.failed += 1  # member data missing: keep the old document whole
                 continue
-            await self._write_clan(region, clan_id, infos[clan_id], ratings.get(clan_id), strongholds.get(clan_id),
-                                   members, accounts, old_docs.get(clan_id), profiles, run, referenced)
+            await self._write_clan(
+                region,
+                clan_id,
+                infos[clan_id],
+                ratings.get(clan_id),
+                strongholds.get(clan_id),
+                members,
+                accounts,
+                old_docs.get(clan_id),
+                profiles,
+                run,
+                referenced,
+            )
 
     async def _member_accounts(self, region: str, member_ids: list[int], run: _Run) -> tuple[dict, set]:
         """account/info for the members, 100 per request; ids of failed requests come back apart."""
-        chunks = [member_ids[i:i + BATCH] for i in range(0, len(member_ids), BATCH)]
-        affordable, skipped = chunks[:max(0, run.requests_left)], chunks[max(0, run.requests_left):]
+        chunks = [member_ids[i : i + BATCH] for i in range(0, len(member_ids), BATCH)]
+        affordable, skipped = chunks[: max(0, run.requests_left)], chunks[max(0, run.requests_left) :]
         results = await asyncio.gather(
             *(self.upstream.account_info(region, chunk, fields=ACCOUNT_FIELDS, caller="clans") for chunk in affordable),
-            return_exceptions=True)
+            return_exceptions=True,
+        )
         run.spend(len(affordable))
         accounts: dict[int, dict | None] = {}
         failed_ids: set[int] = {a for chunk in skipped for a in chunk}
@@ -500,16 +566,29 @@ class ClanService:
                 accounts.update(result)
         return accounts, failed_ids
 
-    async def _write_clan(self, region: str, clan_id: int, info: dict, ratings: dict | None,
-                          stronghold: dict | None, members: list[dict], accounts: dict, old_doc: dict | None,
-                          profiles: dict, run: _Run, referenced: set) -> None:
+    async def _write_clan(
+        self,
+        region: str,
+        clan_id: int,
+        info: dict,
+        ratings: dict | None,
+        stronghold: dict | None,
+        members: list[dict],
+        accounts: dict,
+        old_doc: dict | None,
+        profiles: dict,
+        run: _Run,
+        referenced: set,
+    ) -> None:
         now = self.clock()
         old_members = {m["account_id"]: m for m in (old_doc or {}).get("members") or []}
         known = {}
         for m in members:
             account_id = int(m["account_id"])
-            known[account_id] = _newest_rating(_rating_fields((profiles.get(account_id) or {}).get("ratings")),
-                                               (old_members.get(account_id) or {}).get("rating"))
+            known[account_id] = _newest_rating(
+                _rating_fields((profiles.get(account_id) or {}).get("ratings")),
+                (old_members.get(account_id) or {}).get("rating"),
+            )
         fresh = await self._rate_members(region, members, accounts, known, now, run)
 
         rows, snapshots = [], []
@@ -517,9 +596,17 @@ class ClanService:
             account_id = int(m["account_id"])
             account = accounts.get(account_id)
             rating = fresh.get(account_id) or known[account_id]
-            row = {"account_id": account_id, "name": m.get("account_name") or (account or {}).get("nickname"),
-                   "role": m.get("role"), "joined_at": m.get("joined_at"), "measured": account is not None,
-                   "battles": 0, "wins": 0, "damage_dealt": 0, "rating": rating}
+            row = {
+                "account_id": account_id,
+                "name": m.get("account_name") or (account or {}).get("nickname"),
+                "role": m.get("role"),
+                "joined_at": m.get("joined_at"),
+                "measured": account is not None,
+                "battles": 0,
+                "wins": 0,
+                "damage_dealt": 0,
+                "rating": rating,
+            }
             if account is not None:
                 totals = _account_totals(account)
                 row.update(battles=totals["battles"], wins=totals["wins"], damage_dealt=totals["damage_dealt"])
@@ -543,8 +630,9 @@ class ClanService:
         self._hot.pop((region, clan_id), None)
         run.refreshed += 1
 
-    async def _rate_members(self, region: str, members: list[dict], accounts: dict, known: dict, now: float,
-                            run: _Run) -> dict[int, dict | None]:
+    async def _rate_members(
+        self, region: str, members: list[dict], accounts: dict, known: dict, now: float, run: _Run
+    ) -> dict[int, dict | None]:
         """WN8/WN7/EFF for members whose rating is missing or a day old, within the budgets.
 
         Uses the account/info answer already fetched plus one tanks/stats call per member,
@@ -560,12 +648,13 @@ class ClanService:
                 stale.append(account_id)
         # Never-rated members first, then the oldest ratings.
         stale.sort(key=lambda a: ((known[a] or {}).get("calculated_at") or 0, a))
-        chosen = stale[:max(0, min(run.ratings_left, run.requests_left))]
+        chosen = stale[: max(0, min(run.ratings_left, run.requests_left))]
         if not chosen:
             return {}
-        results = await asyncio.gather(*(self.upstream.tanks_stats(region, a, fields=TANKS_FIELDS, caller="clans")
-                                         for a in chosen),
-                                        return_exceptions=True)
+        results = await asyncio.gather(
+            *(self.upstream.tanks_stats(region, a, fields=TANKS_FIELDS, caller="clans") for a in chosen),
+            return_exceptions=True,
+        )
         run.spend(len(chosen))
         run.ratings_left -= len(chosen)
         fresh: dict[int, dict | None] = {}

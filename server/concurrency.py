@@ -1,4 +1,5 @@
 """Request-path concurrency helpers: a fast 503 instead of a queue, and single-flight computations."""
+
 from __future__ import annotations
 
 import asyncio
@@ -15,8 +16,11 @@ async def heavy_slot(gate):
         async with gate.slot():
             yield
     except DatabaseBusy as exc:
-        raise APIError("database_unavailable", "the service is busy with other heavy requests; retry shortly",
-                       headers={"Retry-After": str(exc.retry_after)}) from None
+        raise APIError(
+            "database_unavailable",
+            "the service is busy with other heavy requests; retry shortly",
+            headers={"Retry-After": str(exc.retry_after)},
+        ) from None
 
 
 async def single_flight(flights: dict, key, make):

@@ -1,4 +1,5 @@
 """The one place that reads command-line flags and environment variables."""
+
 from __future__ import annotations
 
 import argparse
@@ -53,10 +54,7 @@ class Config:
 
     @property
     def attribution(self) -> str:
-        return (
-            f"Statistics by statsapi ({self.site_url}). "
-            "If you reuse this data, please link to that page."
-        )
+        return f"Statistics by statsapi ({self.site_url}). If you reuse this data, please link to that page."
 
 
 def parse_networks(text: str) -> tuple:
@@ -96,16 +94,21 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--data-dir", help="embedded database directory")
     parser.add_argument("--trusted-proxies", help="comma-separated CIDRs allowed to set X-Forwarded-For")
     parser.add_argument("--upstream-base-url", help="upstream simulator base URL")
-    parser.add_argument("--upstream-rps", type=float,
-                        help="requests per second the upstream allows the application_id, all processes together")
+    parser.add_argument(
+        "--upstream-rps",
+        type=float,
+        help="requests per second the upstream allows the application_id, all processes together",
+    )
     parser.add_argument("--expected-values", help="URL or file of the XVM expected-values table")
     parser.add_argument("--site-url")
     parser.add_argument("--rate-limit-scale", type=float, help="multiply every rate limit (tests only)")
     parser.add_argument("--no-jobs", action="store_true", help="do not run background jobs")
     parser.add_argument("--seed-demo", action="store_true", help="seed demo data when the database is empty")
     parser.add_argument("--log-level")
-    parser.add_argument("--metrics-allow", help="comma-separated CIDRs allowed to read /metrics "
-                                                "(default loopback: 127.0.0.1/32,::1/128)")
+    parser.add_argument(
+        "--metrics-allow",
+        help="comma-separated CIDRs allowed to read /metrics (default loopback: 127.0.0.1/32,::1/128)",
+    )
     return parser
 
 
@@ -144,14 +147,16 @@ def get_config(argv: Sequence[str] | None = None, environ: Mapping[str, str] | N
         trusted_proxies=proxies,
         upstream_base_url=pick(args.upstream_base_url, "STATSAPI_UPSTREAM_BASE_URL", None),
         application_id=env.get("STATSAPI_APPLICATION_ID", defaults.application_id),
-        upstream_rps=_positive("--upstream-rps", pick(args.upstream_rps, "STATSAPI_UPSTREAM_RPS",
-                                                      defaults.upstream_rps, float)),
+        upstream_rps=_positive(
+            "--upstream-rps", pick(args.upstream_rps, "STATSAPI_UPSTREAM_RPS", defaults.upstream_rps, float)
+        ),
         expected_values=pick(args.expected_values, "STATSAPI_EXPECTED_VALUES", None),
         site_url=pick(args.site_url, "STATSAPI_SITE_URL", site_default),
         rate_limit_scale=pick(args.rate_limit_scale, "STATSAPI_RATE_LIMIT_SCALE", 1.0, float),
         rate_collection_mb=pick(None, "STATSAPI_RATE_COLLECTION_MB", defaults.rate_collection_mb, int),
-        rate_collection=_choice("STATSAPI_RATE_COLLECTION", pick(None, "STATSAPI_RATE_COLLECTION", "auto"),
-                                ("auto", "capped", "plain")),
+        rate_collection=_choice(
+            "STATSAPI_RATE_COLLECTION", pick(None, "STATSAPI_RATE_COLLECTION", "auto"), ("auto", "capped", "plain")
+        ),
         jobs=not args.no_jobs and _bool(env.get("STATSAPI_JOBS", "1")),
         seed_demo=args.seed_demo or _bool(env.get("STATSAPI_SEED_DEMO", "0")),
         log_level=pick(args.log_level, "STATSAPI_LOG_LEVEL", defaults.log_level),

@@ -1,4 +1,5 @@
 """Demo data through the real ingest path: the upstream client against the simulator, store code, jobs."""
+
 from __future__ import annotations
 
 import asyncio
@@ -12,7 +13,6 @@ from server.upstream import ACCOUNT_FIELDS, TANKS_FIELDS
 from store.constants import REGIONS
 
 log = logging.getLogger("statsapi.demo")
-
 
 
 class TimeTravelUpstream:
@@ -43,8 +43,9 @@ def _progress(total: int, desc: str):
     return tqdm(total=total, desc=desc, unit="step", leave=True)
 
 
-async def seed_player_history(store, upstream, ratings_source, accounts: dict[str, list[int]], days: int,
-                              now: float, rating_every: int = 7) -> int:
+async def seed_player_history(
+    store, upstream, ratings_source, accounts: dict[str, list[int]], days: int, now: float, rating_every: int = 7
+) -> int:
     """Daily snapshots for `days` days (ratings on every `rating_every`-th day and the last)."""
     expected = await ratings_source.expected_values()
     today = dt.datetime.fromtimestamp(now, dt.UTC).date()
@@ -61,16 +62,16 @@ async def seed_player_history(store, upstream, ratings_source, accounts: dict[st
         traveller = TimeTravelUpstream(upstream, lambda: as_of)
         with_ratings = expected is not None and (back % rating_every == 0)
         async with units:
-            infos = await traveller.account_info(region, accounts.get(region) or [], fields=ACCOUNT_FIELDS,
-                                                 caller="seed")
+            infos = await traveller.account_info(
+                region, accounts.get(region) or [], fields=ACCOUNT_FIELDS, caller="seed"
+            )
             tiers = await ratings_source.tiers(region) if with_ratings else {}
 
             async def one(account_id: int, info: dict) -> dict:
                 tanks = []
                 if with_ratings:
                     async with tank_calls:
-                        tanks = await traveller.tanks_stats(region, account_id, fields=TANKS_FIELDS,
-                                                            caller="seed")
+                        tanks = await traveller.tanks_stats(region, account_id, fields=TANKS_FIELDS, caller="seed")
                 doc = build_profile(region, account_id, info, tanks, as_of)
                 if with_ratings:
                     doc["ratings"] = rating_maths.compute_ratings(doc["totals"], doc["tanks"], expected, tiers)
@@ -125,12 +126,13 @@ async def seed_online(store, upstream, days: int, now: float, recent_hours: int 
     samples = 0
     batch = 32
     for start in range(0, len(minutes), batch):
+
         async def one(minute):
             clock = lambda minute=minute: minute * 60.0  # noqa: E731 - the sampler's "now"
             sampler = OnlineService(store, TimeTravelUpstream(upstream, clock), clock=clock)
             await sampler.sample(minute)
 
-        chunk = minutes[start:start + batch]
+        chunk = minutes[start : start + batch]
         await asyncio.gather(*[one(m) for m in chunk])
         samples += len(chunk)
         if bar:
@@ -163,8 +165,16 @@ class SimulatorLists:
         return await self._ids("clans", region, n)
 
 
-async def seed_demo(store, services, simulator_lists, players_per_region: int = 100, clans_per_region: int = 4,
-                    history_days: int = 120, online_days: int = 30, now: float | None = None) -> dict:
+async def seed_demo(
+    store,
+    services,
+    simulator_lists,
+    players_per_region: int = 100,
+    clans_per_region: int = 4,
+    history_days: int = 120,
+    online_days: int = 30,
+    now: float | None = None,
+) -> dict:
     """Seed everything; idempotent (snapshots, samples and profiles are upserts keyed by day/minute/id)."""
     now = now or time.time()
     started = time.monotonic()
@@ -174,16 +184,20 @@ async def seed_demo(store, services, simulator_lists, players_per_region: int = 
         clans[region] = await simulator_lists.clans(region, clans_per_region)
         members: list[int] = []
         for clan_id in clans[region]:
-            info = (await services.upstream.clans_info(region, [clan_id], fields="clan_id,members.account_id",
-                                                       caller="seed")).get(clan_id) or {}
+            info = (
+                await services.upstream.clans_info(
+                    region, [clan_id], fields="clan_id,members.account_id", caller="seed"
+                )
+            ).get(clan_id) or {}
             members += [m["account_id"] for m in info.get("members") or []]
         extra = await simulator_lists.accounts(region, players_per_region)
         accounts[region] = sorted(set(members[: players_per_region // 2]) | set(extra))[:players_per_region]
         if simulator_lists.demo_account not in accounts[region] and region == "eu":
             accounts[region][0] = simulator_lists.demo_account
     summary = {"accounts": {r: len(v) for r, v in accounts.items()}, "clans": clans}
-    summary["snapshots"] = await seed_player_history(store, services.upstream, services.ratings_source,
-                                                     accounts, history_days, now)
+    summary["snapshots"] = await seed_player_history(
+        store, services.upstream, services.ratings_source, accounts, history_days, now
+    )
     summary["profiles"] = await seed_current_profiles(services.players, accounts)
     for region, ids in clans.items():
         await store.clans.add_seeds(region, ids)

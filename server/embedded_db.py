@@ -10,6 +10,7 @@ MAX_RESTARTS attempts in RESTART_WINDOW seconds; beyond that it gives up (logged
 The counters live in an anonymous shared mapping created before any fork, so with
 `--processes N` (the parent supervises) every server process reports the same figures.
 """
+
 from __future__ import annotations
 
 import logging
@@ -45,8 +46,9 @@ _STATES = ("stopped", "running", "restarting", "gave_up")
 class EmbeddedDatabase:
     """A SecantusDB server on a free loopback port, storing under `storage_path`."""
 
-    def __init__(self, storage_path: str, port: int | None = None, host: str = "127.0.0.1",
-                 durable: bool | None = None):
+    def __init__(
+        self, storage_path: str, port: int | None = None, host: str = "127.0.0.1", durable: bool | None = None
+    ):
         self.storage_path = storage_path
         self.host = host
         self.port = port or free_port(host)
@@ -113,20 +115,31 @@ class EmbeddedDatabase:
         return self
 
     def _spawn(self) -> None:
-        cmd = [sys.executable, "-m", "secantus", "--host", self.host, "--port", str(self.port),
-               "--storage-path", self.storage_path, "--log-level", "WARNING"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "secantus",
+            "--host",
+            self.host,
+            "--port",
+            str(self.port),
+            "--storage-path",
+            self.storage_path,
+            "--log-level",
+            "WARNING",
+        ]
         if self.durable:
             cmd.append("--sync-on-commit")
-        self.process = subprocess.Popen(cmd, stdout=self._log_file, stderr=subprocess.STDOUT,
-                                        stdin=subprocess.DEVNULL, start_new_session=True)
+        self.process = subprocess.Popen(
+            cmd, stdout=self._log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+        )
         self._started_at = time.monotonic()
 
     # --- supervision --------------------------------------------------------------------
     def supervise(self) -> EmbeddedDatabase:
         """Restart the child whenever it exits unexpectedly (a daemon thread; see the module)."""
         if self._supervisor is None or not self._supervisor.is_alive():
-            self._supervisor = threading.Thread(target=self._supervise, name="embedded-db-supervisor",
-                                                daemon=True)
+            self._supervisor = threading.Thread(target=self._supervise, name="embedded-db-supervisor", daemon=True)
             self._supervisor.start()
         return self
 
@@ -144,8 +157,7 @@ class EmbeddedDatabase:
                     continue
             if time.monotonic() - self._started_at >= STABLE_AFTER:
                 failures = 0
-            log.error("embedded database (pid %s) exited unexpectedly with code %s; restarting it",
-                      proc.pid, code)
+            log.error("embedded database (pid %s) exited unexpectedly with code %s; restarting it", proc.pid, code)
             self._update_shared(last_exit_at=time.time(), last_exit_code=code, state=2, pid=0)
             while not self._restart(failures):
                 failures += 1
@@ -161,8 +173,12 @@ class EmbeddedDatabase:
         now = time.monotonic()
         self._attempt_times = [t for t in self._attempt_times if now - t < RESTART_WINDOW]
         if len(self._attempt_times) >= MAX_RESTARTS:
-            log.critical("embedded database: %s restart attempts in %.0f s; giving up (data endpoints answer "
-                         "503 until the service is restarted)", MAX_RESTARTS, RESTART_WINDOW)
+            log.critical(
+                "embedded database: %s restart attempts in %.0f s; giving up (data endpoints answer "
+                "503 until the service is restarted)",
+                MAX_RESTARTS,
+                RESTART_WINDOW,
+            )
             self._update_shared(state=3)
             return False
         delay = RESTART_DELAYS[min(failures, len(RESTART_DELAYS) - 1)]
@@ -190,8 +206,9 @@ class EmbeddedDatabase:
             return False
         restarts = self._read_shared()[0] + 1
         self._update_shared(restarts=restarts, last_restart=time.time(), state=1, pid=proc.pid)
-        log.warning("embedded database restarted (pid %s, restart %s); data in %s", proc.pid, restarts,
-                    self.storage_path)
+        log.warning(
+            "embedded database restarted (pid %s, restart %s); data in %s", proc.pid, restarts, self.storage_path
+        )
         return True
 
     def wait_ready(self, timeout: float) -> None:

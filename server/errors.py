@@ -1,4 +1,5 @@
 """Error codes of the API and the exception that carries one."""
+
 from __future__ import annotations
 
 import http.client

@@ -34,6 +34,7 @@ Tornado internals used here (checked against Tornado 6.6.1; the project pins tor
 * `IOStream._read_buffer` / `_read_buffer_size`: bytes read past a request head (a body, a
   pipelined request) are put back there for Tornado's next read.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -87,17 +88,23 @@ def json_error_response(status: int, reason: str, code: str, message: str) -> by
 
 
 BAD_REQUEST = json_error_response(
-    400, "Bad Request", "bad_request", "the request could not be parsed (bad encoding, header or line)")
+    400, "Bad Request", "bad_request", "the request could not be parsed (bad encoding, header or line)"
+)
 TOO_LARGE = json_error_response(
-    431, "Request Header Fields Too Large", "request_too_large", "request line or headers too large")
+    431, "Request Header Fields Too Large", "request_too_large", "request line or headers too large"
+)
 TOO_MANY_LINES = json_error_response(
-    431, "Request Header Fields Too Large", "request_too_large",
-    f"too many header lines (at most {MAX_HEADER_LINES})")
+    431, "Request Header Fields Too Large", "request_too_large", f"too many header lines (at most {MAX_HEADER_LINES})"
+)
 PAYLOAD_TOO_LARGE = json_error_response(
-    413, "Payload Too Large", "payload_too_large",
-    f"request body too large: this read-only API accepts at most {MAX_BODY_SIZE} bytes")
+    413,
+    "Payload Too Large",
+    "payload_too_large",
+    f"request body too large: this read-only API accepts at most {MAX_BODY_SIZE} bytes",
+)
 BUSY = json_error_response(
-    503, "Service Unavailable", "too_many_connections", "too many open connections; retry shortly")
+    503, "Service Unavailable", "too_many_connections", "too many open connections; retry shortly"
+)
 
 
 def raise_fd_limit() -> int:
@@ -135,8 +142,15 @@ class _OncePerInterval:
         self._pending += 1
         now = time.monotonic()
         if now - self._last >= LOG_INTERVAL:
-            log.log(self.level, "%s (%s in the last %.0f s, %s in all)%s", self.message, self._pending,
-                    LOG_INTERVAL, self.total, f": {detail}" if detail else "")
+            log.log(
+                self.level,
+                "%s (%s in the last %.0f s, %s in all)%s",
+                self.message,
+                self._pending,
+                LOG_INTERVAL,
+                self.total,
+                f": {detail}" if detail else "",
+            )
             self._last, self._pending = now, 0
 
 
@@ -196,8 +210,9 @@ class _JSONRejectingStream:
         data = await stream.read_bytes(65536, partial=True)
         buffer = None
         while True:
-            match = pattern.search(data if buffer is None else buffer,
-                                   0 if buffer is None else max(0, len(buffer) - len(data) - 3))
+            match = pattern.search(
+                data if buffer is None else buffer, 0 if buffer is None else max(0, len(buffer) - len(data) - 3)
+            )
             if match is not None:
                 break
             if buffer is None:
@@ -306,26 +321,36 @@ class _BodyGuard(tornado.httputil.HTTPMessageDelegate):
 
 
 class JSONErrorHTTPServer(tornado.httpserver.HTTPServer):
-    def initialize(self, request_callback, *, max_header_size: int | None = MAX_HEADER_SIZE,
-                   max_body_size: int | None = MAX_BODY_SIZE, head_timeout: float = HEAD_TIMEOUT,
-                   max_connections: int | None = None,
-                   max_connections_per_client: int = MAX_CONNECTIONS_PER_CLIENT,
-                   uncapped_networks=(), **kwargs) -> None:
-        super().initialize(request_callback, max_header_size=max_header_size or MAX_HEADER_SIZE,
-                           max_body_size=max_body_size if max_body_size is not None else MAX_BODY_SIZE,
-                           **kwargs)
+    def initialize(
+        self,
+        request_callback,
+        *,
+        max_header_size: int | None = MAX_HEADER_SIZE,
+        max_body_size: int | None = MAX_BODY_SIZE,
+        head_timeout: float = HEAD_TIMEOUT,
+        max_connections: int | None = None,
+        max_connections_per_client: int = MAX_CONNECTIONS_PER_CLIENT,
+        uncapped_networks=(),
+        **kwargs,
+    ) -> None:
+        super().initialize(
+            request_callback,
+            max_header_size=max_header_size or MAX_HEADER_SIZE,
+            max_body_size=max_body_size if max_body_size is not None else MAX_BODY_SIZE,
+            **kwargs,
+        )
         self.max_header_size = max_header_size or MAX_HEADER_SIZE
         self.max_body_size = max_body_size if max_body_size is not None else MAX_BODY_SIZE
         self.head_timeout = head_timeout
         self.max_connections = max_connections or default_max_connections()
         self.max_connections_per_client = max_connections_per_client
-        self.uncapped_networks = tuple(ipaddress.ip_network(n) if isinstance(n, str) else n
-                                       for n in uncapped_networks)
+        self.uncapped_networks = tuple(ipaddress.ip_network(n) if isinstance(n, str) else n for n in uncapped_networks)
         self._streams: dict = {}  # HTTP1ServerConnection -> its _JSONRejectingStream
         self._per_client: dict = {}  # peer address -> open connections
         self._waiting: dict = {}  # streams waiting for a request head, oldest first
-        self._shed = _OncePerInterval("idle connections closed to make room (server full or out of descriptors)",
-                                      logging.INFO)
+        self._shed = _OncePerInterval(
+            "idle connections closed to make room (server full or out of descriptors)", logging.INFO
+        )
         self._rejected = _OncePerInterval("new connections refused: the server or the client is at its connection cap")
         self._rejected_heads = _OncePerInterval("request heads refused (too large)", logging.INFO)
         self._head_timeouts = _OncePerInterval("connections closed: no complete request head in time", logging.INFO)
@@ -368,8 +393,9 @@ class JSONErrorHTTPServer(tornado.httpserver.HTTPServer):
                 except ConnectionAbortedError:
                     continue
                 except OSError as exc:
-                    self._accept_failed(f"{errno.errorcode.get(exc.errno, exc.errno)}; "
-                                        f"{len(self._streams)} connections open")
+                    self._accept_failed(
+                        f"{errno.errorcode.get(exc.errno, exc.errno)}; {len(self._streams)} connections open"
+                    )
                     if exc.errno in _OUT_OF_DESCRIPTORS:
                         self._shed_waiting(16)
                     io_loop.remove_handler(sock)

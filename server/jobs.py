@@ -1,4 +1,5 @@
 """Background jobs, run by exactly one process at a time (the holder of the jobs lease)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -30,8 +31,16 @@ class JobRunner:
     runs twice for the same minute or day, even across a change of leader.
     """
 
-    def __init__(self, store, lease_ttl: float = 60.0, renew_every: float = 15.0, tick: float = 1.0,
-                 clock=time.time, owner: str | None = None, metrics=None):
+    def __init__(
+        self,
+        store,
+        lease_ttl: float = 60.0,
+        renew_every: float = 15.0,
+        tick: float = 1.0,
+        clock=time.time,
+        owner: str | None = None,
+        metrics=None,
+    ):
         self.store = store
         self.metrics = metrics  # server.metrics.Metrics, or None
         self.lease_ttl = lease_ttl

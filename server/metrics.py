@@ -1,4 +1,5 @@
 """Prometheus metrics of one process (prometheus_client), rendered for /metrics."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -25,15 +26,32 @@ class Metrics:
 
     def __init__(self):
         self.registry = CollectorRegistry(auto_describe=True)
-        self.requests = Counter("statsapi_http_requests", "HTTP requests answered, by endpoint and status.",
-                                ["endpoint", "status"], registry=self.registry)
-        self.latency = Histogram("statsapi_http_request_duration_seconds", "Time to answer, by endpoint.",
-                                 ["endpoint"], buckets=LATENCY_BUCKETS, registry=self.registry)
-        self.jobs = Counter("statsapi_job_runs", "Background job runs, by job and outcome (ok, failed).",
-                            ["job", "outcome"], registry=self.registry)
-        self.db_commands = Histogram("statsapi_database_command_duration_seconds",
-                                     "Database commands as the driver saw them, by command and outcome.",
-                                     ["command", "outcome"], buckets=LATENCY_BUCKETS, registry=self.registry)
+        self.requests = Counter(
+            "statsapi_http_requests",
+            "HTTP requests answered, by endpoint and status.",
+            ["endpoint", "status"],
+            registry=self.registry,
+        )
+        self.latency = Histogram(
+            "statsapi_http_request_duration_seconds",
+            "Time to answer, by endpoint.",
+            ["endpoint"],
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self.jobs = Counter(
+            "statsapi_job_runs",
+            "Background job runs, by job and outcome (ok, failed).",
+            ["job", "outcome"],
+            registry=self.registry,
+        )
+        self.db_commands = Histogram(
+            "statsapi_database_command_duration_seconds",
+            "Database commands as the driver saw them, by command and outcome.",
+            ["command", "outcome"],
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
         self._sources: list[Callable[[], list]] = []
         self.registry.register(_Snapshot(self._sources))
 
@@ -72,12 +90,12 @@ class _Snapshot:
 def upstream_families(budget) -> list:
     """The upstream budget: requests and refusals by caller, rate, queue."""
     status = budget.status()
-    sent = CounterMetricFamily("statsapi_upstream_requests", "Upstream requests sent, by caller.",
-                               labels=["caller"])
+    sent = CounterMetricFamily("statsapi_upstream_requests", "Upstream requests sent, by caller.", labels=["caller"])
     for caller, count in sorted(budget.sent_by_caller.items()):
         sent.add_metric([caller], count)
-    refused = CounterMetricFamily("statsapi_upstream_refusals",
-                                  "Upstream REQUEST_LIMIT_EXCEEDED answers, by caller.", labels=["caller"])
+    refused = CounterMetricFamily(
+        "statsapi_upstream_refusals", "Upstream REQUEST_LIMIT_EXCEEDED answers, by caller.", labels=["caller"]
+    )
     for caller, count in sorted(budget.refused_by_caller.items()):
         refused.add_metric([caller], count)
     rate = GaugeMetricFamily("statsapi_upstream_effective_rate", "Requests per second this process may send now.")
@@ -89,14 +107,16 @@ def upstream_families(budget) -> list:
 
 def limiter_families(limiter) -> list:
     status = limiter.status()
-    rejected = CounterMetricFamily("statsapi_rate_limit_rejections", "Requests refused with 429, by bucket.",
-                                   labels=["bucket"])
+    rejected = CounterMetricFamily(
+        "statsapi_rate_limit_rejections", "Requests refused with 429, by bucket.", labels=["bucket"]
+    )
     for bucket, count in sorted(limiter.rejections.items()):
         rejected.add_metric([bucket], count)
     failures = CounterMetricFamily("statsapi_rate_counter_flush_failures", "Rate-counter flushes that failed.")
     failures.add_metric([], status["flush_failures"])
-    lag = GaugeMetricFamily("statsapi_rate_counter_flush_lag_seconds",
-                            "How long flushes have failed or left counters behind.")
+    lag = GaugeMetricFamily(
+        "statsapi_rate_counter_flush_lag_seconds", "How long flushes have failed or left counters behind."
+    )
     lag.add_metric([], status["flush_lag_seconds"])
     pending = GaugeMetricFamily("statsapi_rate_counter_pending_keys", "Counters not yet in the database.")
     pending.add_metric([], status["pending_keys"])
@@ -115,8 +135,9 @@ def process_families(services) -> list:
     embedded = services.embedded_database
     if embedded is not None:
         status = embedded.status()
-        restarts = CounterMetricFamily("statsapi_embedded_database_restarts",
-                                       "Restarts of the embedded database after it exited.")
+        restarts = CounterMetricFamily(
+            "statsapi_embedded_database_restarts", "Restarts of the embedded database after it exited."
+        )
         restarts.add_metric([], status["restarts"])
         running = GaugeMetricFamily("statsapi_embedded_database_running", "1 while the child process runs.")
         running.add_metric([], 1.0 if status["state"] == "running" else 0.0)
@@ -125,11 +146,13 @@ def process_families(services) -> list:
         stats = services.connection_stats()
         open_ = GaugeMetricFamily("statsapi_connections_open", "Open client connections of this process.")
         open_.add_metric([], stats["open"])
-        refused = CounterMetricFamily("statsapi_connections_refused",
-                                      "Connections closed at once: over the total or per-client cap.")
+        refused = CounterMetricFamily(
+            "statsapi_connections_refused", "Connections closed at once: over the total or per-client cap."
+        )
         refused.add_metric([], stats["refused"])
-        timeouts = CounterMetricFamily("statsapi_connection_head_timeouts",
-                                       "Connections closed without a complete request head in time.")
+        timeouts = CounterMetricFamily(
+            "statsapi_connection_head_timeouts", "Connections closed without a complete request head in time."
+        )
         timeouts.add_metric([], stats["head_timeouts"])
         families += [open_, refused, timeouts]
     return families

@@ -1,4 +1,5 @@
 """Player counts: the minute sampler, current counts with peaks, daily history."""
+
 from __future__ import annotations
 
 import asyncio
@@ -76,8 +77,14 @@ def _server_rows(rows) -> list[dict]:
 
 
 class OnlineService:
-    def __init__(self, store, upstream, clock=time.time, cache_seconds: float = CURRENT_CACHE_SECONDS,
-                 history_cache_seconds: float = HISTORY_CACHE_SECONDS):
+    def __init__(
+        self,
+        store,
+        upstream,
+        clock=time.time,
+        cache_seconds: float = CURRENT_CACHE_SECONDS,
+        history_cache_seconds: float = HISTORY_CACHE_SECONDS,
+    ):
         self.store = store
         self.upstream = upstream
         self.clock = clock
@@ -101,14 +108,20 @@ class OnlineService:
         sampled_at = self.clock()
         failed = [(pair, error) for pair, (_, error) in zip(pairs, fetched) if error is not None]
         good = [(pair, rows) for pair, (rows, error) in zip(pairs, fetched) if error is None]
-        await asyncio.gather(*(self.store.online.record_failure(g, r, sampled_at, error)
-                                for (g, r), error in failed))
-        stored_flags = await asyncio.gather(*(self.store.online.record_minute(g, r, minute_ts, rows, sampled_at)
-                                              for (g, r), rows in good))
+        await asyncio.gather(*(self.store.online.record_failure(g, r, sampled_at, error) for (g, r), error in failed))
+        stored_flags = await asyncio.gather(
+            *(self.store.online.record_minute(g, r, minute_ts, rows, sampled_at) for (g, r), rows in good)
+        )
         stored: dict[tuple[str, str], list[dict]] = {
-            pair: rows for (pair, rows), is_new in zip(good, stored_flags) if is_new and rows is not None}
-        await asyncio.gather(*(self.store.online.raise_peaks(game, minute_ts, counts)
-                               for game, counts in self._peak_counts(stored).items() if counts))
+            pair: rows for (pair, rows), is_new in zip(good, stored_flags) if is_new and rows is not None
+        }
+        await asyncio.gather(
+            *(
+                self.store.online.raise_peaks(game, minute_ts, counts)
+                for game, counts in self._peak_counts(stored).items()
+                if counts
+            )
+        )
         self._current = None
         self._history.clear()
         self._today.clear()
@@ -120,8 +133,9 @@ class OnlineService:
         if failed:
             names = ", ".join(f"{g}/{r}" for (g, r), _ in failed)
             outcome += f", {len(failed)} failed: {names}"
-            log.warning("online sampler, minute %s: %s", minute_ts, "; ".join(
-                f"{g}/{r}: {error}" for (g, r), error in failed))
+            log.warning(
+                "online sampler, minute %s: %s", minute_ts, "; ".join(f"{g}/{r}: {error}" for (g, r), error in failed)
+            )
         if len(failed) == len(pairs):
             raise SamplingFailed(f"all {len(pairs)} game/regions failed: " + failed[0][1])
         return outcome
@@ -168,16 +182,21 @@ class OnlineService:
             regions = {}
             for region in REGIONS:
                 doc = latest.get((game, region)) or {}
-                regions[region] = self._region_now(doc, now, today.isoformat(), today_doc.get(region),
-                                                   all_time_doc.get(region))
+                regions[region] = self._region_now(
+                    doc, now, today.isoformat(), today_doc.get(region), all_time_doc.get(region)
+                )
                 if doc.get("minute") is not None and (newest is None or _unix(doc["minute"]) > _unix(newest)):
                     newest = doc["minute"]
-            games[game] = self._game_now(regions, today.isoformat(), today_doc.get("total"),
-                                         all_time_doc.get("total"))
+            games[game] = self._game_now(regions, today.isoformat(), today_doc.get("total"), all_time_doc.get("total"))
         answer = {
             "games": games,
-            "newest_sample": None if newest is None else {
-                "minute": _iso(newest), "minute_unix": _unix(newest), "age_seconds": max(0, int(now - _unix(newest)))},
+            "newest_sample": None
+            if newest is None
+            else {
+                "minute": _iso(newest),
+                "minute_unix": _unix(newest),
+                "age_seconds": max(0, int(now - _unix(newest))),
+            },
             "today": today.isoformat(),
             "sample_interval_seconds": 60,
         }
@@ -227,11 +246,17 @@ class OnlineService:
         today = _utc(now).date()
         key = (game, region, days)
         cached = self._history.get(key)
-        if (cached is not None and 0 <= time.monotonic() - cached[0] < self.history_cache_seconds
-                and cached[1]["to"] == today.isoformat()):
+        if (
+            cached is not None
+            and 0 <= time.monotonic() - cached[0] < self.history_cache_seconds
+            and cached[1]["to"] == today.isoformat()
+        ):
             return cached[1]
-        return await single_flight(self._history_flights, (game, region, days, today.isoformat()),
-                                   lambda: self._build_history(game, region, days, now))
+        return await single_flight(
+            self._history_flights,
+            (game, region, days, today.isoformat()),
+            lambda: self._build_history(game, region, days, now),
+        )
 
     async def _build_history(self, game: str, region: str, days: int, now: float) -> dict:
         today = _utc(now).date()
@@ -246,8 +271,12 @@ class OnlineService:
                 missing = await self._materialise_known_gaps(game, region, missing, rows)
             inline = missing[-INLINE_DAYS:]
             if len(missing) > len(inline):
-                log.info("online history %s/%s: %d days not materialised yet (gaps until the online_daily job "
-                         "fills them)", game, region, len(missing) - len(inline))
+                log.info(
+                    "online history %s/%s: %d days not materialised yet (gaps until the online_daily job fills them)",
+                    game,
+                    region,
+                    len(missing) - len(inline),
+                )
             live = {d: self._today_cached(game, region, d) for d in unfinished}
             if inline or any(row is None for row in live.values()):
                 async with heavy_slot(self.store.heavy):
@@ -282,8 +311,9 @@ class OnlineService:
         self.aggregations += 1
         return await self.store.online.aggregate_day(game, region, date)
 
-    async def _materialise_known_gaps(self, game: str, region: str, missing: list[dt.date],
-                                      rows: dict, scan: bool = False) -> list[dt.date]:
+    async def _materialise_known_gaps(
+        self, game: str, region: str, missing: list[dt.date], rows: dict, scan: bool = False
+    ) -> list[dt.date]:
         """Days before the first stored sample are gaps for certain: stored as such without any
         aggregation (a read of at most three status documents). Returns the days still missing."""
         first_day = await self.store.online.first_sample_day(game, region, scan=scan)
@@ -307,23 +337,31 @@ class OnlineService:
             date = (first + dt.timedelta(days=i)).isoformat()
             row = rows.get(date)
             if row is None or not row.get("samples"):
-                series.append({"date": date, "samples": 0, "peak": None, "peak_minute": None,
-                               "min": None, "avg": None})
+                series.append({"date": date, "samples": 0, "peak": None, "peak_minute": None, "min": None, "avg": None})
                 continue
-            series.append({
-                "date": date,
-                "samples": row["samples"],
-                "peak": row["peak"],
-                "peak_minute": _iso(row["peak_minute"]),
-                "min": row["min"],
-                "avg": round(row["avg"], 1),
-            })
-        return {"game": game, "region": region, "days": days, "from": first.isoformat(),
-                "to": today.isoformat(), "series": series}
+            series.append(
+                {
+                    "date": date,
+                    "samples": row["samples"],
+                    "peak": row["peak"],
+                    "peak_minute": _iso(row["peak_minute"]),
+                    "min": row["min"],
+                    "avg": round(row["avg"], 1),
+                }
+            )
+        return {
+            "game": game,
+            "region": region,
+            "days": days,
+            "from": first.isoformat(),
+            "to": today.isoformat(),
+            "series": series,
+        }
 
     # --- the online_daily job (leader) ------------------------------------------------
-    async def materialise_days(self, slot: int | None = None, budget: int = BACKFILL_DAYS_PER_RUN,
-                               pause: float = BACKFILL_PAUSE_SECONDS) -> str:
+    async def materialise_days(
+        self, slot: int | None = None, budget: int = BACKFILL_DAYS_PER_RUN, pause: float = BACKFILL_PAUSE_SECONDS
+    ) -> str:
         """Materialise finished days of every game × region (and "all") in online_daily: yesterday
         once it is final, then missing days of the last HISTORY_MAX_DAYS, newest first, at most
         `budget` aggregations per run with a pause between them (requests run in between)."""

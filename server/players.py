@@ -1,4 +1,5 @@
 """Player profiles: cache first, live lookups within budgets, ratings, snapshots, history."""
+
 from __future__ import annotations
 
 import asyncio
@@ -86,8 +87,15 @@ def profile_view(doc: dict, live_fetched: bool) -> dict:
             "expected_values_version": ratings.get("expected_values_version"),
         }
     else:
-        ratings_view = {"available": False, "wn8": None, "wn8_color": None, "wn7": None, "efficiency": None,
-                        "calculated_at": None, "expected_values_version": None}
+        ratings_view = {
+            "available": False,
+            "wn8": None,
+            "wn8_color": None,
+            "wn7": None,
+            "efficiency": None,
+            "calculated_at": None,
+            "expected_values_version": None,
+        }
     return {
         "account_id": doc["account_id"],
         "region": doc["region"],
@@ -149,7 +157,8 @@ def period_delta(first: dict, last: dict) -> dict:
         "avg_frags": _per_battle(diff["frags"], battles),
         "avg_xp": _per_battle(diff["xp"], battles),
         "wn8_change": round(last["wn8"] - first["wn8"], 2)
-        if last.get("wn8") is not None and first.get("wn8") is not None else None,
+        if last.get("wn8") is not None and first.get("wn8") is not None
+        else None,
         "win_rate_change": _rate_change(first, last),
     }
 
@@ -167,8 +176,21 @@ def history_view(region: str, account_id: int, snapshots: list[dict], days: int,
     entries = []
     for snap in snapshots:
         if snap["date"] >= first_day:
-            entry = {k: snap.get(k) for k in ("date", "battles", "wins", "damage_dealt", "frags", "spotted",
-                                               "xp", "wn8", "wn7", "efficiency")}
+            entry = {
+                k: snap.get(k)
+                for k in (
+                    "date",
+                    "battles",
+                    "wins",
+                    "damage_dealt",
+                    "frags",
+                    "spotted",
+                    "xp",
+                    "wn8",
+                    "wn7",
+                    "efficiency",
+                )
+            }
             entry["win_rate"] = _per_battle(100.0 * snap["wins"], snap["battles"])
             entry["avg_damage"] = _per_battle(snap["damage_dealt"], snap["battles"])
             entries.append(entry)
@@ -239,8 +261,11 @@ class PlayerService:
             return profile_view(await asyncio.shield(pending), live_fetched=True)
         decision = self.limiter.hit(client, "live")
         if not decision.allowed:
-            raise APIError("rate_limited", "live lookups are limited to %d per minute per client" % decision.limit,
-                           headers={"Retry-After": str(decision.retry_after)})
+            raise APIError(
+                "rate_limited",
+                "live lookups are limited to %d per minute per client" % decision.limit,
+                headers={"Retry-After": str(decision.retry_after)},
+            )
         future = asyncio.get_running_loop().create_future()
         self._fetching[key] = future
         try:
@@ -267,11 +292,13 @@ class PlayerService:
         self._touched[key] = 0
         return profile_view(doc, live_fetched=True)
 
-    async def fetch_and_store(self, region: str, account_id: int, with_ratings: bool = False,
-                              caller: str = "refresh") -> dict:
+    async def fetch_and_store(
+        self, region: str, account_id: int, with_ratings: bool = False, caller: str = "refresh"
+    ) -> dict:
         """Fetch one account from the upstream and store it; a failure is never stored."""
-        info = (await self.upstream.account_info(region, [account_id], fields=ACCOUNT_FIELDS,
-                                                 caller=caller)).get(account_id)
+        info = (await self.upstream.account_info(region, [account_id], fields=ACCOUNT_FIELDS, caller=caller)).get(
+            account_id
+        )
         if not info:
             raise APIError("player_not_found", region=region)
         raw_tanks = await self.upstream.tanks_stats(region, account_id, fields=TANKS_FIELDS, caller=caller)
@@ -317,8 +344,11 @@ class PlayerService:
     async def history(self, region: str, account_id: int, days: int) -> dict:
         """Concurrent identical requests share one read (single-flight)."""
         today = utc_date(self.clock())
-        return await single_flight(self._history_flights, (region, account_id, days, today),
-                                   lambda: self._build_history(region, account_id, days, today))
+        return await single_flight(
+            self._history_flights,
+            (region, account_id, days, today),
+            lambda: self._build_history(region, account_id, days, today),
+        )
 
     async def _build_history(self, region: str, account_id: int, days: int, today: str) -> dict:
         # Deltas need up to 90 days before the newest snapshot, whatever `days` is: one indexed
@@ -326,8 +356,9 @@ class PlayerService:
         first = (dt.date.fromisoformat(today) - dt.timedelta(days=max(days, 91) + 1)).isoformat()
         async with heavy_slot(self.store.history_reads):
             with deadline(REQUEST_DEADLINE_S):
-                snapshots = await self.store.players.snapshots_since(region, account_id, first, today,
-                                                                     fields=HISTORY_FIELDS)
+                snapshots = await self.store.players.snapshots_since(
+                    region, account_id, first, today, fields=HISTORY_FIELDS
+                )
         if not snapshots:
             raise APIError("no_history")
         return history_view(region, account_id, snapshots, days, today)

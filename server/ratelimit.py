@@ -23,6 +23,7 @@ The shared live-lookup budget is not batched: each lookup makes a conditional at
 reservation in the database (increment only while the window's count is below the budget), so
 exactly the budget is admitted however many lookups arrive together.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -263,13 +264,13 @@ class RateLimiter:
             # Slices keep each step on the event loop short when thousands of clients are active.
             for start in range(0, len(items), FLUSH_SLICE):
                 try:
-                    await self._flush_slice(items[start:start + FLUSH_SLICE])
+                    await self._flush_slice(items[start : start + FLUSH_SLICE])
                 except Exception as exc:
                     self.flush_failures += 1
                     self.consecutive_failures += 1
                     self.dropped_batches += 1
                     self.last_flush_error = f"{type(exc).__name__}"
-                    for key, count in items[start + FLUSH_SLICE:]:  # not sent yet: next time
+                    for key, count in items[start + FLUSH_SLICE :]:  # not sent yet: next time
                         self._dirty[key] = count
                     if self._behind_since is None:
                         self._behind_since = now
@@ -328,8 +329,11 @@ class RateLimiter:
             except Exception as exc:  # the database may be down; counts stay local and exact
                 if time.monotonic() - logged_at > 60:
                     logged_at = time.monotonic()
-                    log.warning("rate counter flush failed (%d in a row): %s; deciding from local counts",
-                                self.consecutive_failures, type(exc).__name__)
+                    log.warning(
+                        "rate counter flush failed (%d in a row): %s; deciding from local counts",
+                        self.consecutive_failures,
+                        type(exc).__name__,
+                    )
 
     def flush_lag(self) -> float:
         """Seconds since flushes began failing or leaving counts behind (0 when they keep up)."""

@@ -1,4 +1,5 @@
 """Player ratings (WN8, WN7, efficiency) from Wargaming statistics and XVM expected values."""
+
 from __future__ import annotations
 
 import json
@@ -169,18 +170,18 @@ def load_expected_values_file(path: str | Path) -> ExpectedValues:
     return parse_expected_values(Path(path).read_bytes())
 
 
-def wn8_from_normalized(r_damage_c: float, r_frag_c: float, r_spot_c: float,
-                        r_def_c: float, r_win_c: float) -> float:
+def wn8_from_normalized(r_damage_c: float, r_frag_c: float, r_spot_c: float, r_def_c: float, r_win_c: float) -> float:
     """WN8 from the normalised ratios (rDAMAGEc, rFRAGc, rSPOTc, rDEFc, rWINc)."""
-    return (980 * r_damage_c
-            + 210 * r_damage_c * r_frag_c
-            + 155 * r_frag_c * r_spot_c
-            + 75 * r_def_c * r_frag_c
-            + 145 * min(1.8, r_win_c))
+    return (
+        980 * r_damage_c
+        + 210 * r_damage_c * r_frag_c
+        + 155 * r_frag_c * r_spot_c
+        + 75 * r_def_c * r_frag_c
+        + 145 * min(1.8, r_win_c)
+    )
 
 
-def wn8_from_ratios(r_damage: float, r_spot: float, r_frag: float,
-                    r_def: float, r_win: float) -> float:
+def wn8_from_ratios(r_damage: float, r_spot: float, r_frag: float, r_def: float, r_win: float) -> float:
     """WN8 from the raw actual/expected ratios, applying the XVM normalisation."""
     r_win_c = max(0.0, (r_win - 0.71) / (1 - 0.71))
     r_damage_c = max(0.0, (r_damage - 0.22) / (1 - 0.22))
@@ -214,9 +215,13 @@ def _wn8_from_totals(tanks: Iterable[Mapping[str, Any]], expected: ExpectedValue
         exp_wins += battles * expectation.win_rate / 100
     if exp_damage == 0:
         return None
-    return wn8_from_ratios(actual_damage / exp_damage, actual_spot / exp_spot,
-                           actual_frag / exp_frag, actual_def / exp_def,
-                           actual_wins / exp_wins)
+    return wn8_from_ratios(
+        actual_damage / exp_damage,
+        actual_spot / exp_spot,
+        actual_frag / exp_frag,
+        actual_def / exp_def,
+        actual_wins / exp_wins,
+    )
 
 
 def account_wn8(tanks: list[Mapping[str, Any]], expected: ExpectedValues) -> float | None:
@@ -255,8 +260,9 @@ def _check_tier(avg_tier: float) -> None:
         raise ValueError(f"average tier must be at least 1, got {avg_tier!r}")
 
 
-def efficiency(battles: int, damage: float, frags: float, spotted: float, defence: float,
-               capture: float, avg_tier: float | None) -> float | None:
+def efficiency(
+    battles: int, damage: float, frags: float, spotted: float, defence: float, capture: float, avg_tier: float | None
+) -> float | None:
     """Classic XVM / wot-news efficiency rating (EFF); None without battles or tier.
 
     EFF = DAMAGE*(10/(TIER+2))*(0.23+2*TIER/100) + FRAGS*250 + SPOT*150
@@ -267,15 +273,18 @@ def efficiency(battles: int, damage: float, frags: float, spotted: float, defenc
         return None
     _check_tier(avg_tier)
     tier = avg_tier
-    return (damage / battles * (10 / (tier + 2)) * (0.23 + 2 * tier / 100)
-            + frags / battles * 250
-            + spotted / battles * 150
-            + math.log(capture / battles + 1, 1.732) * 150
-            + defence / battles * 150)
+    return (
+        damage / battles * (10 / (tier + 2)) * (0.23 + 2 * tier / 100)
+        + frags / battles * 250
+        + spotted / battles * 150
+        + math.log(capture / battles + 1, 1.732) * 150
+        + defence / battles * 150
+    )
 
 
-def wn7(battles: int, wins: int, damage: float, frags: float, spotted: float,
-        defence: float, avg_tier: float | None) -> float | None:
+def wn7(
+    battles: int, wins: int, damage: float, frags: float, spotted: float, defence: float, avg_tier: float | None
+) -> float | None:
     """WN7 rating; None without battles or tier.
 
     Formula as published with the WN7 release (forum.worldoftanks.com topic
@@ -300,8 +309,7 @@ def wn7(battles: int, wins: int, damage: float, frags: float, spotted: float,
     defence_term = min(defence / battles, 2.2) * 100
     win_term = (185 / (0.17 + math.exp((win_rate - 35) * -0.134)) - 500) * 0.45
     # Penalises many battles at a low average tier (seal clubbing); vanishes at tier 5+.
-    low_tier_penalty = ((5 - min(tier, 5)) * 125
-                        / (1 + math.exp((tier - (battles / 220) ** (3 / tier)) * 1.5)))
+    low_tier_penalty = (5 - min(tier, 5)) * 125 / (1 + math.exp((tier - (battles / 220) ** (3 / tier)) * 1.5))
     return frag_term + damage_term + spot_term + defence_term + win_term - low_tier_penalty
 
 
@@ -309,8 +317,9 @@ def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 2)
 
 
-def compute_ratings(totals: Mapping[str, Any], tanks: list[Mapping[str, Any]],
-                    expected: ExpectedValues, tiers: Mapping[int, int]) -> dict[str, Any]:
+def compute_ratings(
+    totals: Mapping[str, Any], tanks: list[Mapping[str, Any]], expected: ExpectedValues, tiers: Mapping[int, int]
+) -> dict[str, Any]:
     """All ratings of one account.
 
     ``totals`` is Wargaming ``account/info`` ``statistics.all``; ``tanks`` the
@@ -320,11 +329,28 @@ def compute_ratings(totals: Mapping[str, Any], tanks: list[Mapping[str, Any]],
     battles = totals["battles"]
     return {
         "wn8": _round(account_wn8(tanks, expected)),
-        "wn7": _round(wn7(battles, totals["wins"], totals["damage_dealt"], totals["frags"],
-                          totals["spotted"], totals["dropped_capture_points"], tier)),
-        "efficiency": _round(efficiency(battles, totals["damage_dealt"], totals["frags"],
-                                        totals["spotted"], totals["dropped_capture_points"],
-                                        totals["capture_points"], tier)),
+        "wn7": _round(
+            wn7(
+                battles,
+                totals["wins"],
+                totals["damage_dealt"],
+                totals["frags"],
+                totals["spotted"],
+                totals["dropped_capture_points"],
+                tier,
+            )
+        ),
+        "efficiency": _round(
+            efficiency(
+                battles,
+                totals["damage_dealt"],
+                totals["frags"],
+                totals["spotted"],
+                totals["dropped_capture_points"],
+                totals["capture_points"],
+                tier,
+            )
+        ),
         "average_tier": _round(tier),
         "expected_values_version": expected.version,
     }

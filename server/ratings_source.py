@@ -1,4 +1,5 @@
 """Where ratings get their inputs: the expected-values table and vehicle tiers, kept fresh."""
+
 from __future__ import annotations
 
 import asyncio
@@ -50,16 +51,25 @@ class RatingsSource:
                 raise
             self._expected, self._loaded_at, self._last_error = table, self.clock(), None
         if table.rows_skipped:
-            log.warning("expected values %s: %d malformed row(s) skipped, e.g. %s", table.version,
-                        table.rows_skipped, table.skip_reasons[0])
-        return (f"expected values {table.version} ({len(table)} tanks"
-                + (f", {table.rows_skipped} rows skipped)" if table.rows_skipped else ")"))
+            log.warning(
+                "expected values %s: %d malformed row(s) skipped, e.g. %s",
+                table.version,
+                table.rows_skipped,
+                table.skip_reasons[0],
+            )
+        return f"expected values {table.version} ({len(table)} tanks" + (
+            f", {table.rows_skipped} rows skipped)" if table.rows_skipped else ")"
+        )
 
     def status(self) -> dict:
         table = self._expected
-        return {"version": table.version if table else None, "tanks": len(table) if table else 0,
-                "rows_skipped": table.rows_skipped if table else 0, "loaded_at": self._loaded_at,
-                "last_error": self._last_error}
+        return {
+            "version": table.version if table else None,
+            "tanks": len(table) if table else 0,
+            "rows_skipped": table.rows_skipped if table else 0,
+            "loaded_at": self._loaded_at,
+            "last_error": self._last_error,
+        }
 
     async def tiers(self, region: str) -> dict[int, int]:
         """Vehicle tiers of a region, refreshed daily; concurrent callers share one fetch."""

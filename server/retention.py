@@ -7,6 +7,7 @@ at most `max_batches` batches of about `batch` documents found through the index
 field, oldest first, with a short pause between batches so requests run in between. What is
 left is deleted by the next runs; readers never rely on deletion for correctness.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -27,8 +28,9 @@ BATCH_DEADLINE_SECONDS = 30.0
 
 
 class Retention:
-    def __init__(self, store, clock=time.time, batch: int = BATCH, max_batches: int = MAX_BATCHES,
-                 pause: float = PAUSE_SECONDS):
+    def __init__(
+        self, store, clock=time.time, batch: int = BATCH, max_batches: int = MAX_BATCHES, pause: float = PAUSE_SECONDS
+    ):
         self.store = store
         self.clock = clock
         self.batch = batch

@@ -1,4 +1,5 @@
 """build_services: wires the upstream client, services and background jobs for one process."""
+
 from __future__ import annotations
 
 import time
@@ -45,7 +46,14 @@ async def build_services(config, store, limiter, clock=time.time) -> Services:
     jobs.add("retention", RETENTION_INTERVAL, Retention(store, clock=clock).run)
     jobs.add("clan_refresh", 3600, clans.refresh)
     jobs.add("clan_weekly_digest", 3600, clans.build_digests)
-    services = Services(upstream=upstream, players=players, clans=clans, online=online, jobs=jobs,
-                        ratings_source=ratings_source, metrics=metrics)
+    services = Services(
+        upstream=upstream,
+        players=players,
+        clans=clans,
+        online=online,
+        jobs=jobs,
+        ratings_source=ratings_source,
+        metrics=metrics,
+    )
     metrics.add_source(lambda: process_families(services))
     return services

@@ -1,12 +1,14 @@
 """The service objects handlers use, gathered in one container passed through settings."""
+
 from __future__ import annotations
 
 import time
 
 
 class Services:
-    def __init__(self, upstream=None, players=None, clans=None, online=None, jobs=None, ratings_source=None,
-                 metrics=None):
+    def __init__(
+        self, upstream=None, players=None, clans=None, online=None, jobs=None, ratings_source=None, metrics=None
+    ):
         self.started_at = time.time()
         self.inflight = 0  # requests being handled, so shutdown can let them finish
         self.status_cache: dict = {}  # /status's database view, shared by concurrent requests

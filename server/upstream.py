@@ -16,6 +16,7 @@ to three exception types:
 The ``application_id`` is a secret: it never appears in exception messages, ``last_error`` or
 logs (URLs in messages are rebuilt without it). This module imports nothing from ``store/``.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -59,10 +60,24 @@ ID_LIMITS = {
     "wot/stronghold/claninfo": 10,
 }
 # `fields` for what the service reads; without them tanks/stats is several KB per tank.
-TANK_COUNTERS = ("battles", "wins", "losses", "draws", "damage_dealt", "frags", "spotted",
-                 "dropped_capture_points", "capture_points", "xp", "survived_battles", "shots", "hits")
-ACCOUNT_FIELDS = ("account_id,nickname,clan_id,created_at,last_battle_time,updated_at,"
-                  + ",".join(f"statistics.all.{name}" for name in TANK_COUNTERS))
+TANK_COUNTERS = (
+    "battles",
+    "wins",
+    "losses",
+    "draws",
+    "damage_dealt",
+    "frags",
+    "spotted",
+    "dropped_capture_points",
+    "capture_points",
+    "xp",
+    "survived_battles",
+    "shots",
+    "hits",
+)
+ACCOUNT_FIELDS = "account_id,nickname,clan_id,created_at,last_battle_time,updated_at," + ",".join(
+    f"statistics.all.{name}" for name in TANK_COUNTERS
+)
 TANKS_FIELDS = "tank_id," + ",".join(f"all.{name}" for name in TANK_COUNTERS)
 VEHICLE_FIELDS = "tank_id,tier,name,type,nation"
 VEHICLES_PER_PAGE = 100  # encyclopedia/vehicles pages at 100, the most the upstream allows
@@ -75,16 +90,26 @@ RETRY_AFTER_CONFIG = 300  # INVALID_APPLICATION_ID and friends: needs an operato
 _TRANSIENT_MESSAGES = {"SOURCE_NOT_AVAILABLE"}
 _LIMIT_MESSAGES = {"REQUEST_LIMIT_EXCEEDED"}
 _CONFIG_MESSAGES = {
-    "APPLICATION_ID_NOT_SPECIFIED", "INVALID_APPLICATION_ID", "APPLICATION_IS_BLOCKED",
-    "INVALID_IP_ADDRESS", "METHOD_NOT_FOUND", "METHOD_DISABLED",
+    "APPLICATION_ID_NOT_SPECIFIED",
+    "INVALID_APPLICATION_ID",
+    "APPLICATION_IS_BLOCKED",
+    "INVALID_IP_ADDRESS",
+    "METHOD_NOT_FOUND",
+    "METHOD_DISABLED",
 }
 
 
 class UpstreamError(Exception):
     """Any failure talking to the upstream. Messages never contain the application_id."""
 
-    def __init__(self, message: str, *, upstream_code: int | None = None, upstream_message: str | None = None,
-                 field: str | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        upstream_code: int | None = None,
+        upstream_message: str | None = None,
+        field: str | None = None,
+    ):
         super().__init__(message)
         self.message = message
         self.upstream_code = upstream_code
@@ -107,8 +132,13 @@ class UpstreamBadRequest(UpstreamError):
 class _Retryable(Exception):
     """Internal: one attempt failed in a way worth retrying."""
 
-    def __init__(self, description: str, limit: bool = False, upstream_code: int | None = None,
-                 upstream_message: str | None = None):
+    def __init__(
+        self,
+        description: str,
+        limit: bool = False,
+        upstream_code: int | None = None,
+        upstream_message: str | None = None,
+    ):
         super().__init__(description)
         self.description = description
         self.limit = limit
@@ -118,7 +148,7 @@ class _Retryable(Exception):
 
 def _chunks(ids: list[int], size: int) -> Iterable[list[int]]:
     for start in range(0, len(ids), size):
-        yield ids[start:start + size]
+        yield ids[start : start + size]
 
 
 def _unique_ints(ids: Iterable[int]) -> list[int]:
@@ -135,11 +165,22 @@ def _unique_ints(ids: Iterable[int]) -> list[int]:
 class UpstreamClient:
     """Async client; one per process. Methods return plain dicts keyed by int ids."""
 
-    def __init__(self, application_id: str, base_url: str | None = None, connect_timeout: float = 2.0,
-                 request_timeout: float = 5.0, max_retries: int = 2, retry_base_delay: float = 0.2, *,
-                 max_concurrency: int = 64, max_retry_delay: float = 10.0, language: str | None = None,
-                 http_client: AsyncHTTPClient | None = None, rng: random.Random | None = None,
-                 budget: UpstreamBudget | None = None):
+    def __init__(
+        self,
+        application_id: str,
+        base_url: str | None = None,
+        connect_timeout: float = 2.0,
+        request_timeout: float = 5.0,
+        max_retries: int = 2,
+        retry_base_delay: float = 0.2,
+        *,
+        max_concurrency: int = 64,
+        max_retry_delay: float = 10.0,
+        language: str | None = None,
+        http_client: AsyncHTTPClient | None = None,
+        rng: random.Random | None = None,
+        budget: UpstreamBudget | None = None,
+    ):
         if not application_id:
             raise ValueError("application_id is required")
         self._application_id = str(application_id)
@@ -169,14 +210,27 @@ class UpstreamClient:
         return f"<UpstreamClient base_url={self.base_url or 'wargaming'!r} requests={self.requests}>"
 
     # --- public API ------------------------------------------------------------------
-    async def account_info(self, region: str, account_ids: Iterable[int], *, fields: str | None = None,
-                           params: Mapping[str, Any] | None = None, caller: str = "other") -> dict[int, dict | None]:
+    async def account_info(
+        self,
+        region: str,
+        account_ids: Iterable[int],
+        *,
+        fields: str | None = None,
+        params: Mapping[str, Any] | None = None,
+        caller: str = "other",
+    ) -> dict[int, dict | None]:
         """``wot/account/info`` for any number of ids (batched by 100); unknown ids map to None."""
-        return await self._by_ids("wot", region, "wot/account/info", "account_id", account_ids, fields, params,
-                                  caller)
+        return await self._by_ids("wot", region, "wot/account/info", "account_id", account_ids, fields, params, caller)
 
-    async def tanks_stats(self, region: str, account_id: int, *, fields: str | None = None,
-                          params: Mapping[str, Any] | None = None, caller: str = "other") -> list[dict] | None:
+    async def tanks_stats(
+        self,
+        region: str,
+        account_id: int,
+        *,
+        fields: str | None = None,
+        params: Mapping[str, Any] | None = None,
+        caller: str = "other",
+    ) -> list[dict] | None:
         """``wot/tanks/stats`` for one account: the per-tank list, or None for an unknown account."""
         query: dict[str, Any] = {"account_id": int(account_id)}
         if fields:
@@ -185,8 +239,9 @@ class UpstreamClient:
         value = data.get(str(int(account_id))) if isinstance(data, dict) else None
         return list(value) if value is not None else None
 
-    async def vehicles(self, region: str, *, fields: str | None = None,
-                       params: Mapping[str, Any] | None = None, caller: str = "other") -> dict[int, dict]:
+    async def vehicles(
+        self, region: str, *, fields: str | None = None, params: Mapping[str, Any] | None = None, caller: str = "other"
+    ) -> dict[int, dict]:
         """``wot/encyclopedia/vehicles``: every vehicle keyed by tank_id, page by page (100 each)."""
         out: dict[int, dict] = {}
         page = 1
@@ -205,26 +260,50 @@ class UpstreamClient:
                 return out
             page += 1
 
-    async def clans_info(self, region: str, clan_ids: Iterable[int], *, fields: str | None = None,
-                         params: Mapping[str, Any] | None = None, caller: str = "other") -> dict[int, dict | None]:
+    async def clans_info(
+        self,
+        region: str,
+        clan_ids: Iterable[int],
+        *,
+        fields: str | None = None,
+        params: Mapping[str, Any] | None = None,
+        caller: str = "other",
+    ) -> dict[int, dict | None]:
         """``wot/clans/info`` (members as a list of {account_id, account_name, role, joined_at})."""
         return await self._by_ids("wot", region, "wot/clans/info", "clan_id", clan_ids, fields, params, caller)
 
-    async def clan_ratings(self, region: str, clan_ids: Iterable[int], *, fields: str | None = None,
-                           params: Mapping[str, Any] | None = None, caller: str = "other") -> dict[int, dict | None]:
+    async def clan_ratings(
+        self,
+        region: str,
+        clan_ids: Iterable[int],
+        *,
+        fields: str | None = None,
+        params: Mapping[str, Any] | None = None,
+        caller: str = "other",
+    ) -> dict[int, dict | None]:
         """``wot/clanratings/clans`` (fb_elo_rating_10 / _8 / ... are {value, rank, rank_delta})."""
-        return await self._by_ids("wot", region, "wot/clanratings/clans", "clan_id", clan_ids, fields, params,
-                                  caller)
+        return await self._by_ids("wot", region, "wot/clanratings/clans", "clan_id", clan_ids, fields, params, caller)
 
-    async def stronghold_claninfo(self, region: str, clan_ids: Iterable[int], *, fields: str | None = None,
-                                  params: Mapping[str, Any] | None = None,
-                                  caller: str = "other") -> dict[int, dict | None]:
+    async def stronghold_claninfo(
+        self,
+        region: str,
+        clan_ids: Iterable[int],
+        *,
+        fields: str | None = None,
+        params: Mapping[str, Any] | None = None,
+        caller: str = "other",
+    ) -> dict[int, dict | None]:
         """``wot/stronghold/claninfo`` (skirmish_statistics: total_10, win_10, ...), 10 clans per request."""
-        return await self._by_ids("wot", region, "wot/stronghold/claninfo", "clan_id", clan_ids, fields, params,
-                                  caller)
+        return await self._by_ids("wot", region, "wot/stronghold/claninfo", "clan_id", clan_ids, fields, params, caller)
 
-    async def servers_info(self, region: str, games: Iterable[str] = GAMES, *,
-                           params: Mapping[str, Any] | None = None, caller: str = "other") -> dict[str, list[dict]]:
+    async def servers_info(
+        self,
+        region: str,
+        games: Iterable[str] = GAMES,
+        *,
+        params: Mapping[str, Any] | None = None,
+        caller: str = "other",
+    ) -> dict[str, list[dict]]:
         """``wgn/servers/info`` for several games in one request, on the wot host of the region
         (as every public client calls it): {game: [{"server", "players_online"}, ...]}."""
         wanted = [g for g in dict.fromkeys(games)]
@@ -236,10 +315,13 @@ class UpstreamClient:
         for game in wanted:
             rows = (data or {}).get(game) if isinstance(data, dict) else None
             # A server without a count is skipped, never reported as 0 players.
-            out[game] = [{"server": str(row.get("server")), "players_online": row["players_online"]}
-                         for row in rows or [] if isinstance(row, dict)
-                         and isinstance(row.get("players_online"), int)
-                         and not isinstance(row.get("players_online"), bool)]
+            out[game] = [
+                {"server": str(row.get("server")), "players_online": row["players_online"]}
+                for row in rows or []
+                if isinstance(row, dict)
+                and isinstance(row.get("players_online"), int)
+                and not isinstance(row.get("players_online"), bool)
+            ]
         return out
 
     async def fetch_json_url(self, url: str, *, caller: str = "reference") -> bytes:
@@ -258,9 +340,15 @@ class UpstreamClient:
 
     def status(self) -> dict:
         """A snapshot for /status (no secrets)."""
-        return {"configured": True, "last_success": self.last_success, "last_failure": self.last_failure,
-                "last_error": self.last_error, "requests": self.requests, "failures": self.failures,
-                "budget": self.budget.status()}
+        return {
+            "configured": True,
+            "last_success": self.last_success,
+            "last_failure": self.last_failure,
+            "last_error": self.last_error,
+            "requests": self.requests,
+            "failures": self.failures,
+            "budget": self.budget.status(),
+        }
 
     def close(self) -> None:
         if self._http is not None and self._own_http:
@@ -279,9 +367,17 @@ class UpstreamClient:
             return f"{self.base_url}/{game}/{region}/{api_path}/"
         return f"{HOSTS[(game, region)]}/{api_path}/"
 
-    async def _by_ids(self, game: str, region: str, api_path: str, id_field: str, ids: Iterable[int],
-                      fields: str | None, params: Mapping[str, Any] | None,
-                      caller: str) -> dict[int, dict | None]:
+    async def _by_ids(
+        self,
+        game: str,
+        region: str,
+        api_path: str,
+        id_field: str,
+        ids: Iterable[int],
+        fields: str | None,
+        params: Mapping[str, Any] | None,
+        caller: str,
+    ) -> dict[int, dict | None]:
         wanted = _unique_ints(ids)
         if not wanted:
             return {}
@@ -302,8 +398,15 @@ class UpstreamClient:
             merged.update(part)
         return merged
 
-    async def _call(self, game: str, region: str, api_path: str, query: Mapping[str, Any],
-                    params: Mapping[str, Any] | None, caller: str = "other") -> tuple[Any, dict]:
+    async def _call(
+        self,
+        game: str,
+        region: str,
+        api_path: str,
+        query: Mapping[str, Any],
+        params: Mapping[str, Any] | None,
+        caller: str = "other",
+    ) -> tuple[Any, dict]:
         base = self.url_for(game, region, api_path)
         merged: dict[str, Any] = {}
         if self.language:
@@ -348,8 +451,9 @@ class UpstreamClient:
                 raise _Retryable(message, limit=True, upstream_code=code, upstream_message=message)
             text = self._scrub(f"GET {safe}: upstream error {code} {message}" + (f" (field {field})" if field else ""))
             if message in _CONFIG_MESSAGES:
-                raise UpstreamUnavailable(text, RETRY_AFTER_CONFIG, upstream_code=code, upstream_message=message,
-                                          field=field)
+                raise UpstreamUnavailable(
+                    text, RETRY_AFTER_CONFIG, upstream_code=code, upstream_message=message, field=field
+                )
             raise UpstreamBadRequest(text, upstream_code=code, upstream_message=message, field=field)
 
         return await self._with_retries(attempt, safe, label)
@@ -364,8 +468,13 @@ class UpstreamClient:
             except _Retryable as exc:
                 last = exc
                 self._failed(f"{label}: {exc.description}")
-                log.warning("upstream %s failed (attempt %d of %d): %s", label, number + 1,
-                            self.max_retries + 1, self._scrub(exc.description))
+                log.warning(
+                    "upstream %s failed (attempt %d of %d): %s",
+                    label,
+                    number + 1,
+                    self.max_retries + 1,
+                    self._scrub(exc.description),
+                )
                 continue
             except UpstreamBadRequest as exc:
                 # The upstream answered (it is healthy); our request was wrong. Not a failure.
@@ -383,7 +492,10 @@ class UpstreamClient:
         attempts = self.max_retries + 1
         raise UpstreamUnavailable(
             self._scrub(f"GET {safe}: {last.description} ({attempts} attempt{'s' * (attempts > 1)})"),
-            retry_after, upstream_code=last.upstream_code, upstream_message=last.upstream_message)
+            retry_after,
+            upstream_code=last.upstream_code,
+            upstream_message=last.upstream_message,
+        )
 
     async def _fetch(self, url: str, safe: str, caller: str) -> HTTPResponse:
         loop = asyncio.get_running_loop()
@@ -398,10 +510,15 @@ class UpstreamClient:
         if self._http is None:
             self._http = AsyncHTTPClient(force_instance=True, max_clients=max(10, self.max_concurrency))
             self._own_http = True
-        request = HTTPRequest(url, method="GET", connect_timeout=self.connect_timeout,
-                              request_timeout=self.request_timeout, follow_redirects=True,
-                              headers={"Accept": "application/json", "Accept-Encoding": "gzip"},
-                              user_agent="statsapi/1 (+upstream client)")
+        request = HTTPRequest(
+            url,
+            method="GET",
+            connect_timeout=self.connect_timeout,
+            request_timeout=self.request_timeout,
+            follow_redirects=True,
+            headers={"Accept": "application/json", "Accept-Encoding": "gzip"},
+            user_agent="statsapi/1 (+upstream client)",
+        )
         # The slot is held from just before the send until the answer (see UpstreamBudget), and
         # taken before the socket semaphore so a queued background call never blocks a live one.
         semaphore, http = self._semaphore, self._http
@@ -433,7 +550,7 @@ class UpstreamClient:
         return f"connection error ({type(exc).__name__}: {text})"
 
     def _delay(self, retry_index: int, limit: bool) -> float:
-        base = self.retry_base_delay * (5.0 if limit else 1.0) * (2 ** retry_index)
+        base = self.retry_base_delay * (5.0 if limit else 1.0) * (2**retry_index)
         return min(self.max_retry_delay, base * self._rng.uniform(0.5, 1.5))
 
     def _failed(self, text: str) -> None:
@@ -443,8 +560,11 @@ class UpstreamClient:
 
     def _safe_url(self, url: str) -> str:
         parts = urllib.parse.urlsplit(url)
-        query = [(k, v) for k, v in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
-                 if k not in ("application_id", "access_token")]
+        query = [
+            (k, v)
+            for k, v in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+            if k not in ("application_id", "access_token")
+        ]
         return urllib.parse.urlunsplit(parts._replace(query=urllib.parse.urlencode(query, safe=",")))
 
     def _scrub(self, text: str) -> str:

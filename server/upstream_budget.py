@@ -1,4 +1,5 @@
 """One upstream request budget per process: a sliding-window rate cap shared by every caller, by priority."""
+
 from __future__ import annotations
 
 import asyncio
@@ -62,8 +63,15 @@ class UpstreamBudget:
     one window; the rate then recovers by a tenth every RECOVER_EVERY seconds.
     """
 
-    def __init__(self, rate: float = DEFAULT_RATE, *, clock=time.monotonic, wall=time.time,
-                 margin: float = WINDOW_MARGIN, hold_first_window: bool = True):
+    def __init__(
+        self,
+        rate: float = DEFAULT_RATE,
+        *,
+        clock=time.monotonic,
+        wall=time.time,
+        margin: float = WINDOW_MARGIN,
+        hold_first_window: bool = True,
+    ):
         if rate <= 0:
             raise ValueError("upstream rate must be positive")
         self.rate = float(rate)
@@ -292,8 +300,9 @@ class UpstreamBudget:
         }
 
     # --- sharing the quota between processes -------------------------------------------
-    async def run_membership(self, members: Members, owner: str, stop: asyncio.Event,
-                             every: float = MEMBERSHIP_EVERY) -> None:
+    async def run_membership(
+        self, members: Members, owner: str, stop: asyncio.Event, every: float = MEMBERSHIP_EVERY
+    ) -> None:
         """Announce this process every `every` s and take rate / (processes alive) as its share.
 
         A joining process sends nothing for one period (plus a margin), by which time every

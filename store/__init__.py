@@ -1,4 +1,5 @@
 """MongoDB access for statsapi: the only package that talks to the database."""
+
 from store.client import DATABASE_ERRORS, create_client
 from store.store import Store
 

@@ -1,4 +1,5 @@
 """Cached clans (details, members, averages), operator clan seeds and weekly clan digests."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -58,7 +59,7 @@ class Clans:
     async def get_many(self, region: str, clan_ids: list[int]) -> dict[int, dict]:
         out: dict[int, dict] = {}
         for start in range(0, len(clan_ids), IN_CHUNK):
-            keys = [clan_key(region, c) for c in clan_ids[start:start + IN_CHUNK]]
+            keys = [clan_key(region, c) for c in clan_ids[start : start + IN_CHUNK]]
             async for doc in self.clans.find({"_id": {"$in": keys}}):
                 out[doc["clan_id"]] = doc
         return out
@@ -67,7 +68,7 @@ class Clans:
         """cached_at of the given (region, clan_id) pairs that are cached."""
         out: dict[tuple[str, int], float] = {}
         for start in range(0, len(keys), IN_CHUNK):
-            ids = [clan_key(r, c) for r, c in keys[start:start + IN_CHUNK]]
+            ids = [clan_key(r, c) for r, c in keys[start : start + IN_CHUNK]]
             async for doc in self.clans.find({"_id": {"$in": ids}}, {"region": 1, "clan_id": 1, "cached_at": 1}):
                 out[(doc["region"], doc["clan_id"])] = doc["cached_at"]
         return out
@@ -85,8 +86,11 @@ class Clans:
         return [(doc["region"], doc["clan_id"]) async for doc in cursor]
 
     async def cached_since(self, since: float, limit: int) -> list[tuple[str, int]]:
-        cursor = self.clans.find({"cached_at": {"$gte": since}}, {"region": 1, "clan_id": 1}).sort(
-            "cached_at", DESCENDING).limit(limit)
+        cursor = (
+            self.clans.find({"cached_at": {"$gte": since}}, {"region": 1, "clan_id": 1})
+            .sort("cached_at", DESCENDING)
+            .limit(limit)
+        )
         return [(doc["region"], doc["clan_id"]) async for doc in cursor]
 
     async def newest_timestamp(self) -> float | None:
@@ -98,10 +102,24 @@ class Clans:
         if not clan_ids:
             return
         keys = [clan_key(region, c) for c in clan_ids]
-        await self.gone.bulk_write([UpdateOne({"_id": key}, {"$set": {
-            "region": region, "clan_id": int(c), "disbanded_seen_at": now,
-            "expires_at": _utc(now + GONE_TTL_SECONDS)}}, upsert=True) for key, c in zip(keys, clan_ids)],
-            ordered=False)
+        await self.gone.bulk_write(
+            [
+                UpdateOne(
+                    {"_id": key},
+                    {
+                        "$set": {
+                            "region": region,
+                            "clan_id": int(c),
+                            "disbanded_seen_at": now,
+                            "expires_at": _utc(now + GONE_TTL_SECONDS),
+                        }
+                    },
+                    upsert=True,
+                )
+                for key, c in zip(keys, clan_ids)
+            ],
+            ordered=False,
+        )
         await self.clans.delete_many({"_id": {"$in": keys}})
         await self.digests.delete_many({"_id": {"$in": keys}})
         await self.seeds.delete_many({"_id": {"$in": keys}})
@@ -122,9 +140,14 @@ class Clans:
     async def add_seeds(self, region: str, clan_ids: list[int], when: float | None = None) -> int:
         """Seed clans for the refresh job; returns how many were not seeded before."""
         when = time.time() if when is None else when
-        ops = [UpdateOne({"_id": clan_key(region, c)},
-                         {"$setOnInsert": {"region": region, "clan_id": int(c), "added_at": when}}, upsert=True)
-               for c in clan_ids]
+        ops = [
+            UpdateOne(
+                {"_id": clan_key(region, c)},
+                {"$setOnInsert": {"region": region, "clan_id": int(c), "added_at": when}},
+                upsert=True,
+            )
+            for c in clan_ids
+        ]
         if not ops:
             return 0
         result = await self.seeds.bulk_write(ops, ordered=False)
@@ -141,12 +164,21 @@ class Clans:
     async def get_digest(self, region: str, clan_id: int) -> dict | None:
         return await self.digests.find_one({"_id": clan_key(region, clan_id)})
 
-    async def save_digest(self, region: str, clan_id: int, data: dict, computed_at: float,
-                          clan_cached_at: float) -> None:
+    async def save_digest(
+        self, region: str, clan_id: int, data: dict, computed_at: float, clan_cached_at: float
+    ) -> None:
         await self.digests.update_one(
             {"_id": clan_key(region, clan_id)},
-            {"$set": {"region": region, "clan_id": clan_id, "data": data, "computed_at": computed_at,
-                      "period_end": data["period"]["end"], "clan_cached_at": clan_cached_at,
-                      "expires_at": _utc(computed_at + DIGEST_TTL_SECONDS)}},
+            {
+                "$set": {
+                    "region": region,
+                    "clan_id": clan_id,
+                    "data": data,
+                    "computed_at": computed_at,
+                    "period_end": data["period"]["end"],
+                    "clan_cached_at": clan_cached_at,
+                    "expires_at": _utc(computed_at + DIGEST_TTL_SECONDS),
+                }
+            },
             upsert=True,
         )

@@ -1,4 +1,5 @@
 """The only module that creates a MongoDB client (a driver swap stays a one-module change)."""
+
 from __future__ import annotations
 
 import pymongo
@@ -34,9 +35,9 @@ class DatabaseTimeout(Exception, metaclass=_TimedOutMeta):
 # so it misses the rare timed-out error that is not a ConnectionFailure/ExecutionTimeout subclass.
 DATABASE_ERRORS = (
     errors.ConnectionFailure,  # includes AutoReconnect, NetworkTimeout, ServerSelectionTimeoutError
-    errors.ExecutionTimeout,   # maxTimeMS expired on the server, or CSOT refused to start a command
+    errors.ExecutionTimeout,  # maxTimeMS expired on the server, or CSOT refused to start a command
     errors.WTimeoutError,
-    DatabaseTimeout,           # any other error pymongo flags as a timeout
+    DatabaseTimeout,  # any other error pymongo flags as a timeout
 )
 
 

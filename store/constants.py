@@ -1,4 +1,5 @@
 """Regions and games: the domain's fixed vocabulary, defined once in the lowest layer every layer may import."""
+
 from __future__ import annotations
 
 REGIONS = ("eu", "na", "asia")

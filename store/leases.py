@@ -1,4 +1,5 @@
 """Leases: one leader at a time across processes, through one document per lease."""
+
 from __future__ import annotations
 
 import datetime as dt

@@ -1,4 +1,5 @@
 """Minute samples of player counts per game, region and server, with latest values, peaks and daily aggregates."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -55,13 +56,18 @@ class OnlineSamples:
     async def ensure_schema(self) -> None:
         self.timeseries = await self._ensure_samples_collection()
         # The same shape either way: {minute, meta: {game, region, server}, players}.
-        await self.samples.create_index(
-            [("meta.game", ASCENDING), ("meta.region", ASCENDING), ("minute", ASCENDING)])
+        await self.samples.create_index([("meta.game", ASCENDING), ("meta.region", ASCENDING), ("minute", ASCENDING)])
         if not self.timeseries:
             await ensure_expiry_index(self.samples, "minute", SAMPLE_TTL_SECONDS, self.ttl_indexes)
             await self.samples.create_index(
-                [("meta.game", ASCENDING), ("meta.region", ASCENDING), ("meta.server", ASCENDING),
-                 ("minute", ASCENDING)], unique=True)
+                [
+                    ("meta.game", ASCENDING),
+                    ("meta.region", ASCENDING),
+                    ("meta.server", ASCENDING),
+                    ("minute", ASCENDING),
+                ],
+                unique=True,
+            )
         elif not self.ttl_indexes:
             await self.samples.create_index("minute")  # the retention job's range deletes
         await ensure_expiry_index(self.claims, "minute", CLAIM_TTL_SECONDS, self.ttl_indexes)
@@ -70,9 +76,11 @@ class OnlineSamples:
         await ensure_expiry_index(self.daily_docs, "day", DAILY_TTL_SECONDS, self.ttl_indexes)
 
     def expiring(self) -> list[Expiring]:
-        return [Expiring("online_samples", self.samples, "minute", SAMPLE_TTL_SECONDS, timeseries=bool(self.timeseries)),
-                Expiring("online_minutes", self.claims, "minute", CLAIM_TTL_SECONDS),
-                Expiring("online_daily", self.daily_docs, "day", DAILY_TTL_SECONDS)]
+        return [
+            Expiring("online_samples", self.samples, "minute", SAMPLE_TTL_SECONDS, timeseries=bool(self.timeseries)),
+            Expiring("online_minutes", self.claims, "minute", CLAIM_TTL_SECONDS),
+            Expiring("online_daily", self.daily_docs, "day", DAILY_TTL_SECONDS),
+        ]
 
     async def _ensure_samples_collection(self) -> bool:
         """A time-series collection where the server can make one, else a plain one (TTL + unique)."""
@@ -88,8 +96,7 @@ class OnlineSamples:
             except CollectionInvalid:
                 pass  # another process created it first
             except (OperationFailure, TypeError, NotImplementedError) as exc:
-                log.warning("time-series collection not supported (%s); using a plain collection",
-                            type(exc).__name__)
+                log.warning("time-series collection not supported (%s); using a plain collection", type(exc).__name__)
                 return False
             existing = await self._samples_options()
         return bool(existing and existing.get("timeseries"))
@@ -100,8 +107,9 @@ class OnlineSamples:
         return await self.samples.options()
 
     # --- writes (the sampler) ----------------------------------------------------------
-    async def record_minute(self, game: str, region: str, minute_ts: int, servers: list[dict],
-                            sampled_at: float) -> bool:
+    async def record_minute(
+        self, game: str, region: str, minute_ts: int, servers: list[dict], sampled_at: float
+    ) -> bool:
         """Store one minute of [{server, players}] for game/region; False when that minute is already stored.
 
         The claim document makes this idempotent on any server (a time-series collection
@@ -112,8 +120,14 @@ class OnlineSamples:
             await self.claims.insert_one({"_id": f"{game}:{region}:{minute_ts}", "minute": minute})
         except DuplicateKeyError:
             return False
-        docs = [{"minute": minute, "meta": {"game": game, "region": region, "server": row["server"]},
-                 "players": int(row["players"])} for row in servers]
+        docs = [
+            {
+                "minute": minute,
+                "meta": {"game": game, "region": region, "server": row["server"]},
+                "players": int(row["players"]),
+            }
+            for row in servers
+        ]
         try:
             await self.samples.insert_many(docs, ordered=False)
         except BulkWriteError as exc:
@@ -123,17 +137,25 @@ class OnlineSamples:
         await self._note_first(game, region, minute)
         return True
 
-    async def _set_latest(self, game: str, region: str, minute: dt.datetime, servers: list[dict],
-                          sampled_at: float) -> None:
+    async def _set_latest(
+        self, game: str, region: str, minute: dt.datetime, servers: list[dict], sampled_at: float
+    ) -> None:
         total = sum(int(row["players"]) for row in servers)
-        fields = {"game": game, "region": region, "minute": minute, "players": total,
-                  "servers": [{"server": row["server"], "players": int(row["players"])} for row in servers],
-                  "last_success": sampled_at}
+        fields = {
+            "game": game,
+            "region": region,
+            "minute": minute,
+            "players": total,
+            "servers": [{"server": row["server"], "players": int(row["players"])} for row in servers],
+            "last_success": sampled_at,
+        }
         try:
             # Only a newer minute replaces the latest one (a late sampler must not go back in time).
             await self.status.update_one(
                 {"_id": f"{game}:{region}", "$or": [{"minute": {"$lt": minute}}, {"minute": None}]},
-                {"$set": fields}, upsert=True)
+                {"$set": fields},
+                upsert=True,
+            )
         except DuplicateKeyError:
             pass  # a newer minute is already there
 
@@ -141,7 +163,8 @@ class OnlineSamples:
         await self.status.update_one(
             {"_id": f"{game}:{region}"},
             {"$set": {"game": game, "region": region, "last_failure": failed_at, "last_error": error[:200]}},
-            upsert=True)
+            upsert=True,
+        )
 
     async def raise_peaks(self, game: str, minute_ts: int, counts: dict[str, int]) -> None:
         """Running maxima for one sampled minute; counts maps "total" and/or regions to players.
@@ -154,12 +177,17 @@ class OnlineSamples:
         minute = utc(minute_ts)
         date = minute.date()
         peaks = {key: {"players": int(players), "minute": minute} for key, players in counts.items()}
-        await self.peak_docs.bulk_write([
-            UpdateOne({"_id": f"{game}:all_time"}, {"$max": peaks, "$setOnInsert": {"game": game}}, upsert=True),
-            UpdateOne({"_id": f"{game}:{date.isoformat()}"},
-                      {"$max": peaks, "$setOnInsert": {"game": game, "date": date.isoformat(),
-                                                      "day": day_start(date)}}, upsert=True),
-        ], ordered=False)
+        await self.peak_docs.bulk_write(
+            [
+                UpdateOne({"_id": f"{game}:all_time"}, {"$max": peaks, "$setOnInsert": {"game": game}}, upsert=True),
+                UpdateOne(
+                    {"_id": f"{game}:{date.isoformat()}"},
+                    {"$max": peaks, "$setOnInsert": {"game": game, "date": date.isoformat(), "day": day_start(date)}},
+                    upsert=True,
+                ),
+            ],
+            ordered=False,
+        )
 
     # --- reads -------------------------------------------------------------------------
     async def latest(self) -> list[dict]:
@@ -189,7 +217,8 @@ class OnlineSamples:
         """
         cursor = self.daily_docs.find(
             {"_id": {"$gte": f"{game}:{region}:{first.isoformat()}", "$lte": f"{game}:{region}:{last.isoformat()}"}},
-            {f: 1 for f in DAILY_FIELDS})
+            {f: 1 for f in DAILY_FIELDS},
+        )
         return {doc["date"]: {f: doc.get(f) for f in DAILY_FIELDS} async for doc in cursor}
 
     async def first_sample_day(self, game: str, region: str, scan: bool = False) -> dt.date | None:
@@ -202,16 +231,19 @@ class OnlineSamples:
         the time-series collection) finds it and records it.
         """
         regions = REGIONS if region == "all" else (region,)
-        docs = {doc["_id"]: doc async for doc in self.status.find(
-            {"_id": {"$in": [f"{game}:{r}" for r in regions]}}, {"first_minute": 1})}
+        docs = {
+            doc["_id"]: doc
+            async for doc in self.status.find({"_id": {"$in": [f"{game}:{r}" for r in regions]}}, {"first_minute": 1})
+        }
         firsts = []
         for r in regions:
             first = (docs.get(f"{game}:{r}") or {}).get("first_minute")
             if first is None:
                 if not scan:
                     return None
-                doc = await self.samples.find_one({"meta.game": game, "meta.region": r}, {"minute": 1, "_id": 0},
-                                                  sort=[("minute", ASCENDING)])
+                doc = await self.samples.find_one(
+                    {"meta.game": game, "meta.region": r}, {"minute": 1, "_id": 0}, sort=[("minute", ASCENDING)]
+                )
                 if doc is None:
                     continue
                 first = doc["minute"]
@@ -221,9 +253,11 @@ class OnlineSamples:
 
     async def _note_first(self, game: str, region: str, minute: dt.datetime) -> None:
         try:
-            await self.status.update_one({"_id": f"{game}:{region}"},
-                                         {"$min": {"first_minute": minute},
-                                          "$setOnInsert": {"game": game, "region": region}}, upsert=True)
+            await self.status.update_one(
+                {"_id": f"{game}:{region}"},
+                {"$min": {"first_minute": minute}, "$setOnInsert": {"game": game, "region": region}},
+                upsert=True,
+            )
         except DuplicateKeyError:
             await self.status.update_one({"_id": f"{game}:{region}"}, {"$min": {"first_minute": minute}})
 
@@ -241,27 +275,47 @@ class OnlineSamples:
         for r in regions:
             cursor = self.samples.find(
                 {"meta.game": game, "meta.region": r, "minute": {"$gte": start, "$lt": start + DAY}},
-                {"minute": 1, "players": 1, "_id": 0}, batch_size=2000)
+                {"minute": 1, "players": 1, "_id": 0},
+                batch_size=2000,
+            )
             async for doc in cursor:
                 counts = by_minute.setdefault(doc["minute"], {})
                 counts[r] = counts.get(r, 0) + int(doc["players"])
-        totals = sorted((minute, sum(counts.values())) for minute, counts in by_minute.items()
-                        if len(counts) == len(regions))
+        totals = sorted(
+            (minute, sum(counts.values())) for minute, counts in by_minute.items() if len(counts) == len(regions)
+        )
         if not totals:
-            return {"date": date.isoformat(), "samples": 0, "peak": None, "peak_minute": None, "min": None,
-                    "avg": None}
+            return {"date": date.isoformat(), "samples": 0, "peak": None, "peak_minute": None, "min": None, "avg": None}
         peak_minute, peak = max(totals, key=lambda item: (item[1], item[0]))
         values = [players for _, players in totals]
-        return {"date": date.isoformat(), "samples": len(values), "peak": peak, "peak_minute": peak_minute,
-                "min": min(values), "avg": sum(values) / len(values)}
+        return {
+            "date": date.isoformat(),
+            "samples": len(values),
+            "peak": peak,
+            "peak_minute": peak_minute,
+            "min": min(values),
+            "avg": sum(values) / len(values),
+        }
 
     async def save_days(self, game: str, region: str, rows: list[dict]) -> None:
         """Materialise finished days (gaps included), so none is aggregated again."""
         if not rows:
             return
-        await self.daily_docs.bulk_write([
-            UpdateOne({"_id": f"{game}:{region}:{row['date']}"},
-                      {"$set": {**row, "game": game, "region": region,
-                                "day": day_start(dt.date.fromisoformat(row["date"]))}},
-                      upsert=True)
-            for row in rows], ordered=False)
+        await self.daily_docs.bulk_write(
+            [
+                UpdateOne(
+                    {"_id": f"{game}:{region}:{row['date']}"},
+                    {
+                        "$set": {
+                            **row,
+                            "game": game,
+                            "region": region,
+                            "day": day_start(dt.date.fromisoformat(row["date"])),
+                        }
+                    },
+                    upsert=True,
+                )
+                for row in rows
+            ],
+            ordered=False,
+        )

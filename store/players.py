@@ -1,4 +1,5 @@
 """Player profiles (one-hour cache, TTL) and daily snapshots (kept 400+ days)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -40,8 +41,10 @@ class Players:
         await ensure_expiry_index(self.snapshots, "day", SNAPSHOT_TTL_SECONDS, self.ttl_indexes)
 
     def expiring(self) -> list[Expiring]:
-        return [Expiring("snapshots", self.snapshots, "day", SNAPSHOT_TTL_SECONDS),
-                Expiring("players", self.profiles, "expires_at", 0)]
+        return [
+            Expiring("snapshots", self.snapshots, "day", SNAPSHOT_TTL_SECONDS),
+            Expiring("players", self.profiles, "expires_at", 0),
+        ]
 
     async def get(self, region: str, account_id: int) -> dict | None:
         return await self.profiles.find_one({"_id": player_key(region, account_id)})
@@ -70,10 +73,14 @@ class Players:
 
     async def due_for_refresh(self, requested_since: float, cached_before: float, limit: int) -> list[dict]:
         """Recently requested profiles that will expire soon: refreshed ahead of expiry."""
-        cursor = self.profiles.find(
-            {"last_requested": {"$gte": requested_since}, "cached_at": {"$lt": cached_before}},
-            {"region": 1, "account_id": 1},
-        ).sort("last_requested", DESCENDING).limit(limit)
+        cursor = (
+            self.profiles.find(
+                {"last_requested": {"$gte": requested_since}, "cached_at": {"$lt": cached_before}},
+                {"region": 1, "account_id": 1},
+            )
+            .sort("last_requested", DESCENDING)
+            .limit(limit)
+        )
         return await cursor.to_list(None)
 
     async def newest_timestamp(self) -> float | None:
@@ -92,18 +99,21 @@ class Players:
         if ops:
             await self.snapshots.bulk_write(ops, ordered=False)
 
-    async def snapshots_since(self, region: str, account_id: int, first_date: str,
-                              last_date: str | None = None, fields=None) -> list[dict]:
+    async def snapshots_since(
+        self, region: str, account_id: int, first_date: str, last_date: str | None = None, fields=None
+    ) -> list[dict]:
         """One account's snapshots between two dates: an indexed range of at most one document a day."""
         projection = {f: 1 for f in fields} if fields else {"day": 0}
         projection["_id"] = 0
         dates = {"$gte": first_date} if last_date is None else {"$gte": first_date, "$lte": last_date}
-        cursor = self.snapshots.find({"region": region, "account_id": account_id, "date": dates},
-                                     projection).sort("date", ASCENDING)
+        cursor = self.snapshots.find({"region": region, "account_id": account_id, "date": dates}, projection).sort(
+            "date", ASCENDING
+        )
         return await cursor.to_list(None)
 
-    async def snapshots_for_accounts(self, region: str, account_ids: list[int], first_date: str,
-                                     last_date: str) -> list[dict]:
+    async def snapshots_for_accounts(
+        self, region: str, account_ids: list[int], first_date: str, last_date: str
+    ) -> list[dict]:
         # One indexed equality query per account: an $in over account_id makes some servers
         # (SecantusDB) scan the collection, which took over a second on the demo data.
         async def one(account_id: int) -> list[dict]:
@@ -115,8 +125,7 @@ class Players:
 
         results: list[dict] = []
         for start in range(0, len(account_ids), 25):
-            batches = await asyncio.gather(*[one(a) for a in account_ids[start:start + 25]])
+            batches = await asyncio.gather(*[one(a) for a in account_ids[start : start + 25]])
             results.extend(doc for batch in batches for doc in batch)
         results.sort(key=lambda doc: doc["date"])
         return results
-

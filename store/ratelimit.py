@@ -1,4 +1,5 @@
 """Per-minute rate counters in a capped collection, changed only by atomic $inc upserts."""
+
 from __future__ import annotations
 
 from pymongo.errors import DuplicateKeyError, OperationFailure
@@ -39,11 +40,17 @@ class RateCounters:
         (default: every key)."""
         # Raw update statements: building one pymongo UpdateOne per key cost more than the
         # rest of a flush, on the event loop, when thousands of clients are active.
-        updates = [{"q": {"_id": key}, "u": {"$inc": {"n": int(n)}, "$setOnInsert": {"w": window_of(key)}},
-                    "upsert": True} for key, n in increments.items() if n]
+        updates = [
+            {"q": {"_id": key}, "u": {"$inc": {"n": int(n)}, "$setOnInsert": {"w": window_of(key)}}, "upsert": True}
+            for key, n in increments.items()
+            if n
+        ]
         for start in range(0, len(updates), WRITE_CHUNK):
-            command = {"update": self.collection.name, "updates": updates[start:start + WRITE_CHUNK],
-                       "ordered": False}
+            command = {
+                "update": self.collection.name,
+                "updates": updates[start : start + WRITE_CHUNK],
+                "ordered": False,
+            }
             if self.collection.write_concern.document:
                 command["writeConcern"] = self.collection.write_concern.document
             reply = await self.db.command(command)
@@ -56,13 +63,14 @@ class RateCounters:
         # Chunked: SecantusDB's $in costs grow with the square of the list (1,000 keys: 0.55 s;
         # 10 x 100 keys: 0.08 s); on mongod the extra round trips cost little.
         for start in range(0, len(keys), READ_CHUNK):
-            async for doc in self.collection.find({"_id": {"$in": keys[start:start + READ_CHUNK]}}):
+            async for doc in self.collection.find({"_id": {"$in": keys[start : start + READ_CHUNK]}}):
                 totals[doc["_id"]] = int(doc["n"])
         return totals
 
     async def increment(self, key: str, by: int = 1) -> None:
-        await self.collection.update_one({"_id": key}, {"$inc": {"n": int(by)}, "$setOnInsert": {"w": window_of(key)}},
-                                         upsert=True)
+        await self.collection.update_one(
+            {"_id": key}, {"$inc": {"n": int(by)}, "$setOnInsert": {"w": window_of(key)}}, upsert=True
+        )
 
     async def expire_windows(self, before: int, batch: int = 2000) -> int:
         """Delete counters of windows before `before` (plain collection only), a batch at a time."""
@@ -74,7 +82,7 @@ class RateCounters:
             if not ids:
                 return deleted
             for start in range(0, len(ids), READ_CHUNK):  # $in stays small (quadratic on SecantusDB)
-                result = await self.collection.delete_many({"_id": {"$in": ids[start:start + READ_CHUNK]}})
+                result = await self.collection.delete_many({"_id": {"$in": ids[start : start + READ_CHUNK]}})
                 deleted += result.deleted_count
             if len(ids) < batch:
                 return deleted
@@ -88,7 +96,8 @@ class RateCounters:
         condition = {"_id": key, "n": {"$lt": int(cap)}}
         try:
             result = await self.collection.update_one(
-                condition, {"$inc": {"n": 1}, "$setOnInsert": {"w": window_of(key)}}, upsert=True)
+                condition, {"$inc": {"n": 1}, "$setOnInsert": {"w": window_of(key)}}, upsert=True
+            )
             changed = result.modified_count or result.upserted_id is not None
         except DuplicateKeyError:
             result = await self.collection.update_one(condition, {"$inc": {"n": 1}})

@@ -5,6 +5,7 @@ global lock, and never expires time-series collections. On that server (Store(tt
 the large collections carry a plain index on their expiry field instead, and server.retention
 deletes what expired in small batches found through that index: the cost is O(what expires).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -54,7 +55,7 @@ async def delete_expired_batch(item: Expiring, cutoff: dt.datetime, batch: int =
     docs = await coll.find(expired, {"_id": 1}).sort(field, 1).limit(batch).to_list(batch)
     deleted = 0
     for start in range(0, len(docs), IN_CHUNK):
-        ids = [doc["_id"] for doc in docs[start:start + IN_CHUNK]]
+        ids = [doc["_id"] for doc in docs[start : start + IN_CHUNK]]
         # The expiry condition again: a document refreshed since it was found is kept.
         result = await coll.delete_many({"_id": {"$in": ids}, **expired})
         deleted += result.deleted_count

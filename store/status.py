@@ -1,4 +1,5 @@
 """Background job outcomes, kept for /status."""
+
 from __future__ import annotations
 
 import datetime as dt

@@ -1,4 +1,5 @@
 """The Store facade: one object per collection family over one database."""
+
 from __future__ import annotations
 
 import contextlib
@@ -58,8 +59,16 @@ class CollectionFamily(Protocol):
 
 
 class Store:
-    def __init__(self, client, db_name: str, rate_collection_bytes: int = 32 << 20, capped: bool = True,
-                 ttl_indexes: bool = True, heavy_limit: int = HEAVY_LIMIT, history_limit: int = HISTORY_LIMIT):
+    def __init__(
+        self,
+        client,
+        db_name: str,
+        rate_collection_bytes: int = 32 << 20,
+        capped: bool = True,
+        ttl_indexes: bool = True,
+        heavy_limit: int = HEAVY_LIMIT,
+        history_limit: int = HISTORY_LIMIT,
+    ):
         """`ttl_indexes=False` (the embedded SecantusDB): large collections get plain indexes on
         their expiry fields instead of TTL indexes, and server.retention deletes expired
         documents in small indexed batches (that server's TTL monitor scans whole collections
@@ -76,8 +85,15 @@ class Store:
         self.clans = Clans(self.db, ttl_indexes=ttl_indexes)
         self.online = OnlineSamples(self.db, ttl_indexes=ttl_indexes)
         self.upstream_members = UpstreamMembers(self.db)
-        self.families: list[CollectionFamily] = [self.rate_counters, self.leases, self.job_runs, self.players, self.clans, self.online,
-                         self.upstream_members]
+        self.families: list[CollectionFamily] = [
+            self.rate_counters,
+            self.leases,
+            self.job_runs,
+            self.players,
+            self.clans,
+            self.online,
+            self.upstream_members,
+        ]
 
     async def ensure_schema(self) -> None:
         """Idempotent: create collections and indexes that are missing."""

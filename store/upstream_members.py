@@ -1,4 +1,5 @@
 """Processes sharing one upstream application_id: one heartbeat document each."""
+
 from __future__ import annotations
 
 FORGET_AFTER = 86400  # documents of processes that vanished without leaving are removed after a day

@@ -1,4 +1,5 @@
 """Shared fixtures: a SecantusDB child process, the upstream simulator, app builders."""
+
 from __future__ import annotations
 
 import dataclasses

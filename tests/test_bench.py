@@ -1,4 +1,5 @@
 """The benchmark command runs end to end and measures the responses it claims to (no speed asserts)."""
+
 from __future__ import annotations
 
 import json
@@ -8,17 +9,39 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCENARIOS = {
-    "ceiling": "2xx", "player": "2xx", "clan": "2xx", "online": "2xx", "status": "2xx",
-    "not_found": "404", "bad_request": "400", "rate_limited": "429",
+    "ceiling": "2xx",
+    "player": "2xx",
+    "clan": "2xx",
+    "online": "2xx",
+    "status": "2xx",
+    "not_found": "404",
+    "bad_request": "400",
+    "rate_limited": "429",
 }
 
 
 def test_bench_quick_run_reports_every_scenario_with_its_status(tmp_path):
     out = tmp_path / "bench.json"
     command = [
-        sys.executable, os.path.join(ROOT, "scripts", "bench.py"), "--quick", "--duration", "1",
-        "--settle-timeout", "5", "--players", "3", "--memory-requests", "2000", "--memory-clients", "200",
-        "--connections", "8", "--profile", "", "--json", str(out),
+        sys.executable,
+        os.path.join(ROOT, "scripts", "bench.py"),
+        "--quick",
+        "--duration",
+        "1",
+        "--settle-timeout",
+        "5",
+        "--players",
+        "3",
+        "--memory-requests",
+        "2000",
+        "--memory-clients",
+        "200",
+        "--connections",
+        "8",
+        "--profile",
+        "",
+        "--json",
+        str(out),
     ]
     run = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]

@@ -4,6 +4,7 @@ operations (fast 503 + Retry-After), and a hung database (SIGSTOP) answered 503 
 Measured figures are printed (run with -s); assertions are on status codes and counts, not times,
 except a generous safety net on the SIGSTOP case.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -47,10 +48,15 @@ async def seed_year(store, days: int = 400, game: str = "wot") -> int:
                 continue
             for region in ("eu", "na", "asia"):
                 for server, players in (("A", 100 + hour), ("B", 50 + i % 7)):
-                    docs.append({"minute": minute, "meta": {"game": game, "region": region, "server": server},
-                                 "players": players})
+                    docs.append(
+                        {
+                            "minute": minute,
+                            "meta": {"game": game, "region": region, "server": server},
+                            "players": players,
+                        }
+                    )
     for start_at in range(0, len(docs), 5000):
-        await store.online.samples.insert_many(docs[start_at:start_at + 5000], ordered=False)
+        await store.online.samples.insert_many(docs[start_at : start_at + 5000], ordered=False)
     return len(docs)
 
 
@@ -90,7 +96,7 @@ async def test_cold_400_days_single_flight_bounded_then_materialised(store):
     assert calls == {"daily_range": 1, "aggregate_day": INLINE_DAYS + 1}  # + today
     series = answers[0]["series"]
     assert len(series) == 400 and series[-1]["date"] == NOW.date().isoformat()
-    assert [day["samples"] for day in series[-INLINE_DAYS - 1:]] == [4] * INLINE_DAYS + [3]  # today: 3 so far
+    assert [day["samples"] for day in series[-INLINE_DAYS - 1 :]] == [4] * INLINE_DAYS + [3]  # today: 3 so far
     # Older days are not materialised yet: answered as gaps until the job fills them.
     assert series[-20]["samples"] == 0
 
@@ -144,6 +150,7 @@ async def test_a_full_gate_is_a_fast_503_never_a_queue(store):
 
 # --- over HTTP --------------------------------------------------------------------------
 
+
 @pytest.fixture
 def app(io_loop, mongo_uri, db_name):
     return build_app(io_loop, mongo_uri, db_name)
@@ -169,17 +176,26 @@ async def test_concurrent_cold_history_leaves_other_endpoints_answering(app, htt
     store.online.aggregate_day = slow_aggregate
     # 24 cold requests (the per-client limit is 30 a minute): 4 regions × 3 day counts, 2 copies
     # of each (single-flight shares them).
-    paths = [f"/api/v1/online/history?game=wot&region={region}&days={days}"
-             for region in ("eu", "na", "asia", "all") for days in (400, 399, 398)] * 2
+    paths = [
+        f"/api/v1/online/history?game=wot&region={region}&days={days}"
+        for region in ("eu", "na", "asia", "all")
+        for days in (400, 399, 398)
+    ] * 2
     history = [asyncio.ensure_future(fetch(http_client, base_url, path)) for path in paths]
     await asyncio.sleep(0.05)
-    others = await asyncio.gather(*(fetch(http_client, base_url, path) for path in
-                                    ("/api/v1/online", "/api/v1/", "/api/v1/status", "/api/v1/online") * 3))
+    others = await asyncio.gather(
+        *(
+            fetch(http_client, base_url, path)
+            for path in ("/api/v1/online", "/api/v1/", "/api/v1/status", "/api/v1/online") * 3
+        )
+    )
     results = await asyncio.gather(*history)
     statuses = [response.code for response, _ in results]
-    print(f"\n{count} samples; history statuses {sorted(statuses)}; other endpoints "
-          f"{[r.code for r, _ in others]}, slowest {max(t for _, t in others) * 1000:.0f} ms; "
-          f"history slowest {max(t for _, t in results) * 1000:.0f} ms")
+    print(
+        f"\n{count} samples; history statuses {sorted(statuses)}; other endpoints "
+        f"{[r.code for r, _ in others]}, slowest {max(t for _, t in others) * 1000:.0f} ms; "
+        f"history slowest {max(t for _, t in results) * 1000:.0f} ms"
+    )
     assert all(response.code == 200 for response, _ in others)
     assert set(statuses) <= {200, 503} and 200 in statuses
     for response, _ in results:
@@ -205,10 +221,24 @@ async def test_a_hung_database_gives_503_within_the_deadline(io_loop):
 
         config = make_config(mongodb_uri=database.uri, db_name="hung")
         app, store, limiter, services = await get_application(config, database.uri)
-        await store.players.save_snapshots([
-            {"region": "eu", "account_id": account, "date": (NOW.date() - i * DAY).isoformat(), "battles": 10 + i,
-             "wins": 5, "damage_dealt": 100, "frags": 1, "spotted": 1, "xp": 10, "wn8": 1000.0}
-            for account in (1, 2, 3, 4) for i in range(3)])
+        await store.players.save_snapshots(
+            [
+                {
+                    "region": "eu",
+                    "account_id": account,
+                    "date": (NOW.date() - i * DAY).isoformat(),
+                    "battles": 10 + i,
+                    "wins": 5,
+                    "damage_dealt": 100,
+                    "frags": 1,
+                    "spotted": 1,
+                    "xp": 10,
+                    "wn8": 1000.0,
+                }
+                for account in (1, 2, 3, 4)
+                for i in range(3)
+            ]
+        )
         services.players.clock = lambda: NOW.timestamp()
         server = __import__("tornado.httpserver", fromlist=["HTTPServer"]).HTTPServer(app)
         sock, port = __import__("tornado.testing", fromlist=["bind_unused_port"]).bind_unused_port()

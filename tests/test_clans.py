@@ -1,4 +1,5 @@
 """Clans over real HTTP and a real database: details, averages, refresh job, weekly digest, failures."""
+
 from __future__ import annotations
 
 import asyncio
@@ -46,12 +47,31 @@ def utc_day(ts: float, minus_days: int = 0) -> str:
 
 # --- a fake upstream with hand-made data -----------------------------------------------
 def account(account_id, name, battles, wins, damage):
-    return {"account_id": account_id, "nickname": name, "clan_id": CLAN, "created_at": 1400000000,
-            "last_battle_time": 1700000000, "updated_at": 1700000000,
-            "statistics": {"all": {"battles": battles, "wins": wins, "losses": battles - wins, "draws": 0,
-                                   "damage_dealt": damage, "frags": battles, "spotted": battles, "xp": 500 * battles,
-                                   "dropped_capture_points": 0, "capture_points": 0,
-                                   "survived_battles": battles // 3, "shots": 0, "hits": 0}}}
+    return {
+        "account_id": account_id,
+        "nickname": name,
+        "clan_id": CLAN,
+        "created_at": 1400000000,
+        "last_battle_time": 1700000000,
+        "updated_at": 1700000000,
+        "statistics": {
+            "all": {
+                "battles": battles,
+                "wins": wins,
+                "losses": battles - wins,
+                "draws": 0,
+                "damage_dealt": damage,
+                "frags": battles,
+                "spotted": battles,
+                "xp": 500 * battles,
+                "dropped_capture_points": 0,
+                "capture_points": 0,
+                "survived_battles": battles // 3,
+                "shots": 0,
+                "hits": 0,
+            }
+        },
+    }
 
 
 # Career totals (battles, wins, damage): win rates 52 / 55 / 48 / 50 %, damage 1200 / 1500 / 1000 / 1000.
@@ -71,15 +91,37 @@ class FakeUpstream:
     def __init__(self, now: float):
         self.failing: set[str] = set()
         self.calls: list[str] = []
-        members = [{"account_id": a, "account_name": n, "role": r, "joined_at": int(now) - 400 * 86400}
-                   for a, n, r, *_ in MEMBERS]
+        members = [
+            {"account_id": a, "account_name": n, "role": r, "joined_at": int(now) - 400 * 86400}
+            for a, n, r, *_ in MEMBERS
+        ]
         members[2]["joined_at"] = int(now) - 2 * 86400  # Charlie joined this week
-        self.clans = {CLAN: {"clan_id": CLAN, "tag": "HAND", "name": "Hand Checked", "members_count": len(members),
-                             "members": members}}
+        self.clans = {
+            CLAN: {
+                "clan_id": CLAN,
+                "tag": "HAND",
+                "name": "Hand Checked",
+                "members_count": len(members),
+                "members": members,
+            }
+        }
         self.ratings = {CLAN: {"clan_id": CLAN, "fb_elo_rating_10": {"value": 1523, "rank": 10}}}
-        self.strongholds = {CLAN: {"clan_id": CLAN, "skirmish_statistics": {
-            "total_10": 30, "win_10": 20, "total_10_in_28d": 5, "win_10_in_28d": 3,
-            "total_8": 10, "win_8": 5, "total_6": 0, "win_6": 0, "last_time_10": 1700000000}}}
+        self.strongholds = {
+            CLAN: {
+                "clan_id": CLAN,
+                "skirmish_statistics": {
+                    "total_10": 30,
+                    "win_10": 20,
+                    "total_10_in_28d": 5,
+                    "win_10_in_28d": 3,
+                    "total_8": 10,
+                    "win_8": 5,
+                    "total_6": 0,
+                    "win_6": 0,
+                    "last_time_10": 1700000000,
+                },
+            }
+        }
         self.accounts = {a: account(a, n, b, w, d) if b is not None else None for a, n, _, b, w, d in MEMBERS}
 
     def _call(self, name):
@@ -123,8 +165,17 @@ async def test_details_averages_hand_checked(app, http_client, base_url):
     now = float(int(time.time()))
     services, store, fake = use_fake(app, now)
     # Not seeded: the clan is refreshed because a cached player names it.
-    await store.players.save({"region": REGION, "account_id": 601, "clan_id": CLAN, "cached_at": now,
-                              "totals": {}, "tanks": [], "ratings": None})
+    await store.players.save(
+        {
+            "region": REGION,
+            "account_id": 601,
+            "clan_id": CLAN,
+            "cached_at": now,
+            "totals": {},
+            "tanks": [],
+            "ratings": None,
+        }
+    )
     code, body = await api(http_client, base_url, f"/clan/{CLAN}/eu")
     assert (code, body["error"]["code"]) == (404, "clan_not_cached")
 
@@ -141,19 +192,32 @@ async def test_details_averages_hand_checked(app, http_client, base_url):
     # Skirmishes: 30 + 10 battles, 20 + 5 wins (the 28-day keys are not added).
     assert data["ratings"] == {"elo_10": 1523, "elo_8": None, "skirmish_battles": 40, "skirmish_win_rate": 62.5}
     # Alpha, Bravo, Charlie, Foxtrot; Delta has no profile and Echo no battles.
-    assert data["members"] == {"profiles_measured": 4, "avg_win_rate": 51.25,  # (52 + 55 + 48 + 50) / 4
-                               "avg_damage": 1175.0,  # (1200 + 1500 + 1000 + 1000) / 4
-                               "avg_battles": 900.0}  # (1000 + 2000 + 500 + 100) / 4
+    assert data["members"] == {
+        "profiles_measured": 4,
+        "avg_win_rate": 51.25,  # (52 + 55 + 48 + 50) / 4
+        "avg_damage": 1175.0,  # (1200 + 1500 + 1000 + 1000) / 4
+        "avg_battles": 900.0,
+    }  # (1000 + 2000 + 500 + 100) / 4
     assert data["members"]["profiles_measured"] < data["members_count"]
     assert [m["account_id"] for m in data["member_list"]] == [601, 602, 603, 604, 605, 606]
-    assert data["member_list"][0] == {"account_id": 601, "name": "Alpha", "role": "commander",
-                                      "joined_at": int(now) - 400 * 86400}
+    assert data["member_list"][0] == {
+        "account_id": 601,
+        "name": "Alpha",
+        "role": "commander",
+        "joined_at": int(now) - 400 * 86400,
+    }
     # Members with a profile got today's snapshot (same shape as a player's).
-    snaps = await store.players.snapshots_for_accounts(REGION, [601, 602, 603, 604, 605, 606],
-                                                       utc_day(now), utc_day(now))
+    snaps = await store.players.snapshots_for_accounts(
+        REGION, [601, 602, 603, 604, 605, 606], utc_day(now), utc_day(now)
+    )
     assert sorted(s["account_id"] for s in snaps) == [601, 602, 603, 605, 606]
     alpha = next(s for s in snaps if s["account_id"] == 601)
-    assert (alpha["battles"], alpha["wins"], alpha["damage_dealt"], alpha["taken_at"]) == (1000, 520, 1_200_000, int(now))
+    assert (alpha["battles"], alpha["wins"], alpha["damage_dealt"], alpha["taken_at"]) == (
+        1000,
+        520,
+        1_200_000,
+        int(now),
+    )
     assert {"wn8", "wn7", "efficiency", "clan_id", "xp", "spotted"} <= set(alpha)
 
     # Within the hour nothing is due: at most one refresh per clan per hour.
@@ -161,16 +225,19 @@ async def test_details_averages_hand_checked(app, http_client, base_url):
 
 
 @pytest.mark.gen_test(timeout=30)
-@pytest.mark.parametrize("path,status,code", [
-    (f"/clan/{CLAN}/eu", 404, "clan_not_cached"),
-    (f"/clan/{CLAN}/eu/weekly", 404, "clan_not_cached"),
-    ("/clan/abc/eu", 400, "invalid_clan_id"),
-    ("/clan/0/eu", 400, "invalid_clan_id"),
-    ("/clan/-3/eu/weekly", 400, "invalid_clan_id"),
-    ("/clan/1.5/eu", 400, "invalid_clan_id"),
-    (f"/clan/{CLAN}/ru", 400, "invalid_region"),
-    (f"/clan/{CLAN}/EU/weekly", 400, "invalid_region"),
-])
+@pytest.mark.parametrize(
+    "path,status,code",
+    [
+        (f"/clan/{CLAN}/eu", 404, "clan_not_cached"),
+        (f"/clan/{CLAN}/eu/weekly", 404, "clan_not_cached"),
+        ("/clan/abc/eu", 400, "invalid_clan_id"),
+        ("/clan/0/eu", 400, "invalid_clan_id"),
+        ("/clan/-3/eu/weekly", 400, "invalid_clan_id"),
+        ("/clan/1.5/eu", 400, "invalid_clan_id"),
+        (f"/clan/{CLAN}/ru", 400, "invalid_region"),
+        (f"/clan/{CLAN}/EU/weekly", 400, "invalid_region"),
+    ],
+)
 async def test_clan_errors(app, http_client, base_url, path, status, code):
     got, body = await api(http_client, base_url, path)
     assert got == status
@@ -180,10 +247,29 @@ async def test_clan_errors(app, http_client, base_url, path, status, code):
 
 # --- weekly digest ------------------------------------------------------------------------
 def snapshot(account_id, date, battles, wins, damage, wn8):
-    return {"region": REGION, "account_id": account_id, "date": date, "taken_at": 0, "clan_id": CLAN,
-            "battles": battles, "wins": wins, "losses": battles - wins, "draws": 0, "damage_dealt": damage,
-            "frags": 0, "spotted": 0, "dropped_capture_points": 0, "capture_points": 0, "xp": 0,
-            "survived_battles": 0, "shots": 0, "hits": 0, "wn8": wn8, "wn7": None, "efficiency": None}
+    return {
+        "region": REGION,
+        "account_id": account_id,
+        "date": date,
+        "taken_at": 0,
+        "clan_id": CLAN,
+        "battles": battles,
+        "wins": wins,
+        "losses": battles - wins,
+        "draws": 0,
+        "damage_dealt": damage,
+        "frags": 0,
+        "spotted": 0,
+        "dropped_capture_points": 0,
+        "capture_points": 0,
+        "xp": 0,
+        "survived_battles": 0,
+        "shots": 0,
+        "hits": 0,
+        "wn8": wn8,
+        "wn7": None,
+        "efficiency": None,
+    }
 
 
 @pytest.mark.gen_test(timeout=30)
@@ -200,19 +286,25 @@ async def test_weekly_digest_from_constructed_snapshots(app, http_client, base_u
     assert (await services.clans.refresh(1)).startswith("refreshed 1")
 
     end, start, middle = utc_day(later), utc_day(later, 7), utc_day(later, 3)
-    await store.players.save_snapshots([
-        # Alpha: 40 battles, 24 wins, 48,000 damage; WN8 1500 -> 1600.
-        snapshot(601, start, 960, 496, 1_152_000, 1500), snapshot(601, middle, 980, 508, 1_170_000, 1550),
-        snapshot(601, end, 1000, 520, 1_200_000, 1600),
-        # Bravo: 12 battles, 3 wins, 12,000 damage; WN8 2100 -> 2050.
-        snapshot(602, start, 1988, 1097, 2_988_000, 2100), snapshot(602, end, 2000, 1100, 3_000_000, 2050),
-        # Charlie: 5 battles (below the 10-battle rule), 4 wins, 4,000 damage.
-        snapshot(603, start, 495, 236, 496_000, 900), snapshot(603, end, 500, 240, 500_000, 950),
-        # Echo: no battles at all; Delta: no snapshots.
-        snapshot(605, start, 0, 0, 0, None), snapshot(605, end, 0, 0, 0, None),
-        # Older than the period: ignored.
-        snapshot(602, utc_day(later, 9), 1900, 1000, 2_800_000, 2000),
-    ])
+    await store.players.save_snapshots(
+        [
+            # Alpha: 40 battles, 24 wins, 48,000 damage; WN8 1500 -> 1600.
+            snapshot(601, start, 960, 496, 1_152_000, 1500),
+            snapshot(601, middle, 980, 508, 1_170_000, 1550),
+            snapshot(601, end, 1000, 520, 1_200_000, 1600),
+            # Bravo: 12 battles, 3 wins, 12,000 damage; WN8 2100 -> 2050.
+            snapshot(602, start, 1988, 1097, 2_988_000, 2100),
+            snapshot(602, end, 2000, 1100, 3_000_000, 2050),
+            # Charlie: 5 battles (below the 10-battle rule), 4 wins, 4,000 damage.
+            snapshot(603, start, 495, 236, 496_000, 900),
+            snapshot(603, end, 500, 240, 500_000, 950),
+            # Echo: no battles at all; Delta: no snapshots.
+            snapshot(605, start, 0, 0, 0, None),
+            snapshot(605, end, 0, 0, 0, None),
+            # Older than the period: ignored.
+            snapshot(602, utc_day(later, 9), 1900, 1000, 2_800_000, 2000),
+        ]
+    )
 
     code, body = await api(http_client, base_url, f"/clan/{CLAN}/eu/weekly")
     assert code == 200
@@ -231,14 +323,19 @@ async def test_weekly_digest_from_constructed_snapshots(app, http_client, base_u
 
     top = data["top"]
     assert top["min_battles"] == 10
-    assert top["by_battles"] == [{"account_id": 601, "name": "Alpha", "battles": 40},
-                                 {"account_id": 602, "name": "Bravo", "battles": 12},
-                                 {"account_id": 603, "name": "Charlie", "battles": 5}]
+    assert top["by_battles"] == [
+        {"account_id": 601, "name": "Alpha", "battles": 40},
+        {"account_id": 602, "name": "Bravo", "battles": 12},
+        {"account_id": 603, "name": "Charlie", "battles": 5},
+    ]
     assert top["by_wn8"] == [
         {"account_id": 602, "name": "Bravo", "wn8": 2050, "wn8_change": -50, "battles": 12},
-        {"account_id": 601, "name": "Alpha", "wn8": 1600, "wn8_change": 100, "battles": 40}]
-    assert top["by_win_rate"] == [{"account_id": 601, "name": "Alpha", "win_rate": 60.0, "battles": 40},
-                                  {"account_id": 602, "name": "Bravo", "win_rate": 25.0, "battles": 12}]
+        {"account_id": 601, "name": "Alpha", "wn8": 1600, "wn8_change": 100, "battles": 40},
+    ]
+    assert top["by_win_rate"] == [
+        {"account_id": 601, "name": "Alpha", "win_rate": 60.0, "battles": 40},
+        {"account_id": 602, "name": "Bravo", "win_rate": 25.0, "battles": 12},
+    ]
 
     aggregates = data["aggregates"]
     assert aggregates["battles"] == 57 and aggregates["wins"] == 31
@@ -248,14 +345,23 @@ async def test_weekly_digest_from_constructed_snapshots(app, http_client, base_u
     assert change["profiles_compared"] == 3  # Echo has no battles, so no rates
     start_wr = (100 * 496 / 960 + 100 * 1097 / 1988 + 100 * 236 / 495) / 3
     end_wr = (52.0 + 55.0 + 48.0) / 3
-    assert change["win_rate"] == {"start": round(start_wr, 2), "end": round(end_wr, 2),
-                                  "change": round(end_wr - start_wr, 2)}
+    assert change["win_rate"] == {
+        "start": round(start_wr, 2),
+        "end": round(end_wr, 2),
+        "change": round(end_wr - start_wr, 2),
+    }
     start_dmg = (1_152_000 / 960 + 2_988_000 / 1988 + 496_000 / 495) / 3
     end_dmg = (1200 + 1500 + 1000) / 3
-    assert change["avg_damage"] == {"start": round(start_dmg, 2), "end": round(end_dmg, 2),
-                                    "change": round(end_dmg - start_dmg, 2)}
-    assert change["avg_battles"] == {"start": round((960 + 1988 + 495) / 3, 2), "end": round(3500 / 3, 2),
-                                     "change": round((3500 - 3443) / 3, 2)}
+    assert change["avg_damage"] == {
+        "start": round(start_dmg, 2),
+        "end": round(end_dmg, 2),
+        "change": round(end_dmg - start_dmg, 2),
+    }
+    assert change["avg_battles"] == {
+        "start": round((960 + 1988 + 495) / 3, 2),
+        "end": round(3500 / 3, 2),
+        "change": round((3500 - 3443) / 3, 2),
+    }
     assert data["computed_at"] == int(later)
 
     # The digest is stored (with a TTL) and served again; the hourly job rebuilds it.
@@ -310,9 +416,19 @@ async def test_seeded_clan_refreshed_from_the_simulator(app, http_client, base_u
 
     # The operator's seeding script writes to the same database.
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, str(ROOT / "scripts" / "add_clans.py"), "--region", REGION, str(clan_id),
-        "--mongodb-uri", mongo_uri, "--db-name", db_name,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=str(ROOT))
+        sys.executable,
+        str(ROOT / "scripts" / "add_clans.py"),
+        "--region",
+        REGION,
+        str(clan_id),
+        "--mongodb-uri",
+        mongo_uri,
+        "--db-name",
+        db_name,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        cwd=str(ROOT),
+    )
     out, err = await proc.communicate()
     assert proc.returncode == 0, err
     assert b"1 new" in out
@@ -340,14 +456,17 @@ async def test_seeded_clan_refreshed_from_the_simulator(app, http_client, base_u
         assert data["ratings"]["elo_10"] == expected_elo
         # Averages recomputed here from the simulator's member profiles.
         ids = ",".join(map(str, members))
-        accounts = ujson.loads((await get(http_client, upstream_sim + "/wot/eu/wot/account/info/"
-                                          f"?application_id=x&account_id={ids}")).body)["data"]
+        accounts = ujson.loads(
+            (await get(http_client, upstream_sim + f"/wot/eu/wot/account/info/?application_id=x&account_id={ids}")).body
+        )["data"]
         totals = [a["statistics"]["all"] for a in accounts.values() if a and a["statistics"]["all"]["battles"]]
         assert data["members"]["profiles_measured"] == len(totals)
         assert data["members"]["avg_win_rate"] == round(
-            sum(100 * t["wins"] / t["battles"] for t in totals) / len(totals), 2)
+            sum(100 * t["wins"] / t["battles"] for t in totals) / len(totals), 2
+        )
         assert data["members"]["avg_damage"] == round(
-            sum(t["damage_dealt"] / t["battles"] for t in totals) / len(totals), 2)
+            sum(t["damage_dealt"] / t["battles"] for t in totals) / len(totals), 2
+        )
         assert data["members"]["avg_battles"] == round(sum(t["battles"] for t in totals) / len(totals), 2)
 
         # Three members were rated: full profiles with WN8, reused by today's snapshots.

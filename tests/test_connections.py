@@ -11,6 +11,7 @@
 Bounded in time; the only waits are "eventually, before a generous deadline". Measured figures
 are printed (run with -s): e.g. `.venv/bin/python -m pytest -s tests/test_connections.py`.
 """
+
 from __future__ import annotations
 
 import http.client
@@ -121,9 +122,20 @@ def assert_json_error(status, headers, body, expected_status, code):
 
 # --- floods of connections ------------------------------------------------------------
 def test_idle_and_slowloris_flood_at_1024_descriptors(tmp_path, monkeypatch, mongo_uri, upstream_sim):
-    server = limited_server(tmp_path, monkeypatch, (1024, 1024), "--mongodb-uri", mongo_uri,
-                            "--db-name", "c_" + uuid.uuid4().hex[:10], "--upstream-base-url", upstream_sim,
-                            "--no-jobs", "--rate-limit-scale", 1000)
+    server = limited_server(
+        tmp_path,
+        monkeypatch,
+        (1024, 1024),
+        "--mongodb-uri",
+        mongo_uri,
+        "--db-name",
+        "c_" + uuid.uuid4().hex[:10],
+        "--upstream-base-url",
+        upstream_sim,
+        "--no-jobs",
+        "--rate-limit-scale",
+        1000,
+    )
     idle: list[socket.socket] = []
     slow: list[socket.socket] = []
     stop = threading.Event()
@@ -143,7 +155,7 @@ def test_idle_and_slowloris_flood_at_1024_descriptors(tmp_path, monkeypatch, mon
             while not stop.wait(1.0):
                 for sock in slow:
                     try:
-                        sock.send(request_line[n % len(request_line):][:1])
+                        sock.send(request_line[n % len(request_line) :][:1])
                     except OSError:
                         pass
                 n += 1
@@ -160,15 +172,18 @@ def test_idle_and_slowloris_flood_at_1024_descriptors(tmp_path, monkeypatch, mon
         cpu_share = (cpu1 - cpu0) / (t1 - t0)
         statuses = [status for status, _ in answers]
         log_bytes = server.log_path.stat().st_size
-        print(f"\nflood: other client's statuses {statuses}; server CPU {cpu_share:.0%} of a core over "
-              f"{t1 - t0:.1f} s; log {log_bytes} bytes; RSS {rss_before} -> {rss_kb(server.pid)} kB")
+        print(
+            f"\nflood: other client's statuses {statuses}; server CPU {cpu_share:.0%} of a core over "
+            f"{t1 - t0:.1f} s; log {log_bytes} bytes; RSS {rss_before} -> {rss_kb(server.pid)} kB"
+        )
         assert statuses.count(200) == len(statuses), answers
         assert cpu_share < 0.5, cpu_share  # a busy accept loop is ~100 %
         assert log_bytes < 200_000, server.log()  # 218 MB in 30 s before
 
         # Slowloris connections never complete a head: they are closed (10 s head deadline).
-        assert wait_until(lambda: all(closed_by_server(s) for s in slow), timeout=40, step=0.5), \
-            sum(closed_by_server(s) for s in slow)
+        assert wait_until(lambda: all(closed_by_server(s) for s in slow), timeout=40, step=0.5), sum(
+            closed_by_server(s) for s in slow
+        )
         # The server is still whole: no traceback, the limit it runs under is logged.
         text = server.log_path.read_text(errors="replace")
         assert "Traceback" not in text, text[-6000:]
@@ -181,8 +196,18 @@ def test_idle_and_slowloris_flood_at_1024_descriptors(tmp_path, monkeypatch, mon
 
 
 def test_per_client_connection_cap(tmp_path, monkeypatch, mongo_uri, upstream_sim):
-    server = ServerProcess(tmp_path, "--mongodb-uri", mongo_uri, "--db-name", "c_" + uuid.uuid4().hex[:10],
-                           "--upstream-base-url", upstream_sim, "--no-jobs", "--rate-limit-scale", 1000)
+    server = ServerProcess(
+        tmp_path,
+        "--mongodb-uri",
+        mongo_uri,
+        "--db-name",
+        "c_" + uuid.uuid4().hex[:10],
+        "--upstream-base-url",
+        upstream_sim,
+        "--no-jobs",
+        "--rate-limit-scale",
+        1000,
+    )
     socks = []
     try:
         socks = [connect_nowait(server.port, "127.0.4.1") for _ in range(100)]
@@ -222,8 +247,9 @@ def test_accept_backs_off_when_descriptors_run_out(tmp_path):
     port = free_port()
     log_path = tmp_path / "emfile.log"
     with open(log_path, "wb") as log:
-        proc = subprocess.Popen([sys.executable, "-c", EMFILE_SERVER, str(port)], cwd=str(ROOT),
-                                stdout=log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", EMFILE_SERVER, str(port)], cwd=str(ROOT), stdout=log, stderr=subprocess.STDOUT
+        )
     socks = []
     try:
         wait_for_port(port, proc=proc)
@@ -241,10 +267,12 @@ def test_accept_backs_off_when_descriptors_run_out(tmp_path):
         for sock in socks:
             sock.close()
         socks = []
+
         # Once the flood is gone, a client is served again.
         def served():
             status, _ = get(port, "/", timeout=5)
             return status == 200
+
         assert wait_until(served, timeout=30, step=0.5)
     finally:
         for sock in socks:
@@ -256,15 +284,27 @@ def test_accept_backs_off_when_descriptors_run_out(tmp_path):
 # --- bodies and heads -----------------------------------------------------------------
 @pytest.fixture
 def plain_server(tmp_path, mongo_uri, upstream_sim):
-    server = ServerProcess(tmp_path, "--mongodb-uri", mongo_uri, "--db-name", "c_" + uuid.uuid4().hex[:10],
-                           "--upstream-base-url", upstream_sim, "--no-jobs", "--rate-limit-scale", 1000)
+    server = ServerProcess(
+        tmp_path,
+        "--mongodb-uri",
+        mongo_uri,
+        "--db-name",
+        "c_" + uuid.uuid4().hex[:10],
+        "--upstream-base-url",
+        upstream_sim,
+        "--no-jobs",
+        "--rate-limit-scale",
+        1000,
+    )
     yield server
     server.stop()
 
 
 def send_huge_body(port: int, size: int, results: list) -> None:
-    head = (f"GET /no/such/path HTTP/1.1\r\nHost: x\r\nContent-Length: {size}\r\n"
-            "Content-Type: application/octet-stream\r\n\r\n").encode()
+    head = (
+        f"GET /no/such/path HTTP/1.1\r\nHost: x\r\nContent-Length: {size}\r\n"
+        "Content-Type: application/octet-stream\r\n\r\n"
+    ).encode()
     chunk = b"x" * (1 << 20)
     with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
         sent = 0
@@ -294,8 +334,10 @@ def test_huge_bodies_refused_before_buffering(plain_server):
     for thread in threads:
         thread.join(60)
     after = rss_kb(pid)
-    print(f"\n8 x 100 MB bodies: RSS {before} -> {after} kB; bytes sent before refusal "
-          f"{sorted(sent for sent, _ in results)}")
+    print(
+        f"\n8 x 100 MB bodies: RSS {before} -> {after} kB; bytes sent before refusal "
+        f"{sorted(sent for sent, _ in results)}"
+    )
     assert len(results) == 8
     for sent, data in results:
         head, _, body = data.partition(b"\r\n\r\n")
@@ -310,8 +352,9 @@ def test_oversized_heads_answer_json(plain_server):
     long_header = b"GET /api/v1/status HTTP/1.1\r\nHost: x\r\nX-Long: " + b"a" * 70_000 + b"\r\n\r\n"
     assert_json_error(*raw_exchange(port, long_header), 431, "request_too_large")
 
-    many_headers = (b"GET /api/v1/status HTTP/1.1\r\nHost: x\r\n"
-                    + b"".join(b"X-H%d: v\r\n" % i for i in range(10_000)) + b"\r\n")
+    many_headers = (
+        b"GET /api/v1/status HTTP/1.1\r\nHost: x\r\n" + b"".join(b"X-H%d: v\r\n" % i for i in range(10_000)) + b"\r\n"
+    )
     assert_json_error(*raw_exchange(port, many_headers), 431, "request_too_large")
 
     few_but_many_lines = b"GET /api/v1/status HTTP/1.1\r\n" + b"A: b\r\n" * 200 + b"\r\n"  # 1.4 KB
@@ -330,6 +373,12 @@ def test_oversized_heads_answer_json(plain_server):
 
 def test_fd_limit_raised_to_hard_limit():
     code = "from server.http import raise_fd_limit; print(raise_fd_limit())"
-    out = subprocess.run([sys.executable, "-c", code], cwd=str(ROOT), capture_output=True, text=True, timeout=30,
-                         preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (256, 4096)))
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=str(ROOT),
+        capture_output=True,
+        text=True,
+        timeout=30,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (256, 4096)),
+    )
     assert out.stdout.strip() == "4096", out

@@ -1,4 +1,5 @@
 """Database stopped: fast 503 database_unavailable, status degraded; restarted: 200 again."""
+
 from __future__ import annotations
 
 import asyncio
@@ -31,9 +32,19 @@ def own_database(tmp_path):
 @pytest.fixture
 def app(io_loop, own_database, upstream_sim):
     app = build_app(io_loop, own_database.uri, "lossdb", upstream_base_url=upstream_sim)
-    snapshot = {"region": "eu", "account_id": ACCOUNT, "date": time.strftime("%Y-%m-%d", time.gmtime()),
-                "taken_at": int(time.time()), "battles": 10, "wins": 6, "damage_dealt": 9000, "frags": 8,
-                "spotted": 5, "xp": 4000, "wn8": 1500.0}
+    snapshot = {
+        "region": "eu",
+        "account_id": ACCOUNT,
+        "date": time.strftime("%Y-%m-%d", time.gmtime()),
+        "taken_at": int(time.time()),
+        "battles": 10,
+        "wins": 6,
+        "damage_dealt": 9000,
+        "frags": 8,
+        "spotted": 5,
+        "xp": 4000,
+        "wn8": 1500.0,
+    }
     io_loop.run_sync(lambda: app.settings["store"].players.save_snapshots([snapshot]))
     return app
 

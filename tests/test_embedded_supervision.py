@@ -4,6 +4,7 @@ restart is counted.
 
 Bounded in time; the only waits are "eventually, before a generous deadline".
 """
+
 from __future__ import annotations
 
 import os
@@ -39,16 +40,28 @@ def state_of(pid: int) -> str | None:
 
 
 def database_child(server: ServerProcess) -> int:
-    pids = [pid for pid in children_of(server.pid) if state_of(pid) not in (None, "Z")
-            and b"secantus" in open(f"/proc/{pid}/cmdline", "rb").read()]
+    pids = [
+        pid
+        for pid in children_of(server.pid)
+        if state_of(pid) not in (None, "Z") and b"secantus" in open(f"/proc/{pid}/cmdline", "rb").read()
+    ]
     assert len(pids) == 1, pids
     return pids[0]
 
 
 def test_kill_9_of_embedded_database_recovers(tmp_path, upstream_sim):
     sim(upstream_sim, "/_sim/faults", {"reset": True})
-    server = ServerProcess(tmp_path, "--data-dir", tmp_path / "data", "--upstream-base-url", upstream_sim,
-                           "--no-jobs", "--rate-limit-scale", 1000, name="embedded")
+    server = ServerProcess(
+        tmp_path,
+        "--data-dir",
+        tmp_path / "data",
+        "--upstream-base-url",
+        upstream_sim,
+        "--no-jobs",
+        "--rate-limit-scale",
+        1000,
+        name="embedded",
+    )
     try:
         account = existing_accounts("eu", 1, start=500_400_000)[0]
         path = f"/api/v1/player/{account}/eu"
@@ -85,6 +98,7 @@ def test_kill_9_of_embedded_database_recovers(tmp_path, upstream_sim):
             answer = request(server.port, path, timeout=10)
             recovered.append(answer)
             return answer.status == 200
+
         assert wait_until(answered, timeout=60, step=0.2), (recovered[-3:], server.log())
         after = recovered[-1].json["data"]
         with MongoClient(uri, serverSelectionTimeoutMS=5000) as client:

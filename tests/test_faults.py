@@ -10,6 +10,7 @@
 Every test is bounded (well under 60 s). The only timing assertions are "answered before a
 generous client timeout"; measured durations are printed (run with -s to see them).
 """
+
 from __future__ import annotations
 
 import http.client
@@ -65,8 +66,7 @@ def request(port, path, *, timeout=CLIENT_TIMEOUT, method="GET", headers=None) -
         headers = {k.lower(): v for k, v in response.getheaders()}
         return Answer(path, response.status, headers, body, time.monotonic() - started, started=started)
     except Exception as exc:  # timeout, reset, refused, incomplete read ...
-        return Answer(path, error=f"{type(exc).__name__}: {exc}", elapsed=time.monotonic() - started,
-                      started=started)
+        return Answer(path, error=f"{type(exc).__name__}: {exc}", elapsed=time.monotonic() - started, started=started)
     finally:
         conn.close()
 
@@ -94,8 +94,9 @@ class ServerProcess:
         self._log = open(self.log_path, "wb")
         env = dict(os.environ, STATSAPI_LOG_LEVEL="INFO", PYTHONUNBUFFERED="1")
         cmd = [sys.executable, "-m", "server", "--port", str(self.port), *map(str, args)]
-        self.proc = subprocess.Popen(cmd, cwd=str(ROOT), stdout=self._log, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL, env=env)
+        self.proc = subprocess.Popen(
+            cmd, cwd=str(ROOT), stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env
+        )
         try:
             wait_for_port(self.port, timeout=60, proc=self.proc)
         except Exception:
@@ -180,12 +181,33 @@ def test_database_stopped_under_load_then_restarted(tmp_path, upstream_sim):
     try:
         account = existing_accounts("eu", 1, start=500_300_000)[0]
         with MongoClient(database.uri) as client:
-            client["x"]["snapshots"].insert_one({
-                "region": "eu", "account_id": 500000001, "date": time.strftime("%Y-%m-%d", time.gmtime()),
-                "taken_at": int(time.time()), "battles": 10, "wins": 6, "damage_dealt": 9000, "frags": 8,
-                "spotted": 5, "xp": 4000, "wn8": 1500.0})
-        server = ServerProcess(tmp_path, "--mongodb-uri", database.uri, "--db-name", "x",
-                               "--upstream-base-url", upstream_sim, "--no-jobs", "--rate-limit-scale", 1000)
+            client["x"]["snapshots"].insert_one(
+                {
+                    "region": "eu",
+                    "account_id": 500000001,
+                    "date": time.strftime("%Y-%m-%d", time.gmtime()),
+                    "taken_at": int(time.time()),
+                    "battles": 10,
+                    "wins": 6,
+                    "damage_dealt": 9000,
+                    "frags": 8,
+                    "spotted": 5,
+                    "xp": 4000,
+                    "wn8": 1500.0,
+                }
+            )
+        server = ServerProcess(
+            tmp_path,
+            "--mongodb-uri",
+            database.uri,
+            "--db-name",
+            "x",
+            "--upstream-base-url",
+            upstream_sim,
+            "--no-jobs",
+            "--rate-limit-scale",
+            1000,
+        )
         assert request(server.port, f"/api/v1/player/{account}/eu").status == 200  # now cached
         paths = [
             f"/api/v1/player/{account}/eu",
@@ -202,15 +224,21 @@ def test_database_stopped_under_load_then_restarted(tmp_path, upstream_sim):
         database.stop()
         t_stopped = time.monotonic()
         # Under load the outage must show up as 503 database_unavailable on every data path.
-        assert wait_until(lambda: {a.path for a in load.since(t_stopped) if a.code == "database_unavailable"}
-                          >= set(paths[1:4]), 20), load.since(t_stopped)[-20:]
+        assert wait_until(
+            lambda: {a.path for a in load.since(t_stopped) if a.code == "database_unavailable"} >= set(paths[1:4]), 20
+        ), load.since(t_stopped)[-20:]
         time.sleep(2)
         t_restart = time.monotonic()
         database.start()
         t_started = time.monotonic()
         # Recovered without restarting the service: every data path answers 200 again.
-        assert wait_until(lambda: {a.path for a in load.since(t_started) if a.status == 200}
-                          >= {paths[0], paths[1], paths[4], paths[5], paths[6]}, 30), load.since(t_started)[-20:]
+        assert wait_until(
+            lambda: (
+                {a.path for a in load.since(t_started) if a.status == 200}
+                >= {paths[0], paths[1], paths[4], paths[5], paths[6]}
+            ),
+            30,
+        ), load.since(t_started)[-20:]
         # Then it stays recovered: the last second checked below starts well after the switch
         # (the driver's next heartbeat, within 0.5 s of the database's return).
         time.sleep(1.5)
@@ -219,10 +247,15 @@ def test_database_stopped_under_load_then_restarted(tmp_path, upstream_sim):
 
         hung = [a for a in answers if a.error]
         assert not hung, hung[:10]  # every request got a complete answer before the client timeout
-        unexpected = [a for a in answers if not (
-            (a.status == 200 and a.json["success"] is True)
-            or (a.status == 503 and a.code == "database_unavailable")
-            or (a.status == 404 and a.code in ("clan_not_cached", "no_digest")))]
+        unexpected = [
+            a
+            for a in answers
+            if not (
+                (a.status == 200 and a.json["success"] is True)
+                or (a.status == 503 and a.code == "database_unavailable")
+                or (a.status == 404 and a.code in ("clan_not_cached", "no_digest"))
+            )
+        ]
         assert not unexpected, unexpected[:10]
         for a in answers:
             if a.status == 503:
@@ -233,19 +266,23 @@ def test_database_stopped_under_load_then_restarted(tmp_path, upstream_sim):
         outage = [a for a in answers if t_stopped <= a.started < t_restart and a.status == 503]
         assert outage
         slowest = max(a.elapsed for a in outage)
-        print(f"\n{len(answers)} requests; {len(outage)} x 503 during the outage "
-              f"(slowest {slowest:.2f}s, median {sorted(a.elapsed for a in outage)[len(outage) // 2]:.2f}s); "
-              f"database stop took {t_stopped - t_stop:.1f}s; recovered "
-              f"{min((a.started for a in answers if a.started >= t_started and a.status == 200), default=0) - t_started:.2f}s "
-              "after the database was back")
+        print(
+            f"\n{len(answers)} requests; {len(outage)} x 503 during the outage "
+            f"(slowest {slowest:.2f}s, median {sorted(a.elapsed for a in outage)[len(outage) // 2]:.2f}s); "
+            f"database stop took {t_stopped - t_stop:.1f}s; recovered "
+            f"{min((a.started for a in answers if a.started >= t_started and a.status == 200), default=0) - t_started:.2f}s "
+            "after the database was back"
+        )
         by_path = {}
         for a in outage:
             by_path.setdefault(a.path, []).append(a.elapsed)
         for path, times in sorted(by_path.items()):
             print(f"  503 {path}: {len(times)} answers, slowest {max(times):.2f}s")
         if slowest > 2.5:
-            print(f"FINDING: under {load.workers} concurrent requests a 503 took up to {slowest:.1f}s "
-                  "(DESIGN: about 2 s); it grows with concurrency")
+            print(
+                f"FINDING: under {load.workers} concurrent requests a 503 took up to {slowest:.1f}s "
+                "(DESIGN: about 2 s); it grows with concurrency"
+            )
         # The stats of the last second: all healthy again.
         tail = [a for a in answers if a.started >= time.monotonic() - 1.0]
         assert all(a.status in (200, 404) for a in tail), tail[:10]
@@ -278,8 +315,18 @@ FAULTS = {
 def test_upstream_fault_live_lookup_503_cached_stays_fast(tmp_path, mongo_uri, faulty_upstream, fault):
     accounts = existing_accounts("eu", 3, start=500_200_000 + 1000 * list(FAULTS).index(fault))
     cached, live = accounts[0], accounts[1:]
-    server = ServerProcess(tmp_path, "--mongodb-uri", mongo_uri, "--db-name", "f_" + uuid.uuid4().hex[:10],
-                           "--upstream-base-url", faulty_upstream, "--no-jobs", "--rate-limit-scale", 1000)
+    server = ServerProcess(
+        tmp_path,
+        "--mongodb-uri",
+        mongo_uri,
+        "--db-name",
+        "f_" + uuid.uuid4().hex[:10],
+        "--upstream-base-url",
+        faulty_upstream,
+        "--no-jobs",
+        "--rate-limit-scale",
+        1000,
+    )
     try:
         first = request(server.port, f"/api/v1/player/{cached}/eu")
         assert first.status == 200 and first.json["data"]["live_fetched"] is True
@@ -311,12 +358,16 @@ def test_upstream_fault_live_lookup_503_cached_stays_fast(tmp_path, mongo_uri, f
             assert answer.status == 200 and answer.json["data"]["account_id"] == cached
             assert answer.json["data"]["live_fetched"] is False
         slowest = max(a.elapsed for a in answers)
-        print(f"\nupstream {fault}: live lookup -> 503 upstream_unavailable in "
-              f"{', '.join(f'{a.elapsed:.2f}s' for a in answers)} (Retry-After {answers[0].headers['retry-after']}); "
-              f"{len(cached_answers)} cached reads, slowest {max(a.elapsed for a in cached_answers):.3f}s")
+        print(
+            f"\nupstream {fault}: live lookup -> 503 upstream_unavailable in "
+            f"{', '.join(f'{a.elapsed:.2f}s' for a in answers)} (Retry-After {answers[0].headers['retry-after']}); "
+            f"{len(cached_answers)} cached reads, slowest {max(a.elapsed for a in cached_answers):.3f}s"
+        )
         if slowest > SLOW_LIVE_LOOKUP:
-            print(f"FINDING: a live lookup against a {fault} upstream took {slowest:.1f}s before its 503 "
-                  f"(> {SLOW_LIVE_LOOKUP:.0f}s); a public API should fail faster")
+            print(
+                f"FINDING: a live lookup against a {fault} upstream took {slowest:.1f}s before its 503 "
+                f"(> {SLOW_LIVE_LOOKUP:.0f}s); a public API should fail faster"
+            )
 
         # The fault clears: live lookups work again (nothing failed was cached).
         sim(faulty_upstream, "/_sim/faults", {"reset": True})
@@ -338,8 +389,18 @@ def test_sigterm_under_load_finishes_in_flight_requests(tmp_path, mongo_uri, fau
 
     db_name = "s_" + uuid.uuid4().hex[:10]
     accounts = existing_accounts("eu", 20, start=500_250_000)
-    server = ServerProcess(tmp_path, "--mongodb-uri", mongo_uri, "--db-name", db_name,
-                           "--upstream-base-url", faulty_upstream, "--no-jobs", "--rate-limit-scale", 1000)
+    server = ServerProcess(
+        tmp_path,
+        "--mongodb-uri",
+        mongo_uri,
+        "--db-name",
+        db_name,
+        "--upstream-base-url",
+        faulty_upstream,
+        "--no-jobs",
+        "--rate-limit-scale",
+        1000,
+    )
     try:
         sim(faulty_upstream, "/_sim/faults", {"latency_ms": 1000})
         with ThreadPoolExecutor(len(accounts)) as pool:
@@ -358,10 +419,12 @@ def test_sigterm_under_load_finishes_in_flight_requests(tmp_path, mongo_uri, fau
         sim(faulty_upstream, "/_sim/faults", {"reset": True})
         server.stop()
 
-    print(f"\nSIGTERM with {len(accounts)} live lookups in flight: answers "
-          f"{sorted((a.status for a in answers), key=str)}, last answer "
-          f"{max(a.started + a.elapsed for a in answers) - signalled:.2f}s after the signal; exit code {rc} "
-          f"after {exited:.2f}s")
+    print(
+        f"\nSIGTERM with {len(accounts)} live lookups in flight: answers "
+        f"{sorted((a.status for a in answers), key=str)}, last answer "
+        f"{max(a.started + a.elapsed for a in answers) - signalled:.2f}s after the signal; exit code {rc} "
+        f"after {exited:.2f}s"
+    )
     incomplete = [a for a in answers if a.error or a.status is None]
     assert not incomplete, (incomplete, server.log())
     for answer in answers:
@@ -370,8 +433,10 @@ def test_sigterm_under_load_finishes_in_flight_requests(tmp_path, mongo_uri, fau
         if answer.status == 200:
             assert body["success"] is True and body["data"]["live_fetched"] is True
         else:
-            assert body["success"] is False and body["error"]["code"] in ("upstream_unavailable",
-                                                                         "database_unavailable")
+            assert body["success"] is False and body["error"]["code"] in (
+                "upstream_unavailable",
+                "database_unavailable",
+            )
     assert rc == 0, server.log()
     assert exited < SHUTDOWN_GRACE + 5, f"exit took {exited:.1f}s (grace {SHUTDOWN_GRACE}s)"
     assert_no_traceback(server)

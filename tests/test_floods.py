@@ -2,6 +2,7 @@
 
 The attacks of issue 12 rerun as tests (commands in the docstrings); figures printed with -s.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -122,20 +123,28 @@ async def test_the_global_live_budget_admits_exactly_thirty_of_a_hundred_at_once
 @pytest.fixture
 def app(io_loop, mongo_uri, db_name, upstream_sim):
     # The counters as on the embedded database (a plain collection; see server.config).
-    return build_app(io_loop, mongo_uri, db_name, upstream_base_url=upstream_sim,
-                     trusted_proxies=parse_networks("127.0.0.1/32"), rate_collection="plain")
+    return build_app(
+        io_loop,
+        mongo_uri,
+        db_name,
+        upstream_base_url=upstream_sim,
+        trusted_proxies=parse_networks("127.0.0.1/32"),
+        rate_collection="plain",
+    )
 
 
 @pytest.mark.gen_test(timeout=120)
-async def test_a_hundred_simultaneous_lookups_from_a_hundred_addresses_admit_exactly_thirty(app, http_server,
-                                                                                        base_url):
+async def test_a_hundred_simultaneous_lookups_from_a_hundred_addresses_admit_exactly_thirty(app, http_server, base_url):
     """Issue 12: 100 distinct uncached accounts from 100 addresses at once admitted 0-3, not 30."""
     client = AsyncHTTPClient(force_instance=True, max_clients=100)
     accounts = existing_accounts("na", 700)[600:]
 
     async def lookup(i: int):
-        request = HTTPRequest(f"{base_url}/api/v1/player/{accounts[i]}/na", request_timeout=60,
-                              headers={"X-Forwarded-For": f"198.51.100.{i}"})
+        request = HTTPRequest(
+            f"{base_url}/api/v1/player/{accounts[i]}/na",
+            request_timeout=60,
+            headers={"X-Forwarded-For": f"198.51.100.{i}"},
+        )
         response = await client.fetch(request, raise_error=False)
         return response.code, ujson.loads(response.body), response.headers
 
@@ -151,8 +160,10 @@ async def test_a_hundred_simultaneous_lookups_from_a_hundred_addresses_admit_exa
     # The admitted ones reached the upstream (at its 10 requests/s) and answered.
     codes = [code for code, _, _ in answers if code != 429]
     assert codes.count(200) >= 25, codes
-    print(f"\n100 simultaneous lookups: {len(admitted)} admitted ({codes.count(200)} answered 200), "
-          f"{len(limited)} x 429, Retry-After {sorted({int(h['Retry-After']) for _, h in limited})}")
+    print(
+        f"\n100 simultaneous lookups: {len(admitted)} admitted ({codes.count(200)} answered 200), "
+        f"{len(limited)} x 429, Retry-After {sorted({int(h['Retry-After']) for _, h in limited})}"
+    )
 
 
 @pytest.mark.gen_test(timeout=180)
@@ -187,16 +198,23 @@ async def test_live_lookups_succeed_after_a_flood_of_forty_thousand_addresses(ap
     assert limiter.status()["last_flush"] is not None, (limiter.status(), limiter.last_flush_error)
     codes = []
     for i, account_id in enumerate(existing_accounts("asia", 310)[300:305]):
-        response = await http_client.fetch(HTTPRequest(f"{base_url}/api/v1/player/{account_id}/asia",
-                                                       headers={"X-Forwarded-For": f"203.0.113.{i}"},
-                                                       request_timeout=30), raise_error=False)
+        response = await http_client.fetch(
+            HTTPRequest(
+                f"{base_url}/api/v1/player/{account_id}/asia",
+                headers={"X-Forwarded-For": f"203.0.113.{i}"},
+                request_timeout=30,
+            ),
+            raise_error=False,
+        )
         codes.append(response.code)
     assert codes == [200] * 5, codes
     status = ujson.loads((await http_client.fetch(f"{base_url}/api/v1/status")).body)["data"]
     assert status["database"]["reachable"] is True
-    print(f"\nflood: {flood['requests']} requests from 40,000 addresses in {seconds:.1f} s, "
-          f"p99 {flood['p99_ms']:.1f} ms; counters caught up {caught_up:.1f} s later; then 5 live lookups: "
-          f"{codes}; limiter {status['rate_limiter']}")
+    print(
+        f"\nflood: {flood['requests']} requests from 40,000 addresses in {seconds:.1f} s, "
+        f"p99 {flood['p99_ms']:.1f} ms; counters caught up {caught_up:.1f} s later; then 5 live lookups: "
+        f"{codes}; limiter {status['rate_limiter']}"
+    )
 
 
 async def _flood(generator, port: int, requests: int) -> dict:

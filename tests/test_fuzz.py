@@ -16,6 +16,7 @@ The site's static files are fuzzed in a test of their own.
 Live lookups are kept cheap: account ids are small (unknown upstream: 404) or a handful of
 real ones; limits are x1000 so the fuzzer is not throttled (a 429 would be fine anyway).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -60,8 +61,9 @@ def served(io_loop, mongo_uri, db_name, upstream_sim):
     """The real app behind the real server class, configured as server/__main__.py serves it."""
     app = build_app(io_loop, mongo_uri, db_name, upstream_base_url=upstream_sim, rate_limit_scale=1000)
     port = free_port()
-    server = JSONErrorHTTPServer(app, xheaders=False, max_header_size=16 * 1024,
-                                 idle_connection_timeout=60, body_timeout=10)
+    server = JSONErrorHTTPServer(
+        app, xheaders=False, max_header_size=16 * 1024, idle_connection_timeout=60, body_timeout=10
+    )
     server.listen(port, "127.0.0.1")
     yield app, port
     server.stop()
@@ -90,10 +92,53 @@ async def exchange(port: int, raw: bytes, timeout: float = 30.0):
 
 
 # --- strategies ----------------------------------------------------------------------
-SPECIAL = ["", "eu", "na", "asia", "EU", "all", "wot", "wotb", "wows", "%00", "%", "%zz", "%ff%fe", "%c0%af",
-           "..", ".", "%2F", "%2e%2e", "\x00", "1e3", "+1", " 1", "0x10", "1_000", "٣", "²", "1.0", "-0",
-           "NaN", "null", "[]", "{}", "<script>", "' OR 1=1 --", "$where", "{\"$gt\": 0}", "history", "weekly",
-           "0" * 19 + "1", "9" * 19, str(2**63 - 1), str(2**63), str(2**64), "-1", "0"]
+SPECIAL = [
+    "",
+    "eu",
+    "na",
+    "asia",
+    "EU",
+    "all",
+    "wot",
+    "wotb",
+    "wows",
+    "%00",
+    "%",
+    "%zz",
+    "%ff%fe",
+    "%c0%af",
+    "..",
+    ".",
+    "%2F",
+    "%2e%2e",
+    "\x00",
+    "1e3",
+    "+1",
+    " 1",
+    "0x10",
+    "1_000",
+    "٣",
+    "²",
+    "1.0",
+    "-0",
+    "NaN",
+    "null",
+    "[]",
+    "{}",
+    "<script>",
+    "' OR 1=1 --",
+    "$where",
+    '{"$gt": 0}',
+    "history",
+    "weekly",
+    "0" * 19 + "1",
+    "9" * 19,
+    str(2**63 - 1),
+    str(2**63),
+    str(2**64),
+    "-1",
+    "0",
+]
 
 numbers = st.one_of(
     st.integers(min_value=-(2**70), max_value=2**70),
@@ -102,7 +147,8 @@ numbers = st.one_of(
 floats = st.floats(allow_nan=True, allow_infinity=True).map(repr)
 garbage_bytes = st.binary(min_size=1, max_size=12).map(lambda b: "".join(f"%{x:02X}" for x in b))
 long_segment = st.sampled_from([8192, 8000, 4096]).flatmap(
-    lambda n: st.sampled_from(["a" * n, "9" * n, "%" * n, "é" * (n // 2), "%00" * (n // 3)]))
+    lambda n: st.sampled_from(["a" * n, "9" * n, "%" * n, "é" * (n // 2), "%00" * (n // 3)])
+)
 text_value = st.one_of(
     st.sampled_from(SPECIAL),
     numbers,
@@ -112,8 +158,7 @@ text_value = st.one_of(
     long_segment,
 )
 # Mostly small ids (unknown upstream: a cheap 404), a few real ones, or anything at all.
-account_value = st.one_of(st.integers(1, 999).map(str), st.sampled_from([str(a) for a in REAL_ACCOUNTS]),
-                          text_value)
+account_value = st.one_of(st.integers(1, 999).map(str), st.sampled_from([str(a) for a in REAL_ACCOUNTS]), text_value)
 clan_value = st.one_of(st.integers(1, 999).map(str), st.sampled_from([str(c) for c in REAL_CLANS]), text_value)
 region_value = st.one_of(st.sampled_from(["eu", "na", "asia"]), text_value)
 
@@ -145,20 +190,44 @@ TEMPLATES = [
     ("/api/v1/online/{}", (text_value,)),
     ("/{}", (text_value,)),
 ]
-QUERY_KEYS = st.one_of(st.sampled_from(["days", "game", "region", "days", "fields", "callback", ""]),
-                       st.text(max_size=8))
+QUERY_KEYS = st.one_of(
+    st.sampled_from(["days", "game", "region", "days", "fields", "callback", ""]), st.text(max_size=8)
+)
 METHODS = st.one_of(
     st.just("GET"),
-    st.sampled_from(["GET", "HEAD", "OPTIONS", "POST", "PUT", "DELETE", "PATCH", "TRACE", "CONNECT",
-                     "PROPFIND", "MKCOL", "get", "Get", "M-SEARCH", "BREW"]),
+    st.sampled_from(
+        [
+            "GET",
+            "HEAD",
+            "OPTIONS",
+            "POST",
+            "PUT",
+            "DELETE",
+            "PATCH",
+            "TRACE",
+            "CONNECT",
+            "PROPFIND",
+            "MKCOL",
+            "get",
+            "Get",
+            "M-SEARCH",
+            "BREW",
+        ]
+    ),
     st.from_regex(r"\A[A-Z][A-Z_-]{0,15}\Z"),
 )
-HEADERS = st.lists(st.tuples(
-    st.sampled_from(["If-None-Match", "X-Forwarded-For", "X-Real-Ip", "Accept", "Origin", "Range",
-                     "Accept-Encoding", "Cookie"]),
-    st.one_of(st.sampled_from(["*", '"x"', "W/\"abc\"", "1.2.3.4", "::1", "bytes=0-1", "gzip", "a=b"]),
-              st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7e), max_size=40)),
-), max_size=2).map(tuple)
+HEADERS = st.lists(
+    st.tuples(
+        st.sampled_from(
+            ["If-None-Match", "X-Forwarded-For", "X-Real-Ip", "Accept", "Origin", "Range", "Accept-Encoding", "Cookie"]
+        ),
+        st.one_of(
+            st.sampled_from(["*", '"x"', 'W/"abc"', "1.2.3.4", "::1", "bytes=0-1", "gzip", "a=b"]),
+            st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=40),
+        ),
+    ),
+    max_size=2,
+).map(tuple)
 
 
 @st.composite
@@ -178,8 +247,9 @@ def requests(draw) -> Req:
     pairs = draw(st.lists(st.tuples(QUERY_KEYS, text_value), max_size=4))
     if pairs or draw(st.booleans()):
         qmode = draw(st.sampled_from(["quote", "raw"]))
-        query = b"&".join(encode(k, qmode) + (b"=" + encode(v, qmode) if v or draw(st.booleans()) else b"")
-                          for k, v in pairs)
+        query = b"&".join(
+            encode(k, qmode) + (b"=" + encode(v, qmode) if v or draw(st.booleans()) else b"") for k, v in pairs
+        )
         path += b"?" + query
     return Req(draw(METHODS), path, draw(HEADERS))
 
@@ -281,9 +351,19 @@ def test_fuzz_every_endpoint(io_loop, served):
     app, port = served
     seen: dict[int, int] = {}
 
-    @settings(max_examples=MAX_EXAMPLES, deadline=None, derandomize=True, database=None, print_blob=True,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                     HealthCheck.filter_too_much, HealthCheck.large_base_example])
+    @settings(
+        max_examples=MAX_EXAMPLES,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        print_blob=True,
+        suppress_health_check=[
+            HealthCheck.too_slow,
+            HealthCheck.data_too_large,
+            HealthCheck.filter_too_much,
+            HealthCheck.large_base_example,
+        ],
+    )
     @given(req=requests())
     def check(req: Req) -> None:
         status, headers, body = io_loop.run_sync(lambda: exchange(port, req.raw()), timeout=40)
@@ -318,15 +398,24 @@ STATIC_EDGE_CASES = [
 ]
 
 
-static_requests = st.builds(lambda segment, mode, method: Req(method, b"/static/" + encode(segment, mode)),
-                            text_value, st.sampled_from(["quote", "raw"]), METHODS)
+static_requests = st.builds(
+    lambda segment, mode, method: Req(method, b"/static/" + encode(segment, mode)),
+    text_value,
+    st.sampled_from(["quote", "raw"]),
+    METHODS,
+)
 
 
 def test_fuzz_static_paths(io_loop, served):
     app, port = served
 
-    @settings(max_examples=60, deadline=None, derandomize=True, database=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @settings(
+        max_examples=60,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
     @given(req=static_requests)
     def check(req: Req) -> None:
         check_answer(req, *io_loop.run_sync(lambda: exchange(port, req.raw()), timeout=40))

@@ -1,4 +1,5 @@
 """What Tornado rejects before any handler runs still answers enveloped JSON."""
+
 from __future__ import annotations
 
 import asyncio
@@ -67,7 +68,8 @@ async def test_over_long_header_is_json_431(raw_server):
 async def test_server_still_serves_after_rejections(raw_server):
     await exchange(raw_server, b"GARBAGE\r\n\r\n")
     status, headers, body = await exchange(
-        raw_server, b"GET /api/v1 HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        raw_server, b"GET /api/v1 HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+    )
     assert status == 200
     assert ujson.loads(body)["success"] is True
 

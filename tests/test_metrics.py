@@ -1,4 +1,5 @@
 """/metrics: Prometheus text format, for configured networks only, not in the public index."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -29,8 +30,12 @@ def samples(text: str) -> dict:
 async def test_metrics_parse_and_count_requests_rejections_and_upstream(app, http_client, base_url):
     for _ in range(3):
         assert (await http_client.fetch(f"{base_url}/api/v1/status")).code == 200
-    weekly = [await http_client.fetch(f"{base_url}/api/v1/clan/500000/eu/weekly", raise_error=False,
-                                      headers={"X-Forwarded-For": "192.0.2.1"}) for _ in range(12)]
+    weekly = [
+        await http_client.fetch(
+            f"{base_url}/api/v1/clan/500000/eu/weekly", raise_error=False, headers={"X-Forwarded-For": "192.0.2.1"}
+        )
+        for _ in range(12)
+    ]
     assert [r.code for r in weekly].count(429) == 2
     response = await http_client.fetch(f"{base_url}/metrics")
     assert response.code == 200

@@ -1,4 +1,5 @@
 """Player counts over a real database: the minute sampler, peaks, daily aggregates, gaps and the HTTP endpoints."""
+
 from __future__ import annotations
 
 import asyncio
@@ -90,6 +91,7 @@ async def sample_at(service: OnlineService, clock: Clock, when: str) -> str:
 
 
 # --- the sampler ---------------------------------------------------------------------------
+
 
 @pytest.mark.gen_test(timeout=20)
 async def test_schema_uses_a_time_series_collection(store):
@@ -217,15 +219,16 @@ async def test_all_regions_failing_records_a_failed_job(store):
 
 # --- peaks and daily aggregates, hand-checked --------------------------------------------
 
+
 async def build_wot_days(service: OnlineService, upstream: FakeUpstream, clock: Clock) -> None:
     """wot on 2030-05-01 (three minutes) and 2030-05-03 (two minutes, asia failing in the second)."""
     minutes = [
         # when,               eu servers,  na,   asia   -> total
         ("2030-05-01T10:00", [100, 50], [40], [20]),  # 210
         ("2030-05-01T10:01", [120, 60], [10], [10]),  # 200
-        ("2030-05-01T10:02", [90, 40], [40], [60]),   # 230: the day's peak; na ties 10:00
-        ("2030-05-03T11:00", [80, 20], [20], [30]),   # 150
-        ("2030-05-03T11:01", [300, 0], [5], None),    # asia failed: no total for this minute
+        ("2030-05-01T10:02", [90, 40], [40], [60]),  # 230: the day's peak; na ties 10:00
+        ("2030-05-03T11:00", [80, 20], [20], [30]),  # 150
+        ("2030-05-03T11:01", [300, 0], [5], None),  # asia failed: no total for this minute
     ]
     for when, eu, na, asia in minutes:
         upstream.counts = {("wot", "eu"): eu, ("wot", "na"): na, ("wot", "asia"): asia or [0]}
@@ -243,12 +246,17 @@ async def test_current_counts_and_peaks_hand_checked(store):
 
     current = await service.current()
     assert current["today"] == "2030-05-03"
-    assert current["newest_sample"] == {"minute": "2030-05-03T11:01:00+00:00",
-                                        "minute_unix": ts("2030-05-03T11:01"), "age_seconds": 30}
+    assert current["newest_sample"] == {
+        "minute": "2030-05-03T11:01:00+00:00",
+        "minute_unix": ts("2030-05-03T11:01"),
+        "age_seconds": 30,
+    }
     wot = current["games"]["wot"]
     eu, na, asia = (wot["regions"][r] for r in REGIONS)
-    assert eu["players"] == 300 and eu["servers"] == [{"server": "EU1", "players": 300},
-                                                      {"server": "EU2", "players": 0}]
+    assert eu["players"] == 300 and eu["servers"] == [
+        {"server": "EU1", "players": 300},
+        {"server": "EU2", "players": 0},
+    ]
     assert eu["minute"] == "2030-05-03T11:01:00+00:00" and eu["age_seconds"] == 30
     assert na["players"] == 5
     assert asia["players"] == 30 and asia["minute"] == "2030-05-03T11:00:00+00:00"
@@ -291,20 +299,44 @@ async def test_daily_history_hand_checked_with_gaps(store):
     gap = {"samples": 0, "peak": None, "peak_minute": None, "min": None, "avg": None}
     assert everything["series"] == [
         {"date": "2030-04-30", **gap},
-        {"date": "2030-05-01", "samples": 3, "peak": 230, "peak_minute": "2030-05-01T10:02:00+00:00",
-         "min": 200, "avg": 213.3},
+        {
+            "date": "2030-05-01",
+            "samples": 3,
+            "peak": 230,
+            "peak_minute": "2030-05-01T10:02:00+00:00",
+            "min": 200,
+            "avg": 213.3,
+        },
         {"date": "2030-05-02", **gap},
         # 11:01 had no asia sample, so it is not part of the all-regions total.
-        {"date": "2030-05-03", "samples": 1, "peak": 150, "peak_minute": "2030-05-03T11:00:00+00:00",
-         "min": 150, "avg": 150.0},
+        {
+            "date": "2030-05-03",
+            "samples": 1,
+            "peak": 150,
+            "peak_minute": "2030-05-03T11:00:00+00:00",
+            "min": 150,
+            "avg": 150.0,
+        },
     ]
     eu = await service.history("wot", "eu", 3)
     assert eu["series"] == [
-        {"date": "2030-05-01", "samples": 3, "peak": 180, "peak_minute": "2030-05-01T10:01:00+00:00",
-         "min": 130, "avg": 153.3},
+        {
+            "date": "2030-05-01",
+            "samples": 3,
+            "peak": 180,
+            "peak_minute": "2030-05-01T10:01:00+00:00",
+            "min": 130,
+            "avg": 153.3,
+        },
         {"date": "2030-05-02", **gap},
-        {"date": "2030-05-03", "samples": 2, "peak": 300, "peak_minute": "2030-05-03T11:01:00+00:00",
-         "min": 100, "avg": 200.0},
+        {
+            "date": "2030-05-03",
+            "samples": 2,
+            "peak": 300,
+            "peak_minute": "2030-05-03T11:01:00+00:00",
+            "min": 100,
+            "avg": 200.0,
+        },
     ]
     na = await service.history("wot", "na", 3)
     assert na["series"][0]["peak_minute"] == "2030-05-01T10:02:00+00:00"  # a tie: the later minute
@@ -314,9 +346,17 @@ async def test_daily_history_hand_checked_with_gaps(store):
     # Finished days are materialised once, days without samples too (as gaps, samples 0), so a
     # gap is never aggregated again; today is always computed.
     daily = await store.online.daily_docs.find({}, {"_id": 1, "samples": 1}).to_list(None)
-    assert {d["_id"] for d in daily} == {"wot:all:2030-05-01", "wot:eu:2030-05-01", "wot:na:2030-05-01",
-                                         "wot:asia:2030-05-01", "wot:all:2030-04-30", "wot:all:2030-05-02",
-                                         "wot:eu:2030-05-02", "wot:na:2030-05-02", "wot:asia:2030-05-02"}
+    assert {d["_id"] for d in daily} == {
+        "wot:all:2030-05-01",
+        "wot:eu:2030-05-01",
+        "wot:na:2030-05-01",
+        "wot:asia:2030-05-01",
+        "wot:all:2030-04-30",
+        "wot:all:2030-05-02",
+        "wot:eu:2030-05-02",
+        "wot:na:2030-05-02",
+        "wot:asia:2030-05-02",
+    }
     assert all(d["samples"] == 0 for d in daily if d["_id"].endswith(("04-30", "05-02")))
     assert await service.history("wot", "all", 4) == everything
 
@@ -331,6 +371,7 @@ async def test_daily_history_hand_checked_with_gaps(store):
 
 
 # --- over HTTP, against the upstream simulator ----------------------------------------------
+
 
 @pytest.fixture
 def app(io_loop, mongo_uri, db_name, upstream_sim):

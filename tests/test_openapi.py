@@ -4,6 +4,7 @@ Live answers of the real application (real database, upstream simulator over HTT
 against the document: the body against the response schema of their path, method and status
 (JSON Schema 2020-12, $refs resolved into the document), and the documented headers.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -60,7 +61,7 @@ class Contract:
 
     def template_of(self, url_path: str) -> str:
         assert url_path.startswith(self.base), url_path
-        relative = url_path[len(self.base):] or "/"
+        relative = url_path[len(self.base) :] or "/"
         matches = [template for regex, template in self.templates if regex.match(relative)]
         assert matches, f"{url_path} matches no documented path"
         # /player/{a}/{r}/history also matches nothing shorter, but prefer the most literal template.
@@ -70,7 +71,8 @@ class Contract:
         """The documented response object of (path template, method, status) and its JSON pointer."""
         operation = self.doc["paths"][template][method.lower()]
         assert str(status) in operation["responses"], (
-            f"{method} {template}: status {status} is not documented ({sorted(operation['responses'])})")
+            f"{method} {template}: status {status} is not documented ({sorted(operation['responses'])})"
+        )
         node = operation["responses"][str(status)]
         target, pointer = resolve(self.doc, node)
         if pointer is None:
@@ -89,11 +91,15 @@ class Contract:
         assert body, f"{pointer}: empty body"
         instance = ujson.loads(body)
         schema_pointer = pointer + "/content/application~1json/schema"
-        validator = Draft202012Validator({"$ref": DOC_URI + "#" + schema_pointer}, registry=self.registry,
-                                         format_checker=Draft202012Validator.FORMAT_CHECKER)
+        validator = Draft202012Validator(
+            {"$ref": DOC_URI + "#" + schema_pointer},
+            registry=self.registry,
+            format_checker=Draft202012Validator.FORMAT_CHECKER,
+        )
         errors = sorted(validator.iter_errors(instance), key=lambda e: list(e.absolute_path))
         assert not errors, f"{schema_pointer}:\n" + "\n".join(
-            f"  at {list(e.absolute_path)}: {e.message[:300]}" for e in errors[:10])
+            f"  at {list(e.absolute_path)}: {e.message[:300]}" for e in errors[:10]
+        )
 
     def validate_headers(self, response: dict, pointer: str, headers) -> None:
         for name, node in (response.get("headers") or {}).items():
@@ -109,8 +115,9 @@ class Contract:
         if response.get("content") and headers.get("Content-Type") is not None:
             assert headers["Content-Type"] == "application/json; charset=utf-8"
 
-    def check(self, method: str, url_path: str, status: int, headers, body: bytes | None,
-              response_name: str | None = None) -> None:
+    def check(
+        self, method: str, url_path: str, status: int, headers, body: bytes | None, response_name: str | None = None
+    ) -> None:
         if response_name is not None:
             response, pointer = self.named_response(response_name)
         else:
@@ -141,7 +148,7 @@ def test_every_endpoint_of_the_index_is_documented_with_its_parameters_and_limit
     index = index_document(config)
     assert {e["name"] for e in index["endpoints"]} == {e["name"] for e in ENDPOINTS}
     for entry in index["endpoints"]:
-        path = entry["path"][len(PREFIX):] or "/"
+        path = entry["path"][len(PREFIX) :] or "/"
         assert path in scaled["paths"], entry["name"]
         item = scaled["paths"][path]
         assert set(item) >= {"get", "head", "options"}
@@ -158,7 +165,8 @@ def test_every_endpoint_of_the_index_is_documented_with_its_parameters_and_limit
                     if key in param:
                         assert spec["schema"][key] == param[key], (entry["name"], param["name"], key)
             assert set(documented) - {(p["name"], p["in"]) for p in entry["parameters"]} == {
-                ("If-None-Match", "header")}
+                ("If-None-Match", "header")
+            }
             for status in ("200", "304", "400", "429", "431", "500"):
                 assert status in operation["responses"], (entry["name"], method, status)
         assert "204" in item["options"]["responses"]
@@ -172,8 +180,7 @@ def test_parameters_have_types_ranges_and_defaults(doc):
         return {p["name"]: p for p in doc["paths"][path]["get"]["parameters"]}
 
     player = params("/player/{account_id}/{region}")
-    assert player["account_id"]["schema"] == {"type": "integer", "minimum": 1, "maximum": 2**63 - 1,
-                                              "format": "int64"}
+    assert player["account_id"]["schema"] == {"type": "integer", "minimum": 1, "maximum": 2**63 - 1, "format": "int64"}
     assert player["region"]["schema"] == {"type": "string", "enum": ["eu", "na", "asia"]}
     history = params("/player/{account_id}/{region}/history")
     assert history["days"]["schema"] == {"type": "integer", "minimum": 1, "maximum": 400, "default": 30}
@@ -202,8 +209,13 @@ def test_every_error_code_is_documented_on_a_response(doc):
                     codes = response_codes(doc, response) if "content" in response else []
                     for code in codes:
                         documented.setdefault(code, set()).add(int(status))
-    routing = {"UnknownEndpoint": 404, "UnknownVersion": 404, "MethodNotAllowed": 405, "RangeNotSatisfiable": 416,
-               "TooManyConnections": 503}
+    routing = {
+        "UnknownEndpoint": 404,
+        "UnknownVersion": 404,
+        "MethodNotAllowed": 405,
+        "RangeNotSatisfiable": 416,
+        "TooManyConnections": 503,
+    }
     for name, status in routing.items():
         for code in response_codes(doc, doc["components"]["responses"][name]):
             documented.setdefault(code, set()).add(status)
@@ -212,7 +224,8 @@ def test_every_error_code_is_documented_on_a_response(doc):
     assert [e["code"] for e in doc["x-error-codes"]] == list(ERROR_CODES)
     # The catalogue of the index and the document agree on every code and status.
     assert [(e["code"], e["status"]) for e in index_document(make_config())["errors"]] == [
-        (e["code"], e["status"]) for e in doc["x-error-codes"]]
+        (e["code"], e["status"]) for e in doc["x-error-codes"]
+    ]
 
 
 def test_player_not_found_and_endpoint_errors_are_on_the_right_operations(doc):
@@ -235,10 +248,21 @@ def test_meta_generated_pattern_and_nullable_fields(doc):
     assert pattern.match("2026-11-22T20:54:47+00:00") and not pattern.match("2026-11-22T20:54:47Z")
     assert schemas["PlayerStatistics"]["properties"]["win_rate"]["type"] == ["number", "null"]
     assert schemas["PlayerRatings"]["properties"]["wn8"]["type"] == ["number", "null"]
-    assert set(schemas["Clan"]["required"]) >= {"clan_id", "tag", "name", "members_count", "ratings", "members",
-                                                 "cached_at"}
+    assert set(schemas["Clan"]["required"]) >= {
+        "clan_id",
+        "tag",
+        "name",
+        "members_count",
+        "ratings",
+        "members",
+        "cached_at",
+    }
     assert set(schemas["Clan"]["properties"]["members"]["required"]) == {
-        "profiles_measured", "avg_win_rate", "avg_damage", "avg_battles"}
+        "profiles_measured",
+        "avg_win_rate",
+        "avg_damage",
+        "avg_battles",
+    }
 
 
 # --- live answers ------------------------------------------------------------------------------
@@ -255,17 +279,25 @@ class Live:
         self.contract = contract
         self.seen: set[tuple[str, str, int]] = set()
 
-    async def call(self, path: str, method: str = "GET", expect: int | None = None, headers=None,
-                   response_name: str | None = None):
+    async def call(
+        self, path: str, method: str = "GET", expect: int | None = None, headers=None, response_name: str | None = None
+    ):
         body = b"" if method in ("POST", "PUT", "PATCH") else None
-        request = HTTPRequest(self.base_url + path, method=method, headers=headers or {}, body=body,
-                              allow_nonstandard_methods=True, request_timeout=30)
+        request = HTTPRequest(
+            self.base_url + path,
+            method=method,
+            headers=headers or {},
+            body=body,
+            allow_nonstandard_methods=True,
+            request_timeout=30,
+        )
         response = await self.http_client.fetch(request, raise_error=False)
         if expect is not None:
             assert response.code == expect, (method, path, response.code, response.body[:300])
         url_path = path.split("?")[0]
-        self.contract.check(method, url_path, response.code, response.headers, response.body or None,
-                            response_name=response_name)
+        self.contract.check(
+            method, url_path, response.code, response.headers, response.body or None, response_name=response_name
+        )
         if response_name is None:
             self.seen.add((method, self.contract.template_of(url_path), response.code))
         return response, (ujson.loads(response.body) if response.body else None)
@@ -306,14 +338,18 @@ async def test_live_answers_conform_to_the_document(app, http_client, base_url):
     await live.call(f"{p}/player/{ACCOUNT}/eu/history?days=400", expect=200)
 
     # 400s.
-    for path, code in [(f"{p}/player/abc/eu", "invalid_account_id"), (f"{p}/player/0/eu", "invalid_account_id"),
-                       (f"{p}/player/{ACCOUNT}/xx", "invalid_region"),
-                       (f"{p}/player/{ACCOUNT}/eu/history?days=0", "invalid_days"),
-                       (f"{p}/player/{ACCOUNT}/eu/history?days=5&days=6", "invalid_days"),
-                       (f"{p}/clan/-1/eu", "invalid_clan_id"), (f"{p}/clan/{CLAN}/eu/weekly?x=1", None),
-                       (f"{p}/online/history?game=lol", "invalid_game"),
-                       (f"{p}/online/history?region=moon", "invalid_region"),
-                       (f"{p}/online/history?days=401", "invalid_days")]:
+    for path, code in [
+        (f"{p}/player/abc/eu", "invalid_account_id"),
+        (f"{p}/player/0/eu", "invalid_account_id"),
+        (f"{p}/player/{ACCOUNT}/xx", "invalid_region"),
+        (f"{p}/player/{ACCOUNT}/eu/history?days=0", "invalid_days"),
+        (f"{p}/player/{ACCOUNT}/eu/history?days=5&days=6", "invalid_days"),
+        (f"{p}/clan/-1/eu", "invalid_clan_id"),
+        (f"{p}/clan/{CLAN}/eu/weekly?x=1", None),
+        (f"{p}/online/history?game=lol", "invalid_game"),
+        (f"{p}/online/history?region=moon", "invalid_region"),
+        (f"{p}/online/history?days=401", "invalid_days"),
+    ]:
         response, body = await live.call(path)
         if code is not None:
             assert response.code == 400 and body["error"]["code"] == code, (path, body)
@@ -423,7 +459,9 @@ async def test_protocol_level_rejections_conform(raw_server):
     status, headers, body = await exchange(raw_server, raw)
     assert status == 431
     contract.check("GET", "/api/v1/status", status, headers, body)
-    status, headers, body = await exchange(raw_server, b"GET /api/v1/player/%ff/eu HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    status, headers, body = await exchange(
+        raw_server, b"GET /api/v1/player/%ff/eu HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
     assert status == 400 and ujson.loads(body)["error"]["code"] in ("bad_request", "invalid_account_id")
     contract.check("GET", "/api/v1/player/x/eu", status, headers, body)
     status, headers, body = await exchange(raw_server, b"GET /api/v1/status HTTP/1.1\r\nHost: bad host/\r\n\r\n")

@@ -1,4 +1,5 @@
 """The HTTP contract over a real database: envelope, headers, methods, routing, errors, limits."""
+
 from __future__ import annotations
 
 import re
@@ -21,8 +22,9 @@ def app(io_loop, mongo_uri, db_name, upstream_sim):
 async def fetch(http_client, base_url, path, method="GET", headers=None, body=None):
     if body is None and method in ("POST", "PUT", "PATCH"):
         body = b"{}"
-    request = HTTPRequest(base_url + path, method=method, headers=headers, body=body,
-                          allow_nonstandard_methods=True, request_timeout=10)
+    request = HTTPRequest(
+        base_url + path, method=method, headers=headers, body=body, allow_nonstandard_methods=True, request_timeout=10
+    )
     return await http_client.fetch(request, raise_error=False)
 
 
@@ -69,12 +71,23 @@ async def test_index_lists_every_endpoint_and_error(http_client, base_url, path)
     days = next(p for p in endpoints["history"]["parameters"] if p["name"] == "days")
     assert (days["minimum"], days["maximum"], days["default"]) == (1, 400, 30)
     codes = {e["code"]: e["status"] for e in body["data"]["errors"]}
-    for code, status in [("invalid_account_id", 400), ("invalid_region", 400), ("invalid_clan_id", 400),
-                         ("invalid_days", 400), ("invalid_game", 400), ("player_not_found", 404),
-                         ("clan_not_cached", 404), ("no_history", 404), ("unknown_endpoint", 404),
-                         ("unknown_version", 404), ("method_not_allowed", 405), ("rate_limited", 429),
-                         ("rate_limited_global", 429), ("database_unavailable", 503),
-                         ("upstream_unavailable", 503)]:
+    for code, status in [
+        ("invalid_account_id", 400),
+        ("invalid_region", 400),
+        ("invalid_clan_id", 400),
+        ("invalid_days", 400),
+        ("invalid_game", 400),
+        ("player_not_found", 404),
+        ("clan_not_cached", 404),
+        ("no_history", 404),
+        ("unknown_endpoint", 404),
+        ("unknown_version", 404),
+        ("method_not_allowed", 405),
+        ("rate_limited", 429),
+        ("rate_limited_global", 429),
+        ("database_unavailable", 503),
+        ("upstream_unavailable", 503),
+    ]:
         assert codes[code] == status
 
 
@@ -150,9 +163,17 @@ async def test_head_matches_get_without_body(http_client, base_url):
 @pytest.mark.gen_test
 @pytest.mark.parametrize("path", ["/api/v1", "/api/v1/player/500000001/eu", "/api/v1/online/history"])
 async def test_cors_preflight(http_client, base_url, path):
-    response = await fetch(http_client, base_url, path, method="OPTIONS", headers={
-        "Origin": "https://example.org", "Access-Control-Request-Method": "GET",
-        "Access-Control-Request-Headers": "if-none-match"})
+    response = await fetch(
+        http_client,
+        base_url,
+        path,
+        method="OPTIONS",
+        headers={
+            "Origin": "https://example.org",
+            "Access-Control-Request-Method": "GET",
+            "Access-Control-Request-Headers": "if-none-match",
+        },
+    )
     assert response.code == 204
     assert response.headers["Access-Control-Allow-Origin"] == "*"
     assert "GET" in response.headers["Access-Control-Allow-Methods"]

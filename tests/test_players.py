@@ -1,4 +1,5 @@
 """Players over real HTTP: live lookups against the simulator, ratings, budgets, history."""
+
 from __future__ import annotations
 
 import asyncio
@@ -20,14 +21,18 @@ def app(io_loop, mongo_uri, db_name, upstream_sim):
     # The test client is a trusted proxy here, so X-Forwarded-For stands for distinct clients.
     from server.config import parse_networks
 
-    return build_app(io_loop, mongo_uri, db_name, upstream_base_url=upstream_sim,
-                     trusted_proxies=parse_networks("127.0.0.1/32"))
+    return build_app(
+        io_loop, mongo_uri, db_name, upstream_base_url=upstream_sim, trusted_proxies=parse_networks("127.0.0.1/32")
+    )
 
 
 async def sim(upstream_sim, path, body=None):
     client = AsyncHTTPClient()
-    request = HTTPRequest(upstream_sim + path, method="POST" if body is not None else "GET",
-                          body=ujson.dumps(body) if body is not None else None)
+    request = HTTPRequest(
+        upstream_sim + path,
+        method="POST" if body is not None else "GET",
+        body=ujson.dumps(body) if body is not None else None,
+    )
     return ujson.loads((await client.fetch(request)).body)
 
 
@@ -84,8 +89,9 @@ async def test_concurrent_misses_make_one_upstream_call(http_client, base_url, u
     account = ACCOUNTS[1]
     await sim(upstream_sim, "/_sim/stats", {"reset": True})
     await sim(upstream_sim, "/_sim/faults", {"latency_ms": 300})
-    results = await asyncio.gather(*[
-        get(http_client, base_url, f"/api/v1/player/{account}/eu", client=f"198.51.100.{i}") for i in range(5)])
+    results = await asyncio.gather(
+        *[get(http_client, base_url, f"/api/v1/player/{account}/eu", client=f"198.51.100.{i}") for i in range(5)]
+    )
     assert all(response.code == 200 for response, _ in results)
     stats = await sim(upstream_sim, "/_sim/stats")
     assert stats["by_path"]["wot/account/info"] == 1
@@ -145,9 +151,23 @@ async def test_history_after_a_fetch(http_client, base_url, reset_sim):
 
 
 def snap(date, battles, wins, damage, wn8=None):
-    return {"date": date, "battles": battles, "wins": wins, "damage_dealt": damage, "frags": 0, "spotted": 0,
-            "xp": 0, "wn8": wn8, "losses": 0, "draws": 0, "dropped_capture_points": 0, "capture_points": 0,
-            "survived_battles": 0, "shots": 0, "hits": 0}
+    return {
+        "date": date,
+        "battles": battles,
+        "wins": wins,
+        "damage_dealt": damage,
+        "frags": 0,
+        "spotted": 0,
+        "xp": 0,
+        "wn8": wn8,
+        "losses": 0,
+        "draws": 0,
+        "dropped_capture_points": 0,
+        "capture_points": 0,
+        "survived_battles": 0,
+        "shots": 0,
+        "hits": 0,
+    }
 
 
 def test_history_deltas_hand_checked():
@@ -197,13 +217,13 @@ def independent_wn8(tanks: list[dict], table: dict) -> float:
     c_frag = max(0.0, min(c_dmg + 0.2, (r_frag - 0.12) / (1 - 0.12)))
     c_spot = max(0.0, min(c_dmg + 0.1, (r_spot - 0.38) / (1 - 0.38)))
     c_def = max(0.0, min(c_dmg + 0.1, (r_def - 0.10) / (1 - 0.10)))
-    return (980 * c_dmg + 210 * c_dmg * c_frag + 155 * c_frag * c_spot + 75 * c_def * c_frag
-            + 145 * min(1.8, c_win))
+    return 980 * c_dmg + 210 * c_dmg * c_frag + 155 * c_frag * c_spot + 75 * c_def * c_frag + 145 * min(1.8, c_win)
 
 
 @pytest.mark.gen_test(timeout=60)
-async def test_wn8_equals_an_independent_computation_from_raw_tank_stats(http_client, base_url, upstream_sim,
-                                                                         reset_sim):
+async def test_wn8_equals_an_independent_computation_from_raw_tank_stats(
+    http_client, base_url, upstream_sim, reset_sim
+):
     # The simulator's clock is frozen so the service and this test see the same statistics.
     await sim(upstream_sim, "/_sim/clock", {"now": time.time()})
     try:
@@ -215,7 +235,7 @@ async def test_wn8_equals_an_independent_computation_from_raw_tank_stats(http_cl
             await asyncio.sleep(0.1)
         ratings = body["data"]["ratings"]
         assert ratings["available"] is True
-        tanks = (await sim(upstream_sim, f"/wot/eu/wot/tanks/stats/?application_id=demo&account_id={account}"))
+        tanks = await sim(upstream_sim, f"/wot/eu/wot/tanks/stats/?application_id=demo&account_id={account}")
         tanks = tanks["data"][str(account)]
         table = await sim(upstream_sim, "/wn8exp.json")
         assert len(tanks) > 3

@@ -1,4 +1,5 @@
 """The limiter's arithmetic and its cross-process bound (mongomock for speed, SecantusDB for capped)."""
+
 from __future__ import annotations
 
 import pytest

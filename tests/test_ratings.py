@@ -1,4 +1,5 @@
 """Tests for server.ratings: WN8, WN7, efficiency and the XVM expected-values table."""
+
 import json
 from dataclasses import FrozenInstanceError
 from pathlib import Path
@@ -38,14 +39,22 @@ def real_table():
 
 def simple_table(*entries):
     """Table of (IDNum, expDamage) with spot/frag/def 1 and a 50 % win rate."""
-    return ExpectedValues.from_json({
-        "header": {"version": "test"},
-        "data": [
-            {"IDNum": tank_id, "expDamage": damage, "expSpot": 1.0, "expFrag": 1.0,
-             "expDef": 1.0, "expWinRate": 50.0}
-            for tank_id, damage in entries
-        ],
-    })
+    return ExpectedValues.from_json(
+        {
+            "header": {"version": "test"},
+            "data": [
+                {
+                    "IDNum": tank_id,
+                    "expDamage": damage,
+                    "expSpot": 1.0,
+                    "expFrag": 1.0,
+                    "expDef": 1.0,
+                    "expWinRate": 50.0,
+                }
+                for tank_id, damage in entries
+            ],
+        }
+    )
 
 
 def tank_at_expected(table, tank_id, battles):
@@ -77,6 +86,7 @@ def stats(tank_id, battles, damage, wins=None, frags=None, spotted=None, defence
 
 # --- efficiency ------------------------------------------------------------
 
+
 def test_efficiency_matches_xvm_sample_player():
     # XVM shows 1462 for this player.
     result = efficiency(19807, 29176230, 23928, 22198, 14537, 38210, 7.53855)
@@ -95,6 +105,7 @@ def test_efficiency_without_battles_or_tier_is_none():
 
 # --- WN8 -------------------------------------------------------------------
 
+
 def test_wn8_from_published_normalized_values():
     assert wn8_from_normalized(1.99, 2.02, 1.30, 1.98, 1.44) == pytest.approx(3710.16, abs=0.01)
 
@@ -106,8 +117,7 @@ def test_wn8_all_ratios_one_is_1565():
 def test_wn8_win_component_is_capped():
     # rWINc is capped at 1.8, so a win ratio beyond that adds nothing.
     at_cap = 0.71 + 1.8 * (1 - 0.71)
-    assert wn8_from_ratios(1, 1, 1, 1, at_cap + 0.5) == pytest.approx(
-        wn8_from_ratios(1, 1, 1, 1, at_cap))
+    assert wn8_from_ratios(1, 1, 1, 1, at_cap + 0.5) == pytest.approx(wn8_from_ratios(1, 1, 1, 1, at_cap))
 
 
 def test_wn8_single_tank_at_expected_values(real_table):
@@ -117,8 +127,10 @@ def test_wn8_single_tank_at_expected_values(real_table):
 
 
 def test_wn8_mix_of_real_tanks_at_expected_values(real_table):
-    tanks = [tank_at_expected(real_table, tank_id, battles)
-             for tank_id, battles in ((1, 12), (33, 2500), (49, 731), (81, 5), (113, 98))]
+    tanks = [
+        tank_at_expected(real_table, tank_id, battles)
+        for tank_id, battles in ((1, 12), (33, 2500), (49, 731), (81, 5), (113, 98))
+    ]
     assert account_wn8(tanks, real_table) == pytest.approx(WN8_AT_EXPECTED)
 
 
@@ -149,10 +161,16 @@ def test_tanks_missing_from_table_are_skipped_on_both_sides(real_table):
     known = [tank_at_expected(real_table, 1, 200), tank_at_expected(real_table, 33, 50)]
     unknown_id = 999_999_999
     assert unknown_id not in real_table
-    unknown = {"tank_id": unknown_id, "battles": 10, "wins": 10, "damage_dealt": 10**7,
-               "frags": 150, "spotted": 150, "dropped_capture_points": 150}
-    assert account_wn8(known + [unknown], real_table) == pytest.approx(
-        account_wn8(known, real_table))
+    unknown = {
+        "tank_id": unknown_id,
+        "battles": 10,
+        "wins": 10,
+        "damage_dealt": 10**7,
+        "frags": 150,
+        "spotted": 150,
+        "dropped_capture_points": 150,
+    }
+    assert account_wn8(known + [unknown], real_table) == pytest.approx(account_wn8(known, real_table))
     assert tank_wn8(unknown, real_table) is None
 
 
@@ -175,13 +193,13 @@ def test_tank_with_zero_battles_does_not_change_account_wn8():
 
 # --- expected values table -------------------------------------------------
 
+
 def test_real_table_loads(real_table):
     assert real_table.version == "2024-09-12"
     assert len(real_table) > 500
     assert 1 in real_table
     exp = real_table.get(1)
-    assert (exp.damage, exp.spot, exp.frag, exp.defence, exp.win_rate) == (
-        486.992, 1.379, 0.982, 1.146, 54.854)
+    assert (exp.damage, exp.spot, exp.frag, exp.defence, exp.win_rate) == (486.992, 1.379, 0.982, 1.146, 54.854)
     assert real_table.get(999_999_999) is None
 
 
@@ -192,8 +210,9 @@ def test_parse_expected_values_from_bytes(real_table):
 
 
 def test_version_falls_back_when_header_missing():
-    table = ExpectedValues.from_json({"data": [
-        {"IDNum": 1, "expDamage": 1, "expSpot": 1, "expFrag": 1, "expDef": 1, "expWinRate": 50}]})
+    table = ExpectedValues.from_json(
+        {"data": [{"IDNum": 1, "expDamage": 1, "expSpot": 1, "expFrag": 1, "expDef": 1, "expWinRate": 50}]}
+    )
     assert table.version == "unknown"
 
 
@@ -205,8 +224,7 @@ def test_table_built_directly_copies_its_mapping():
 
 
 def test_table_is_not_affected_by_later_changes_to_the_source():
-    entry = {"IDNum": 1, "expDamage": 100.0, "expSpot": 1.0, "expFrag": 1.0,
-             "expDef": 1.0, "expWinRate": 50.0}
+    entry = {"IDNum": 1, "expDamage": 100.0, "expSpot": 1.0, "expFrag": 1.0, "expDef": 1.0, "expWinRate": 50.0}
     doc = {"header": {"version": "v"}, "data": [entry]}
     table = ExpectedValues.from_json(doc)
     entry["expDamage"] = 5.0
@@ -217,24 +235,26 @@ def test_table_is_not_affected_by_later_changes_to_the_source():
         table.get(1).damage = 1.0
 
 
-GOOD_ENTRY = {"IDNum": 1, "expDamage": 100.0, "expSpot": 1.0, "expFrag": 1.0,
-              "expDef": 1.0, "expWinRate": 50.0}
+GOOD_ENTRY = {"IDNum": 1, "expDamage": 100.0, "expSpot": 1.0, "expFrag": 1.0, "expDef": 1.0, "expWinRate": 50.0}
 
 
-@pytest.mark.parametrize("doc, message", [
-    ([GOOD_ENTRY], "top level"),
-    ({"header": {"version": "x"}}, '"data"'),
-    ({"data": {"1": GOOD_ENTRY}}, '"data"'),
-    ({"data": []}, "empty"),
-    ({"data": ["not an object"]}, "data[0]"),
-    ({"data": [{k: v for k, v in GOOD_ENTRY.items() if k != "expDamage"}]}, "expDamage"),
-    ({"data": [dict(GOOD_ENTRY, IDNum="one")]}, "IDNum"),
-    ({"data": [dict(GOOD_ENTRY, IDNum=1.5)]}, "IDNum"),
-    ({"data": [dict(GOOD_ENTRY, expSpot="1.0x")]}, "expSpot"),
-    ({"data": [dict(GOOD_ENTRY, expFrag=True)]}, "expFrag"),
-    ({"data": [dict(GOOD_ENTRY, expDef=-0.5)]}, "expDef"),
-    ({"data": [dict(GOOD_ENTRY, expWinRate=0)]}, "expWinRate"),
-])
+@pytest.mark.parametrize(
+    "doc, message",
+    [
+        ([GOOD_ENTRY], "top level"),
+        ({"header": {"version": "x"}}, '"data"'),
+        ({"data": {"1": GOOD_ENTRY}}, '"data"'),
+        ({"data": []}, "empty"),
+        ({"data": ["not an object"]}, "data[0]"),
+        ({"data": [{k: v for k, v in GOOD_ENTRY.items() if k != "expDamage"}]}, "expDamage"),
+        ({"data": [dict(GOOD_ENTRY, IDNum="one")]}, "IDNum"),
+        ({"data": [dict(GOOD_ENTRY, IDNum=1.5)]}, "IDNum"),
+        ({"data": [dict(GOOD_ENTRY, expSpot="1.0x")]}, "expSpot"),
+        ({"data": [dict(GOOD_ENTRY, expFrag=True)]}, "expFrag"),
+        ({"data": [dict(GOOD_ENTRY, expDef=-0.5)]}, "expDef"),
+        ({"data": [dict(GOOD_ENTRY, expWinRate=0)]}, "expWinRate"),
+    ],
+)
 def test_table_without_a_usable_row_raises_value_error(doc, message):
     with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("]", r"\]")):
         ExpectedValues.from_json(doc)
@@ -249,8 +269,14 @@ def test_numbers_as_strings_are_accepted():
 
 
 def test_bad_rows_are_skipped_and_counted_not_fatal():
-    rows = [GOOD_ENTRY, {"IDNum": 2}, "junk", dict(GOOD_ENTRY, IDNum=3, expDamage="n/a"),
-            dict(GOOD_ENTRY, expDamage=999.0), dict(GOOD_ENTRY, IDNum=4)]
+    rows = [
+        GOOD_ENTRY,
+        {"IDNum": 2},
+        "junk",
+        dict(GOOD_ENTRY, IDNum=3, expDamage="n/a"),
+        dict(GOOD_ENTRY, expDamage=999.0),
+        dict(GOOD_ENTRY, IDNum=4),
+    ]
     table = ExpectedValues.from_json({"data": rows})
     assert sorted(t for t in (1, 2, 3, 4) if t in table) == [1, 4]
     assert table.get(1).damage == 100.0  # the first of two rows for one tank is kept
@@ -280,6 +306,7 @@ def test_load_file_reports_bad_content(tmp_path):
 
 
 # --- WN7 -------------------------------------------------------------------
+
 
 def test_wn7_hand_computed_value():
     # No published worked example was found, so by hand, per battle: 1 frag,
@@ -320,8 +347,7 @@ def test_wn7_higher_win_rate_scores_higher():
 
 
 def test_wn7_defence_counts_only_up_to_2_2_per_battle():
-    assert wn7(100, 50, 80_000, 90, 110, 220, 7) == pytest.approx(
-        wn7(100, 50, 80_000, 90, 110, 500, 7))
+    assert wn7(100, 50, 80_000, 90, 110, 220, 7) == pytest.approx(wn7(100, 50, 80_000, 90, 110, 500, 7))
     assert wn7(100, 50, 80_000, 90, 110, 100, 7) < wn7(100, 50, 80_000, 90, 110, 220, 7)
 
 
@@ -346,9 +372,14 @@ def test_wn7_rejects_tier_below_one():
 
 # --- average tier and compute_ratings --------------------------------------
 
+
 def test_average_tier_is_battle_weighted_and_skips_unknown_tanks():
-    tanks = [{"tank_id": 1, "battles": 300}, {"tank_id": 2, "battles": 100},
-             {"tank_id": 3, "battles": 5000}, {"tank_id": 4, "battles": 0}]
+    tanks = [
+        {"tank_id": 1, "battles": 300},
+        {"tank_id": 2, "battles": 100},
+        {"tank_id": 3, "battles": 5000},
+        {"tank_id": 4, "battles": 0},
+    ]
     assert average_tier(tanks, {1: 8, 2: 4, 4: 10}) == pytest.approx(7.0)
     assert average_tier(tanks, {3: 1}) == pytest.approx(1.0)
     assert average_tier(tanks, {}) is None
@@ -356,8 +387,15 @@ def test_average_tier_is_battle_weighted_and_skips_unknown_tanks():
 
 def test_compute_ratings(real_table):
     tanks = [tank_at_expected(real_table, 1, 100), tank_at_expected(real_table, 33, 300)]
-    totals = {"battles": 400, "wins": 216, "damage_dealt": 300_000, "frags": 400,
-              "spotted": 500, "dropped_capture_points": 450, "capture_points": 600}
+    totals = {
+        "battles": 400,
+        "wins": 216,
+        "damage_dealt": 300_000,
+        "frags": 400,
+        "spotted": 500,
+        "dropped_capture_points": 450,
+        "capture_points": 600,
+    }
     result = compute_ratings(totals, tanks, real_table, {1: 5, 33: 8})
     assert result["wn8"] == WN8_AT_EXPECTED
     assert result["average_tier"] == 7.25
@@ -367,19 +405,36 @@ def test_compute_ratings(real_table):
 
 
 def test_compute_ratings_for_a_new_account_has_no_values():
-    totals = {"battles": 0, "wins": 0, "damage_dealt": 0, "frags": 0, "spotted": 0,
-              "dropped_capture_points": 0, "capture_points": 0}
+    totals = {
+        "battles": 0,
+        "wins": 0,
+        "damage_dealt": 0,
+        "frags": 0,
+        "spotted": 0,
+        "dropped_capture_points": 0,
+        "capture_points": 0,
+    }
     table = simple_table((1, 1000.0))
     assert compute_ratings(totals, [], table, {1: 5}) == {
-        "wn8": None, "wn7": None, "efficiency": None, "average_tier": None,
+        "wn8": None,
+        "wn7": None,
+        "efficiency": None,
+        "average_tier": None,
         "expected_values_version": "test",
     }
 
 
 def test_compute_ratings_without_tier_data_still_gives_wn8():
     table = simple_table((1, 1000.0))
-    totals = {"battles": 10, "wins": 5, "damage_dealt": 10_000, "frags": 10, "spotted": 10,
-              "dropped_capture_points": 10, "capture_points": 0}
+    totals = {
+        "battles": 10,
+        "wins": 5,
+        "damage_dealt": 10_000,
+        "frags": 10,
+        "spotted": 10,
+        "dropped_capture_points": 10,
+        "capture_points": 0,
+    }
     result = compute_ratings(totals, [stats(1, 10, 10_000)], table, {})
     assert result["wn8"] == WN8_AT_EXPECTED
     assert result["wn7"] is None and result["efficiency"] is None
@@ -387,11 +442,24 @@ def test_compute_ratings_without_tier_data_still_gives_wn8():
 
 # --- colour scale ----------------------------------------------------------
 
-@pytest.mark.parametrize("value, label", [
-    (0, "very_bad"), (299.99, "very_bad"), (300, "bad"), (649, "below_average"),
-    (899.5, "average"), (1199, "above_average"), (1565, "good"), (1999, "very_good"),
-    (2449, "great"), (2899.99, "unicum"), (2900, "super_unicum"), (5000, "super_unicum"),
-    (None, None),
-])
+
+@pytest.mark.parametrize(
+    "value, label",
+    [
+        (0, "very_bad"),
+        (299.99, "very_bad"),
+        (300, "bad"),
+        (649, "below_average"),
+        (899.5, "average"),
+        (1199, "above_average"),
+        (1565, "good"),
+        (1999, "very_good"),
+        (2449, "great"),
+        (2899.99, "unicum"),
+        (2900, "super_unicum"),
+        (5000, "super_unicum"),
+        (None, None),
+    ],
+)
 def test_wn8_color(value, label):
     assert wn8_color(value) == label

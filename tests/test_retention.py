@@ -3,6 +3,7 @@ deleted by the retention job in small indexed batches while requests are served.
 
 Run with -s for the measured figures.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -26,8 +27,7 @@ def app(io_loop, mongo_uri, db_name):
 
 
 @pytest.mark.gen_test(timeout=400)
-async def test_retention_deletes_in_batches_while_requests_are_served(app, http_client, base_url, mongo_uri,
-                                                                      db_name):
+async def test_retention_deletes_in_batches_while_requests_are_served(app, http_client, base_url, mongo_uri, db_name):
     from store import Store, create_client
     from store.client import deadline
 
@@ -36,8 +36,12 @@ async def test_retention_deletes_in_batches_while_requests_are_served(app, http_
     client = create_client(mongo_uri)
     store = Store(client, db_name, rate_collection_bytes=1 << 20, ttl_indexes=False)
     await store.ensure_schema()
-    for coll, field in ((store.players.snapshots, "day"), (store.online.claims, "minute"),
-                        (store.online.daily_docs, "day"), (store.players.profiles, "expires_at")):
+    for coll, field in (
+        (store.players.snapshots, "day"),
+        (store.online.claims, "minute"),
+        (store.online.daily_docs, "day"),
+        (store.players.profiles, "expires_at"),
+    ):
         index = (await coll.index_information())[f"{field}_1"]
         assert "expireAfterSeconds" not in index, coll.name
 
@@ -48,23 +52,51 @@ async def test_retention_deletes_in_batches_while_requests_are_served(app, http_
     for i in range(SNAPSHOTS):
         expired = i % EXPIRED_SHARE == 0
         day = today - (420 + i % 30) * DAY if expired else today - (i % 30) * DAY
-        docs.append({"region": "eu", "account_id": 1000 + i // 30, "date": day.date().isoformat(), "day": day,
-                     "battles": i, "wins": i // 2})
+        docs.append(
+            {
+                "region": "eu",
+                "account_id": 1000 + i // 30,
+                "date": day.date().isoformat(),
+                "day": day,
+                "battles": i,
+                "wins": i // 2,
+            }
+        )
     with deadline(300):  # seeding is not a request
         for start in range(0, len(docs), 10_000):
-            await store.players.snapshots.insert_many(docs[start:start + 10_000], ordered=False)
-    samples = [{"minute": today - days * DAY + dt.timedelta(minutes=m), "players": 5,
-                "meta": {"game": "wot", "region": region, "server": "A"}}
-               for days in (420, 415, 411, 3, 1) for m in range(0, 1440, 30) for region in ("eu", "na", "asia")]
+            await store.players.snapshots.insert_many(docs[start : start + 10_000], ordered=False)
+    samples = [
+        {
+            "minute": today - days * DAY + dt.timedelta(minutes=m),
+            "players": 5,
+            "meta": {"game": "wot", "region": region, "server": "A"},
+        }
+        for days in (420, 415, 411, 3, 1)
+        for m in range(0, 1440, 30)
+        for region in ("eu", "na", "asia")
+    ]
     await store.online.samples.insert_many(samples, ordered=False)
     print(f"\nseeded {SNAPSHOTS} snapshots and {len(samples)} samples in {time.perf_counter() - started:.1f} s")
     cutoff = now - 410 * DAY
     assert await store.online.samples.count_documents({"minute": {"$lt": cutoff}}) == 3 * 48 * 3
 
     # A fresh account's history to ask for meanwhile.
-    await store.players.save_snapshots([{"region": "eu", "account_id": 1, "date": (today - i * DAY).date().isoformat(),
-                                         "battles": 100 + i, "wins": 50, "damage_dealt": 1, "frags": 1,
-                                         "spotted": 1, "xp": 1} for i in range(3)])
+    await store.players.save_snapshots(
+        [
+            {
+                "region": "eu",
+                "account_id": 1,
+                "date": (today - i * DAY).date().isoformat(),
+                "battles": 100 + i,
+                "wins": 50,
+                "damage_dealt": 1,
+                "frags": 1,
+                "spotted": 1,
+                "xp": 1,
+            }
+            for i in range(3)
+        ]
+    )
 
     retention = Retention(store, batch=1000, max_batches=20, pause=0.01)
     outcomes = []
@@ -95,9 +127,11 @@ async def test_retention_deletes_in_batches_while_requests_are_served(app, http_
             await job
     await job
     took = time.perf_counter() - started
-    print(f"retention: {len(outcomes)} runs, {retention.batches_run} batches; first run: {outcomes[0]}; "
-          f"requests meanwhile: {len(served)} ({during} while it ran), statuses {sorted(set(served))}, "
-          f"slowest {max(latencies) * 1000:.0f} ms; total {took:.1f} s")
+    print(
+        f"retention: {len(outcomes)} runs, {retention.batches_run} batches; first run: {outcomes[0]}; "
+        f"requests meanwhile: {len(served)} ({during} while it ran), statuses {sorted(set(served))}, "
+        f"slowest {max(latencies) * 1000:.0f} ms; total {took:.1f} s"
+    )
 
     assert await store.players.snapshots.count_documents({"day": {"$lt": cutoff}}) == 0
     assert await store.players.snapshots.count_documents({}) == SNAPSHOTS // EXPIRED_SHARE + 3

@@ -7,6 +7,7 @@
 
 The failover test waits for a lease to expire (about 45-60 s); the rest is fast.
 """
+
 from __future__ import annotations
 
 import http.client
@@ -36,8 +37,7 @@ def get(port, path, headers=None, timeout=30.0):
         conn.request("GET", path, headers={"Connection": "close", **(headers or {})})
         response = conn.getresponse()
         body = response.read()
-        return response.status, {k.lower(): v for k, v in response.getheaders()}, \
-            (ujson.loads(body) if body else None)
+        return response.status, {k.lower(): v for k, v in response.getheaders()}, (ujson.loads(body) if body else None)
     finally:
         conn.close()
 
@@ -62,8 +62,9 @@ class ServerProcess:
         self._log = open(self.log_path, "wb")
         env = dict(os.environ, STATSAPI_LOG_LEVEL="INFO", PYTHONUNBUFFERED="1")
         cmd = [sys.executable, "-m", "server", "--port", str(self.port), *map(str, args)]
-        self.proc = subprocess.Popen(cmd, cwd=str(ROOT), stdout=self._log, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL, env=env)
+        self.proc = subprocess.Popen(
+            cmd, cwd=str(ROOT), stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env
+        )
 
     def wait_ready(self):
         try:
@@ -152,8 +153,10 @@ def test_one_leader_and_failover_after_sigkill(pair, mongo_uri, upstream_sim):
             break
         time.sleep(1)
     assert took_over is not None, "no takeover within %ss:\n%s" % (TAKEOVER_TIMEOUT, survivor.log())
-    print(f"\nleader pid {leader.proc.pid} SIGKILLed; pid {survivor.proc.pid} took over after {took_over:.1f}s "
-          f"(lease ttl {LEASE_TTL:.0f}s)")
+    print(
+        f"\nleader pid {leader.proc.pid} SIGKILLed; pid {survivor.proc.pid} took over after {took_over:.1f}s "
+        f"(lease ttl {LEASE_TTL:.0f}s)"
+    )
 
     # Let the new leader run its due jobs, then look at what ran.
     with MongoClient(mongo_uri) as client:
@@ -220,9 +223,11 @@ def test_rate_limit_holds_across_two_processes(pair):
         time.sleep(ROUND_PAUSE)
     admitted = [r for r in results if r[1] != 429]
     k = max(1, int(FLUSH_INTERVAL // ROUND_PAUSE) + 1)  # requests one instance gets per flush interval
-    print(f"\nalternating: {len(admitted)} of {len(results)} admitted "
-          f"(a: {sum(1 for r in admitted if r[0] == a.port)}, b: {sum(1 for r in admitted if r[0] == b.port)}); "
-          f"bound {WEEKLY_LIMIT} + 1*({k}+1)")
+    print(
+        f"\nalternating: {len(admitted)} of {len(results)} admitted "
+        f"(a: {sum(1 for r in admitted if r[0] == a.port)}, b: {sum(1 for r in admitted if r[0] == b.port)}); "
+        f"bound {WEEKLY_LIMIT} + 1*({k}+1)"
+    )
     assert WEEKLY_LIMIT <= len(admitted) <= WEEKLY_LIMIT + 1 * (k + 1), [(r[0], r[1]) for r in results]
     for port, status, headers, body in results:
         assert status in (404, 429), (status, body)
@@ -237,8 +242,7 @@ def test_rate_limit_holds_across_two_processes(pair):
     wait_for_quiet_window(8)
     client = f"198.19.{random.randint(0, 255)}.{random.randint(1, 254)}"
     with ThreadPoolExecutor(8) as pool:
-        burst = list(pool.map(lambda server: get(server.port, path, headers={"X-Forwarded-For": client}),
-                              [a, b] * 15))
+        burst = list(pool.map(lambda server: get(server.port, path, headers={"X-Forwarded-For": client}), [a, b] * 15))
     burst_admitted = sum(1 for status, _, _ in burst if status != 429)
     print(f"burst: {burst_admitted} of {len(burst)} admitted (bound 2 x {WEEKLY_LIMIT})")
     assert WEEKLY_LIMIT <= burst_admitted <= 2 * WEEKLY_LIMIT

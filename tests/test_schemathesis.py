@@ -7,6 +7,7 @@ no 5xx, documented status codes, content types, headers and response schemas, 40
 methods the document does not list, negative (invalid) data rejected with 4xx, valid data
 accepted. Bounded: 30 examples per operation, a fixed seed, a few seconds in practice.
 """
+
 from __future__ import annotations
 
 import os
@@ -26,7 +27,6 @@ MAX_EXAMPLES = 30
 RUN_TIMEOUT = 170  # seconds; the run itself takes well under a minute
 
 
-
 def st_executable() -> list[str]:
     local = os.path.join(os.path.dirname(sys.executable), "st")
     if os.path.exists(local):
@@ -40,9 +40,24 @@ def st_executable() -> list[str]:
 @pytest.fixture
 def live_service(mongo_uri, upstream_sim, tmp_path):
     port = free_port()
-    cmd = [sys.executable, "-m", "server", "--port", str(port), "--mongodb-uri", mongo_uri,
-           "--db-name", "st_" + uuid.uuid4().hex[:12], "--upstream-base-url", upstream_sim,
-           "--no-jobs", "--rate-limit-scale", "1000", "--log-level", "WARNING"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "server",
+        "--port",
+        str(port),
+        "--mongodb-uri",
+        mongo_uri,
+        "--db-name",
+        "st_" + uuid.uuid4().hex[:12],
+        "--upstream-base-url",
+        upstream_sim,
+        "--no-jobs",
+        "--rate-limit-scale",
+        "1000",
+        "--log-level",
+        "WARNING",
+    ]
     log_path = tmp_path / "server.log"
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(cmd, cwd=str(ROOT), stdout=log, stderr=subprocess.STDOUT)
@@ -61,14 +76,22 @@ def live_service(mongo_uri, upstream_sim, tmp_path):
 def test_schemathesis_finds_no_mismatch(live_service, tmp_path):
     base, proc, log_path = live_service
     cmd = st_executable() + [
-        "run", f"{base}/api/v1/openapi.json",
-        "--checks", "all",
-        "--max-examples", str(MAX_EXAMPLES),
-        "--seed", str(SEED),
-        "--workers", "2",
-        "--generation-database", "none",
-        "--request-timeout", "30",
-        "--wait-for-schema", "15",
+        "run",
+        f"{base}/api/v1/openapi.json",
+        "--checks",
+        "all",
+        "--max-examples",
+        str(MAX_EXAMPLES),
+        "--seed",
+        str(SEED),
+        "--workers",
+        "2",
+        "--generation-database",
+        "none",
+        "--request-timeout",
+        "30",
+        "--wait-for-schema",
+        "15",
         "--no-color",
     ]
     env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "120"}

@@ -5,6 +5,7 @@ run `playwright install`). The app is served by pytest-tornado's http_server in 
 io_loop; Playwright's async API runs on that same loop, so the server keeps answering while
 the browser fetches. Screenshots go to tests/artifacts/ (git-ignored).
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -23,8 +24,14 @@ from tests.conftest import ROOT, build_app
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 DEMO_PLAYER = 500000001
 UNCACHED_CLAN = 1
@@ -36,13 +43,16 @@ def chromium_path():
     if not os.access(CHROMIUM, os.X_OK):
         script = ROOT / "scripts" / "install_browser.sh"
         try:
-            subprocess.run(["bash", str(script)], check=False, timeout=900,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            subprocess.run(
+                ["bash", str(script)], check=False, timeout=900, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            )
         except (OSError, subprocess.SubprocessError):
             pass
     if not os.access(CHROMIUM, os.X_OK):
-        pytest.skip(f"{CHROMIUM} is absent and scripts/install_browser.sh could not install it "
-                    "(needs root and Debian's apt-get)")
+        pytest.skip(
+            f"{CHROMIUM} is absent and scripts/install_browser.sh could not install it "
+            "(needs root and Debian's apt-get)"
+        )
     return CHROMIUM
 
 
@@ -51,8 +61,10 @@ def async_playwright(chromium_path):
     try:
         from playwright.async_api import async_playwright as factory
     except ImportError:
-        pytest.fail("the Python package `playwright` is missing: install the test extras "
-                    "(pip install -e '.[test]')", pytrace=False)
+        pytest.fail(
+            "the Python package `playwright` is missing: install the test extras (pip install -e '.[test]')",
+            pytrace=False,
+        )
     return factory
 
 
@@ -71,8 +83,9 @@ class Browser:
 
     async def __aenter__(self):
         self.pw = await self.factory().start()
-        self.browser = await self.pw.chromium.launch(executable_path=self.executable, args=CHROMIUM_ARGS,
-                                                     headless=True, timeout=30_000)
+        self.browser = await self.pw.chromium.launch(
+            executable_path=self.executable, args=CHROMIUM_ARGS, headless=True, timeout=30_000
+        )
         return self
 
     async def page(self, width=1280, height=900):
@@ -104,7 +117,8 @@ async def wait_ready(page):
 # --------------------------------------------------------------------------------------------
 @pytest.mark.gen_test(timeout=60)
 async def test_page_renders_the_live_index_without_console_errors(
-        app, http_client, base_url, http_port, async_playwright, chromium_path, artifacts_dir):
+    app, http_client, base_url, http_port, async_playwright, chromium_path, artifacts_dir
+):
     _, index = await get_json(http_client, base_url, "/api/v1")
     endpoints = index["data"]["endpoints"]
     async with Browser(async_playwright, chromium_path) as browser:
@@ -158,10 +172,29 @@ async def test_page_renders_the_live_index_without_console_errors(
         # Days without samples (samples 0, null values) are gaps in the line. Checked against a
         # fixed answer, whatever the store holds right now.
         values = [100, 120, None, 90, 95, 99, None, 80]
-        series = [{"date": (dt.date(2026, 1, 1) + dt.timedelta(days=i)).isoformat(), "samples": 0 if v is None else 60,
-                   "peak": v, "peak_minute": None, "min": v and v - 10, "avg": v and v - 5} for i, v in enumerate(values)]
-        fixed = {"success": True, "meta": index["meta"], "data": {
-            "game": "wot", "region": "eu", "days": 8, "from": series[0]["date"], "to": series[-1]["date"], "series": series}}
+        series = [
+            {
+                "date": (dt.date(2026, 1, 1) + dt.timedelta(days=i)).isoformat(),
+                "samples": 0 if v is None else 60,
+                "peak": v,
+                "peak_minute": None,
+                "min": v and v - 10,
+                "avg": v and v - 5,
+            }
+            for i, v in enumerate(values)
+        ]
+        fixed = {
+            "success": True,
+            "meta": index["meta"],
+            "data": {
+                "game": "wot",
+                "region": "eu",
+                "days": 8,
+                "from": series[0]["date"],
+                "to": series[-1]["date"],
+                "series": series,
+            },
+        }
 
         async def answer(route):
             await route.fulfill(status=200, content_type="application/json; charset=utf-8", body=ujson.dumps(fixed))
@@ -170,18 +203,20 @@ async def test_page_renders_the_live_index_without_console_errors(
         await page.goto(site_url(http_port, "#online/wot/eu/7"))
         peak = page.locator("#online-chart .series.s-peak")
         await peak.wait_for()
-        assert await peak.locator("path.line").count() == 2      # days 1-2 and 4-6
-        assert await peak.locator("circle.lone").count() == 1    # day 8 alone
-        assert await page.locator("#online-chart .series path.line").count() == 6   # peak, avg, min
+        assert await peak.locator("path.line").count() == 2  # days 1-2 and 4-6
+        assert await peak.locator("circle.lone").count() == 1  # day 8 alone
+        assert await page.locator("#online-chart .series path.line").count() == 6  # peak, avg, min
 
 
 @pytest.mark.gen_test(timeout=75)
 async def test_player_live_fetch_then_ratings_and_history_chart(
-        app, http_client, base_url, http_port, upstream_sim, async_playwright, chromium_path, artifacts_dir):
+    app, http_client, base_url, http_port, upstream_sim, async_playwright, chromium_path, artifacts_dir
+):
     # A few earlier daily snapshots, consistent with the simulator's current totals, so the
     # history has a line to draw (the live fetch itself stores today's snapshot).
     response = await http_client.fetch(
-        f"{upstream_sim}/wot/eu/wot/account/info/?application_id=test&account_id={DEMO_PLAYER}")
+        f"{upstream_sim}/wot/eu/wot/account/info/?application_id=test&account_id={DEMO_PLAYER}"
+    )
     totals = ujson.loads(response.body)["data"][str(DEMO_PLAYER)]["statistics"]["all"]
     today = dt.datetime.now(dt.UTC).date()
     snapshots = []
@@ -190,12 +225,23 @@ async def test_player_live_fetch_then_ratings_and_history_chart(
         played = (back * 7) % 5 + 1
         battles, wins, damage = battles - played, wins - played // 2, damage - played * 180
         day = today - dt.timedelta(days=back)
-        snapshots.append({
-            "region": "eu", "account_id": DEMO_PLAYER, "date": day.isoformat(),
-            "taken_at": int(dt.datetime(day.year, day.month, day.day, 12, tzinfo=dt.UTC).timestamp()),
-            "battles": battles, "wins": wins, "damage_dealt": damage, "frags": 900, "spotted": 950,
-            "xp": 350000, "wn8": 800.0 + back * 3.5, "wn7": 450.0, "efficiency": 860.0,
-        })
+        snapshots.append(
+            {
+                "region": "eu",
+                "account_id": DEMO_PLAYER,
+                "date": day.isoformat(),
+                "taken_at": int(dt.datetime(day.year, day.month, day.day, 12, tzinfo=dt.UTC).timestamp()),
+                "battles": battles,
+                "wins": wins,
+                "damage_dealt": damage,
+                "frags": 900,
+                "spotted": 950,
+                "xp": 350000,
+                "wn8": 800.0 + back * 3.5,
+                "wn7": 450.0,
+                "efficiency": 860.0,
+            }
+        )
     await app.settings["store"].players.save_snapshots(snapshots)
 
     async with Browser(async_playwright, chromium_path) as browser:
@@ -208,11 +254,14 @@ async def test_player_live_fetch_then_ratings_and_history_chart(
         wn8 = page.locator("#player-profile .tile.wn8 .tile-value")
         await page.wait_for_function(
             "() => /\\d/.test((document.querySelector('#player-profile .tile.wn8 .tile-value') || {}).textContent || '')",
-            timeout=30_000)
+            timeout=30_000,
+        )
         assert re.fullmatch(r"[\d,]+(\.\d+)?", await wn8.inner_text())
         assert await page.locator("#ratings-pending").count() == 0
         classes = await page.locator("#player-profile .tile.wn8").get_attribute("class")
-        assert re.search(r"wn8-(very_bad|bad|below_average|average|above_average|good|very_good|great|unicum|super_unicum)", classes)
+        assert re.search(
+            r"wn8-(very_bad|bad|below_average|average|above_average|good|very_good|great|unicum|super_unicum)", classes
+        )
         _, profile = await get_json(http_client, base_url, f"/api/v1/player/{DEMO_PLAYER}/eu")
         ratings = profile["data"]["ratings"]
         assert ratings["available"] is True
@@ -222,7 +271,7 @@ async def test_player_live_fetch_then_ratings_and_history_chart(
         # The history chart: an inline SVG with a drawn line; the deltas table beside it.
         await page.locator("#player-chart svg path.line").first.wait_for()
         d = await page.locator("#player-chart svg path.line").first.get_attribute("d")
-        assert d.startswith("M") and d.count("L") >= 10, d   # 12 earlier days + today
+        assert d.startswith("M") and d.count("L") >= 10, d  # 12 earlier days + today
         await page.click("button.seg[data-metric='wn8']")
         await page.locator("#player-chart svg path.line").first.wait_for()
         assert await page.locator("button.seg[data-metric='wn8']").get_attribute("aria-pressed") == "true"
@@ -264,7 +313,8 @@ class CrossOriginPage(tornado.web.RequestHandler):
 
 @pytest.mark.gen_test(timeout=60)
 async def test_cross_origin_page_reads_body_and_rate_limit_headers(
-        app, http_server, http_port, async_playwright, chromium_path):
+    app, http_server, http_port, async_playwright, chromium_path
+):
     sockets = tornado.netutil.bind_sockets(0, "127.0.0.1")
     other_port = sockets[0].getsockname()[1]
     other = tornado.httpserver.HTTPServer(tornado.web.Application([(r"/", CrossOriginPage)]))
@@ -286,22 +336,30 @@ async def test_cross_origin_page_reads_body_and_rate_limit_headers(
             assert status["retryAfter"] is None
 
             # A non-safelisted request header forces a CORS preflight; it must pass too.
-            preflighted = await page.evaluate("url => window.probe(url, {'If-None-Match': '\"nope\"'})", f"{api}/status")
+            preflighted = await page.evaluate(
+                "url => window.probe(url, {'If-None-Match': '\"nope\"'})", f"{api}/status"
+            )
             assert preflighted["status"] == 200 and preflighted["body"]["success"] is True
 
             # Exhaust the weekly digest's 10/min: the 11th answer is a 429 whose Retry-After
             # and rate-limit headers the page's JavaScript can read.
-            answers = await page.evaluate("""async url => {
+            answers = await page.evaluate(
+                """async url => {
                 const out = [];
                 for (let i = 0; i < 11; i++) out.push(await window.probe(url));
                 return out;
-            }""", f"{api}/clan/{UNCACHED_CLAN}/eu/weekly")
+            }""",
+                f"{api}/clan/{UNCACHED_CLAN}/eu/weekly",
+            )
             for answer in answers[:10]:
                 assert answer["status"] in (200, 404), answer
                 assert answer["limit"] == "10" and answer["retryAfter"] is None
             last = answers[10]
             assert last["status"] == 429
-            assert last["body"] == {"success": False, "error": {"code": "rate_limited", "message": last["body"]["error"]["message"]}}
+            assert last["body"] == {
+                "success": False,
+                "error": {"code": "rate_limited", "message": last["body"]["error"]["message"]},
+            }
             assert last["retryAfter"] is not None and 1 <= int(last["retryAfter"]) <= 120
             assert last["limit"] == "10" and last["remaining"] == "0"
             assert re.fullmatch(r'"weekly";r=0;t=\d+', last["rateLimit"]), last["rateLimit"]
@@ -313,7 +371,8 @@ async def test_cross_origin_page_reads_body_and_rate_limit_headers(
 
 @pytest.mark.gen_test(timeout=60)
 async def test_rate_limited_view_shows_a_live_countdown(
-        app, http_client, base_url, http_port, async_playwright, chromium_path, artifacts_dir):
+    app, http_client, base_url, http_port, async_playwright, chromium_path, artifacts_dir
+):
     # The site and this client share 127.0.0.1, so exhausting the limit here limits the page.
     path = f"/api/v1/clan/{UNCACHED_CLAN}/eu/weekly"
     for _ in range(10):
@@ -342,11 +401,11 @@ async def test_rate_limited_view_shows_a_live_countdown(
         countdown = weekly.locator(".countdown-value")
         await countdown.wait_for()
         first = int(await countdown.inner_text())
-        assert 1 <= first <= 120   # the sliding window can ask for a little over 60 s
+        assert 1 <= first <= 120  # the sliding window can ask for a little over 60 s
         assert await weekly.locator("button", has_text="Retry").is_disabled()
         await page.screenshot(path=str(artifacts_dir / "site-rate-limited.png"), full_page=False)
         await page.wait_for_timeout(2300)
-        if await countdown.count():   # unless the wait ended meanwhile
+        if await countdown.count():  # unless the wait ended meanwhile
             second = int(await countdown.inner_text())
             assert second < first, (first, second)
         else:

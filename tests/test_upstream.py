@@ -4,6 +4,7 @@ Each test starts the simulator on a free port inside its own event loop (``async
 the simulated clock frozen, so answers are deterministic. No timing asserts: timeouts use a
 short client timeout and the simulator's "hang" fault, which ends as soon as the client gives up.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -48,15 +49,19 @@ class Harness:
     def client(self, **kwargs) -> UpstreamClient:
         kwargs.setdefault("retry_base_delay", 0.01)
         kwargs.setdefault("request_timeout", 5.0)
-        client = UpstreamClient(kwargs.pop("application_id", APP_ID), base_url=kwargs.pop("base_url", self.base_url),
-                                **kwargs)
+        client = UpstreamClient(
+            kwargs.pop("application_id", APP_ID), base_url=kwargs.pop("base_url", self.base_url), **kwargs
+        )
         self._clients.append(client)
         return client
 
     async def raw(self, path: str, method: str = "GET", body: dict | None = None) -> tuple[int, dict]:
-        request = HTTPRequest(self.base_url + path, method=method,
-                              body=None if body is None else ujson.dumps(body),
-                              allow_nonstandard_methods=True)
+        request = HTTPRequest(
+            self.base_url + path,
+            method=method,
+            body=None if body is None else ujson.dumps(body),
+            allow_nonstandard_methods=True,
+        )
         response = await self._http.fetch(request, raise_error=False)
         return response.code, ujson.loads(response.body)
 
@@ -210,12 +215,15 @@ async def test_raw_envelopes_match_the_real_api(h):
     assert doc["error"]["message"] == "ACCOUNT_ID_LIST_LIMIT_EXCEEDED"
     code, doc = await h.raw("/wotb/eu/wot/account/info/?application_id=x&account_id=500000000")
     assert doc["error"]["message"] == "METHOD_NOT_FOUND"
-    code, doc = await h.raw(f"/wot/eu/wot/account/info/?application_id=x&account_id={account_id}&fields=nickname,statistics.all.battles")
+    code, doc = await h.raw(
+        f"/wot/eu/wot/account/info/?application_id=x&account_id={account_id}&fields=nickname,statistics.all.battles"
+    )
     assert set(doc["data"][str(account_id)]) == {"nickname", "statistics"}
     assert set(doc["data"][str(account_id)]["statistics"]["all"]) == {"battles"}
     clan_id = sim.existing_clans("eu", 1)[0]
-    code, doc = await h.raw(f"/wot/eu/wot/clans/info/?application_id=x&clan_id={clan_id}"
-                            "&fields=tag,members.account_id&members_key=id")
+    code, doc = await h.raw(
+        f"/wot/eu/wot/clans/info/?application_id=x&clan_id={clan_id}&fields=tag,members.account_id&members_key=id"
+    )
     members = doc["data"][str(clan_id)]["members"]
     assert members and all(m == {"account_id": int(k)} for k, m in members.items())
 
@@ -254,7 +262,9 @@ async def test_statistics_all_equals_sum_of_tanks_stats(h):
 async def test_per_tank_numbers_follow_the_tier_and_the_expected_table(h):
     client = h.client()
     vehicles = await client.vehicles("eu")
-    expected = {row["IDNum"]: row for row in ujson.loads(await client.fetch_json_url(h.base_url + "/wn8exp.json"))["data"]}
+    expected = {
+        row["IDNum"]: row for row in ujson.loads(await client.fetch_json_url(h.base_url + "/wn8exp.json"))["data"]
+    }
     account_id = sim.existing_accounts("eu", 1)[0]
     tanks = await client.tanks_stats("eu", account_id)
     for tank in tanks:
@@ -343,7 +353,10 @@ async def test_clan_ratings_and_stronghold_shapes(h):
     later = await client.stronghold_claninfo("na", clan_ids, params={"_sim_now": FROZEN_NOW + 30 * DAY})
     for clan_id in clan_ids:
         for tier in (6, 8, 10):
-            assert later[clan_id]["skirmish_statistics"][f"total_{tier}"] >= strongholds[clan_id]["skirmish_statistics"][f"total_{tier}"]
+            assert (
+                later[clan_id]["skirmish_statistics"][f"total_{tier}"]
+                >= strongholds[clan_id]["skirmish_statistics"][f"total_{tier}"]
+            )
 
 
 @with_sim()
@@ -393,16 +406,28 @@ async def test_answers_are_deterministic(h):
     client = h.client()
     ids = sim.existing_accounts("eu", 5)
     clan_ids = sim.existing_clans("eu", 2)
-    first = (await client.account_info("eu", ids), await client.tanks_stats("eu", ids[0]),
-             await client.clans_info("eu", clan_ids), await client.clan_ratings("eu", clan_ids))
-    second = (await client.account_info("eu", ids), await client.tanks_stats("eu", ids[0]),
-              await client.clans_info("eu", clan_ids), await client.clan_ratings("eu", clan_ids))
+    first = (
+        await client.account_info("eu", ids),
+        await client.tanks_stats("eu", ids[0]),
+        await client.clans_info("eu", clan_ids),
+        await client.clan_ratings("eu", clan_ids),
+    )
+    second = (
+        await client.account_info("eu", ids),
+        await client.tanks_stats("eu", ids[0]),
+        await client.clans_info("eu", clan_ids),
+        await client.clan_ratings("eu", clan_ids),
+    )
     assert first == second
 
     async def fresh(h2):  # another simulator instance (cold caches) gives the same data
         c2 = h2.client()
-        third = (await c2.account_info("eu", ids), await c2.tanks_stats("eu", ids[0]),
-                 await c2.clans_info("eu", clan_ids), await c2.clan_ratings("eu", clan_ids))
+        third = (
+            await c2.account_info("eu", ids),
+            await c2.tanks_stats("eu", ids[0]),
+            await c2.clans_info("eu", clan_ids),
+            await c2.clan_ratings("eu", clan_ids),
+        )
         assert third == first
 
     await asyncio.get_running_loop().run_in_executor(None, run_sim, fresh)
@@ -494,8 +519,13 @@ async def test_timeouts_raise_unavailable(h):
 
 def test_connection_refused_raises_unavailable():
     async def main():
-        client = UpstreamClient(APP_ID, base_url=f"http://127.0.0.1:{free_port()}", max_retries=1,
-                                retry_base_delay=0.01, connect_timeout=1.0)
+        client = UpstreamClient(
+            APP_ID,
+            base_url=f"http://127.0.0.1:{free_port()}",
+            max_retries=1,
+            retry_base_delay=0.01,
+            connect_timeout=1.0,
+        )
         try:
             with pytest.raises(UpstreamUnavailable) as info:
                 await client.account_info("eu", [500_000_000])

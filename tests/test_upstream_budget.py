@@ -1,4 +1,5 @@
 """The upstream budget: rate cap over any window, priorities, live reserve, slow-down, sharing."""
+
 from __future__ import annotations
 
 import asyncio
@@ -83,7 +84,7 @@ async def test_live_lookups_overtake_queued_background_work():
     await asyncio.gather(*background, *live)
     # Every live request went before the clan requests that were queued ahead of it.
     last_live = max(i for i, caller in enumerate(order) if caller == "live")
-    assert order[:last_live + 1].count("clans") <= 10
+    assert order[: last_live + 1].count("clans") <= 10
     assert budget.status()["requests_last_minute_by_caller"] == {"clans": 25, "live": 4}
 
 
@@ -210,8 +211,10 @@ async def test_processes_announce_themselves_and_share_the_quota():
     members = Members()
     first, second = UpstreamBudget(10, hold_first_window=False), UpstreamBudget(10, hold_first_window=False)
     stop_first, stop_second = asyncio.Event(), asyncio.Event()
-    runs = [asyncio.ensure_future(first.run_membership(members, "a", stop_first, every=0.1)),
-            asyncio.ensure_future(second.run_membership(members, "b", stop_second, every=0.1))]
+    runs = [
+        asyncio.ensure_future(first.run_membership(members, "a", stop_first, every=0.1)),
+        asyncio.ensure_future(second.run_membership(members, "b", stop_second, every=0.1)),
+    ]
     try:
         await asyncio.sleep(0)  # both have announced themselves
         # A joining process holds back until the others have seen it.

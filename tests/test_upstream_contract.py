@@ -7,6 +7,7 @@ second, refusals, live-lookup latency, payload bytes) are written to
 
     .venv/bin/python -m pytest tests/test_upstream_contract.py -s
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -63,13 +64,16 @@ def strict_sim():
 def app(io_loop, mongo_uri, db_name, strict_sim):
     # Live-lookup limits scaled up so one test client can look up many players; the upstream
     # budget is the real one.
-    return build_app(io_loop, mongo_uri, db_name, upstream_base_url=strict_sim, upstream_rps=RPS,
-                     rate_limit_scale=10)
+    return build_app(io_loop, mongo_uri, db_name, upstream_base_url=strict_sim, upstream_rps=RPS, rate_limit_scale=10)
 
 
 async def sim(base: str, path: str, body: dict | None = None, method: str | None = None) -> dict:
-    request = HTTPRequest(base + path, method=method or ("POST" if body is not None else "GET"),
-                          body=None if body is None else ujson.dumps(body), request_timeout=30)
+    request = HTTPRequest(
+        base + path,
+        method=method or ("POST" if body is not None else "GET"),
+        body=None if body is None else ujson.dumps(body),
+        request_timeout=30,
+    )
     response = await AsyncHTTPClient().fetch(request, raise_error=False)
     assert response.code == 200, response.body
     return ujson.loads(response.body)
@@ -83,8 +87,9 @@ async def reset(base: str) -> None:
 
 async def lookup(http_client, base_url: str, account_id: int, region: str = "eu") -> tuple[int, float, dict]:
     started = time.monotonic()
-    response = await http_client.fetch(f"{base_url}/api/v1/player/{account_id}/{region}", raise_error=False,
-                                       request_timeout=30)
+    response = await http_client.fetch(
+        f"{base_url}/api/v1/player/{account_id}/{region}", raise_error=False, request_timeout=30
+    )
     return response.code, time.monotonic() - started, ujson.loads(response.body)
 
 
@@ -94,8 +99,7 @@ def quantile(values: list[float], q: float) -> float:
 
 
 @pytest.mark.gen_test(timeout=240)
-async def test_fifty_clans_refresh_without_a_refusal_while_live_lookups_answer(app, http_client, base_url,
-                                                                               strict_sim):
+async def test_fifty_clans_refresh_without_a_refusal_while_live_lookups_answer(app, http_client, base_url, strict_sim):
     services = app.settings["services"]
     store = app.settings["store"]
     clans = existing_clans("eu", 50)
@@ -106,8 +110,11 @@ async def test_fifty_clans_refresh_without_a_refusal_while_live_lookups_answer(a
     await sim(strict_sim, "/_sim/limits", {"rps": 0})
     members = [m for clan_id in clans for m in clan_members("eu", clan_id)] + accounts
     for start in range(0, len(members), 100):
-        await sim(strict_sim, "/wot/eu/wot/account/info/?application_id=warm-up&fields=account_id&account_id="
-                  + ",".join(map(str, members[start:start + 100])))
+        await sim(
+            strict_sim,
+            "/wot/eu/wot/account/info/?application_id=warm-up&fields=account_id&account_id="
+            + ",".join(map(str, members[start : start + 100])),
+        )
     await reset(strict_sim)
     await store.clans.add_seeds("eu", clans)
     slot = int(time.time() // 3600)
@@ -163,22 +170,39 @@ async def test_every_job_at_once_stays_within_the_rate(app, http_client, base_ur
     now = time.time()
     # Thirty profiles requested recently and about to expire: the refresh-ahead job's work.
     for account_id in existing_accounts("na", 30):
-        doc = {"region": "na", "account_id": account_id, "nickname": "x", "clan_id": None, "totals": {},
-               "tanks": [], "cached_at": now - 3000, "ratings": None, "last_requested": now - 60}
+        doc = {
+            "region": "na",
+            "account_id": account_id,
+            "nickname": "x",
+            "clan_id": None,
+            "totals": {},
+            "tanks": [],
+            "cached_at": now - 3000,
+            "ratings": None,
+            "last_requested": now - 60,
+        }
         await store.players.save(doc)
     slot = int(now // 60)
-    jobs = [services.players.refresh_ahead(slot), services.online.sample(slot),
-            services.ratings_source.refresh_expected(), services.ratings_source.tiers("asia"),
-            services.clans.refresh(int(now // 3600))]
+    jobs = [
+        services.players.refresh_ahead(slot),
+        services.online.sample(slot),
+        services.ratings_source.refresh_expected(),
+        services.ratings_source.tiers("asia"),
+        services.clans.refresh(int(now // 3600)),
+    ]
     lookups = [lookup(http_client, base_url, account_id, "asia") for account_id in existing_accounts("asia", 8)]
     results = await asyncio.gather(*jobs, *lookups)
     assert results[0] == "refreshed 30, failed 0"
-    assert all(code == 200 for code, _, _ in results[len(jobs):])
+    assert all(code == 200 for code, _, _ in results[len(jobs) :])
     stats = await sim(strict_sim, "/_sim/stats")
     assert stats["violations"]["total"] == 0, stats["violations_by_path"]
     assert stats["max_per_second"] <= RPS
-    FIGURES["burst"] = {"upstream_requests": stats["total"], "max_requests_in_any_second": stats["max_per_second"],
-                        "violations": 0, "live_s": sorted(round(s, 2) for _, s, _ in results[len(jobs):])}
+    FIGURES["burst"] = {
+        "upstream_requests": stats["total"],
+        "max_requests_in_any_second": stats["max_per_second"],
+        "violations": 0,
+        "live_s": sorted(round(s, 2) for _, s, _ in results[len(jobs) :]),
+    }
 
 
 @pytest.mark.gen_test(timeout=120)
@@ -189,8 +213,9 @@ async def test_request_limit_exceeded_slows_the_client_down(app, strict_sim):
     # The upstream allows less than we were told (another tool shares the application_id).
     await sim(strict_sim, "/_sim/limits", {"rps": 3})
     ids = existing_accounts("eu", 40)
-    first = await asyncio.gather(*(upstream.account_info("eu", [a], fields="account_id") for a in ids[:20]),
-                                 return_exceptions=True)
+    first = await asyncio.gather(
+        *(upstream.account_info("eu", [a], fields="account_id") for a in ids[:20]), return_exceptions=True
+    )
     refused_early = (await sim(strict_sim, "/_sim/stats"))["violations"]["request_limit"]
     status = upstream.budget.status()
     assert refused_early >= 1 and status["request_limit_exceeded"]["count"] >= 1
@@ -200,9 +225,11 @@ async def test_request_limit_exceeded_slows_the_client_down(app, strict_sim):
     second = await asyncio.gather(*(upstream.account_info("eu", [a], fields="account_id") for a in ids[20:30]))
     assert all(result[a]["account_id"] == a for result, a in zip(second, ids[20:30]))
     assert (await sim(strict_sim, "/_sim/stats"))["violations"]["total"] == 0
-    FIGURES["slow_down"] = {"refused_before_slowing": refused_early,
-                            "failed_calls_before": sum(isinstance(r, Exception) for r in first),
-                            "effective_per_second_after": status["effective_per_second"]}
+    FIGURES["slow_down"] = {
+        "refused_before_slowing": refused_early,
+        "failed_calls_before": sum(isinstance(r, Exception) for r in first),
+        "effective_per_second_after": status["effective_per_second"],
+    }
 
 
 @pytest.mark.gen_test(timeout=120)
@@ -223,15 +250,24 @@ async def test_disbanded_clans_are_dropped(app, http_client, base_url, strict_si
     await sim(strict_sim, "/_sim/clans/disband", {"region": "asia", "clan_id": doomed})
     try:
         member = (await store.clans.get("asia", doomed))["members"][0]["account_id"]
-        await store.players.save({"region": "asia", "account_id": member, "nickname": "x", "clan_id": doomed,
-                                  "totals": {}, "tanks": [], "cached_at": time.time(), "ratings": None})
+        await store.players.save(
+            {
+                "region": "asia",
+                "account_id": member,
+                "nickname": "x",
+                "clan_id": doomed,
+                "totals": {},
+                "tanks": [],
+                "cached_at": time.time(),
+                "ratings": None,
+            }
+        )
         services.clans.clock = lambda: time.time() + 3600
         outcome = await services.clans.refresh(2)
         assert "disbanded 1" in outcome, outcome
         response = await http_client.fetch(f"{base_url}/api/v1/clan/{doomed}/asia", raise_error=False)
         assert response.code == 404 and ujson.loads(response.body)["error"]["code"] == "clan_not_cached"
-        assert (await http_client.fetch(f"{base_url}/api/v1/clan/{doomed}/asia/weekly",
-                                        raise_error=False)).code == 404
+        assert (await http_client.fetch(f"{base_url}/api/v1/clan/{doomed}/asia/weekly", raise_error=False)).code == 404
         # Dropped from the refresh, although the stale profile still names it.
         services.clans.clock = lambda: time.time() + 3 * 3600
         await sim(strict_sim, "/_sim/stats", {"reset": True})
@@ -275,9 +311,12 @@ async def test_a_live_lookup_asks_only_for_the_fields_it_reads(app, http_client,
     tanks = len(listed["data"][str(veteran)])
     assert 150 <= tanks <= 400
     assert with_fields * 5 < without_fields
-    FIGURES["payload_per_live_lookup"] = {"tanks": tanks, "bytes_with_fields": with_fields,
-                                          "bytes_without_fields": without_fields,
-                                          "ratio": round(without_fields / with_fields, 1)}
+    FIGURES["payload_per_live_lookup"] = {
+        "tanks": tanks,
+        "bytes_with_fields": with_fields,
+        "bytes_without_fields": without_fields,
+        "ratio": round(without_fields / with_fields, 1),
+    }
 
 
 @pytest.mark.gen_test(timeout=60)

@@ -1,4 +1,5 @@
 """The upstream simulator (scripts/upstream_sim/) is at least as strict as the real Wargaming API."""
+
 from __future__ import annotations
 
 import subprocess
@@ -15,10 +16,26 @@ from scripts.upstream_sim.limits import RateLimiter
 
 ROOT = Path(__file__).resolve().parents[1]
 FROZEN_NOW = 1_750_000_000  # 2025-06-15
-STATS_BLOCKS = {"all", "clan", "company", "globalmap", "regular_team", "stronghold_defense", "stronghold_skirmish",
-                "team"}
-ACCOUNT_BLOCKS = {"all", "clan", "company", "historical", "regular_team", "stronghold_defense", "stronghold_skirmish",
-                  "team"}
+STATS_BLOCKS = {
+    "all",
+    "clan",
+    "company",
+    "globalmap",
+    "regular_team",
+    "stronghold_defense",
+    "stronghold_skirmish",
+    "team",
+}
+ACCOUNT_BLOCKS = {
+    "all",
+    "clan",
+    "company",
+    "historical",
+    "regular_team",
+    "stronghold_defense",
+    "stronghold_skirmish",
+    "team",
+}
 
 
 @pytest.fixture
@@ -29,12 +46,17 @@ def app():
 @pytest.fixture
 def call(http_client, base_url):
     async def call(path: str, body: dict | None = None, method: str | None = None, raw: bool = False):
-        request = HTTPRequest(base_url + path, method=method or ("POST" if body is not None else "GET"),
-                              body=None if body is None else ujson.dumps(body), allow_nonstandard_methods=True)
+        request = HTTPRequest(
+            base_url + path,
+            method=method or ("POST" if body is not None else "GET"),
+            body=None if body is None else ujson.dumps(body),
+            allow_nonstandard_methods=True,
+        )
         response = await http_client.fetch(request, raise_error=False)
         if raw:
             return response
         return ujson.loads(response.body)
+
     return call
 
 
@@ -82,8 +104,13 @@ async def test_ids_per_call_limits(call):
 
     stats = await call("/_sim/stats")
     assert stats["violations"] == {"ids_limit": 6, "request_limit": 0, "total": 6}
-    assert stats["violations_by_path"] == {"wot/stronghold/claninfo": 1, "wot/account/info": 1, "wot/clans/info": 1,
-                                           "wot/clanratings/clans": 1, "wot/tanks/stats": 2}
+    assert stats["violations_by_path"] == {
+        "wot/stronghold/claninfo": 1,
+        "wot/account/info": 1,
+        "wot/clans/info": 1,
+        "wot/clanratings/clans": 1,
+        "wot/tanks/stats": 2,
+    }
 
 
 @pytest.mark.gen_test(timeout=30)
@@ -119,6 +146,7 @@ async def test_requests_per_second_per_application_id(call):
 
 async def asyncio_sleep(seconds: float) -> None:
     import asyncio
+
     await asyncio.sleep(seconds)
 
 
@@ -151,8 +179,15 @@ async def test_veteran_tanks_stats_are_full_size(call):
     assert 10_000 <= sum(t["all"]["battles"] for t in tanks) <= 100_000
     assert len(full.body) / len(tanks) > 3000, "several KB per tank"
     for tank in tanks[:20]:
-        assert STATS_BLOCKS | {"frags", "in_garage", "mark_of_mastery", "max_frags", "max_xp", "account_id",
-                               "tank_id"} == set(tank)
+        assert STATS_BLOCKS | {
+            "frags",
+            "in_garage",
+            "mark_of_mastery",
+            "max_frags",
+            "max_xp",
+            "account_id",
+            "tank_id",
+        } == set(tank)
         for block in STATS_BLOCKS:
             assert len(tank[block]) >= 25 and set(tank[block]) == set(sim.BLOCK_FIELDS), block
         assert tank["all"]["wins"] + tank["all"]["losses"] + tank["all"]["draws"] == tank["all"]["battles"]
@@ -163,8 +198,9 @@ async def test_veteran_tanks_stats_are_full_size(call):
     assert [t["tank_id"] for t in small] == [t["tank_id"] for t in tanks]
     assert all(set(t) == {"tank_id", "all"} and set(t["all"]) == {"battles"} for t in small)
     assert len(trimmed.body) * 50 < len(full.body)
-    excluded = ujson.loads((await call(api("wot/tanks/stats", account_id=veteran, fields="-team,-all.hits"),
-                                       raw=True)).body)["data"][str(veteran)]
+    excluded = ujson.loads(
+        (await call(api("wot/tanks/stats", account_id=veteran, fields="-team,-all.hits"), raw=True)).body
+    )["data"][str(veteran)]
     assert "team" not in excluded[0] and "hits" not in excluded[0]["all"] and "shots" in excluded[0]["all"]
     again = ujson.loads((await call(api("wot/tanks/stats", account_id=veteran), raw=True)).body)
     assert again["data"][str(veteran)] == tanks, "fields never alter the cached answer"
@@ -225,9 +261,29 @@ async def test_vehicle_pages_of_100(call):
     beyond = await call(api("wot/encyclopedia/vehicles", page_no=meta["page_total"] + 1))
     assert beyond["error"]["message"] == "INVALID_PAGE_NO"
     record = next(iter(first["data"].values()))
-    assert {"name", "short_name", "tank_id", "tier", "type", "nation", "tag", "is_premium", "is_gift", "description",
-            "images", "price_credit", "price_gold", "default_profile", "modules_tree", "crew", "guns", "turrets",
-            "engines", "radios", "suspensions"} <= set(record)
+    assert {
+        "name",
+        "short_name",
+        "tank_id",
+        "tier",
+        "type",
+        "nation",
+        "tag",
+        "is_premium",
+        "is_gift",
+        "description",
+        "images",
+        "price_credit",
+        "price_gold",
+        "default_profile",
+        "modules_tree",
+        "crew",
+        "guns",
+        "turrets",
+        "engines",
+        "radios",
+        "suspensions",
+    } <= set(record)
     assert set(record["images"]) == {"big_icon", "contour_icon", "small_icon"}
     assert {"armor", "engine", "gun", "hp", "weight"} <= set(record["default_profile"])
     assert len(ujson.dumps(record)) > 2000
@@ -287,8 +343,9 @@ async def test_disband_a_clan_at_run_time(call):
     assert (await call(api("wot/account/info", account_id=member)))["data"][str(member)]["clan_id"] is None
     again = await call("/_sim/clans/disband", {"region": "eu", "clan_id": clan_id}, raw=True)
     assert again.code == 404
-    assert (await call("/_sim/clans/disband", {"region": "eu", "clan_id": sim.missing_clans("eu", 1)[0]},
-                       raw=True)).code == 404
+    assert (
+        await call("/_sim/clans/disband", {"region": "eu", "clan_id": sim.missing_clans("eu", 1)[0]}, raw=True)
+    ).code == 404
     assert (await call("/_sim/clans/disband", {"region": "xx", "clan_id": clan_id}, raw=True)).code == 400
     assert (await call("/_sim/clans/disband", {}, raw=True)).code == 400
     assert (await call("/_sim/clans/disband", {"reset": True})) == {"disbanded": {}}
@@ -329,11 +386,25 @@ async def test_bytes_counters(call):
     await call("/wn8exp.json")
     stats = await call("/_sim/stats")
     assert stats["bytes"] == len(first.body) + len(second.body) + len(error.body)
-    assert stats["bytes_by_path"] == {"wot/account/info": len(first.body), "wot/tanks/stats": len(second.body),
-                                      "wot/clans/info": len(error.body)}
+    assert stats["bytes_by_path"] == {
+        "wot/account/info": len(first.body),
+        "wot/tanks/stats": len(second.body),
+        "wot/clans/info": len(error.body),
+    }
     assert stats["total"] == 3 and stats["max_per_second"] >= 1
-    assert set(stats) >= {"total", "by_path", "by_endpoint", "faults", "since", "max_per_second",
-                          "max_per_second_by_app", "violations", "violations_by_path", "bytes", "bytes_by_path"}
+    assert set(stats) >= {
+        "total",
+        "by_path",
+        "by_endpoint",
+        "faults",
+        "since",
+        "max_per_second",
+        "max_per_second_by_app",
+        "violations",
+        "violations_by_path",
+        "bytes",
+        "bytes_by_path",
+    }
     cleared = await call("/_sim/stats", method="DELETE")
     assert cleared["bytes"] == 0 and cleared["max_per_second"] == 0 and cleared["violations"]["total"] == 0
 
@@ -348,7 +419,7 @@ async def test_expected_values_as_strings_and_with_bad_rows(app, call):
         assert all(isinstance(v, str) and float(v) == float(a[k]) for k, v in b.items())
     bad = await call("/wn8exp.json?bad_rows=4")
     assert len(bad["data"]) == len(plain["data"]) + 4
-    extra = bad["data"][len(plain["data"]):]
+    extra = bad["data"][len(plain["data"]) :]
     assert any(isinstance(r, dict) and "IDNum" not in r for r in extra)
     assert any(isinstance(r, dict) and isinstance(r.get("IDNum"), str) and not r["IDNum"].isdigit() for r in extra)
     app.sim.expected_values_strings = True  # what --expected-values-strings sets
@@ -359,13 +430,19 @@ async def test_expected_values_as_strings_and_with_bad_rows(app, call):
 
 def test_package_layout_and_command_line():
     assert not (ROOT / "scripts" / "upstream_sim.py").exists()
-    out = subprocess.run([sys.executable, "-m", "scripts.upstream_sim", "--list", "2"], cwd=ROOT,
-                         capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "scripts.upstream_sim", "--list", "2"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 0, out.stderr
     assert f"eu veterans:  {' '.join(map(str, sim.veteran_accounts('eu', 2)))}" in out.stdout
     assert f"eu disbanded: {' '.join(map(str, sim.disbanded_clans('eu', 2)))}" in out.stdout
-    help_text = subprocess.run([sys.executable, "-m", "scripts.upstream_sim", "--help"], cwd=ROOT,
-                               capture_output=True, text=True, timeout=60).stdout
+    help_text = subprocess.run(
+        [sys.executable, "-m", "scripts.upstream_sim", "--help"], cwd=ROOT, capture_output=True, text=True, timeout=60
+    ).stdout
     assert "--rps" in help_text and "--expected-values-strings" in help_text
 
 
@@ -379,6 +456,7 @@ def _reference_rates(world, prof, tank_id: int) -> dict:
     import random
 
     from scripts.upstream_sim.ids import _clamp, _seed
+
     exp = world.expectation(tank_id)
     vehicle = world.vehicles[tank_id]
     tier = vehicle["tier"]
@@ -388,7 +466,10 @@ def _reference_rates(world, prof, tank_id: int) -> dict:
     dr = rng.uniform(0.006, 0.015)
     shots = (6.0 + 0.4 * tier) * rng.uniform(0.8, 1.2)
     r = {
-        "win": wr, "draw_of_rest": dr / (1.0 - wr), "shots": shots, "hit_ratio": _clamp(0.55 + 0.12 * st, 0.4, 0.95),
+        "win": wr,
+        "draw_of_rest": dr / (1.0 - wr),
+        "shots": shots,
+        "hit_ratio": _clamp(0.55 + 0.12 * st, 0.4, 0.95),
         "damage_dealt": float(exp["expDamage"]) * st * rng.uniform(0.96, 1.04),
         "frags": float(exp["expFrag"]) * st * rng.uniform(0.94, 1.06),
         "spotted": float(exp["expSpot"]) * st * rng.uniform(0.92, 1.08),
@@ -402,24 +483,26 @@ def _reference_rates(world, prof, tank_id: int) -> dict:
     x = random.Random(_seed("extra", prof.region, prof.account_id, tank_id))
     spg = vehicle["type"] == "SPG"
     dmg = r["damage_dealt"]
-    r.update({
-        "tanking_factor": round(x.uniform(0.2, 0.8), 2),
-        "avg_damage_blocked": round(dmg * x.uniform(0.2, 1.2), 2),
-        "avg_damage_assisted": round(dmg * x.uniform(0.2, 0.8), 2),
-        "avg_damage_assisted_track": round(dmg * x.uniform(0.05, 0.3), 2),
-        "avg_damage_assisted_radio": round(dmg * x.uniform(0.1, 0.5), 2),
-        "direct_hits_received": x.uniform(3.0, 9.0),
-        "explosion_hits": x.uniform(0.2, 3.0) if spg else x.uniform(0.0, 0.6),
-        "explosion_hits_received": x.uniform(0.1, 1.2),
-        "no_damage_direct_hits_received": x.uniform(0.3, 2.5),
-        "piercings": shots * r["hit_ratio"] * x.uniform(0.6, 0.9),
-        "piercings_received": x.uniform(2.0, 6.0),
-        "stun_assisted_damage": dmg * x.uniform(0.3, 0.9) if spg else 0.0,
-        "stun_number": x.uniform(1.0, 4.0) if spg else 0.0,
-        "battles_on_stunning_vehicles": 1.0 if spg else 0.0,
-        "victims": [str(x.choice(world.tank_ids)) for _ in range(x.randint(2, 6))],
-        "variation": [x.uniform(0.5, 1.5) for _ in sim.TANK_BLOCKS],
-    })
+    r.update(
+        {
+            "tanking_factor": round(x.uniform(0.2, 0.8), 2),
+            "avg_damage_blocked": round(dmg * x.uniform(0.2, 1.2), 2),
+            "avg_damage_assisted": round(dmg * x.uniform(0.2, 0.8), 2),
+            "avg_damage_assisted_track": round(dmg * x.uniform(0.05, 0.3), 2),
+            "avg_damage_assisted_radio": round(dmg * x.uniform(0.1, 0.5), 2),
+            "direct_hits_received": x.uniform(3.0, 9.0),
+            "explosion_hits": x.uniform(0.2, 3.0) if spg else x.uniform(0.0, 0.6),
+            "explosion_hits_received": x.uniform(0.1, 1.2),
+            "no_damage_direct_hits_received": x.uniform(0.3, 2.5),
+            "piercings": shots * r["hit_ratio"] * x.uniform(0.6, 0.9),
+            "piercings_received": x.uniform(2.0, 6.0),
+            "stun_assisted_damage": dmg * x.uniform(0.3, 0.9) if spg else 0.0,
+            "stun_number": x.uniform(1.0, 4.0) if spg else 0.0,
+            "battles_on_stunning_vehicles": 1.0 if spg else 0.0,
+            "victims": [str(x.choice(world.tank_ids)) for _ in range(x.randint(2, 6))],
+            "variation": [x.uniform(0.5, 1.5) for _ in sim.TANK_BLOCKS],
+        }
+    )
     return r
 
 
@@ -432,12 +515,16 @@ def test_fast_tank_rates_draw_what_random_draws(vehicles):
             prof = world.profile(region, account_id)
             garage = prof.garage[:20] + [t for t in prof.garage if t in spg][:3]
             for tank_id in garage:
-                assert prof._tank_rates(tank_id)._asdict() == _reference_rates(world, prof, tank_id), \
-                    (region, account_id, tank_id)
+                assert prof._tank_rates(tank_id)._asdict() == _reference_rates(world, prof, tank_id), (
+                    region,
+                    account_id,
+                    tank_id,
+                )
 
 
 def test_packed_week_sums_equal_the_week_by_week_sums():
     from scripts.upstream_sim.profile import _PACKED_MIN
+
     world = sim.World()
     accounts = sim.existing_accounts("na", 60) + sim.veteran_accounts("asia", 3)
     quitters = 0
@@ -468,8 +555,9 @@ def test_cold_generation_does_not_depend_on_what_was_asked_first():
         second.account_info(region, account_id, later)
     for account_id in accounts:
         for when in (now, later):
-            assert ujson.dumps(first.account_info(region, account_id, when), sort_keys=True) == \
-                ujson.dumps(second.account_info(region, account_id, when), sort_keys=True)
+            assert ujson.dumps(first.account_info(region, account_id, when), sort_keys=True) == ujson.dumps(
+                second.account_info(region, account_id, when), sort_keys=True
+            )
             assert first.tanks_stats_json(region, account_id, when) == second.tanks_stats_json(region, account_id, when)
         info = first.account_info(region, account_id, now)
         tanks = first.tanks_stats(region, account_id, now, None)
@@ -480,10 +568,16 @@ def test_cold_generation_does_not_depend_on_what_was_asked_first():
 
 def test_bench_generation_reports_ms_per_cold_account():
     from scripts.upstream_sim.bench import bench_generation
+
     figures = bench_generation(n=4)
-    assert set(figures) == {"mixed_account_info_ms", "account_info_ms", "veteran_account_info_ms",
-                            "veteran_tanks_stats_ms"}
+    assert set(figures) == {
+        "mixed_account_info_ms",
+        "account_info_ms",
+        "veteran_account_info_ms",
+        "veteran_tanks_stats_ms",
+    }
     assert all(v > 0 for v in figures.values())
-    help_text = subprocess.run([sys.executable, "-m", "scripts.upstream_sim", "--help"], cwd=ROOT,
-                               capture_output=True, text=True, timeout=60).stdout
+    help_text = subprocess.run(
+        [sys.executable, "-m", "scripts.upstream_sim", "--help"], cwd=ROOT, capture_output=True, text=True, timeout=60
+    ).stdout
     assert "--bench-generation" in help_text

@@ -78,6 +78,7 @@ All data is generated deterministically from the ids (stable hashes, never Pytho
 ``hash()``), and player statistics grow over simulated time: every account plays a
 deterministic number of battles per day from its creation date on.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -168,8 +169,15 @@ def apply_fields(value: Any, fields: str | None) -> Any:
 
 
 class SimState:
-    def __init__(self, world: World, clock: SimClock, faults: Faults, application_id: str | None = None,
-                 rps: int = 0, expected_values_strings: bool = False):
+    def __init__(
+        self,
+        world: World,
+        clock: SimClock,
+        faults: Faults,
+        application_id: str | None = None,
+        rps: int = 0,
+        expected_values_strings: bool = False,
+    ):
         self.world = world
         self.clock = clock
         self.faults = faults
@@ -201,14 +209,33 @@ class SimState:
             doc = ujson.loads(self.world.expected_bytes)
             rows = doc.get("data", [])
             if strings:
-                rows = [{k: (str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v)
-                         for k, v in row.items()} if isinstance(row, dict) else row for row in rows]
+                rows = [
+                    {
+                        k: (str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v)
+                        for k, v in row.items()
+                    }
+                    if isinstance(row, dict)
+                    else row
+                    for row in rows
+                ]
             bad = [
                 {"expDef": "0.5", "expFrag": "1.0", "expSpot": "1.0", "expDamage": "500", "expWinRate": "52"},
-                {"IDNum": "not-a-number", "expDef": "x", "expFrag": "1", "expSpot": "1", "expDamage": "1",
-                 "expWinRate": "50"},
-                {"IDNum": 999_999_001, "expDef": None, "expFrag": "n/a", "expSpot": [], "expDamage": {},
-                 "expWinRate": ""},
+                {
+                    "IDNum": "not-a-number",
+                    "expDef": "x",
+                    "expFrag": "1",
+                    "expSpot": "1",
+                    "expDamage": "1",
+                    "expWinRate": "50",
+                },
+                {
+                    "IDNum": 999_999_001,
+                    "expDef": None,
+                    "expFrag": "n/a",
+                    "expSpot": [],
+                    "expDamage": {},
+                    "expWinRate": "",
+                },
                 {"IDNum": 999_999_002},
                 "not a row",
                 None,
@@ -260,7 +287,7 @@ def parse_ids(raw: str | None, field: str, limit: int = MAX_IDS, required: bool 
         part = part.strip()
         if not part:
             continue
-        if not part.isdigit() or not (0 < int(part) < 2 ** 63):
+        if not part.isdigit() or not (0 < int(part) < 2**63):
             raise ApiError(407, f"INVALID_{name}", field, raw)
         if int(part) not in ids:
             ids.append(int(part))
@@ -328,7 +355,7 @@ def m_vehicles(world: World, game: str, region: str, arg: Params, now: float):
     page_total = max(1, math.ceil(total / limit))
     if page > page_total:
         raise ApiError(407, "INVALID_PAGE_NO", "page_no", page_raw)
-    rows = rows[(page - 1) * limit: page * limit]
+    rows = rows[(page - 1) * limit : page * limit]
     fields = arg("fields")
     data = {str(r["tank_id"]): apply_fields(r, fields) for r in rows}
     meta = {"count": len(data), "page_total": page_total, "total": total, "limit": limit, "page": page}
@@ -345,6 +372,7 @@ def _per_clan(fn: Callable[[World, str, int, float], dict | None], limit: int = 
                 value["members"] = {str(m.get("account_id", n)): m for n, m in enumerate(value["members"])}
             data[str(i)] = value
         return data, {"count": len(data)}
+
     return method
 
 
@@ -464,10 +492,17 @@ class ApiHandler(_Base):
         answer = self._answer(game, region, api_path, self._args)
         data = answer["data"]
         if any(isinstance(v, RawJson) for v in data.values()):
-            parts = [ujson.dumps(k).encode() + b":" + (v.body if isinstance(v, RawJson) else ujson.dumps(v).encode())
-                     for k, v in data.items()]
-            return (b'{"status":"ok","meta":' + ujson.dumps(answer["meta"]).encode()
-                    + b',"data":{' + b",".join(parts) + b"}}")
+            parts = [
+                ujson.dumps(k).encode() + b":" + (v.body if isinstance(v, RawJson) else ujson.dumps(v).encode())
+                for k, v in data.items()
+            ]
+            return (
+                b'{"status":"ok","meta":'
+                + ujson.dumps(answer["meta"]).encode()
+                + b',"data":{'
+                + b",".join(parts)
+                + b"}}"
+            )
         return ujson.dumps(answer, ensure_ascii=False).encode()
 
     def _answer(self, game: str, region: str, api_path: str, args: dict[str, str]) -> dict:
@@ -596,8 +631,13 @@ class StatsHandler(_Base):
 
 class DisbandHandler(_Base):
     def describe(self) -> dict:
-        return {"disbanded": {region: {str(c): ts for c, ts in clans.items()}
-                              for region, clans in self.sim.world.disbanded.items() if clans}}
+        return {
+            "disbanded": {
+                region: {str(c): ts for c, ts in clans.items()}
+                for region, clans in self.sim.world.disbanded.items()
+                if clans
+            }
+        }
 
     def get(self) -> None:
         self.send(self.describe())
@@ -622,8 +662,12 @@ class DisbandHandler(_Base):
         self.send(self.describe())
 
 
-LISTS = {"accounts": existing_accounts, "veterans": veteran_accounts, "clans": existing_clans,
-         "disbanded": disbanded_clans}
+LISTS = {
+    "accounts": existing_accounts,
+    "veterans": veteran_accounts,
+    "clans": existing_clans,
+    "disbanded": disbanded_clans,
+}
 
 
 class ListHandler(_Base):
@@ -645,19 +689,30 @@ class ListHandler(_Base):
 
 class IndexHandler(_Base):
     def get(self) -> None:
-        self.send({
-            "simulator": "upstream_sim",
-            "url_scheme": "/{game}/{region}/{api_path}/?application_id=...",
-            "games": list(GAMES),
-            "regions": list(REGIONS),
-            "methods": sorted(METHODS),
-            "vehicles": self.sim.world.vehicles_source,
-            "expected_values": self.sim.world.expected_source,
-            "rps": self.sim.limiter.rps,
-            "control": ["/_sim/clock", "/_sim/faults", "/_sim/limits", "/_sim/stats", "/_sim/accounts",
-                        "/_sim/veterans", "/_sim/clans", "/_sim/clans/disbanded", "/_sim/clans/disband",
-                        "/wn8exp.json"],
-        })
+        self.send(
+            {
+                "simulator": "upstream_sim",
+                "url_scheme": "/{game}/{region}/{api_path}/?application_id=...",
+                "games": list(GAMES),
+                "regions": list(REGIONS),
+                "methods": sorted(METHODS),
+                "vehicles": self.sim.world.vehicles_source,
+                "expected_values": self.sim.world.expected_source,
+                "rps": self.sim.limiter.rps,
+                "control": [
+                    "/_sim/clock",
+                    "/_sim/faults",
+                    "/_sim/limits",
+                    "/_sim/stats",
+                    "/_sim/accounts",
+                    "/_sim/veterans",
+                    "/_sim/clans",
+                    "/_sim/clans/disbanded",
+                    "/_sim/clans/disband",
+                    "/wn8exp.json",
+                ],
+            }
+        )
 
 
 def _redact(uri: str) -> str:
@@ -673,17 +728,34 @@ def _log_request(handler: tornado.web.RequestHandler) -> None:
     status = handler.get_status()
     level = logging.INFO if status < 400 else logging.WARNING if status < 500 else logging.ERROR
     request = handler.request
-    logging.getLogger("tornado.access").log(level, "%d %s %s (%s) %.2fms", status, request.method,
-                                            _redact(request.uri or ""), request.remote_ip,
-                                            1000.0 * request.request_time())
+    logging.getLogger("tornado.access").log(
+        level,
+        "%d %s %s (%s) %.2fms",
+        status,
+        request.method,
+        _redact(request.uri or ""),
+        request.remote_ip,
+        1000.0 * request.request_time(),
+    )
 
 
-def make_app(vehicles: str | Path | None = None, expected_values: str | Path | None = None,
-             clock_offset: float = 0.0, now: float | None = None, latency_ms: float = 0.0,
-             error_rate: float = 0.0, http_5xx_rate: float = 0.0, timeout_rate: float = 0.0,
-             limit_rate: float = 0.0, hang_seconds: float = 30.0, fault_seed: int | None = None,
-             application_id: str | None = None, rps: int = 0, expected_values_strings: bool = False,
-             **settings: Any) -> tornado.web.Application:
+def make_app(
+    vehicles: str | Path | None = None,
+    expected_values: str | Path | None = None,
+    clock_offset: float = 0.0,
+    now: float | None = None,
+    latency_ms: float = 0.0,
+    error_rate: float = 0.0,
+    http_5xx_rate: float = 0.0,
+    timeout_rate: float = 0.0,
+    limit_rate: float = 0.0,
+    hang_seconds: float = 30.0,
+    fault_seed: int | None = None,
+    application_id: str | None = None,
+    rps: int = 0,
+    expected_values_strings: bool = False,
+    **settings: Any,
+) -> tornado.web.Application:
     """Build the simulator application; ``app.sim`` is its state (world, clock, faults, limiter, counters).
 
     ``vehicles``: catalogue file (default: ../shared/data/vehicles-2018-06.json when present,
@@ -692,27 +764,37 @@ def make_app(vehicles: str | Path | None = None, expected_values: str | Path | N
     ``rps``: requests per second per application_id (0, the default here, disables the limit;
     the command line's default is 10, like the real API).
     """
-    world = World(vehicles=None if vehicles is None else ("" if vehicles == "generated" else vehicles),
-                  expected_values=expected_values)
-    sim = SimState(world, SimClock(clock_offset, now),
-                   Faults(latency_ms, error_rate, http_5xx_rate, timeout_rate, limit_rate, hang_seconds, fault_seed),
-                   application_id, rps=rps, expected_values_strings=expected_values_strings)
+    world = World(
+        vehicles=None if vehicles is None else ("" if vehicles == "generated" else vehicles),
+        expected_values=expected_values,
+    )
+    sim = SimState(
+        world,
+        SimClock(clock_offset, now),
+        Faults(latency_ms, error_rate, http_5xx_rate, timeout_rate, limit_rate, hang_seconds, fault_seed),
+        application_id,
+        rps=rps,
+        expected_values_strings=expected_values_strings,
+    )
     kw = {"sim": sim}
     settings.setdefault("log_function", _log_request)
-    app = tornado.web.Application([
-        (r"/", IndexHandler, kw),
-        (r"/wn8exp\.json", ExpectedValuesHandler, kw),
-        (r"/_sim/clock/?", ClockHandler, kw),
-        (r"/_sim/faults/?", FaultsHandler, kw),
-        (r"/_sim/limits/?", LimitsHandler, kw),
-        (r"/_sim/stats/?", StatsHandler, kw),
-        (r"/_sim/accounts/?", ListHandler, {"sim": sim, "kind": "accounts"}),
-        (r"/_sim/veterans/?", ListHandler, {"sim": sim, "kind": "veterans"}),
-        (r"/_sim/clans/disband/?", DisbandHandler, kw),
-        (r"/_sim/clans/disbanded/?", ListHandler, {"sim": sim, "kind": "disbanded"}),
-        (r"/_sim/clans/?", ListHandler, {"sim": sim, "kind": "clans"}),
-        (r"/(wot|wotb|wows)/(eu|na|asia)/([a-z0-9_]+(?:/[a-z0-9_]+)*)/?", ApiHandler, kw),
-        (r"/(.*)", NotFoundHandler, kw),
-    ], **settings)
+    app = tornado.web.Application(
+        [
+            (r"/", IndexHandler, kw),
+            (r"/wn8exp\.json", ExpectedValuesHandler, kw),
+            (r"/_sim/clock/?", ClockHandler, kw),
+            (r"/_sim/faults/?", FaultsHandler, kw),
+            (r"/_sim/limits/?", LimitsHandler, kw),
+            (r"/_sim/stats/?", StatsHandler, kw),
+            (r"/_sim/accounts/?", ListHandler, {"sim": sim, "kind": "accounts"}),
+            (r"/_sim/veterans/?", ListHandler, {"sim": sim, "kind": "veterans"}),
+            (r"/_sim/clans/disband/?", DisbandHandler, kw),
+            (r"/_sim/clans/disbanded/?", ListHandler, {"sim": sim, "kind": "disbanded"}),
+            (r"/_sim/clans/?", ListHandler, {"sim": sim, "kind": "clans"}),
+            (r"/(wot|wotb|wows)/(eu|na|asia)/([a-z0-9_]+(?:/[a-z0-9_]+)*)/?", ApiHandler, kw),
+            (r"/(.*)", NotFoundHandler, kw),
+        ],
+        **settings,
+    )
     app.sim = sim
     return app

@@ -5,6 +5,7 @@ service's ``fields`` (in batches of 100 ids, as the clan refresh asks) and the f
 answer of a veteran (every block, no ``fields``, serialised). Each measurement uses a fresh World,
 so no profile is cached; figures are milliseconds of CPU per account.
 """
+
 from __future__ import annotations
 
 import gc
@@ -15,10 +16,24 @@ from .ids import MAX_IDS, existing_accounts, is_veteran
 from .world import World
 
 # What the service asks of wot/account/info (server/upstream.py ACCOUNT_FIELDS).
-ACCOUNT_FIELDS = ("account_id,nickname,clan_id,created_at,last_battle_time,updated_at,"
-                  + ",".join(f"statistics.all.{name}" for name in (
-                      "battles", "wins", "losses", "draws", "damage_dealt", "frags", "spotted",
-                      "dropped_capture_points", "capture_points", "xp", "survived_battles", "shots", "hits")))
+ACCOUNT_FIELDS = "account_id,nickname,clan_id,created_at,last_battle_time,updated_at," + ",".join(
+    f"statistics.all.{name}"
+    for name in (
+        "battles",
+        "wins",
+        "losses",
+        "draws",
+        "damage_dealt",
+        "frags",
+        "spotted",
+        "dropped_capture_points",
+        "capture_points",
+        "xp",
+        "survived_battles",
+        "shots",
+        "hits",
+    )
+)
 BENCH_NOW = 1_760_000_000
 
 
@@ -37,8 +52,9 @@ def _cpu(fn) -> float:
     return time.process_time() - t0
 
 
-def bench_generation(n: int = 200, now: float = BENCH_NOW, region: str = "eu",
-                     start: int = 700_000_000, vehicles: str | None = None) -> dict[str, float]:
+def bench_generation(
+    n: int = 200, now: float = BENCH_NOW, region: str = "eu", start: int = 700_000_000, vehicles: str | None = None
+) -> dict[str, float]:
     """Milliseconds of CPU per cold account: account/info (100 consecutive ids, non-veterans, veterans) and
     veterans' full tanks/stats."""
     plain = _accounts(region, start, n, veteran=False)
@@ -50,9 +66,10 @@ def bench_generation(n: int = 200, now: float = BENCH_NOW, region: str = "eu",
         world.account_info(region, existing_accounts(region, 1)[0], now)  # warm the catalogue paths
         spent = 0.0
         for k in range(0, len(ids), MAX_IDS):
-            chunk = ids[k:k + MAX_IDS]
-            spent += _cpu(lambda: {str(i): apply_fields(world.account_info(region, i, now), ACCOUNT_FIELDS)
-                                   for i in chunk})
+            chunk = ids[k : k + MAX_IDS]
+            spent += _cpu(
+                lambda: {str(i): apply_fields(world.account_info(region, i, now), ACCOUNT_FIELDS) for i in chunk}
+            )
         return 1000 * spent / len(ids)
 
     def tanks_ms(ids: list[int]) -> float:
@@ -75,8 +92,12 @@ def bench_generation(n: int = 200, now: float = BENCH_NOW, region: str = "eu",
 
 def main(n: int = 200, vehicles: str | None = None) -> None:
     r = bench_generation(n, vehicles=vehicles)
-    print(f"cold account/info, 100 consecutive accounts (~10 % veterans): {r['mixed_account_info_ms']:.2f} ms per account")
+    print(
+        f"cold account/info, 100 consecutive accounts (~10 % veterans): {r['mixed_account_info_ms']:.2f} ms per account"
+    )
     print(f"cold account/info, non-veterans ({n}): {r['account_info_ms']:.2f} ms per account")
     print(f"cold account/info, veterans ({max(1, n // 4)}): {r['veteran_account_info_ms']:.2f} ms per account")
-    print(f"cold tanks/stats, veterans (all blocks, no fields, serialised): "
-          f"{r['veteran_tanks_stats_ms']:.2f} ms per account")
+    print(
+        f"cold tanks/stats, veterans (all blocks, no fields, serialised): "
+        f"{r['veteran_tanks_stats_ms']:.2f} ms per account"
+    )

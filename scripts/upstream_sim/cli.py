@@ -1,4 +1,5 @@
 """Command line: ``python -m scripts.upstream_sim --port N [--rps N] ...``."""
+
 from __future__ import annotations
 
 import argparse
@@ -19,18 +20,30 @@ from .ids import (
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m scripts.upstream_sim",
-                                     description="Offline Wargaming public API simulator.")
+    parser = argparse.ArgumentParser(
+        prog="python -m scripts.upstream_sim", description="Offline Wargaming public API simulator."
+    )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=9100)
-    parser.add_argument("--vehicles", help=f"vehicle list JSON (default: {DEFAULT_VEHICLES} when present; "
-                                            "'generated' for a generated catalogue)")
-    parser.add_argument("--expected-values", help="XVM expected-values JSON to serve at /wn8exp.json "
-                                                  "(default: generated for the catalogue)")
-    parser.add_argument("--expected-values-strings", action="store_true",
-                        help="serve /wn8exp.json with every number as a string (as older XVM copies do)")
-    parser.add_argument("--rps", type=int, default=10,
-                        help="requests per second per application_id, sliding 1 s window (0 disables; default 10)")
+    parser.add_argument(
+        "--vehicles",
+        help=f"vehicle list JSON (default: {DEFAULT_VEHICLES} when present; 'generated' for a generated catalogue)",
+    )
+    parser.add_argument(
+        "--expected-values",
+        help="XVM expected-values JSON to serve at /wn8exp.json (default: generated for the catalogue)",
+    )
+    parser.add_argument(
+        "--expected-values-strings",
+        action="store_true",
+        help="serve /wn8exp.json with every number as a string (as older XVM copies do)",
+    )
+    parser.add_argument(
+        "--rps",
+        type=int,
+        default=10,
+        help="requests per second per application_id, sliding 1 s window (0 disables; default 10)",
+    )
     parser.add_argument("--clock-offset", type=float, default=0.0, help="seconds added to the real clock")
     parser.add_argument("--now", type=float, help="freeze the simulated clock at this unix time")
     parser.add_argument("--latency", type=float, default=0.0, help="added latency per API request, ms")
@@ -41,17 +54,25 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--hang-seconds", type=float, default=30.0, help="how long a 'timeout' request hangs")
     parser.add_argument("--seed", type=int, help="seed for the fault dice")
     parser.add_argument("--application-id", help="accept only this application_id (default: any non-empty)")
-    parser.add_argument("--list", type=int, metavar="N",
-                        help="print N existing, veteran and disbanded ids per region, exit")
-    parser.add_argument("--bench-generation", type=int, nargs="?", const=200, metavar="N",
-                        help="print the CPU ms per never-seen account (account/info of N non-veterans and N/4 "
-                             "veterans, veterans' full tanks/stats), exit")
+    parser.add_argument(
+        "--list", type=int, metavar="N", help="print N existing, veteran and disbanded ids per region, exit"
+    )
+    parser.add_argument(
+        "--bench-generation",
+        type=int,
+        nargs="?",
+        const=200,
+        metavar="N",
+        help="print the CPU ms per never-seen account (account/info of N non-veterans and N/4 "
+        "veterans, veterans' full tanks/stats), exit",
+    )
     args = parser.parse_args(argv)
     if args.rps < 0:
         parser.error("--rps must be >= 0")
 
     if args.bench_generation is not None:
         from .bench import main as bench_main
+
         bench_main(max(4, args.bench_generation), vehicles=args.vehicles)
         return
 
@@ -68,21 +89,41 @@ def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
 
     async def serve() -> None:
-        app = make_app(vehicles=args.vehicles, expected_values=args.expected_values,
-                       clock_offset=args.clock_offset, now=args.now, latency_ms=args.latency,
-                       error_rate=args.error_rate, http_5xx_rate=args.http_5xx_rate,
-                       timeout_rate=args.timeout_rate, limit_rate=args.limit_rate,
-                       hang_seconds=args.hang_seconds, fault_seed=args.seed,
-                       application_id=args.application_id, rps=args.rps,
-                       expected_values_strings=args.expected_values_strings)
+        app = make_app(
+            vehicles=args.vehicles,
+            expected_values=args.expected_values,
+            clock_offset=args.clock_offset,
+            now=args.now,
+            latency_ms=args.latency,
+            error_rate=args.error_rate,
+            http_5xx_rate=args.http_5xx_rate,
+            timeout_rate=args.timeout_rate,
+            limit_rate=args.limit_rate,
+            hang_seconds=args.hang_seconds,
+            fault_seed=args.seed,
+            application_id=args.application_id,
+            rps=args.rps,
+            expected_values_strings=args.expected_values_strings,
+        )
         server = app.listen(args.port, address=args.host)
         world = app.sim.world
-        log.info("upstream simulator on http://%s:%d (vehicles: %s, %d tanks; expected values: %s; rps %s)",
-                 args.host, args.port, world.vehicles_source, len(world.vehicles), world.expected_source,
-                 args.rps or "unlimited")
+        log.info(
+            "upstream simulator on http://%s:%d (vehicles: %s, %d tanks; expected values: %s; rps %s)",
+            args.host,
+            args.port,
+            world.vehicles_source,
+            len(world.vehicles),
+            world.expected_source,
+            args.rps or "unlimited",
+        )
         for region in REGIONS:
-            log.info("%s: accounts %s ... veterans %s ... clans %s ...", region, existing_accounts(region, 3),
-                     veteran_accounts(region, 2), existing_clans(region, 2))
+            log.info(
+                "%s: accounts %s ... veterans %s ... clans %s ...",
+                region,
+                existing_accounts(region, 3),
+                veteran_accounts(region, 2),
+                existing_clans(region, 2),
+            )
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for signame in ("SIGINT", "SIGTERM"):

@@ -1,4 +1,5 @@
 """The simulated clock: real time plus an offset, or frozen at an instant."""
+
 from __future__ import annotations
 
 import time

@@ -1,4 +1,5 @@
 """Injected faults: latency, SOURCE_NOT_AVAILABLE, HTTP 5xx, hanging requests, REQUEST_LIMIT_EXCEEDED."""
+
 from __future__ import annotations
 
 import random
@@ -9,9 +10,16 @@ FAULT_MODES = ("error", "5xx", "timeout", "limit")
 class Faults:
     RATE_KEYS = ("error_rate", "http_5xx_rate", "timeout_rate", "limit_rate")
 
-    def __init__(self, latency_ms: float = 0.0, error_rate: float = 0.0, http_5xx_rate: float = 0.0,
-                 timeout_rate: float = 0.0, limit_rate: float = 0.0, hang_seconds: float = 30.0,
-                 seed: int | None = None):
+    def __init__(
+        self,
+        latency_ms: float = 0.0,
+        error_rate: float = 0.0,
+        http_5xx_rate: float = 0.0,
+        timeout_rate: float = 0.0,
+        limit_rate: float = 0.0,
+        hang_seconds: float = 30.0,
+        seed: int | None = None,
+    ):
         self.latency_ms = float(latency_ms)
         self.error_rate = float(error_rate)
         self.http_5xx_rate = float(http_5xx_rate)
@@ -24,8 +32,7 @@ class Faults:
         self.rng = random.Random(seed)
 
     def update(self, body: dict) -> None:
-        unknown = set(body) - {"latency_ms", "hang_seconds", "fail_mode", "fail_next", "seed", "reset",
-                               *self.RATE_KEYS}
+        unknown = set(body) - {"latency_ms", "hang_seconds", "fail_mode", "fail_next", "seed", "reset", *self.RATE_KEYS}
         if unknown:
             raise ValueError(f"unknown keys: {', '.join(sorted(unknown))}")
         if body.get("reset"):
@@ -53,14 +60,26 @@ class Faults:
             self.fail_next -= 1
             return self.fail_mode
         r = self.rng.random()
-        for mode, rate in (("timeout", self.timeout_rate), ("5xx", self.http_5xx_rate),
-                           ("limit", self.limit_rate), ("error", self.error_rate)):
+        for mode, rate in (
+            ("timeout", self.timeout_rate),
+            ("5xx", self.http_5xx_rate),
+            ("limit", self.limit_rate),
+            ("error", self.error_rate),
+        ):
             if r < rate:
                 return mode
             r -= rate
         return None
 
     def describe(self) -> dict:
-        return {"latency_ms": self.latency_ms, "error_rate": self.error_rate, "http_5xx_rate": self.http_5xx_rate,
-                "timeout_rate": self.timeout_rate, "limit_rate": self.limit_rate, "hang_seconds": self.hang_seconds,
-                "fail_next": self.fail_next, "fail_mode": self.fail_mode, "seed": self.seed}
+        return {
+            "latency_ms": self.latency_ms,
+            "error_rate": self.error_rate,
+            "http_5xx_rate": self.http_5xx_rate,
+            "timeout_rate": self.timeout_rate,
+            "limit_rate": self.limit_rate,
+            "hang_seconds": self.hang_seconds,
+            "fail_next": self.fail_next,
+            "fail_mode": self.fail_mode,
+            "seed": self.seed,
+        }

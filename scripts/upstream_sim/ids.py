@@ -1,4 +1,5 @@
 """Constants, stable hashing and the pure id helpers (accounts, clans, veterans, nicknames)."""
+
 from __future__ import annotations
 
 import hashlib
@@ -39,8 +40,20 @@ EVENING_UTC_HOUR = {"eu": 16, "na": 0, "asia": 10}  # start of the 6 h daily pla
 LOCAL_UTC_OFFSET = {"eu": 1, "na": -6, "asia": 8}  # for the players-online daily cycle
 
 SUM_FIELDS = (
-    "battles", "wins", "losses", "draws", "damage_dealt", "damage_received", "frags", "spotted",
-    "dropped_capture_points", "capture_points", "xp", "survived_battles", "shots", "hits",
+    "battles",
+    "wins",
+    "losses",
+    "draws",
+    "damage_dealt",
+    "damage_received",
+    "frags",
+    "spotted",
+    "dropped_capture_points",
+    "capture_points",
+    "xp",
+    "survived_battles",
+    "shots",
+    "hits",
 )
 
 SERVERS = {
@@ -55,11 +68,17 @@ PEAK_ONLINE = {  # players online at the evening peak, whole region
 }
 
 ROLES = [
-    ("commander", "Commander"), ("executive_officer", "Executive Officer"),
-    ("personnel_officer", "Personnel Officer"), ("combat_officer", "Combat Officer"),
-    ("recruitment_officer", "Recruitment Officer"), ("intelligence_officer", "Intelligence Officer"),
-    ("quartermaster", "Quartermaster"), ("junior_officer", "Junior Officer"),
-    ("private", "Private"), ("recruit", "Recruit"), ("reservist", "Reservist"),
+    ("commander", "Commander"),
+    ("executive_officer", "Executive Officer"),
+    ("personnel_officer", "Personnel Officer"),
+    ("combat_officer", "Combat Officer"),
+    ("recruitment_officer", "Recruitment Officer"),
+    ("intelligence_officer", "Intelligence Officer"),
+    ("quartermaster", "Quartermaster"),
+    ("junior_officer", "Junior Officer"),
+    ("private", "Private"),
+    ("recruit", "Recruit"),
+    ("reservist", "Reservist"),
 ]
 ROLE_I18N = dict(ROLES)
 
@@ -152,10 +171,55 @@ def account_created_at(region: str, account_id: int) -> int:
     return int(CREATED_MIN + u * (CREATED_MAX - CREATED_MIN))
 
 
-_SYLLABLES = ["ka", "ro", "mi", "tan", "ker", "vo", "lek", "dra", "zu", "sha", "ni", "bor", "gra",
-              "fel", "tor", "pan", "zer", "kil", "mo", "rex", "vi", "sta", "lo", "nik", "dar"]
-_WORDS = ["Tiger", "Panzer", "Storm", "Wolf", "Iron", "Steel", "Shadow", "Hunter", "Viking", "Ghost",
-          "Rhino", "Falcon", "Cobra", "Titan", "Sniper", "Tanker", "Blitz", "Raven", "Bear", "Knight"]
+_SYLLABLES = [
+    "ka",
+    "ro",
+    "mi",
+    "tan",
+    "ker",
+    "vo",
+    "lek",
+    "dra",
+    "zu",
+    "sha",
+    "ni",
+    "bor",
+    "gra",
+    "fel",
+    "tor",
+    "pan",
+    "zer",
+    "kil",
+    "mo",
+    "rex",
+    "vi",
+    "sta",
+    "lo",
+    "nik",
+    "dar",
+]
+_WORDS = [
+    "Tiger",
+    "Panzer",
+    "Storm",
+    "Wolf",
+    "Iron",
+    "Steel",
+    "Shadow",
+    "Hunter",
+    "Viking",
+    "Ghost",
+    "Rhino",
+    "Falcon",
+    "Cobra",
+    "Titan",
+    "Sniper",
+    "Tanker",
+    "Blitz",
+    "Raven",
+    "Bear",
+    "Knight",
+]
 
 
 def nickname(region: str, account_id: int) -> str:
@@ -208,7 +272,7 @@ def _slot(region: str, clan_id: int) -> int | None:
 
 
 def clan_state(region: str, clan_id: int) -> str | None:
-    """"active", "disbanded", or None (no such clan: the API answers null)."""
+    """ "active", "disbanded", or None (no such clan: the API answers null)."""
     slot = _slot(region, clan_id)
     if slot is None or not _clan_slot_used(region, slot):
         return None
@@ -223,14 +287,16 @@ def clan_members(region: str, clan_id: int) -> tuple[int, ...]:
     lo, _ = REGION_RANGES[region]
     slot = clan_id - _clan_layout(region)[0]
     first = lo + slot * CLAN_SLICE
-    return tuple(a for a in range(first, first + CLAN_SLICE)
-                 if account_exists(region, a) and _is_member(region, slot, a))
+    return tuple(
+        a for a in range(first, first + CLAN_SLICE) if account_exists(region, a) and _is_member(region, slot, a)
+    )
 
 
 def clan_exists(region: str, clan_id: int) -> bool:
     """True when wot/clans/info answers a record (an active or a disbanded clan), not null."""
     return clan_state(region, clan_id) is not None and (
-        clan_state(region, clan_id) == "disbanded" or bool(clan_members(region, clan_id)))
+        clan_state(region, clan_id) == "disbanded" or bool(clan_members(region, clan_id))
+    )
 
 
 def clan_active(region: str, clan_id: int) -> bool:
@@ -245,8 +311,12 @@ def clan_of_account(region: str, account_id: int) -> int | None:
     lo, _ = REGION_RANGES[region]
     base, slots = _clan_layout(region)
     slot = (account_id - lo) // CLAN_SLICE
-    if (slot >= slots or not _clan_slot_used(region, slot) or _clan_slot_disbanded(region, slot)
-            or not _is_member(region, slot, account_id)):
+    if (
+        slot >= slots
+        or not _clan_slot_used(region, slot)
+        or _clan_slot_disbanded(region, slot)
+        or not _is_member(region, slot, account_id)
+    ):
         return None
     return base + slot
 

@@ -1,4 +1,5 @@
 """Per-application_id request-rate limiter (sliding 1 s window, real time) and the request counters."""
+
 from __future__ import annotations
 
 import time
@@ -109,9 +110,15 @@ class Counters:
 
     def describe(self) -> dict:
         return {
-            "total": self.total, "by_path": dict(self.by_path), "by_endpoint": dict(self.by_endpoint),
-            "faults": dict(self.faults), "since": self.since,
-            "max_per_second": self.max_per_second, "max_per_second_by_app": dict(self.max_per_second_by_app),
-            "violations": dict(self.violations), "violations_by_path": dict(self.violations_by_path),
-            "bytes": self.bytes, "bytes_by_path": dict(self.bytes_by_path),
+            "total": self.total,
+            "by_path": dict(self.by_path),
+            "by_endpoint": dict(self.by_endpoint),
+            "faults": dict(self.faults),
+            "since": self.since,
+            "max_per_second": self.max_per_second,
+            "max_per_second_by_app": dict(self.max_per_second_by_app),
+            "violations": dict(self.violations),
+            "violations_by_path": dict(self.violations_by_path),
+            "bytes": self.bytes,
+            "bytes_by_path": dict(self.bytes_by_path),
         }

@@ -6,6 +6,7 @@ for first), battle weeks are summed with 64-bit lanes packed into one big intege
 are drawn in runs, and account/info totals come from the per-tank "all" counters only (the per-tank
 block records of tanks/stats are built when tanks/stats is asked for).
 """
+
 from __future__ import annotations
 
 import bisect
@@ -45,21 +46,61 @@ if TYPE_CHECKING:
 
 # Counters of one statistics block, in the real API's order (tanks/stats and account/info).
 BLOCK_FIELDS = (
-    "battles", "wins", "losses", "draws", "xp", "battle_avg_xp", "damage_dealt", "damage_received", "frags",
-    "spotted", "shots", "hits", "hits_percents", "capture_points", "dropped_capture_points", "survived_battles",
-    "tanking_factor", "avg_damage_blocked", "avg_damage_assisted", "avg_damage_assisted_track",
-    "avg_damage_assisted_radio", "direct_hits_received", "explosion_hits", "explosion_hits_received",
-    "no_damage_direct_hits_received", "piercings", "piercings_received", "stun_assisted_damage", "stun_number",
+    "battles",
+    "wins",
+    "losses",
+    "draws",
+    "xp",
+    "battle_avg_xp",
+    "damage_dealt",
+    "damage_received",
+    "frags",
+    "spotted",
+    "shots",
+    "hits",
+    "hits_percents",
+    "capture_points",
+    "dropped_capture_points",
+    "survived_battles",
+    "tanking_factor",
+    "avg_damage_blocked",
+    "avg_damage_assisted",
+    "avg_damage_assisted_track",
+    "avg_damage_assisted_radio",
+    "direct_hits_received",
+    "explosion_hits",
+    "explosion_hits_received",
+    "no_damage_direct_hits_received",
+    "piercings",
+    "piercings_received",
+    "stun_assisted_damage",
+    "stun_number",
     "battles_on_stunning_vehicles",
 )
-EXTRA_COUNTS = ("direct_hits_received", "explosion_hits", "explosion_hits_received", "no_damage_direct_hits_received",
-                "piercings", "piercings_received", "stun_assisted_damage", "stun_number",
-                "battles_on_stunning_vehicles")
-AVERAGES = ("tanking_factor", "avg_damage_blocked", "avg_damage_assisted", "avg_damage_assisted_track",
-            "avg_damage_assisted_radio")
+EXTRA_COUNTS = (
+    "direct_hits_received",
+    "explosion_hits",
+    "explosion_hits_received",
+    "no_damage_direct_hits_received",
+    "piercings",
+    "piercings_received",
+    "stun_assisted_damage",
+    "stun_number",
+    "battles_on_stunning_vehicles",
+)
+AVERAGES = (
+    "tanking_factor",
+    "avg_damage_blocked",
+    "avg_damage_assisted",
+    "avg_damage_assisted_track",
+    "avg_damage_assisted_radio",
+)
 # Counts scaled when a block is a share of "all" (the averages and ratios are copied or recomputed).
-_SCALED = tuple(k for k in BLOCK_FIELDS if k not in AVERAGES and k not in ("battles", "wins", "losses", "draws",
-                                                                           "battle_avg_xp", "hits_percents"))
+_SCALED = tuple(
+    k
+    for k in BLOCK_FIELDS
+    if k not in AVERAGES and k not in ("battles", "wins", "losses", "draws", "battle_avg_xp", "hits_percents")
+)
 TANK_BLOCKS = ("clan", "company", "globalmap", "regular_team", "stronghold_defense", "stronghold_skirmish", "team")
 ACCOUNT_BLOCKS = ("clan", "company", "historical", "regular_team", "stronghold_defense", "stronghold_skirmish", "team")
 ZERO_BLOCK = {k: 0 for k in BLOCK_FIELDS}  # shared, never mutated (apply_fields copies)
@@ -79,13 +120,18 @@ def scaled_block(base: dict, battles: int) -> dict:
     if survived > battles:
         survived = battles
     return {  # BLOCK_FIELDS order
-        "battles": battles, "wins": wins, "losses": battles - wins - draws, "draws": draws, "xp": xp,
+        "battles": battles,
+        "wins": wins,
+        "losses": battles - wins - draws,
+        "draws": draws,
+        "xp": xp,
         "battle_avg_xp": xp // battles,
         "damage_dealt": int(base["damage_dealt"] * f),
         "damage_received": int(base["damage_received"] * f),
         "frags": int(base["frags"] * f),
         "spotted": int(base["spotted"] * f),
-        "shots": shots, "hits": hits,
+        "shots": shots,
+        "hits": hits,
         "hits_percents": round(100 * hits / shots) if shots else 0,
         "capture_points": int(base["capture_points"] * f),
         "dropped_capture_points": int(base["dropped_capture_points"] * f),
@@ -165,6 +211,7 @@ def _week_sums(seed: int, table: list[int], start: int, n: int) -> list[int]:
 
 class TankRates(NamedTuple):
     """One tank's per-battle rates in one account (drawn once; see Profile._tank_rates)."""
+
     win: float
     draw_of_rest: float
     shots: float
@@ -222,8 +269,13 @@ class Profile:
         self.seed_offsets = _seed("offsets", region, account_id)
         self.speed = rng.uniform(0.6, 1.6)
         self.tier_thresholds = [self.speed * 120 * (tier - 1) ** 1.7 for tier in range(2, 11)]
-        self.language = rng.choice({"eu": ["en", "de", "pl", "fr", "cs", "es"], "na": ["en", "en", "es", "pt-br"],
-                                     "asia": ["en", "th", "ja", "ko", "zh-tw", "vi"]}[region])
+        self.language = rng.choice(
+            {
+                "eu": ["en", "de", "pl", "fr", "cs", "es"],
+                "na": ["en", "en", "es", "pt-br"],
+                "asia": ["en", "th", "ja", "ko", "zh-tw", "vi"],
+            }[region]
+        )
         self.trees_rate = rng.uniform(0.2, 2.5)
 
         # Garage: a few tanks per tier, each with a preference weight.
@@ -467,8 +519,9 @@ class Profile:
         phase = [rnd(), rnd(), rnd(), rnd(), rnd(), rnd(), rnd(), rnd(), rnd(), rnd(), rnd(), rnd()]
         hit_ratio = _clamp(0.55 + 0.12 * st, 0.4, 0.95)
         # The extra counters come from their own generator: the numbers above never change.
-        _CoreRandom.seed(x, int.from_bytes(blake2b(self._extra_key + str(tank_id).encode(), digest_size=8).digest(),
-                                           "big"))
+        _CoreRandom.seed(
+            x, int.from_bytes(blake2b(self._extra_key + str(tank_id).encode(), digest_size=8).digest(), "big")
+        )
         xr = x.random
         spg = vehicle["type"] == "SPG"
         tanking_factor = round(0.2 + (0.8 - 0.2) * xr(), 2)
@@ -497,24 +550,85 @@ class Profile:
             while v >= size:
                 v = bits(k)
             victims.append(str(tank_ids[v]))
-        variation = [0.5 + (1.5 - 0.5) * xr(), 0.5 + (1.5 - 0.5) * xr(), 0.5 + (1.5 - 0.5) * xr(),
-                     0.5 + (1.5 - 0.5) * xr(), 0.5 + (1.5 - 0.5) * xr(), 0.5 + (1.5 - 0.5) * xr(),
-                     0.5 + (1.5 - 0.5) * xr()]  # one per TANK_BLOCKS
-        return _tuple_new(TankRates, (
-            wr, dr / (1.0 - wr), shots, hit_ratio, dmg, frags, spotted, dropped, capture,
-            (140 + 75 * tier) * (0.7 + 0.35 * st), exp_damage * _clamp(1.25 - 0.35 * st, 0.5, 1.4),
-            _clamp(0.12 + 0.2 * st, 0.05, 0.75), phase,
-            tanking_factor, avg_blocked, avg_assisted, avg_track, avg_radio, direct_received, explosion,
-            explosion_received, no_damage_received, piercings, piercings_received, stun_damage, stun_number,
-            1.0 if spg else 0.0, victims, variation))
+        variation = [
+            0.5 + (1.5 - 0.5) * xr(),
+            0.5 + (1.5 - 0.5) * xr(),
+            0.5 + (1.5 - 0.5) * xr(),
+            0.5 + (1.5 - 0.5) * xr(),
+            0.5 + (1.5 - 0.5) * xr(),
+            0.5 + (1.5 - 0.5) * xr(),
+            0.5 + (1.5 - 0.5) * xr(),
+        ]  # one per TANK_BLOCKS
+        return _tuple_new(
+            TankRates,
+            (
+                wr,
+                dr / (1.0 - wr),
+                shots,
+                hit_ratio,
+                dmg,
+                frags,
+                spotted,
+                dropped,
+                capture,
+                (140 + 75 * tier) * (0.7 + 0.35 * st),
+                exp_damage * _clamp(1.25 - 0.35 * st, 0.5, 1.4),
+                _clamp(0.12 + 0.2 * st, 0.05, 0.75),
+                phase,
+                tanking_factor,
+                avg_blocked,
+                avg_assisted,
+                avg_track,
+                avg_radio,
+                direct_received,
+                explosion,
+                explosion_received,
+                no_damage_received,
+                piercings,
+                piercings_received,
+                stun_damage,
+                stun_number,
+                1.0 if spg else 0.0,
+                victims,
+                variation,
+            ),
+        )
 
     @staticmethod
     def _tank_row(r: TankRates, b: int) -> tuple:
         """A tank's "all" counters after b battles, in BLOCK_FIELDS order. floor(b * rate + phase) is
         monotone in b, so stats only grow."""
-        (win, draw_of_rest, shots_r, hit_ratio, dmg, frags, spotted, dropped, capture, xp_r, received, survived,
-         phase, tf, blocked, assisted, track, radio, direct_r, explosion, explosion_received, no_damage,
-         piercings, piercings_received, stun_damage, stun_number, stunning, _, _) = r
+        (
+            win,
+            draw_of_rest,
+            shots_r,
+            hit_ratio,
+            dmg,
+            frags,
+            spotted,
+            dropped,
+            capture,
+            xp_r,
+            received,
+            survived,
+            phase,
+            tf,
+            blocked,
+            assisted,
+            track,
+            radio,
+            direct_r,
+            explosion,
+            explosion_received,
+            no_damage,
+            piercings,
+            piercings_received,
+            stun_damage,
+            stun_number,
+            stunning,
+            _,
+            _,
+        ) = r
         if not b:
             return (0,) * 16 + (tf, blocked, assisted, track, radio) + (0,) * 9
         p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11 = phase
@@ -529,12 +643,36 @@ class Profile:
         direct = int(b * direct_r)
         pierced = min(int(b * piercings_received), direct)
         return (
-            b, wins, rest - draws, draws, xp, xp // b, int(b * dmg + p4), int(b * received + p10),
-            int(b * frags + p5), int(b * spotted + p6), shots, hits, round(100 * hits / shots) if shots else 0,
-            int(b * capture + p8), int(b * dropped + p7), min(b, int(b * survived + p11)),
-            tf, blocked, assisted, track, radio,
-            direct, int(b * explosion), int(b * explosion_received), min(int(b * no_damage), direct - pierced),
-            min(int(b * piercings), hits), pierced, int(b * stun_damage), int(b * stun_number), int(b * stunning),
+            b,
+            wins,
+            rest - draws,
+            draws,
+            xp,
+            xp // b,
+            int(b * dmg + p4),
+            int(b * received + p10),
+            int(b * frags + p5),
+            int(b * spotted + p6),
+            shots,
+            hits,
+            round(100 * hits / shots) if shots else 0,
+            int(b * capture + p8),
+            int(b * dropped + p7),
+            min(b, int(b * survived + p11)),
+            tf,
+            blocked,
+            assisted,
+            track,
+            radio,
+            direct,
+            int(b * explosion),
+            int(b * explosion_received),
+            min(int(b * no_damage), direct - pierced),
+            min(int(b * piercings), hits),
+            pierced,
+            int(b * stun_damage),
+            int(b * stun_number),
+            int(b * stunning),
         )
 
     @staticmethod
@@ -649,16 +787,18 @@ class Profile:
             best_dmg = max_damage.index(max(max_damage))
             best_frags = max_frags.index(max(max_frags))
             best_xp = max_xp.index(max(max_xp))
-        totals.update({
-            "battle_avg_xp": totals["xp"] // battles if battles else 0,
-            "hits_percents": round(100 * totals["hits"] / totals["shots"]) if totals["shots"] else 0,
-            "max_damage": max_damage[best_dmg] if rows else 0,
-            "max_damage_tank_id": garage[order[best_dmg]] if rows else None,
-            "max_frags": max_frags[best_frags] if rows else 0,
-            "max_frags_tank_id": garage[order[best_frags]] if rows else None,
-            "max_xp": max_xp[best_xp] if rows else 0,
-            "max_xp_tank_id": garage[order[best_xp]] if rows else None,
-        })
+        totals.update(
+            {
+                "battle_avg_xp": totals["xp"] // battles if battles else 0,
+                "hits_percents": round(100 * totals["hits"] / totals["shots"]) if totals["shots"] else 0,
+                "max_damage": max_damage[best_dmg] if rows else 0,
+                "max_damage_tank_id": garage[order[best_dmg]] if rows else None,
+                "max_frags": max_frags[best_frags] if rows else 0,
+                "max_frags_tank_id": garage[order[best_frags]] if rows else None,
+                "max_xp": max_xp[best_xp] if rows else 0,
+                "max_xp_tank_id": garage[order[best_xp]] if rows else None,
+            }
+        )
         totals.update(extra)
         for k in AVERAGES:
             totals[k] = round(averages[k] / battles, 2) if battles else 0
@@ -679,8 +819,12 @@ class Profile:
         seen = max(last_battle, self.created_at)
         rating = 0
         if battles:
-            rating = int(1200 + 4200 * (self.skill - 0.4) / 1.35 * min(1.0, battles / 3000)
-                         + 600 * min(1.0, battles / 20000) + 300 * min(1.0, battles / 500))
+            rating = int(
+                1200
+                + 4200 * (self.skill - 0.4) / 1.35 * min(1.0, battles / 3000)
+                + 600 * min(1.0, battles / 20000)
+                + 300 * min(1.0, battles / 500)
+            )
         return {
             "account_id": self.account_id,
             "nickname": nickname(self.region, self.account_id),

@@ -1,4 +1,5 @@
 """The simulated world: vehicle catalogue, expected values, account profiles and clan data."""
+
 from __future__ import annotations
 
 import math
@@ -36,9 +37,29 @@ from .vehicles import (
 )
 
 CLAN_KEYS = (
-    "clan_id", "tag", "name", "color", "motto", "description", "description_html", "created_at", "updated_at",
-    "members_count", "leader_id", "leader_name", "creator_id", "creator_name", "accepts_join_requests",
-    "is_clan_disbanded", "old_name", "old_tag", "renamed_at", "game", "emblems", "private", "members",
+    "clan_id",
+    "tag",
+    "name",
+    "color",
+    "motto",
+    "description",
+    "description_html",
+    "created_at",
+    "updated_at",
+    "members_count",
+    "leader_id",
+    "leader_name",
+    "creator_id",
+    "creator_name",
+    "accepts_join_requests",
+    "is_clan_disbanded",
+    "old_name",
+    "old_tag",
+    "renamed_at",
+    "game",
+    "emblems",
+    "private",
+    "members",
 )
 
 
@@ -48,8 +69,9 @@ class World:
     ``disbanded`` holds the clans disbanded at run time ({region: {clan_id: unix ts}}).
     """
 
-    def __init__(self, vehicles: str | Path | None = None, expected_values: str | Path | None = None,
-                 profile_cache: int = 4096):
+    def __init__(
+        self, vehicles: str | Path | None = None, expected_values: str | Path | None = None, profile_cache: int = 4096
+    ):
         if vehicles is None and DEFAULT_VEHICLES.is_file():
             vehicles = DEFAULT_VEHICLES
         if vehicles:
@@ -99,8 +121,12 @@ class World:
         if rates is None:
             exp = self.expectation(tank_id)
             rates = self._expectation_rates[tank_id] = (
-                float(exp["expWinRate"]), float(exp["expDamage"]), float(exp["expFrag"]), float(exp["expSpot"]),
-                float(exp["expDef"]))
+                float(exp["expWinRate"]),
+                float(exp["expDamage"]),
+                float(exp["expFrag"]),
+                float(exp["expSpot"]),
+                float(exp["expDef"]),
+            )
         return rates
 
     def encyclopedia(self, tank_id: int) -> dict:
@@ -178,20 +204,24 @@ class World:
             when = self.disbanded.get(region, {}).get(clan_id)
             if when is None:  # disbanded long ago: a stable instant after the clan's creation
                 created = _clan_basics(region, clan_id)["created_at"]
-                when = int(created + 30 * DAY + _unit("disbanded_at", region, clan_id) * (JOIN_MAX - created - 30 * DAY))
+                when = int(
+                    created + 30 * DAY + _unit("disbanded_at", region, clan_id) * (JOIN_MAX - created - 30 * DAY)
+                )
             record.update({"clan_id": clan_id, "is_clan_disbanded": True, "updated_at": when})
             return record
         members = clan_members(region, clan_id)
         c = _clan_basics(region, clan_id)
         member_rows = []
         for account_id, (role, joined_at) in zip(members, _member_roles(region, clan_id, members)):
-            member_rows.append({
-                "account_id": account_id,
-                "account_name": nickname(region, account_id),
-                "joined_at": joined_at,
-                "role": role,
-                "role_i18n": ROLE_I18N[role],
-            })
+            member_rows.append(
+                {
+                    "account_id": account_id,
+                    "account_name": nickname(region, account_id),
+                    "joined_at": joined_at,
+                    "role": role,
+                    "role_i18n": ROLE_I18N[role],
+                }
+            )
         leader = member_rows[0]
         return {
             "clan_id": clan_id,
@@ -215,8 +245,12 @@ class World:
             "renamed_at": None,
             "game": "wot",
             "emblems": {
-                "x32": {"portal": f"https://eu.wargaming.net/clans/media/clans/emblems/cl_{clan_id % 1000:03d}/{clan_id}/emblem_32x32.png"},
-                "x64": {"portal": f"https://eu.wargaming.net/clans/media/clans/emblems/cl_{clan_id % 1000:03d}/{clan_id}/emblem_64x64_portal.png"},
+                "x32": {
+                    "portal": f"https://eu.wargaming.net/clans/media/clans/emblems/cl_{clan_id % 1000:03d}/{clan_id}/emblem_32x32.png"
+                },
+                "x64": {
+                    "portal": f"https://eu.wargaming.net/clans/media/clans/emblems/cl_{clan_id % 1000:03d}/{clan_id}/emblem_64x64_portal.png"
+                },
             },
             "private": None,
             "members": member_rows,
@@ -237,10 +271,10 @@ class World:
             rank = max(1, int((top - value) * spread)) if value < top else 1
             return {"value": v, "rank": rank, "rank_delta": drift.randint(-25, 25)}
 
-        elo10 = 800 + 1500 * strength ** 1.3 + rng.uniform(-60, 60)
-        elo8 = 850 + 1300 * strength ** 1.2 + rng.uniform(-60, 60)
+        elo10 = 800 + 1500 * strength**1.3 + rng.uniform(-60, 60)
+        elo8 = 850 + 1300 * strength**1.2 + rng.uniform(-60, 60)
         elo6 = 900 + 1000 * strength + rng.uniform(-60, 60)
-        gm10 = 900 + 1300 * strength ** 1.5 + rng.uniform(-80, 80)
+        gm10 = 900 + 1300 * strength**1.5 + rng.uniform(-80, 80)
         small = len(members) < 10
         excluded = {"efficiency": "newbies_measure", "fb_elo_rating": "newbies_measure"} if small else {}
         return {
@@ -280,6 +314,7 @@ class World:
         def per_tier(prefix_rates: dict[int, tuple[float, float, float]]) -> dict:
             out: dict[str, int | None] = {}
             for tier, (rate, win, phase) in prefix_rates.items():
+
                 def total_at(day: int) -> int:
                     return max(0, int((day - start_day) * rate + phase)) if day >= start_day else 0
 
@@ -294,27 +329,40 @@ class World:
                 out[f"lose_{tier}"] = total - wins
                 out[f"total_{tier}_in_28d"] = total28
                 out[f"win_{tier}_in_28d"] = wins28
-                out[f"last_time_{tier}"] = (today * DAY + 19 * 3600) if total28 else (
-                    (start_day * DAY + 19 * 3600) if total else None)
+                out[f"last_time_{tier}"] = (
+                    (today * DAY + 19 * 3600) if total28 else ((start_day * DAY + 19 * 3600) if total else None)
+                )
             return out
 
         activity = (0.3 + size / 100) * (0.5 + strength)
-        skirmish = per_tier({
-            10: (6.0 * activity * strength, _clamp(0.40 + 0.28 * strength, 0.3, 0.75), rng.random()),
-            8: (4.0 * activity, _clamp(0.42 + 0.25 * strength, 0.3, 0.75), rng.random()),
-            6: (2.0 * activity * (1.2 - strength), _clamp(0.45 + 0.2 * strength, 0.3, 0.75), rng.random()),
-        })
+        skirmish = per_tier(
+            {
+                10: (6.0 * activity * strength, _clamp(0.40 + 0.28 * strength, 0.3, 0.75), rng.random()),
+                8: (4.0 * activity, _clamp(0.42 + 0.25 * strength, 0.3, 0.75), rng.random()),
+                6: (2.0 * activity * (1.2 - strength), _clamp(0.45 + 0.2 * strength, 0.3, 0.75), rng.random()),
+            }
+        )
         advances = per_tier({10: (0.8 * activity * strength, _clamp(0.35 + 0.3 * strength, 0.2, 0.8), rng.random())})
         series = per_tier({10: (0.5 * activity, _clamp(0.5 + 0.2 * strength, 0.2, 0.8), rng.random())})
         level = 1 + int(9 * strength)
         buildings = [
-            {"position": i, "direction": d, "arena_id": f"{70 + i}_stronghold_map",
-             "building_title": t, "building_level": min(10, max(1, level - rng.randint(0, 3))),
-             "reserve_title": r}
-            for i, (d, t, r) in enumerate([
-                ("A", "Training Ground", "Tactical Training"), ("B", "Artillery Division", "Artillery Strike"),
-                ("C", "Engineering Battalion", "Battle Payments"), ("D", "Transportation Corps", "Additional Briefing"),
-            ][: 1 + level // 3], start=1)
+            {
+                "position": i,
+                "direction": d,
+                "arena_id": f"{70 + i}_stronghold_map",
+                "building_title": t,
+                "building_level": min(10, max(1, level - rng.randint(0, 3))),
+                "reserve_title": r,
+            }
+            for i, (d, t, r) in enumerate(
+                [
+                    ("A", "Training Ground", "Tactical Training"),
+                    ("B", "Artillery Division", "Artillery Strike"),
+                    ("C", "Engineering Battalion", "Battle Payments"),
+                    ("D", "Transportation Corps", "Additional Briefing"),
+                ][: 1 + level // 3],
+                start=1,
+            )
         ]
         return {
             "clan_id": clan_id,
@@ -357,11 +405,18 @@ def _clan_basics(region: str, clan_id: int) -> dict:
     nouns = ["Wolves", "Legion", "Guard", "Brigade", "Hussars", "Rangers", "Panthers", "Vikings", "Order", "Battalion"]
     return {
         "tag": tag,
-        "name": f"{rng.choice(adjectives)} {rng.choice(nouns)}" + (f" {rng.randint(2, 99)}" if rng.random() < 0.3 else ""),
+        "name": f"{rng.choice(adjectives)} {rng.choice(nouns)}"
+        + (f" {rng.randint(2, 99)}" if rng.random() < 0.3 else ""),
         "color": "#%06X" % rng.randrange(1 << 24),
         "motto": rng.choice(["Together we roll", "No retreat", "Fun first", "Win or learn", "Steel and honour"]),
-        "description": rng.choice(["Friendly clan, all welcome.", "Competitive clan for CW and skirmishes.",
-                                   "Casual players, evenings only.", "Training clan for new players."]),
+        "description": rng.choice(
+            [
+                "Friendly clan, all welcome.",
+                "Competitive clan for CW and skirmishes.",
+                "Casual players, evenings only.",
+                "Training clan for new players.",
+            ]
+        ),
         "created_at": int(CLAN_CREATED_MIN + rng.random() * (CLAN_CREATED_MAX - CLAN_CREATED_MIN)),
         "accepts_join_requests": rng.random() < 0.6,
         "strength": rng.random() ** 1.4,
@@ -379,9 +434,21 @@ def _member_roles(region: str, clan_id: int, members: tuple[int, ...]) -> list[t
             role = "executive_officer"
         else:
             r = rng.random()
-            role = ("personnel_officer" if r < 0.05 else "combat_officer" if r < 0.1 else
-                    "recruitment_officer" if r < 0.13 else "junior_officer" if r < 0.25 else
-                    "recruit" if r < 0.35 else "reservist" if r < 0.42 else "private")
+            role = (
+                "personnel_officer"
+                if r < 0.05
+                else "combat_officer"
+                if r < 0.1
+                else "recruitment_officer"
+                if r < 0.13
+                else "junior_officer"
+                if r < 0.25
+                else "recruit"
+                if r < 0.35
+                else "reservist"
+                if r < 0.42
+                else "private"
+            )
         earliest = max(created, account_created_at(region, account_id))
         joined = earliest if i == 0 else earliest + int(rng.random() * max(0, JOIN_MAX - earliest))
         out.append((role, joined))
