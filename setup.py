@@ -33,6 +33,10 @@ setup(
             "hypothesis>=6.100",  # fuzzing every path parameter and query
             # Browser tests drive Debian's /usr/bin/chromium (never `playwright install`).
             "playwright>=1.45",
+            # The checks scripts/test.sh runs before the tests (settings in pyproject.toml).
+            "ruff>=0.6",
+            "import-linter>=2.0",
+            "mypy>=1.10",
         ],
     },
     entry_points={"console_scripts": ["statsapi=server.__main__:main"]},

@@ -7,6 +7,11 @@ if [ -f "$ROOT/scripts/install_browser.sh" ]; then
   bash "$ROOT/scripts/install_browser.sh"
 fi
 cd "$ROOT"
+# The habits that keep the codebase easy to change (pyproject.toml): lint, format, layers, types.
+"$ROOT/.venv/bin/ruff" check .
+"$ROOT/.venv/bin/ruff" format --check .
+"$ROOT/.venv/bin/lint-imports"
+"$ROOT/.venv/bin/mypy"
 set +e
 "$ROOT/.venv/bin/python" -m pytest -q -p no:cacheprovider "$@"
 status=$?

@@ -1,41 +1,15 @@
-"""Shared fixtures: a SecantusDB child process, the upstream simulator, app builders."""
+"""Shared fixtures: a SecantusDB child process, the upstream simulator, the app (helpers live in tests/helpers.py)."""
 
 from __future__ import annotations
 
-import dataclasses
 import os
-import socket
 import subprocess
 import sys
-import time
 import uuid
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = ROOT.parent / "shared" / "data"
-EXPECTED_VALUES_FILE = SHARED_DATA / "wn8exp-2024-09-12.json"
-VEHICLES_FILE = SHARED_DATA / "vehicles-2018-06.json"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_for_port(port: int, timeout: float = 30.0, proc: subprocess.Popen | None = None) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc is not None and proc.poll() is not None:
-            raise RuntimeError(f"process exited with {proc.returncode}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"port {port} did not open")
+from tests.helpers import EXPECTED_VALUES_FILE, ROOT, build_app, free_port, wait_for_port
 
 
 @pytest.fixture(scope="session")
@@ -69,21 +43,16 @@ def upstream_sim():
         proc.wait(10)
 
 
-def make_config(**overrides):
-    from server.config import Config
-
-    fields = {"jobs": False, "application_id": "test-app-id-secret"}
-    fields.update(overrides)
-    return dataclasses.replace(Config(), **fields)
+@pytest.fixture
+def app_overrides():
+    """Config overrides for `app`; a test module redefines this fixture to change them."""
+    return {}
 
 
-def build_app(io_loop, uri: str, db_name: str, **config_overrides):
-    """The real application over a real database, built inside the test's loop."""
-    from server.bootstrap import get_application
-
-    config = make_config(mongodb_uri=uri, db_name=db_name, **config_overrides)
-    app, store, limiter, services = io_loop.run_sync(lambda: get_application(config, uri))
-    return app
+@pytest.fixture
+def app(io_loop, mongo_uri, db_name, upstream_sim, app_overrides):
+    """The real application over a real database and the simulator (pytest-tornado serves it)."""
+    return build_app(io_loop, mongo_uri, db_name, **{"upstream_base_url": upstream_sim, **app_overrides})
 
 
 @pytest.fixture

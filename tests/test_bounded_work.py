@@ -18,7 +18,6 @@ import ujson
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 
 from server.online import INLINE_DAYS, OnlineService
-from tests.conftest import build_app
 
 DAY = dt.timedelta(days=1)
 NOW = dt.datetime(2031, 6, 1, 12, 0, tzinfo=dt.UTC)  # in the future: no TTL can interfere
@@ -151,11 +150,6 @@ async def test_a_full_gate_is_a_fast_503_never_a_queue(store):
 # --- over HTTP --------------------------------------------------------------------------
 
 
-@pytest.fixture
-def app(io_loop, mongo_uri, db_name):
-    return build_app(io_loop, mongo_uri, db_name)
-
-
 async def fetch(http_client, base_url, path, timeout=30):
     started = time.perf_counter()
     response = await http_client.fetch(HTTPRequest(base_url + path, request_timeout=timeout), raise_error=False)
@@ -217,7 +211,7 @@ async def test_a_hung_database_gives_503_within_the_deadline(io_loop):
     stopped = False
     try:
         from server.bootstrap import get_application
-        from tests.conftest import make_config
+        from tests.helpers import make_config
 
         config = make_config(mongodb_uri=database.uri, db_name="hung")
         app, store, limiter, services = await get_application(config, database.uri)

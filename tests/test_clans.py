@@ -14,16 +14,11 @@ from tornado.httpclient import HTTPRequest
 
 from scripts.upstream_sim import clan_members, existing_clans
 from server.upstream import UpstreamUnavailable
-from tests.conftest import ROOT, build_app
+from tests.helpers import ROOT
 
 REGION = "eu"
 CLAN = 700001
 DETAIL_KEYS = {"clan_id", "region", "tag", "name", "members_count", "ratings", "members", "member_list", "cached_at"}
-
-
-@pytest.fixture
-def app(io_loop, mongo_uri, db_name, upstream_sim):
-    return build_app(io_loop, mongo_uri, db_name, upstream_base_url=upstream_sim)
 
 
 async def get(http_client, url):

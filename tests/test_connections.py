@@ -27,8 +27,7 @@ import uuid
 import pytest
 import ujson
 
-from tests.conftest import ROOT, free_port, wait_for_port
-from tests.test_faults import ServerProcess, wait_until
+from tests.helpers import ROOT, ServerProcess, free_port, wait_for_port, wait_until
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 

@@ -10,7 +10,7 @@ import ujson
 from tornado.httpclient import HTTPRequest
 
 from server.embedded_db import EmbeddedDatabase
-from tests.conftest import build_app, free_port
+from tests.helpers import build_app, free_port
 
 ACCOUNT = 500000001
 DATA_PATHS = [

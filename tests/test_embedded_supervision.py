@@ -15,7 +15,7 @@ import pytest
 from pymongo import MongoClient
 
 from scripts.upstream_sim import existing_accounts
-from tests.test_faults import ServerProcess, request, sim, wait_until
+from tests.helpers import ServerProcess, request, sim, wait_until
 
 
 def children_of(pid: int) -> list[int]:

@@ -13,22 +13,18 @@ generous client timeout"; measured durations are printed (run with -s to see the
 
 from __future__ import annotations
 
-import http.client
-import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-import ujson
 
 from scripts.upstream_sim import existing_accounts
 from server.embedded_db import EmbeddedDatabase
-from tests.conftest import ROOT, free_port, wait_for_port
+from tests.helpers import Answer, ServerProcess, free_port, request, sim, wait_until
 
 CLIENT_TIMEOUT = 60.0  # "generous": anything slower counts as a hang
 CACHED_TIMEOUT = 5.0  # a cache hit must not wait on the upstream at all
@@ -37,91 +33,6 @@ SHUTDOWN_GRACE = 10.0  # server.config.Config.shutdown_grace
 
 
 # --- helpers ------------------------------------------------------------------------
-class Answer:
-    def __init__(self, path, status=None, headers=None, body=b"", elapsed=0.0, error=None, started=0.0):
-        self.path, self.status, self.headers, self.body = path, status, headers or {}, body
-        self.elapsed, self.error, self.started = elapsed, error, started
-
-    @property
-    def json(self):
-        return ujson.loads(self.body) if self.body else None
-
-    @property
-    def code(self):
-        body = self.json
-        return body["error"]["code"] if body and not body.get("success") else None
-
-    def __repr__(self):
-        return f"<{self.path} {self.status} {self.code} {self.elapsed:.2f}s {self.error or ''}>"
-
-
-def request(port, path, *, timeout=CLIENT_TIMEOUT, method="GET", headers=None) -> Answer:
-    """One request on a fresh connection; transport errors are returned, not raised."""
-    started = time.monotonic()
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    try:
-        conn.request(method, path, headers={"Connection": "close", **(headers or {})})
-        response = conn.getresponse()
-        body = response.read()
-        headers = {k.lower(): v for k, v in response.getheaders()}
-        return Answer(path, response.status, headers, body, time.monotonic() - started, started=started)
-    except Exception as exc:  # timeout, reset, refused, incomplete read ...
-        return Answer(path, error=f"{type(exc).__name__}: {exc}", elapsed=time.monotonic() - started, started=started)
-    finally:
-        conn.close()
-
-
-def sim(upstream_sim, path, body=None):
-    url = upstream_sim.removeprefix("http://")
-    host, port = url.split(":")
-    conn = http.client.HTTPConnection(host, int(port), timeout=10)
-    try:
-        if body is None:
-            conn.request("GET", path)
-        else:
-            conn.request("POST", path, body=ujson.dumps(body), headers={"Content-Type": "application/json"})
-        return ujson.loads(conn.getresponse().read())
-    finally:
-        conn.close()
-
-
-class ServerProcess:
-    """`python -m server` on a free port; its log goes to a file shown when a test fails."""
-
-    def __init__(self, tmp_path, *args, name="server"):
-        self.port = free_port()
-        self.log_path = tmp_path / f"{name}-{self.port}.log"
-        self._log = open(self.log_path, "wb")
-        env = dict(os.environ, STATSAPI_LOG_LEVEL="INFO", PYTHONUNBUFFERED="1")
-        cmd = [sys.executable, "-m", "server", "--port", str(self.port), *map(str, args)]
-        self.proc = subprocess.Popen(
-            cmd, cwd=str(ROOT), stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env
-        )
-        try:
-            wait_for_port(self.port, timeout=60, proc=self.proc)
-        except Exception:
-            self.stop()
-            raise RuntimeError("server did not start:\n" + self.log()) from None
-
-    @property
-    def pid(self):
-        return self.proc.pid
-
-    def log(self) -> str:
-        self._log.flush()
-        return self.log_path.read_text(errors="replace")[-6000:]
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
-        self._log.close()
-
-
 def assert_no_traceback(server: ServerProcess) -> None:
     text = server.log_path.read_text(errors="replace")
     assert "Traceback" not in text, text[-6000:]
@@ -160,15 +71,6 @@ class Load:
         self._stop.set()
         for thread in self._threads:
             thread.join(40)
-
-
-def wait_until(predicate, timeout, step=0.1):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(step)
-    return predicate()
 
 
 def test_database_stopped_under_load_then_restarted(tmp_path, upstream_sim):

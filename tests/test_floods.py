@@ -16,7 +16,6 @@ from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 from scripts.upstream_sim import existing_accounts
 from server.config import parse_networks
 from server.ratelimit import MAX_KEYS_PER_FLUSH, RateLimiter, client_key
-from tests.conftest import build_app
 
 
 class Clock:
@@ -121,16 +120,9 @@ async def test_the_global_live_budget_admits_exactly_thirty_of_a_hundred_at_once
 
 
 @pytest.fixture
-def app(io_loop, mongo_uri, db_name, upstream_sim):
+def app_overrides():
     # The counters as on the embedded database (a plain collection; see server.config).
-    return build_app(
-        io_loop,
-        mongo_uri,
-        db_name,
-        upstream_base_url=upstream_sim,
-        trusted_proxies=parse_networks("127.0.0.1/32"),
-        rate_collection="plain",
-    )
+    return {"trusted_proxies": parse_networks("127.0.0.1/32"), "rate_collection": "plain"}
 
 
 @pytest.mark.gen_test(timeout=120)

@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 from scripts.upstream_sim import existing_accounts, existing_clans
 from server.errors import ERROR_CODES
 from server.http import JSONErrorHTTPServer
-from tests.conftest import build_app, free_port
+from tests.helpers import build_app, free_port
 
 MAX_EXAMPLES = 400
 DOCUMENTED = {200, 204, 304, 400, 404, 405, 413, 416, 429, 431, 503}

@@ -8,7 +8,7 @@ import pytest
 import ujson
 
 from server.http import JSONErrorHTTPServer
-from tests.conftest import build_app, free_port
+from tests.helpers import build_app, free_port
 
 
 @pytest.fixture

@@ -10,12 +10,11 @@ from prometheus_client.parser import text_string_to_metric_families
 from tornado.httpclient import HTTPRequest
 
 from server.config import parse_networks
-from tests.conftest import build_app
 
 
 @pytest.fixture
-def app(io_loop, mongo_uri, db_name):
-    return build_app(io_loop, mongo_uri, db_name, trusted_proxies=parse_networks("127.0.0.1/32"))
+def app_overrides():
+    return {"trusted_proxies": parse_networks("127.0.0.1/32")}
 
 
 def samples(text: str) -> dict:

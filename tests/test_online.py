@@ -13,7 +13,6 @@ from tornado.httpclient import HTTPRequest
 from server.jobs import JobRunner
 from server.online import GAMES, REGIONS, OnlineService, SamplingFailed
 from server.upstream import UpstreamUnavailable
-from tests.conftest import build_app
 
 
 # Constructed samples lie in the future: TTL monitors (samples 410 days, claims 2 days, day
@@ -371,11 +370,6 @@ async def test_daily_history_hand_checked_with_gaps(store):
 
 
 # --- over HTTP, against the upstream simulator ----------------------------------------------
-
-
-@pytest.fixture
-def app(io_loop, mongo_uri, db_name, upstream_sim):
-    return build_app(io_loop, mongo_uri, db_name, upstream_base_url=upstream_sim)
 
 
 async def get_json(http_client, base_url, path):

@@ -23,7 +23,7 @@ from handlers import openapi
 from handlers.index import ENDPOINTS, PREFIX, index_document
 from server.errors import ERROR_CODES
 from server.ratelimit import ENDPOINT_LIMITS
-from tests.conftest import build_app, free_port, make_config
+from tests.helpers import build_app, free_port, make_config
 
 DOC_URI = "urn:statsapi:openapi"
 ACCOUNT = 500000001  # exists in the simulator, member of clan 500000
@@ -266,10 +266,6 @@ def test_meta_generated_pattern_and_nullable_fields(doc):
 
 
 # --- live answers ------------------------------------------------------------------------------
-@pytest.fixture
-def app(io_loop, mongo_uri, db_name, upstream_sim):
-    application = build_app(io_loop, mongo_uri, db_name, upstream_base_url=upstream_sim)
-    return application
 
 
 class Live:

@@ -8,15 +8,8 @@ import pytest
 import ujson
 from tornado.httpclient import HTTPRequest
 
-from tests.conftest import build_app
-
 GENERATED = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00$")
 ENDPOINT_NAMES = {"index", "player", "history", "clan", "weekly", "online", "online_history", "status"}
-
-
-@pytest.fixture
-def app(io_loop, mongo_uri, db_name, upstream_sim):
-    return build_app(io_loop, mongo_uri, db_name, upstream_base_url=upstream_sim)
 
 
 async def fetch(http_client, base_url, path, method="GET", headers=None, body=None):

@@ -11,19 +11,17 @@ from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 
 from scripts.upstream_sim import existing_accounts, missing_accounts
 from server.players import history_view
-from tests.conftest import EXPECTED_VALUES_FILE, build_app
+from tests.helpers import EXPECTED_VALUES_FILE
 
 ACCOUNTS = existing_accounts("eu", 60)
 
 
 @pytest.fixture
-def app(io_loop, mongo_uri, db_name, upstream_sim):
+def app_overrides():
     # The test client is a trusted proxy here, so X-Forwarded-For stands for distinct clients.
     from server.config import parse_networks
 
-    return build_app(
-        io_loop, mongo_uri, db_name, upstream_base_url=upstream_sim, trusted_proxies=parse_networks("127.0.0.1/32")
-    )
+    return {"trusted_proxies": parse_networks("127.0.0.1/32")}
 
 
 async def sim(upstream_sim, path, body=None):

@@ -14,16 +14,10 @@ import pytest
 from tornado.httpclient import HTTPRequest
 
 from server.retention import Retention
-from tests.conftest import build_app
 
 SNAPSHOTS = 40_000
 EXPIRED_SHARE = 2  # every second snapshot is older than its 410-day retention
 DAY = dt.timedelta(days=1)
-
-
-@pytest.fixture
-def app(io_loop, mongo_uri, db_name):
-    return build_app(io_loop, mongo_uri, db_name)
 
 
 @pytest.mark.gen_test(timeout=400)

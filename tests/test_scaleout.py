@@ -11,11 +11,8 @@ The failover test waits for a lease to expire (about 45-60 s); the rest is fast.
 from __future__ import annotations
 
 import http.client
-import os
 import random
 import signal
-import subprocess
-import sys
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -23,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import ujson
 
-from tests.conftest import ROOT, free_port, wait_for_port
+from tests.helpers import ServerProcess, sim
 
 LEASE_TTL = 60.0  # server.jobs.JobRunner.lease_ttl
 TAKEOVER_TIMEOUT = 100.0
@@ -42,54 +39,6 @@ def get(port, path, headers=None, timeout=30.0):
         conn.close()
 
 
-def sim(upstream_sim, path, body=None):
-    host, port = upstream_sim.removeprefix("http://").split(":")
-    conn = http.client.HTTPConnection(host, int(port), timeout=10)
-    try:
-        if body is None:
-            conn.request("GET", path)
-        else:
-            conn.request("POST", path, body=ujson.dumps(body), headers={"Content-Type": "application/json"})
-        return ujson.loads(conn.getresponse().read())
-    finally:
-        conn.close()
-
-
-class ServerProcess:
-    def __init__(self, tmp_path, *args, name="server"):
-        self.port = free_port()
-        self.log_path = tmp_path / f"{name}-{self.port}.log"
-        self._log = open(self.log_path, "wb")
-        env = dict(os.environ, STATSAPI_LOG_LEVEL="INFO", PYTHONUNBUFFERED="1")
-        cmd = [sys.executable, "-m", "server", "--port", str(self.port), *map(str, args)]
-        self.proc = subprocess.Popen(
-            cmd, cwd=str(ROOT), stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env
-        )
-
-    def wait_ready(self):
-        try:
-            wait_for_port(self.port, timeout=60, proc=self.proc)
-        except Exception:
-            self.stop()
-            raise RuntimeError("server did not start:\n" + self.log()) from None
-        return self
-
-    def log(self) -> str:
-        self._log.flush()
-        return self.log_path.read_text(errors="replace")[-6000:]
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
-        if not self._log.closed:
-            self._log.close()
-
-
 @pytest.fixture
 def pair(tmp_path, mongo_uri, upstream_sim):
     """Start two servers over one database; `pair(*extra_args)` returns (a, b, db_name)."""
@@ -98,7 +47,7 @@ def pair(tmp_path, mongo_uri, upstream_sim):
     def start(*extra):
         db_name = "so_" + uuid.uuid4().hex[:10]
         common = ("--mongodb-uri", mongo_uri, "--db-name", db_name, "--upstream-base-url", upstream_sim, *extra)
-        servers = [ServerProcess(tmp_path, *common, name=name) for name in ("a", "b")]
+        servers = [ServerProcess(tmp_path, *common, name=name, wait=False) for name in ("a", "b")]
         started.extend(servers)
         for server in servers:
             server.wait_ready()

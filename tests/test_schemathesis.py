@@ -20,7 +20,7 @@ import uuid
 
 import pytest
 
-from tests.conftest import ROOT, free_port, wait_for_port
+from tests.helpers import ROOT, free_port, wait_for_port
 
 SEED = 20261122
 MAX_EXAMPLES = 30

@@ -20,7 +20,7 @@ import tornado.web
 import ujson
 from tornado.httpclient import HTTPRequest
 
-from tests.conftest import ROOT, build_app
+from tests.helpers import ROOT
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -66,11 +66,6 @@ def async_playwright(chromium_path):
             pytrace=False,
         )
     return factory
-
-
-@pytest.fixture
-def app(io_loop, mongo_uri, db_name, upstream_sim):
-    return build_app(io_loop, mongo_uri, db_name, upstream_base_url=upstream_sim)
 
 
 class Browser:

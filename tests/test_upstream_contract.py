@@ -27,7 +27,7 @@ from scripts.upstream_sim import (
     existing_clans,
     veteran_accounts,
 )
-from tests.conftest import (
+from tests.helpers import (
     EXPECTED_VALUES_FILE,
     ROOT,
     build_app,

@@ -1,0 +1,159 @@
+"""What tests share besides fixtures: paths, ports, app builders, child-process helpers, simulator control."""
+
+from __future__ import annotations
+
+import dataclasses
+import http.client
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import ujson
+
+CLIENT_TIMEOUT = 60.0  # "generous": anything slower counts as a hang
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = ROOT.parent / "shared" / "data"
+EXPECTED_VALUES_FILE = SHARED_DATA / "wn8exp-2024-09-12.json"
+VEHICLES_FILE = SHARED_DATA / "vehicles-2018-06.json"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_for_port(port: int, timeout: float = 30.0, proc: subprocess.Popen | None = None) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"process exited with {proc.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"port {port} did not open")
+
+
+def make_config(**overrides):
+    from server.config import Config
+
+    fields = {"jobs": False, "application_id": "test-app-id-secret"}
+    fields.update(overrides)
+    return dataclasses.replace(Config(), **fields)
+
+
+def build_app(io_loop, uri: str, db_name: str, **config_overrides):
+    """The real application over a real database, built inside the test's loop."""
+    from server.bootstrap import get_application
+
+    config = make_config(mongodb_uri=uri, db_name=db_name, **config_overrides)
+    app, store, limiter, services = io_loop.run_sync(lambda: get_application(config, uri))
+    return app
+
+
+class Answer:
+    def __init__(self, path, status=None, headers=None, body=b"", elapsed=0.0, error=None, started=0.0):
+        self.path, self.status, self.headers, self.body = path, status, headers or {}, body
+        self.elapsed, self.error, self.started = elapsed, error, started
+
+    @property
+    def json(self):
+        return ujson.loads(self.body) if self.body else None
+
+    @property
+    def code(self):
+        body = self.json
+        return body["error"]["code"] if body and not body.get("success") else None
+
+    def __repr__(self):
+        return f"<{self.path} {self.status} {self.code} {self.elapsed:.2f}s {self.error or ''}>"
+
+
+def request(port, path, *, timeout=CLIENT_TIMEOUT, method="GET", headers=None) -> Answer:
+    """One request on a fresh connection; transport errors are returned, not raised."""
+    started = time.monotonic()
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        conn.request(method, path, headers={"Connection": "close", **(headers or {})})
+        response = conn.getresponse()
+        body = response.read()
+        headers = {k.lower(): v for k, v in response.getheaders()}
+        return Answer(path, response.status, headers, body, time.monotonic() - started, started=started)
+    except Exception as exc:  # timeout, reset, refused, incomplete read ...
+        return Answer(path, error=f"{type(exc).__name__}: {exc}", elapsed=time.monotonic() - started, started=started)
+    finally:
+        conn.close()
+
+
+def sim(upstream_sim, path, body=None):
+    url = upstream_sim.removeprefix("http://")
+    host, port = url.split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=10)
+    try:
+        if body is None:
+            conn.request("GET", path)
+        else:
+            conn.request("POST", path, body=ujson.dumps(body), headers={"Content-Type": "application/json"})
+        return ujson.loads(conn.getresponse().read())
+    finally:
+        conn.close()
+
+
+class ServerProcess:
+    """`python -m server` on a free port; its log goes to a file shown when a test fails."""
+
+    def __init__(self, tmp_path, *args, name="server", wait=True):
+        self.port = free_port()
+        self.log_path = tmp_path / f"{name}-{self.port}.log"
+        self._log = open(self.log_path, "wb")
+        env = dict(os.environ, STATSAPI_LOG_LEVEL="INFO", PYTHONUNBUFFERED="1")
+        cmd = [sys.executable, "-m", "server", "--port", str(self.port), *map(str, args)]
+        self.proc = subprocess.Popen(
+            cmd, cwd=str(ROOT), stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env
+        )
+        if wait:
+            self.wait_ready()
+
+    def wait_ready(self) -> ServerProcess:
+        """Wait until it listens (start several first with wait=False to start them in parallel)."""
+        try:
+            wait_for_port(self.port, timeout=60, proc=self.proc)
+        except Exception:
+            self.stop()
+            raise RuntimeError("server did not start:\n" + self.log()) from None
+        return self
+
+    @property
+    def pid(self):
+        return self.proc.pid
+
+    def log(self) -> str:
+        self._log.flush()
+        return self.log_path.read_text(errors="replace")[-6000:]
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+        if not self._log.closed:
+            self._log.close()
+
+
+def wait_until(predicate, timeout, step=0.1):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(step)
+    return predicate()
