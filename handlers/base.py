@@ -13,7 +13,7 @@ import tornado.web
 import ujson
 
 from server.config import API_VERSION
-from server.errors import ERROR_CODES, APIError
+from server.errors import ERROR_MAX_AGE, APIError, error_cache_control, error_envelope
 from server.upstream import UpstreamError
 from store import DATABASE_ERRORS
 from store.constants import REGIONS
@@ -24,14 +24,12 @@ ALLOWED_METHODS = "GET, HEAD, OPTIONS"
 EXPOSED_HEADERS = (
     "ETag, Retry-After, RateLimit, RateLimit-Policy, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset"
 )
-NO_STORE = "public, max-age=0, no-store"
 COMMON_HEADERS = {
     "Content-Type": "application/json; charset=utf-8",
     "Access-Control-Allow-Origin": "*",
     "Access-Control-Expose-Headers": EXPOSED_HEADERS,
     "X-Content-Type-Options": "nosniff",
 }
-ERROR_MAX_AGE = 60
 
 
 def utc_now_iso() -> str:
@@ -82,9 +80,7 @@ class _RenderCache:
         return text, etag
 
 
-RATE_LIMITED_BODY = ujson.dumps(
-    {"success": False, "error": {"code": "rate_limited", "message": ERROR_CODES["rate_limited"][1]}}
-).encode()
+RATE_LIMITED_BODY = error_envelope("rate_limited").encode()
 
 
 def positive_int(text: str, code: str) -> int:
@@ -218,16 +214,12 @@ class BaseHandler(tornado.web.RequestHandler):
         error = to_api_error(exc, status_code)
         if error.code != "internal_error" and self.get_status() != error.status_code:
             self.set_status(error.status_code)
-        if error.status_code in (429, 503) or error.status_code >= 500:
-            self.set_header("Cache-Control", NO_STORE)
-        else:
-            self.set_header("Cache-Control", f"public, max-age={ERROR_MAX_AGE}")
+        self.set_header("Cache-Control", error_cache_control(error.status_code, error.code))
         if error.code == "method_not_allowed":
             self.set_header("Allow", ALLOWED_METHODS)
         for name, value in error.headers.items():
             self.set_header(name, value)
-        body = {"code": error.code, "message": error.message, **error.extra}
-        self.finish(ujson.dumps({"success": False, "error": body}, ensure_ascii=False, escape_forward_slashes=False))
+        self.finish(error_envelope(error.code, error.message, **error.extra))
 
     def log_exception(self, typ, value, tb) -> None:
         if isinstance(value, APIError):

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from handlers.base import ERROR_CODES, BaseHandler
+from handlers.base import BaseHandler
+from server.errors import ERROR_CODES
 from server.ratelimit import (
     ENDPOINT_LIMITS,
     LIVE_GLOBAL,

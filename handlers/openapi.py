@@ -15,16 +15,10 @@ import hashlib
 
 import ujson
 
-from handlers.base import (
-    ALLOWED_METHODS,
-    ERROR_MAX_AGE,
-    EXPOSED_HEADERS,
-    NO_STORE,
-    BaseHandler,
-)
+from handlers.base import ALLOWED_METHODS, EXPOSED_HEADERS, BaseHandler
 from handlers.index import DEMO_ACCOUNT, DEMO_CLAN, ENDPOINTS, PREFIX, index_document
 from server.config import API_VERSION, VERSION
-from server.errors import ERROR_CODES
+from server.errors import ERROR_CODES, ERROR_MAX_AGE, NO_STORE
 from server.ratelimit import LIVE_GLOBAL, LIVE_PER_CLIENT, WINDOW_SECONDS
 from server.ratings import wn8_color
 from store.constants import GAMES, REGIONS

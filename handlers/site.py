@@ -5,18 +5,12 @@ from __future__ import annotations
 import os
 
 import tornado.web
-import ujson
 
 from handlers.base import ALLOWED_METHODS, EXPOSED_HEADERS, to_api_error
-from server.errors import APIError
+from server.errors import APIError, error_cache_control, error_envelope
 
-# 416 (code to be listed in server.errors.ERROR_CODES; Content-Range says the size).
-RANGE_NOT_SATISFIABLE = ujson.dumps(
-    {
-        "success": False,
-        "error": {"code": "range_not_satisfiable", "message": "the requested byte range is beyond the end of the file"},
-    }
-)
+# 416 (Content-Range says the size).
+RANGE_NOT_SATISFIABLE = error_envelope("range_not_satisfiable")
 
 STATIC_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "static")
 
@@ -49,7 +43,7 @@ class SiteHandler(tornado.web.StaticFileHandler):
             # StaticFileHandler answers a Range past the end with an empty text/plain 416 that
             # would carry the files' Cache-Control: enveloped like every error, never cached.
             self.set_header("Content-Type", "application/json; charset=utf-8")
-            self.set_header("Cache-Control", "public, max-age=0, no-store")
+            self.set_header("Cache-Control", error_cache_control(416, "range_not_satisfiable"))
             chunk = RANGE_NOT_SATISFIABLE
         return super().finish(chunk)
 
@@ -62,10 +56,12 @@ class SiteHandler(tornado.web.StaticFileHandler):
         error = to_api_error(kwargs.get("exc_info", (None, None, None))[1], status_code)
         self.set_status(error.status_code)
         self.set_header("Content-Type", "application/json; charset=utf-8")
-        self.set_header("Cache-Control", "public, max-age=60")
+        self.set_header("Cache-Control", error_cache_control(error.status_code, error.code))
         if error.code == "method_not_allowed":
             self.set_header("Allow", ALLOWED_METHODS)
-        self.finish(ujson.dumps({"success": False, "error": {"code": error.code, "message": error.message}}))
+        for name, value in error.headers.items():
+            self.set_header(name, value)
+        self.finish(error_envelope(error.code, error.message, **error.extra))
 
 
 routes = [

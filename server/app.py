@@ -10,7 +10,8 @@ import tornado.web
 from tornado import httputil
 
 import handlers
-from handlers.base import COMMON_HEADERS, NO_STORE, RATE_LIMITED_BODY, NotFoundHandler
+from handlers.base import COMMON_HEADERS, RATE_LIMITED_BODY, NotFoundHandler
+from server.errors import NO_STORE
 
 SERVER_HEADER = "TornadoServer/" + tornado.version
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import http.client
 
 import tornado.web
+import ujson
 
 # Every error code the API can answer, with its status and meaning (listed by the index).
 ERROR_CODES = {
@@ -43,3 +44,26 @@ class APIError(tornado.web.HTTPError):
         self.message = message or meaning
         self.headers = headers or {}
         self.extra = extra
+
+
+# --- the one error envelope and its caching policy (API handlers, the site, the HTTP server's
+# protocol-level answers and the early 429 all render through these) -----------------------
+NO_STORE = "public, max-age=0, no-store"
+ERROR_MAX_AGE = 60
+# Errors about the request's form, not a resource: never worth replaying from a cache.
+UNCACHED_CODES = frozenset({"bad_request", "payload_too_large", "range_not_satisfiable", "request_too_large"})
+
+
+def error_cache_control(status: int, code: str) -> str:
+    """429 and 5xx must not be replayed to other clients by a shared cache; neither must an
+    answer about a malformed request. Other errors (404, 400 for a bad parameter, 405) are
+    cached for a minute."""
+    if status == 429 or status >= 500 or code in UNCACHED_CODES:
+        return NO_STORE
+    return f"public, max-age={ERROR_MAX_AGE}"
+
+
+def error_envelope(code: str, message: str | None = None, **extra) -> str:
+    """{"success": false, "error": {"code", "message", ...}} as JSON text."""
+    body = {"code": code, "message": message or ERROR_CODES[code][1], **extra}
+    return ujson.dumps({"success": False, "error": body}, ensure_ascii=False, escape_forward_slashes=False)

@@ -49,10 +49,12 @@ import time
 import tornado.httpserver
 import tornado.httputil
 import tornado.iostream
-import ujson
 from tornado.http1connection import HTTP1ServerConnection
 from tornado.httpserver import _HTTPRequestContext
 from tornado.ioloop import IOLoop
+
+from handlers.base import COMMON_HEADERS
+from server.errors import error_cache_control, error_envelope
 
 log = logging.getLogger("statsapi.http")
 
@@ -75,15 +77,16 @@ _TORNADO_BAD_REQUEST = b"HTTP/1.1 400 Bad Request\r\n\r\n"
 
 
 def json_error_response(status: int, reason: str, code: str, message: str) -> bytes:
-    body = ujson.dumps({"success": False, "error": {"code": code, "message": message}}).encode()
-    head = (
-        f"HTTP/1.1 {status} {reason}\r\n"
-        "Content-Type: application/json; charset=utf-8\r\n"
-        "Access-Control-Allow-Origin: *\r\n"
-        "Cache-Control: public, max-age=0, no-store\r\n"
-        f"Content-Length: {len(body)}\r\n"
-        "Connection: close\r\n\r\n"
-    )
+    """A whole prebuilt answer (written before any handler exists), with the same envelope,
+    headers and caching policy as every other error."""
+    body = error_envelope(code, message).encode()
+    headers = {
+        **COMMON_HEADERS,
+        "Cache-Control": error_cache_control(status, code),
+        "Content-Length": str(len(body)),
+        "Connection": "close",
+    }
+    head = f"HTTP/1.1 {status} {reason}\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n"
     return head.encode("ascii") + body
 
 

@@ -103,7 +103,7 @@ def create_client(uri: str, **options) -> AsyncIOMotorClient:
     """Create the process's one client; call it inside the running loop."""
     health = DatabaseHealth()
     client = AsyncIOMotorClient(uri, event_listeners=[health], **{**CLIENT_OPTIONS, **options})
-    client.statsapi_health = health  # read by database_up()
+    client.statsapi_health = health  # type: ignore[attr-defined]  # read by database_up()
     return client
 
 

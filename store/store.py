@@ -124,5 +124,5 @@ class Store:
         for family in self.families:
             newest = getattr(family, "newest_timestamp", None)
             if newest is not None:
-                result[family.status_name] = await newest()
+                result[getattr(family, "status_name", type(family).__name__)] = await newest()
         return result
