@@ -10,10 +10,10 @@ from server.config import Config
 log = logging.getLogger("statsapi")
 
 
-async def connect_store(config: Config, uri: str):
+async def connect_store(config: Config, uri: str, listeners: tuple = ()):
     from store import Store, create_client
 
-    client = create_client(uri)
+    client = create_client(uri, listeners)
     # On the embedded database, expiry is the retention job's (its TTL monitor scans whole
     # collections under a global lock); on MongoDB, TTL indexes.
     store = Store(
@@ -36,11 +36,13 @@ async def connect_store(config: Config, uri: str):
 async def get_application(config: Config, uri: str):
     """Build everything one process serves with: (app, store, limiter, services). No listening."""
     from server.app import make_app
+    from server.metrics import CommandTimer, Metrics
     from server.ratelimit import RateLimiter
     from server.runtime import build_services
 
-    store = await connect_store(config, uri)
+    metrics = Metrics()  # first: the database client reports every command's time to it
+    store = await connect_store(config, uri, (CommandTimer(metrics),))
     limiter = RateLimiter(store.rate_counters, scale=config.rate_limit_scale)
-    services = await build_services(config, store, limiter)
+    services = await build_services(config, store, limiter, metrics=metrics)
     app = make_app(config, store, limiter, services)
     return app, store, limiter, services

@@ -23,7 +23,7 @@ from server.upstream import UpstreamClient
 from server.upstream_budget import UpstreamBudget
 
 
-async def build_services(config, store, limiter, clock=time.time) -> Services:
+async def build_services(config, store, limiter, clock=time.time, metrics: Metrics | None = None) -> Services:
     # One budget per process, shared by every caller (split between processes by run_server).
     budget = UpstreamBudget(config.upstream_rps)
     upstream = UpstreamClient(config.application_id, base_url=config.upstream_base_url, budget=budget)
@@ -34,7 +34,7 @@ async def build_services(config, store, limiter, clock=time.time) -> Services:
     players = PlayerService(store, upstream, ratings_source, limiter, clock=clock)
     clans = ClanService(store, upstream, players, clock=clock)
     online = OnlineService(store, upstream, clock=clock)
-    metrics = Metrics()
+    metrics = metrics or Metrics()
     metrics.add_source(lambda: upstream_families(budget))
     metrics.add_source(lambda: limiter_families(limiter))
     metrics.add_source(lambda: database_families(store))

@@ -99,10 +99,11 @@ class DatabaseHealth(monitoring.ServerHeartbeatListener):
             self.servers[event.connection_id] = False
 
 
-def create_client(uri: str, **options) -> AsyncIOMotorClient:
-    """Create the process's one client; call it inside the running loop."""
+def create_client(uri: str, listeners: tuple = (), **options) -> AsyncIOMotorClient:
+    """Create the process's one client; call it inside the running loop. `listeners`: more
+    pymongo event listeners (e.g. the command timer of /metrics)."""
     health = DatabaseHealth()
-    client = AsyncIOMotorClient(uri, event_listeners=[health], **{**CLIENT_OPTIONS, **options})
+    client = AsyncIOMotorClient(uri, event_listeners=[health, *listeners], **{**CLIENT_OPTIONS, **options})
     client.statsapi_health = health  # type: ignore[attr-defined]  # read by database_up()
     return client
 

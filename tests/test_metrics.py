@@ -48,6 +48,11 @@ async def test_metrics_parse_and_count_requests_rejections_and_upstream(app, htt
     assert values[("statsapi_database_up", ())] == 1.0
     assert ("statsapi_upstream_effective_rate", ()) in values
     assert ("statsapi_rate_counter_flush_lag_seconds", ()) in values
+    # The driver's commands are timed (the status page's reads at least).
+    timed = {
+        dict(labels)["command"] for name, labels in values if name == "statsapi_database_command_duration_seconds_count"
+    }
+    assert {"find", "ping"} <= timed
 
 
 @pytest.mark.gen_test(timeout=30)
