@@ -1009,8 +1009,14 @@ class Attacks:
         stop.set()
         after = [p for p in polls if p["t"] >= t1]
         caught = next((p for p in after if (p["pending_keys"] or 0) <= CAUGHT_UP_KEYS), None)
-        healthy = next((p for p in after if p["status"] == 200 and not p["degraded"]
-                        and (p["pending_keys"] or 0) <= CAUGHT_UP_KEYS), None)
+        healthy = next(
+            (
+                p
+                for p in after
+                if p["status"] == 200 and not p["degraded"] and (p["pending_keys"] or 0) <= CAUGHT_UP_KEYS
+            ),
+            None,
+        )
         degraded = [p for p in after if p["degraded"]]
         result["status_after"] = {
             "polls": len(after),
