@@ -42,7 +42,7 @@ async def seed_if_empty(config: Config, store, services) -> None:
     if await store.players.snapshots.find_one({}, {"_id": 1}) is not None:
         log.info("database already holds data; not seeding")
         return
-    log.info("empty database: seeding demo data (about a minute)")
+    log.info("empty database: seeding demo data (a few minutes)")
     try:
         summary = await seed_demo(store, services, SimulatorLists(config.upstream_base_url))
         log.info("demo data seeded in %ss: %s", summary["seconds"], summary)
