@@ -1,0 +1,184 @@
+"""Figures of the battles played in a period, from per-tank career counters at its start and end."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from server.ratings import ExpectedValues, account_wn8, average_tier, efficiency, tank_wn8, wn7
+
+# Per-tank career counters the period figures read (tracker records and tanks/stats "all" blocks).
+PERIOD_COUNTERS = (
+    "battles",
+    "wins",
+    "damage_dealt",
+    "frags",
+    "spotted",
+    "dropped_capture_points",
+    "capture_points",
+    "xp",
+    "survived_battles",
+    "shots",
+    "hits",
+)
+# The raw counters a tanks-endpoint row shows for the period (callers compute their own figures).
+ROW_COUNTERS = PERIOD_COUNTERS[:9]
+# Counters that can never exceed the battles they were counted in.
+_AT_MOST_BATTLES = ("wins", "survived_battles")
+
+TankCounters = Mapping[int, Mapping[str, Any]]
+
+
+def _count(counters: Mapping[str, Any] | None, name: str) -> int:
+    value = (counters or {}).get(name)
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+
+def tank_differences(start: TankCounters, end: TankCounters) -> dict[int, dict[str, int]]:
+    """Per-tank counters of the battles played between two states (end minus start).
+
+    A tank only in ``end`` counts from zero. A tank whose battles did not grow played nothing
+    and is left out; any counter that went down (impossible upstream, e.g. a corrupt record)
+    counts as 0, and wins / survived battles never exceed the period's battles.
+    """
+    out: dict[int, dict[str, int]] = {}
+    for tank_id, after in end.items():
+        before = start.get(tank_id)
+        battles = _count(after, "battles") - _count(before, "battles")
+        if battles <= 0:
+            continue
+        diff = {name: max(0, _count(after, name) - _count(before, name)) for name in PERIOD_COUNTERS}
+        for name in _AT_MOST_BATTLES:
+            diff[name] = min(diff[name], battles)
+        diff["hits"] = min(diff["hits"], diff["shots"])
+        out[int(tank_id)] = diff
+    return out
+
+
+def _sum(diffs: TankCounters) -> dict[str, int]:
+    totals = dict.fromkeys(PERIOD_COUNTERS, 0)
+    for diff in diffs.values():
+        for name in PERIOD_COUNTERS:
+            totals[name] += _count(diff, name)
+    return totals
+
+
+def _per_battle(value: float, battles: int) -> float | None:
+    return round(value / battles, 2) if battles else None
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 2)
+
+
+def figures_of(diffs: TankCounters, expected: ExpectedValues | None, tiers: Mapping[int, int]) -> dict[str, Any]:
+    """The figures of a set of per-tank period counters ({tank_id: counters}).
+
+    wn8 the XVM way over the tanks (tanks missing from the table skipped on both sides); wn7
+    and efficiency over the summed totals with the battle-weighted average tier of these
+    battles. Without battles: battles 0 and every rate and rating None. ``expected`` None (no
+    table loaded) leaves wn8 None.
+    """
+    totals = _sum(diffs)
+    battles = totals["battles"]
+    rows = [{"tank_id": tank_id, **{n: _count(c, n) for n in PERIOD_COUNTERS}} for tank_id, c in diffs.items()]
+    tier = average_tier(rows, tiers) if battles else None
+    wn8 = account_wn8(rows, expected) if battles and expected is not None else None
+    return {
+        "battles": battles,
+        "wins": totals["wins"],
+        "win_rate": _per_battle(100.0 * totals["wins"], battles),
+        "avg_damage": _per_battle(totals["damage_dealt"], battles),
+        "avg_frags": _per_battle(totals["frags"], battles),
+        "avg_spotted": _per_battle(totals["spotted"], battles),
+        "avg_defence": _per_battle(totals["dropped_capture_points"], battles),
+        "avg_xp": _per_battle(totals["xp"], battles),
+        "survival_rate": _per_battle(100.0 * totals["survived_battles"], battles),
+        "hit_rate": round(100.0 * totals["hits"] / totals["shots"], 2) if totals["shots"] else None,
+        "average_tier": _round(tier),
+        "wn8": _round(wn8),
+        "wn7": _round(
+            wn7(
+                battles,
+                totals["wins"],
+                totals["damage_dealt"],
+                totals["frags"],
+                totals["spotted"],
+                totals["dropped_capture_points"],
+                tier,
+            )
+        ),
+        "efficiency": _round(
+            efficiency(
+                battles,
+                totals["damage_dealt"],
+                totals["frags"],
+                totals["spotted"],
+                totals["dropped_capture_points"],
+                totals["capture_points"],
+                tier,
+            )
+        ),
+    }
+
+
+def period_figures(
+    start: TankCounters, end: TankCounters, expected: ExpectedValues | None, tiers: Mapping[int, int]
+) -> dict[str, Any]:
+    """The figures of the battles played between two per-tank states ({tank_id: career counters})."""
+    return figures_of(tank_differences(start, end), expected, tiers)
+
+
+def _tank_wn8(tank_id: int, counters: Mapping[str, Any], expected: ExpectedValues | None) -> float | None:
+    if expected is None:
+        return None
+    return _round(tank_wn8({"tank_id": tank_id, **{n: _count(counters, n) for n in PERIOD_COUNTERS}}, expected))
+
+
+def tank_rows(
+    start: TankCounters,
+    end: TankCounters,
+    expected: ExpectedValues | None,
+    vehicles: Mapping[int, Mapping[str, Any]] | None = None,
+) -> list[dict[str, Any]]:
+    """One row per tank in ``end`` (the tanks the player owns): vehicle facts, career and period.
+
+    ``vehicles`` maps tank_id to an encyclopedia record (name, tier, type, nation; None when
+    unknown). ``period`` holds the raw counters over the period (zeros for a tank not played)
+    plus win_rate, avg_damage, avg_frags and wn8; ``career`` the end state's battles, wins,
+    win_rate, avg_damage and wn8. Sorted by period battles, then career battles (both
+    descending), then tank_id.
+    """
+    diffs = tank_differences(start, end)
+    rows = []
+    for raw_id, after in end.items():
+        tank_id = int(raw_id)
+        played = diffs.get(tank_id) or dict.fromkeys(PERIOD_COUNTERS, 0)
+        battles = played["battles"]
+        career_battles = _count(after, "battles")
+        vehicle = (vehicles or {}).get(tank_id) or {}
+        rows.append(
+            {
+                "tank_id": tank_id,
+                "name": vehicle.get("name"),
+                "tier": vehicle.get("tier"),
+                "type": vehicle.get("type"),
+                "nation": vehicle.get("nation"),
+                "career": {
+                    "battles": career_battles,
+                    "wins": _count(after, "wins"),
+                    "win_rate": _per_battle(100.0 * _count(after, "wins"), career_battles),
+                    "avg_damage": _per_battle(_count(after, "damage_dealt"), career_battles),
+                    "wn8": _tank_wn8(tank_id, after, expected),
+                },
+                "period": {
+                    **{name: played[name] for name in ROW_COUNTERS},
+                    "win_rate": _per_battle(100.0 * played["wins"], battles),
+                    "avg_damage": _per_battle(played["damage_dealt"], battles),
+                    "avg_frags": _per_battle(played["frags"], battles),
+                    "wn8": _tank_wn8(tank_id, played, expected) if battles else None,
+                },
+            }
+        )
+    rows.sort(key=lambda row: (-row["period"]["battles"], -row["career"]["battles"], row["tank_id"]))
+    return rows
