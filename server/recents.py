@@ -81,7 +81,9 @@ def figures_of(diffs: TankCounters, expected: ExpectedValues | None, tiers: Mapp
     """
     totals = _sum(diffs)
     battles = totals["battles"]
-    rows = [{"tank_id": tank_id, **{n: _count(c, n) for n in PERIOD_COUNTERS}} for tank_id, c in diffs.items()]
+    rows: list[Mapping[str, Any]] = [
+        {"tank_id": tank_id, **{n: _count(c, n) for n in PERIOD_COUNTERS}} for tank_id, c in diffs.items()
+    ]
     tier = average_tier(rows, tiers) if battles else None
     wn8 = account_wn8(rows, expected) if battles and expected is not None else None
     return {
@@ -150,7 +152,7 @@ def tank_rows(
     descending), then tank_id.
     """
     diffs = tank_differences(start, end)
-    rows = []
+    rows: list[tuple[tuple[int, int, int], dict[str, Any]]] = []
     for raw_id, after in end.items():
         tank_id = int(raw_id)
         played = diffs.get(tank_id) or dict.fromkeys(PERIOD_COUNTERS, 0)
@@ -158,27 +160,30 @@ def tank_rows(
         career_battles = _count(after, "battles")
         vehicle = (vehicles or {}).get(tank_id) or {}
         rows.append(
-            {
-                "tank_id": tank_id,
-                "name": vehicle.get("name"),
-                "tier": vehicle.get("tier"),
-                "type": vehicle.get("type"),
-                "nation": vehicle.get("nation"),
-                "career": {
-                    "battles": career_battles,
-                    "wins": _count(after, "wins"),
-                    "win_rate": _per_battle(100.0 * _count(after, "wins"), career_battles),
-                    "avg_damage": _per_battle(_count(after, "damage_dealt"), career_battles),
-                    "wn8": _tank_wn8(tank_id, after, expected),
+            (
+                (-battles, -career_battles, tank_id),
+                {
+                    "tank_id": tank_id,
+                    "name": vehicle.get("name"),
+                    "tier": vehicle.get("tier"),
+                    "type": vehicle.get("type"),
+                    "nation": vehicle.get("nation"),
+                    "career": {
+                        "battles": career_battles,
+                        "wins": _count(after, "wins"),
+                        "win_rate": _per_battle(100.0 * _count(after, "wins"), career_battles),
+                        "avg_damage": _per_battle(_count(after, "damage_dealt"), career_battles),
+                        "wn8": _tank_wn8(tank_id, after, expected),
+                    },
+                    "period": {
+                        **{name: played[name] for name in ROW_COUNTERS},
+                        "win_rate": _per_battle(100.0 * played["wins"], battles),
+                        "avg_damage": _per_battle(played["damage_dealt"], battles),
+                        "avg_frags": _per_battle(played["frags"], battles),
+                        "wn8": _tank_wn8(tank_id, played, expected) if battles else None,
+                    },
                 },
-                "period": {
-                    **{name: played[name] for name in ROW_COUNTERS},
-                    "win_rate": _per_battle(100.0 * played["wins"], battles),
-                    "avg_damage": _per_battle(played["damage_dealt"], battles),
-                    "avg_frags": _per_battle(played["frags"], battles),
-                    "wn8": _tank_wn8(tank_id, played, expected) if battles else None,
-                },
-            }
+            )
         )
-    rows.sort(key=lambda row: (-row["period"]["battles"], -row["career"]["battles"], row["tank_id"]))
-    return rows
+    rows.sort(key=lambda pair: pair[0])
+    return [row for _, row in rows]
