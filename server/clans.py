@@ -20,7 +20,7 @@ from server.upstream import (
     UpstreamError,
     UpstreamUnavailable,
 )
-from store.client import REQUEST_DEADLINE_S, deadline
+from store.client import request_deadline
 from store.constants import REGIONS
 
 log = logging.getLogger("statsapi.clans")
@@ -372,7 +372,8 @@ class ClanService:
         hot = self._hot.get(key)
         if hot and hot[0] > time.monotonic():
             return hot[1]
-        doc = await self.store.clans.get(region, clan_id)
+        async with request_deadline():
+            doc = await self.store.clans.get(region, clan_id)
         if doc is None:
             raise APIError("clan_not_cached")
         view = details_view(doc)
@@ -386,11 +387,12 @@ class ClanService:
         self._hot.clear()
 
     async def weekly(self, region: str, clan_id: int) -> dict:
-        doc = await self.store.clans.get(region, clan_id)
-        if doc is None:
-            raise APIError("clan_not_cached")
-        now = self.clock()
-        stored = await self.store.clans.get_digest(region, clan_id)
+        async with request_deadline():
+            doc = await self.store.clans.get(region, clan_id)
+            if doc is None:
+                raise APIError("clan_not_cached")
+            now = self.clock()
+            stored = await self.store.clans.get_digest(region, clan_id)
         if (
             stored
             and now - DIGEST_MAX_AGE <= stored["computed_at"] <= now
@@ -409,7 +411,7 @@ class ClanService:
     async def _build_digest_now(self, doc: dict, now: float) -> dict:
         """A build for a request: one of the process's heavy slots (else 503 at once), one deadline."""
         async with heavy_slot(self.store.heavy):
-            with deadline(REQUEST_DEADLINE_S):
+            async with request_deadline():
                 return await self._build_digest(doc, now)
 
     async def _build_digest(self, doc: dict, now: float) -> dict:

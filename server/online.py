@@ -9,7 +9,7 @@ import time
 
 from server.concurrency import heavy_slot, single_flight
 from server.upstream import UpstreamError
-from store.client import REQUEST_DEADLINE_S, deadline
+from store.client import deadline, request_deadline
 from store.constants import GAMES, REGIONS
 
 log = logging.getLogger("statsapi.online")
@@ -24,6 +24,11 @@ HISTORY_MAX_DAYS = 400
 # A request aggregates at most this many missing finished days itself (newest first); older
 # missing days are answered as gaps until the online_daily job has materialised them.
 INLINE_DAYS = 3
+# A request starts another inline aggregation only while this much time has passed since its
+# first: over a year of minute samples one day costs ~0.8 s on the embedded database, and three
+# in a row missed the request deadline (every cold long request answered 503). Days left over
+# stay gaps in this answer until the online_daily job materialises them.
+INLINE_BUDGET_SECONDS = 0.5
 # The online_daily job: day aggregations per run (newest missing first) and a pause between them.
 BACKFILL_DAYS_PER_RUN = 120
 BACKFILL_PAUSE_SECONDS = 0.05
@@ -172,8 +177,9 @@ class OnlineService:
             return cached[1]
         now = self.clock()
         today = _utc(now).date()
-        latest = {(doc.get("game"), doc.get("region")): doc for doc in await self.store.online.latest()}
-        peaks = await self.store.online.peaks(GAMES, today)
+        async with request_deadline():
+            latest = {(doc.get("game"), doc.get("region")): doc for doc in await self.store.online.latest()}
+            peaks = await self.store.online.peaks(GAMES, today)
         games = {}
         newest: dt.datetime | None = None
         for game in GAMES:
@@ -237,10 +243,10 @@ class OnlineService:
     async def history(self, game: str, region: str, days: int) -> dict:
         """Daily series for the last `days` UTC days ending today; days without samples are gaps (null).
 
-        Finished days come from online_daily (one indexed range read); a request aggregates at
-        most INLINE_DAYS missing finished days plus the unfinished ones (today's cached for a
-        minute), under the process's cap of heavy operations; concurrent identical requests
-        share one computation.
+        Finished days come from online_daily (one indexed range read); a request aggregates the
+        unfinished days (today's cached for a minute), then at most INLINE_DAYS missing finished
+        days while INLINE_BUDGET_SECONDS last, under the process's cap of heavy operations;
+        concurrent identical requests share one computation.
         """
         now = self.clock()
         today = _utc(now).date()
@@ -262,7 +268,7 @@ class OnlineService:
         today = _utc(now).date()
         first = today - dt.timedelta(days=days - 1)
         final_before = _utc(now - DAY_FINAL_AFTER_SECONDS)
-        with deadline(REQUEST_DEADLINE_S):
+        async with request_deadline():
             rows = await self.store.online.daily_range(game, region, first, today)
             dates = [first + dt.timedelta(days=i) for i in range(days)]
             unfinished = [d for d in dates if not self._final(d, final_before)]
@@ -280,15 +286,19 @@ class OnlineService:
             live = {d: self._today_cached(game, region, d) for d in unfinished}
             if inline or any(row is None for row in live.values()):
                 async with heavy_slot(self.store.heavy):
-                    computed = []
-                    for date in reversed(inline):
-                        computed.append(await self._aggregate(game, region, date))
-                    await self.store.online.save_days(game, region, computed)
-                    rows.update({row["date"]: row for row in computed})
-                    for date, row in live.items():
+                    started = time.monotonic()
+                    for date, row in live.items():  # the unfinished days first: they are never materialised
                         if row is None:
                             row = live[date] = await self._aggregate(game, region, date)
                             self._today[(game, region, date.isoformat())] = (time.monotonic(), row)
+                    computed = []
+                    for date in reversed(inline):  # newest first, while the time budget lasts
+                        if time.monotonic() - started >= INLINE_BUDGET_SECONDS:
+                            break
+                        computed.append(await self._aggregate(game, region, date))
+                    if computed:
+                        await self.store.online.save_days(game, region, computed)
+                    rows.update({row["date"]: row for row in computed})
             rows.update({date.isoformat(): row for date, row in live.items()})
         answer = self._history_view(game, region, days, first, today, rows)
         self._history[(game, region, days)] = (time.monotonic(), answer)  # ≤ 3 games × 4 regions × 400 days keys

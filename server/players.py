@@ -16,7 +16,7 @@ from server.upstream import (
     TANKS_FIELDS,
     UpstreamUnavailable,
 )
-from store.client import REQUEST_DEADLINE_S, deadline
+from store.client import request_deadline
 
 log = logging.getLogger("statsapi.players")
 
@@ -234,9 +234,10 @@ class PlayerService:
         hot = self._hot.get(key)
         if hot and hot[0] > now:
             return hot[1]
-        doc = await self.store.players.get(region, account_id)
+        async with request_deadline():
+            doc = await self.store.players.get(region, account_id)
         if doc and doc["cached_at"] > now - PROFILE_MAX_AGE:
-            await self._touch(key, now)
+            self._touch(key, now)
             view = profile_view(doc, live_fetched=False)
             if view["ratings"]["available"]:
                 self._hot[key] = (now + HOT_SECONDS, view)
@@ -245,13 +246,15 @@ class PlayerService:
             return view
         return await self._live(region, account_id, client)
 
-    async def _touch(self, key: tuple, now: float) -> None:
+    def _touch(self, key: tuple, now: float) -> None:
         # Refresh-ahead needs to know which profiles are popular; once per 5 min is enough.
+        # The write runs in the background: the answer never waits on it (a hung database
+        # would otherwise hold a cached read for a second deadline).
         if now - self._touched.get(key, 0) > TOUCH_EVERY:
             if len(self._touched) > TOUCHED_MAX:
                 self._touched.clear()  # worst case: one extra touch write per profile
             self._touched[key] = now
-            await self.store.players.touch(key[0], key[1], now)
+            self._spawn(self.store.players.touch(key[0], key[1], now))
 
     async def _live(self, region: str, account_id: int, client: str) -> dict:
         key = (region, account_id)
@@ -339,7 +342,7 @@ class PlayerService:
     def _task_done(self, task: asyncio.Task) -> None:
         self._background.discard(task)
         if not task.cancelled() and task.exception() is not None:
-            log.warning("background rating failed: %s", task.exception())
+            log.warning("background write failed: %s", type(task.exception()).__name__)
 
     async def history(self, region: str, account_id: int, days: int) -> dict:
         """Concurrent identical requests share one read (single-flight)."""
@@ -355,7 +358,7 @@ class PlayerService:
         # range read of at most one snapshot a day (≤ 493), only the fields the view uses.
         first = (dt.date.fromisoformat(today) - dt.timedelta(days=max(days, 91) + 1)).isoformat()
         async with heavy_slot(self.store.history_reads):
-            with deadline(REQUEST_DEADLINE_S):
+            async with request_deadline():
                 snapshots = await self.store.players.snapshots_since(
                     region, account_id, first, today, fields=HISTORY_FIELDS
                 )

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
 import pymongo
 from motor.motor_asyncio import AsyncIOMotorClient
 from pymongo import errors, monitoring
@@ -68,6 +72,29 @@ def deadline(seconds: float | None):
     Works across motor's executor threads (motor copies the context into them).
     """
     return pymongo.timeout(seconds)
+
+
+# Past the driver's own deadline, this much more before the request gives up waiting: the
+# driver normally answers first; the guard is for when it cannot even start (every executor
+# thread of motor blocked on a hung server), where CSOT's clock has not begun yet.
+REQUEST_GUARD_S = 0.15
+
+
+@contextlib.asynccontextmanager
+async def request_deadline(seconds: float = REQUEST_DEADLINE_S) -> AsyncIterator[None]:
+    """`deadline(seconds)` for the request path, also enforced on the event loop.
+
+    With the database hung (SIGSTOP), operations queue for motor's executor threads before
+    the driver's clock starts, so a request could wait several deadlines in a row. This
+    stops waiting at `seconds` + a small guard and raises ExecutionTimeout (a database error:
+    503), whatever the threads are doing; the abandoned operation ends on its own deadline.
+    """
+    try:
+        async with asyncio.timeout(seconds + REQUEST_GUARD_S):
+            with pymongo.timeout(seconds):
+                yield
+    except TimeoutError:
+        raise errors.ExecutionTimeout(f"request deadline of {seconds:.1f} s passed") from None
 
 
 class DatabaseHealth(monitoring.ServerHeartbeatListener):

@@ -265,3 +265,47 @@ async def test_a_hung_database_gives_503_within_the_deadline(io_loop):
         if stopped:
             os.kill(database.process.pid, signal.SIGCONT)
         database.stop()
+
+
+@pytest.mark.gen_test(timeout=60)
+async def test_inline_aggregation_stops_at_its_time_budget(store):
+    """Aggregations that take long (a year of minute samples on the embedded database: ~0.8 s a
+    day) are not chained past INLINE_BUDGET_SECONDS: the request answers with the rest as gaps."""
+    from server.online import INLINE_BUDGET_SECONDS
+
+    await seed_year(store, days=30)
+    service = OnlineService(store, upstream=None, clock=Clock(NOW.timestamp()))
+    real = store.online.aggregate_day
+    calls = []
+
+    async def slow_aggregate(game, region, date):
+        calls.append(date)
+        await asyncio.sleep(0.6 * INLINE_BUDGET_SECONDS)
+        return await real(game, region, date)
+
+    store.online.aggregate_day = slow_aggregate
+    answer = await service.history("wot", "eu", 30)
+    # today (always), then the newest missing day; the budget is spent before a third
+    assert calls == [NOW.date(), NOW.date() - DAY], calls
+    samples = [day["samples"] for day in answer["series"]]
+    assert samples[-2:] == [4, 3] and samples[-3] == 0
+
+
+@pytest.mark.gen_test(timeout=60)
+async def test_a_read_that_never_returns_is_a_503_not_a_hang():
+    """Motor's executor threads all blocked on a hung database: the read has not even started,
+    so the driver's own clock has not either. The request still ends at its deadline."""
+    from server.players import PlayerService
+    from store.client import is_database_error
+
+    class HungPlayers:
+        async def get(self, region, account_id):
+            await asyncio.Event().wait()  # never returns
+
+    class HungStore:
+        players = HungPlayers()
+
+    service = PlayerService(HungStore(), upstream=None, ratings_source=None, limiter=None)
+    with pytest.raises(Exception) as raised:
+        await asyncio.wait_for(service.profile("eu", 1, "client"), 10)  # 10 s: a hang fails the test
+    assert is_database_error(raised.value), repr(raised.value)
