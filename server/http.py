@@ -5,9 +5,12 @@ What a connection may cost (figures in docs/deploy.md, "Connections, request hea
 * at most `max_connections` open connections per process (by default the file-descriptor soft
   limit minus FD_RESERVE, at most MAX_CONNECTIONS) and MAX_CONNECTIONS_PER_CLIENT per peer
   address (trusted proxies are not capped: every client behind them shares their address).
-  When the server is full, the oldest connection still waiting for a request head (idle
-  keep-alive, slowloris, never-sent) is closed to make room; if none is waiting, the new
-  connection gets a short JSON 503 and is closed;
+  When the server is full, the oldest connection that has waited at least SHED_MIN_WAIT
+  seconds for a request head (idle keep-alive, slowloris, never-sent) is closed to make room;
+  a client that has just connected and is sending its head is never shed by someone else's
+  churn. If none qualifies, the new connection gets a short JSON 503 and is closed (after a
+  lingering close, at most MAX_LINGERING_REFUSALS at a time, so the client reads the 503
+  instead of a connection reset);
 * HEAD_TIMEOUT seconds to send a complete request head, counted from the accept (first
   request) or from the first byte of the head (later requests on a keep-alive connection);
 * a request head over `max_header_size` bytes or MAX_HEADER_LINES lines: JSON 431
@@ -69,6 +72,8 @@ ACCEPT_PAUSE = 0.5  # seconds without accepting after EMFILE/ENFILE
 LOG_INTERVAL = 10.0  # at most one log line per kind of connection trouble per interval
 LINGER_SECONDS = 2.0
 LINGER_BYTES = 1 << 20
+SHED_MIN_WAIT = 1.0  # seconds a connection must have waited for its head before it can be shed
+MAX_LINGERING_REFUSALS = 64  # refused connections draining at once; beyond, closed at once
 _ACCEPTS_PER_EVENT = 128  # as Tornado's netutil: bounded work per readiness event
 _OUT_OF_DESCRIPTORS = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 
@@ -198,7 +203,7 @@ class _JSONRejectingStream:
     async def _read_until_regex(self, regex, max_bytes):
         server = self._server
         self.rejection = None
-        server._waiting[self] = None  # waiting for a head: may be shed when the server is full
+        server._waiting[self] = time.monotonic()  # waiting for a head: may be shed when the server is full
         try:
             return await self._read_head(regex, max_bytes or server.max_header_size)
         finally:
@@ -252,25 +257,28 @@ class _JSONRejectingStream:
         raise tornado.iostream.UnsatisfiableReadError(reason)  # Tornado ends the connection quietly
 
     async def answer_and_close(self, answer: bytes) -> None:
-        """Write `answer`, stop sending, discard what the client still sends (bounded), close."""
-        stream = self._stream
-        loop = stream.io_loop
-        try:
-            await stream.write(answer)
-            stream.socket.shutdown(socket.SHUT_WR)
-            deadline, drained = loop.time() + LINGER_SECONDS, 0
-            while drained < LINGER_BYTES and loop.time() < deadline:
-                chunk = await asyncio.wait_for(stream.read_bytes(65536, partial=True), deadline - loop.time())
-                drained += len(chunk)
-        except (TimeoutError, tornado.iostream.StreamClosedError, OSError, AttributeError):
-            pass  # draining is best effort: the answer is written, the socket closes below
-        finally:
-            stream.close()
+        await answer_and_close(self._stream, answer)
 
     def _head_timed_out(self) -> None:
         self._deadline = None
         self._server._head_timeouts()
         self._stream.close()  # the pending read raises StreamClosedError: Tornado ends quietly
+
+
+async def answer_and_close(stream: tornado.iostream.IOStream, answer: bytes) -> None:
+    """Write `answer`, stop sending, discard what the client still sends (bounded), close."""
+    loop = stream.io_loop
+    try:
+        await stream.write(answer)
+        stream.socket.shutdown(socket.SHUT_WR)
+        deadline, drained = loop.time() + LINGER_SECONDS, 0
+        while drained < LINGER_BYTES and loop.time() < deadline:
+            chunk = await asyncio.wait_for(stream.read_bytes(65536, partial=True), deadline - loop.time())
+            drained += len(chunk)
+    except (TimeoutError, tornado.iostream.StreamClosedError, OSError, AttributeError):
+        pass  # draining is best effort: the answer is written, the socket closes below
+    finally:
+        stream.close()
 
 
 _PATTERNS: dict = {}
@@ -350,7 +358,8 @@ class JSONErrorHTTPServer(tornado.httpserver.HTTPServer):
         self.uncapped_networks = tuple(ipaddress.ip_network(n) if isinstance(n, str) else n for n in uncapped_networks)
         self._streams: dict = {}  # HTTP1ServerConnection -> its _JSONRejectingStream
         self._per_client: dict = {}  # peer address -> open connections
-        self._waiting: dict = {}  # streams waiting for a request head, oldest first
+        self._waiting: dict = {}  # streams waiting for a request head -> since when, oldest first
+        self._lingering = 0  # refused connections being drained
         self._shed = _OncePerInterval(
             "idle connections closed to make room (server full or out of descriptors)", logging.INFO
         )
@@ -445,18 +454,40 @@ class JSONErrorHTTPServer(tornado.httpserver.HTTPServer):
 
     def _refuse(self, connection: socket.socket, reason: str) -> None:
         self._rejected(reason)
+        if self._lingering < MAX_LINGERING_REFUSALS:
+            # Closing a socket with unread request bytes makes the kernel send a reset, which
+            # can destroy the 503 before the client reads it: drain briefly instead.
+            stream = tornado.iostream.IOStream(connection)
+            self._lingering += 1
+            task = asyncio.ensure_future(self._linger(stream))
+            task.add_done_callback(_retrieve)
+            return
         try:
             connection.setblocking(False)
+            try:
+                connection.recv(65536)  # what already arrived: fewer resets
+            except OSError:
+                pass
             connection.send(BUSY)
         except OSError:
             pass
         connection.close()
 
+    async def _linger(self, stream: tornado.iostream.IOStream) -> None:
+        try:
+            await answer_and_close(stream, BUSY)
+        finally:
+            self._lingering -= 1
+
     def _shed_waiting(self, count: int) -> int:
-        """Close up to `count` of the connections that have waited longest for a request head."""
+        """Close up to `count` of the connections that have waited longest (and at least
+        SHED_MIN_WAIT seconds) for a request head."""
         shed = 0
+        too_recent = time.monotonic() - SHED_MIN_WAIT
         while shed < count and self._waiting:
-            stream = next(iter(self._waiting))
+            stream, since = next(iter(self._waiting.items()))
+            if since > too_recent:  # the rest are younger still
+                break
             self._waiting.pop(stream, None)
             stream.close()
             shed += 1

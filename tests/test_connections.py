@@ -381,3 +381,49 @@ def test_fd_limit_raised_to_hard_limit():
         preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (256, 4096)),
     )
     assert out.stdout.strip() == "4096", out
+
+
+# --- a full server --------------------------------------------------------------------
+CAPPED_SERVER = EMFILE_SERVER.replace("resource.setrlimit(resource.RLIMIT_NOFILE, (128, 128))\n", "").replace(
+    "max_connections=100_000", "max_connections=4"
+)
+
+
+def test_full_server_sheds_only_connections_that_waited(tmp_path):
+    """At the connection cap, a newcomer may close an idle connection only once it has waited
+    SHED_MIN_WAIT for its head; otherwise the newcomer reads a JSON 503 (not a reset). So a
+    client that has just connected is not shed by a churn of newcomers (issue 12: a legitimate
+    connection was reset right after the connection-exhaustion attack)."""
+    from server.http import SHED_MIN_WAIT
+
+    port = free_port()
+    with open(tmp_path / "capped.log", "wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", CAPPED_SERVER, str(port)], cwd=str(ROOT), stdout=log, stderr=subprocess.STDOUT
+        )
+    socks: list[socket.socket] = []
+    try:
+        wait_for_port(port, proc=proc)
+        time.sleep(0.3)  # the readiness probe's connection is gone
+        socks = [socket.create_connection(("127.0.0.1", port)) for _ in range(4)]  # idle: the server is full
+        time.sleep(0.3)
+        status, body = get(port, "/", timeout=10)
+        assert status == 503 and body["error"]["code"] == "too_many_connections", (status, body)
+
+        time.sleep(SHED_MIN_WAIT + 0.2)  # now the idle ones have waited long enough to be shed
+        legit = socket.create_connection(("127.0.0.1", port), timeout=10)  # takes an idle one's place
+        time.sleep(0.2)
+        churn = [connect_nowait(port, "127.0.0.1") for _ in range(10)]  # shed the other idle ones, then refused
+        socks += churn
+        time.sleep(0.5)
+        legit.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        answer = b""
+        while part := legit.recv(65536):
+            answer += part
+        legit.close()
+        assert answer.startswith(b"HTTP/1.1 200 "), answer[:300]
+    finally:
+        for sock in socks:
+            sock.close()
+        proc.kill()
+        proc.wait(10)
