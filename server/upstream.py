@@ -239,6 +239,31 @@ class UpstreamClient:
         value = data.get(str(int(account_id))) if isinstance(data, dict) else None
         return list(value) if value is not None else None
 
+    async def account_list(
+        self,
+        region: str,
+        search: str,
+        limit: int = 10,
+        *,
+        params: Mapping[str, Any] | None = None,
+        caller: str = "live",
+    ) -> list[dict]:
+        """``wot/account/list`` type=startswith: up to ``limit`` (1-100) accounts whose nickname
+        starts with ``search`` (3-24 characters; case-insensitive), sorted by nickname, each
+        {account_id, nickname}. The upstream rejects a bad search (UpstreamBadRequest)."""
+        query: dict[str, Any] = {
+            "search": search,
+            "type": "startswith",
+            "limit": max(1, min(MAX_IDS_PER_REQUEST, int(limit))),
+            "fields": "account_id,nickname",
+        }
+        data, _ = await self._call("wot", region, "wot/account/list", query, params, caller)
+        return [
+            {"account_id": int(row["account_id"]), "nickname": str(row["nickname"])}
+            for row in data or []
+            if isinstance(row, dict) and row.get("account_id") is not None and row.get("nickname") is not None
+        ]
+
     async def vehicles(
         self, region: str, *, fields: str | None = None, params: Mapping[str, Any] | None = None, caller: str = "other"
     ) -> dict[int, dict]:

@@ -12,6 +12,7 @@ API methods (answers use the real envelope: ``{"status": "ok", "meta": {"count":
 "message", "field", "value"}}``)::
 
     wot/account/info          account_id (<= 100, comma separated), fields
+    wot/account/list          search, type (startswith | exact), limit (default and max 100), fields, language
     wot/tanks/stats           account_id (exactly one), tank_id (<= 100), fields
     wot/encyclopedia/vehicles tank_id, tier, type, nation, fields, limit (default and max 100), page_no
     wot/clans/info            clan_id (<= 100), fields, members_key=id
@@ -32,6 +33,19 @@ Limits, as strict as the real API:
   carries all, clan, company, historical, regular_team, stronghold_defense, stronghold_skirmish,
   team, frags and trees_cut; vehicles carry the encyclopedia record (default_profile,
   modules_tree, images, ...). ``fields`` (dotted, comma separated, ``-`` excludes) trims them.
+- account/list: ``search`` missing: ``402 SEARCH_NOT_SPECIFIED``; type=startswith (the default)
+  takes 3-24 characters (fewer: ``407 NOT_ENOUGH_SEARCH_LENGTH``; more, or anything but ASCII
+  letters, digits and ``_``: ``407 INVALID_SEARCH``); type=exact takes up to 100 comma-separated
+  names of 1-24 such characters (more names: ``407 SEARCH_LIST_LIMIT_EXCEEDED``); another type:
+  ``407 INVALID_TYPE``; a limit that is not a positive integer: ``407 INVALID_LIMIT`` (above 100:
+  100, as the real API); a language outside the real list: ``407 INVALID_LANGUAGE``. Matching is
+  case-insensitive; answers are a list of {account_id, nickname} sorted by nickname
+  (case-insensitively, then account_id). Searchable are the existing accounts among the first
+  ``SEARCHABLE_IDS`` (20,000) ids of each region, created by the answer's instant: their
+  nicknames (deterministic, ``ids.nickname``) are indexed on the first search in a region
+  (about 0.2 s on the worker thread), so start-up stays instant. Simulated nicknames are not
+  unique (the real ones are) and some hold a ``-`` (the real game allows none), so such a
+  nickname is found only by a prefix before its ``-``.
 - About 10 % of accounts are veterans with 150-400 played tanks (``veteran_accounts()``).
 - About 5 % of clan slots hold a disbanded clan: clans/info answers ``{"clan_id",
   "is_clan_disbanded": true, "updated_at"}`` with every other key null; clanratings/clans and
@@ -82,10 +96,13 @@ deterministic number of battles per day from its creation date on.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import logging
 import math
+import re
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -101,9 +118,12 @@ from .ids import (
     MAX_VEHICLE_PAGE,
     REGION_RANGES,
     REGIONS,
+    account_created_at,
+    account_exists,
     disbanded_clans,
     existing_accounts,
     existing_clans,
+    nickname,
     veteran_accounts,
 )
 from .limits import Counters, RateLimiter
@@ -307,6 +327,81 @@ def m_account_info(world: World, game: str, region: str, arg: Params, now: float
     return data, {"count": len(data)}
 
 
+SEARCHABLE_IDS = 20_000  # account/list searches the first this many ids of each region
+SEARCH_MIN, SEARCH_MAX = 3, 24  # type=startswith
+MAX_EXACT_NAMES = 100  # type=exact
+MAX_LIST_LIMIT = 100
+_NICKNAME_TEXT = re.compile(r"[A-Za-z0-9_]+")
+LANGUAGES = frozenset({"en", "ru", "pl", "de", "fr", "es", "zh-cn", "zh-tw", "tr", "cs", "th", "vi", "ko"})
+
+
+@lru_cache(maxsize=len(REGION_RANGES))
+def nickname_index(region: str) -> tuple[list[str], list[tuple[str, int, int]]]:
+    """The searchable accounts of a region sorted by (lower-case nickname, account_id): the sort
+    keys (for bisect) and (nickname, account_id, created_at) rows. Built once per region."""
+    lo, _ = REGION_RANGES[region]
+    rows = sorted(
+        (nickname(region, a).lower(), a, nickname(region, a), account_created_at(region, a))
+        for a in range(lo, lo + SEARCHABLE_IDS)
+        if account_exists(region, a)
+    )
+    return [r[0] for r in rows], [(r[2], r[1], r[3]) for r in rows]
+
+
+def _search_names(raw: str | None, kind: str) -> list[str]:
+    if raw is None or not raw.strip():
+        raise ApiError(402, "SEARCH_NOT_SPECIFIED", "search")
+    if kind == "startswith":
+        if len(raw) < SEARCH_MIN:
+            raise ApiError(407, "NOT_ENOUGH_SEARCH_LENGTH", "search", raw)
+        names = [raw]
+    else:
+        names = [n for n in raw.split(",")]
+        if len(names) > MAX_EXACT_NAMES:
+            raise ApiError(407, "SEARCH_LIST_LIMIT_EXCEEDED", "search", raw)
+    for name in names:
+        if len(name) > SEARCH_MAX or not _NICKNAME_TEXT.fullmatch(name):
+            raise ApiError(407, "INVALID_SEARCH", "search", raw)
+    return names
+
+
+def m_account_list(world: World, game: str, region: str, arg: Params, now: float):
+    kind = arg("type") or "startswith"
+    if kind not in ("startswith", "exact"):
+        raise ApiError(407, "INVALID_TYPE", "type", kind)
+    language = arg("language")
+    if language is not None and language not in LANGUAGES:
+        raise ApiError(407, "INVALID_LANGUAGE", "language", language)
+    names = _search_names(arg("search"), kind)
+    limit_raw = arg("limit")
+    if limit_raw is None or limit_raw == "":
+        limit = MAX_LIST_LIMIT
+    else:
+        if not limit_raw.isdigit() or int(limit_raw) < 1:
+            raise ApiError(407, "INVALID_LIMIT", "limit", limit_raw)
+        limit = min(int(limit_raw), MAX_LIST_LIMIT)
+    keys, rows = nickname_index(region)
+    found: list[tuple[str, int, int]] = []
+    if kind == "startswith":
+        prefix = names[0].lower()
+        at = bisect.bisect_left(keys, prefix)
+        while at < len(keys) and keys[at].startswith(prefix) and len(found) < limit:
+            if rows[at][2] <= now:
+                found.append(rows[at])
+            at += 1
+    else:
+        for name in dict.fromkeys(n.lower() for n in names):
+            at = bisect.bisect_left(keys, name)
+            while at < len(keys) and keys[at] == name:
+                if rows[at][2] <= now:
+                    found.append(rows[at])
+                at += 1
+        found = sorted(found, key=lambda row: (row[0].lower(), row[1]))[:limit]
+    fields = arg("fields")
+    data = [apply_fields({"nickname": nick, "account_id": account_id}, fields) for nick, account_id, _ in found]
+    return data, {"count": len(data)}
+
+
 class RawJson:
     """A value already serialised (spliced into the answer as is)."""
 
@@ -388,6 +483,7 @@ def m_servers(world: World, game: str, region: str, arg: Params, now: float):
 
 METHODS: dict[str, tuple[tuple[str, ...], Callable]] = {
     "wot/account/info": (("wot",), m_account_info),
+    "wot/account/list": (("wot",), m_account_list),
     "wot/tanks/stats": (("wot",), m_tanks_stats),
     "wot/encyclopedia/vehicles": (("wot",), m_vehicles),
     "wot/clans/info": (("wot",), _per_clan(World.clan_info)),
@@ -491,7 +587,7 @@ class ApiHandler(_Base):
     def _build(self, game: str, region: str, api_path: str) -> bytes:
         answer = self._answer(game, region, api_path, self._args)
         data = answer["data"]
-        if any(isinstance(v, RawJson) for v in data.values()):
+        if isinstance(data, dict) and any(isinstance(v, RawJson) for v in data.values()):
             parts = [
                 ujson.dumps(k).encode() + b":" + (v.body if isinstance(v, RawJson) else ujson.dumps(v).encode())
                 for k, v in data.items()
