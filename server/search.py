@@ -1,0 +1,179 @@
+"""Nickname search: tracked accounts first, else the upstream's account/list under the live-lookup limits."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from typing import Any, Protocol
+
+from server.errors import APIError
+from server.upstream import UpstreamUnavailable
+from store.client import REQUEST_DEADLINE_S, deadline
+from store.constants import REGIONS
+
+MAX_RESULTS = 10
+SEARCH_MIN, SEARCH_MAX = 3, 24
+# Nicknames are ASCII letters, digits and underscores; a search is a prefix of one.
+SEARCH_TEXT = re.compile(r"[A-Za-z0-9_]{%d,%d}" % (SEARCH_MIN, SEARCH_MAX))
+# An upstream answer is reused this long (nicknames change rarely; a reused answer costs no live
+# lookup), at most CACHE_MAX answers per process.
+CACHE_SECONDS = 300.0
+CACHE_MAX = 10_000
+# A search that needs the upstream answers within this, like a live profile lookup.
+LIVE_DEADLINE = 8.0
+
+
+class TrackedIndex(Protocol):
+    """What the search needs of the tracked accounts (store/tracker.py)."""
+
+    async def search_prefix(self, region: str, prefix: str, limit: int = 10) -> list[dict]: ...
+
+
+def check_search(text: Any) -> str:
+    """The search text, or APIError invalid_search (3-24 letters, digits or underscores)."""
+    if not isinstance(text, str) or not SEARCH_TEXT.fullmatch(text):
+        raise APIError(
+            "invalid_search",
+            f"search must be {SEARCH_MIN}-{SEARCH_MAX} characters of a nickname (letters, digits, underscore)",
+        )
+    return text
+
+
+def _sort_key(row: dict) -> tuple:
+    return (row["nickname"].lower(), REGIONS.index(row["region"]), row["account_id"])
+
+
+class PlayerSearch:
+    """``search(region, text, client)`` for GET /players?search=&region=.
+
+    Tracked accounts answer when any matches (no live-lookup cost). Otherwise each region
+    searched upstream (one, or all three when ``region`` is None) is one live lookup: it takes
+    one unit of the client's live limit and one of the shared live budget, all or none (a
+    refused search consumes nothing). Upstream answers are reused for CACHE_SECONDS, and
+    identical concurrent searches share one upstream call; both cost no live lookup.
+    ``limiter`` None (scripts, tests) applies no live limits.
+    """
+
+    def __init__(self, tracked: TrackedIndex, upstream, limiter=None, clock=time.time):
+        self.tracked = tracked
+        self.upstream = upstream
+        self.limiter = limiter
+        self.clock = clock
+        self._cache: dict[tuple[str, str], tuple[float, list[dict]]] = {}
+        self._flights: dict[tuple, asyncio.Future] = {}
+        self.upstream_searches = 0  # upstream account/list calls made (for tests and metrics)
+
+    async def search(self, region: str | None, text: str, client: str) -> dict:
+        """{search, region, source, results: [{account_id, nickname, region, tracked}]} (at most 10).
+
+        ``source`` says where the results came from: "tracked" or "upstream". Raises APIError
+        invalid_search / invalid_region, rate_limited / rate_limited_global (with Retry-After),
+        or UpstreamUnavailable when the game API does not answer in time.
+        """
+        text = check_search(text)
+        if region is not None and region not in REGIONS:
+            raise APIError("invalid_region")
+        regions = [region] if region is not None else list(REGIONS)
+        results = await self._tracked(regions, text)
+        source = "tracked"
+        if not results:
+            results = await self._upstream(regions, text, client)
+            source = "upstream"
+        return {"search": text, "region": region, "source": source, "results": results}
+
+    async def _tracked(self, regions: list[str], text: str) -> list[dict]:
+        with deadline(REQUEST_DEADLINE_S):
+            found = await asyncio.gather(*(self.tracked.search_prefix(r, text, limit=MAX_RESULTS) for r in regions))
+        rows = [
+            {
+                "account_id": int(row["account_id"]),
+                "nickname": row["nickname"],
+                "region": row["region"],
+                "tracked": True,
+            }
+            for part in found
+            for row in part
+        ]
+        return sorted(rows, key=_sort_key)[:MAX_RESULTS]
+
+    async def _upstream(self, regions: list[str], text: str, client: str) -> list[dict]:
+        key = text.lower()
+        now = self.clock()
+        answers: dict[str, list[dict]] = {}
+        missing = []
+        for region in regions:
+            cached = self._cache.get((region, key))
+            if cached is not None and cached[0] > now:
+                answers[region] = cached[1]
+            else:
+                missing.append(region)
+        if missing:
+            flight_key = (tuple(missing), key)
+            pending = self._flights.get(flight_key)
+            if pending is None:
+                await self._admit(client, len(missing))
+                pending = asyncio.ensure_future(self._fetch(missing, text))
+                self._flights[flight_key] = pending
+                pending.add_done_callback(lambda done: self._flight_done(flight_key, done))
+            answers.update(await asyncio.shield(pending))
+        rows = [{**row, "region": region, "tracked": False} for region in regions for row in answers[region]]
+        return sorted(rows, key=_sort_key)[:MAX_RESULTS]
+
+    def _flight_done(self, key: tuple, done: asyncio.Future) -> None:
+        if self._flights.get(key) is done:
+            del self._flights[key]
+        if not done.cancelled():
+            done.exception()  # retrieved: every waiter re-raises it itself
+
+    async def _admit(self, client: str, lookups: int) -> None:
+        """Take `lookups` live lookups from the client's limit and the shared budget, or none."""
+        limiter = self.limiter
+        if limiter is None:
+            return
+        taken = 0
+        try:
+            for _ in range(lookups):
+                decision = limiter.hit(client, "live")
+                if not decision.allowed:
+                    raise APIError(
+                        "rate_limited",
+                        "live lookups are limited to %d per minute per client" % decision.limit,
+                        headers={"Retry-After": str(decision.retry_after)},
+                    )
+                taken += 1
+        except BaseException:
+            for _ in range(taken):
+                limiter.refund(client, "live")
+            raise
+        reserved = 0
+        try:
+            for _ in range(lookups):
+                budget = await limiter.reserve_global_live()
+                if not budget.allowed:
+                    raise APIError("rate_limited_global", headers={"Retry-After": str(budget.retry_after)})
+                reserved += 1
+        except BaseException:
+            for _ in range(taken):
+                limiter.refund(client, "live")
+            for _ in range(reserved):
+                await limiter.release_global_live()
+            raise
+
+    async def _fetch(self, regions: list[str], text: str) -> dict[str, list[dict]]:
+        async def one(region: str) -> list[dict]:
+            self.upstream_searches += 1
+            return await self.upstream.account_list(region, text, limit=MAX_RESULTS, caller="live")
+
+        try:
+            found = await asyncio.wait_for(asyncio.gather(*(one(r) for r in regions)), LIVE_DEADLINE)
+        except TimeoutError:
+            raise UpstreamUnavailable("live search deadline passed", retry_after=30) from None
+        expires = self.clock() + CACHE_SECONDS
+        if len(self._cache) + len(regions) > CACHE_MAX:
+            self._cache.clear()  # worst case: some searches ask the upstream again
+        answers = {}
+        for region, rows in zip(regions, found, strict=True):
+            self._cache[(region, text.lower())] = (expires, rows)
+            answers[region] = rows
+        return answers
