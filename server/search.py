@@ -62,7 +62,6 @@ class PlayerSearch:
         self.clock = clock
         self._cache: dict[tuple[str, str], tuple[float, list[dict]]] = {}
         self._flights: dict[tuple, asyncio.Future] = {}
-        self.upstream_searches = 0  # upstream account/list calls made (for tests and metrics)
 
     async def search(self, region: str | None, text: str, client: str) -> dict:
         """{search, region, source, results: [{account_id, nickname, region, tracked}]} (at most 10).
@@ -112,8 +111,10 @@ class PlayerSearch:
             flight_key = (tuple(missing), key)
             pending = self._flights.get(flight_key)
             if pending is None:
-                await self._admit(client, len(missing))
-                pending = asyncio.ensure_future(self._fetch(missing, text))
+                # The client's limit is decided here, synchronously (its 429 is its own); the shared
+                # budget inside the flight, which callers joining it share (its 429 is everyone's).
+                self._hit_client(client, len(missing))
+                pending = asyncio.ensure_future(self._admit_and_fetch(client, missing, text))
                 self._flights[flight_key] = pending
                 pending.add_done_callback(lambda done: self._flight_done(flight_key, done))
             answers.update(await asyncio.shield(pending))
@@ -126,47 +127,45 @@ class PlayerSearch:
         if not done.cancelled():
             done.exception()  # retrieved: every waiter re-raises it itself
 
-    async def _admit(self, client: str, lookups: int) -> None:
-        """Take `lookups` live lookups from the client's limit and the shared budget, or none."""
-        limiter = self.limiter
-        if limiter is None:
+    def _hit_client(self, client: str, lookups: int) -> None:
+        """Take `lookups` of the client's live lookups, or none (APIError rate_limited)."""
+        if self.limiter is None:
             return
-        taken = 0
-        try:
-            for _ in range(lookups):
-                decision = limiter.hit(client, "live")
-                if not decision.allowed:
-                    raise APIError(
-                        "rate_limited",
-                        "live lookups are limited to %d per minute per client" % decision.limit,
-                        headers={"Retry-After": str(decision.retry_after)},
-                    )
-                taken += 1
-        except BaseException:
-            for _ in range(taken):
-                limiter.refund(client, "live")
-            raise
-        reserved = 0
-        try:
-            for _ in range(lookups):
-                budget = await limiter.reserve_global_live()
-                if not budget.allowed:
-                    raise APIError("rate_limited_global", headers={"Retry-After": str(budget.retry_after)})
-                reserved += 1
-        except BaseException:
-            for _ in range(taken):
-                limiter.refund(client, "live")
-            for _ in range(reserved):
-                await limiter.release_global_live()
-            raise
+        for taken in range(lookups):
+            decision = self.limiter.hit(client, "live")
+            if not decision.allowed:
+                for _ in range(taken):
+                    self.limiter.refund(client, "live")
+                raise APIError(
+                    "rate_limited",
+                    "live lookups are limited to %d per minute per client" % decision.limit,
+                    headers={"Retry-After": str(decision.retry_after)},
+                )
+
+    async def _admit_and_fetch(self, client: str, regions: list[str], text: str) -> dict[str, list[dict]]:
+        """Reserve one unit of the shared live budget per region, or none (the client's lookups
+        are then refunded: APIError rate_limited_global), and search."""
+        limiter = self.limiter
+        if limiter is not None:
+            reserved = 0
+            try:
+                for _ in regions:
+                    budget = await limiter.reserve_global_live()
+                    if not budget.allowed:
+                        raise APIError("rate_limited_global", headers={"Retry-After": str(budget.retry_after)})
+                    reserved += 1
+            except BaseException:
+                for _ in regions:
+                    limiter.refund(client, "live")
+                for _ in range(reserved):
+                    await limiter.release_global_live()
+                raise
+        return await self._fetch(regions, text)
 
     async def _fetch(self, regions: list[str], text: str) -> dict[str, list[dict]]:
-        async def one(region: str) -> list[dict]:
-            self.upstream_searches += 1
-            return await self.upstream.account_list(region, text, limit=MAX_RESULTS, caller="live")
-
+        searches = (self.upstream.account_list(r, text, limit=MAX_RESULTS, caller="live") for r in regions)
         try:
-            found = await asyncio.wait_for(asyncio.gather(*(one(r) for r in regions)), LIVE_DEADLINE)
+            found = await asyncio.wait_for(asyncio.gather(*searches), LIVE_DEADLINE)
         except TimeoutError:
             raise UpstreamUnavailable("live search deadline passed", retry_after=30) from None
         expires = self.clock() + CACHE_SECONDS
