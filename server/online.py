@@ -99,6 +99,7 @@ class OnlineService:
         self._current: tuple[float, dict] | None = None
         self._history: dict[tuple[str, str, int], tuple[float, dict]] = {}
         self._history_flights: dict[tuple, asyncio.Future] = {}
+        self._day_flights: dict[tuple, asyncio.Future] = {}  # aggregations of one day, shared
         self._today: dict[tuple[str, str, str], tuple[float, dict]] = {}  # unfinished days' aggregates
         self.aggregations = 0  # day aggregations run by this process (requests and the job)
 
@@ -285,20 +286,19 @@ class OnlineService:
                 )
             live = {d: self._today_cached(game, region, d) for d in unfinished}
             if inline or any(row is None for row in live.values()):
-                async with heavy_slot(self.store.heavy):
-                    started = time.monotonic()
-                    for date, row in live.items():  # the unfinished days first: they are never materialised
-                        if row is None:
-                            row = live[date] = await self._aggregate(game, region, date)
-                            self._today[(game, region, date.isoformat())] = (time.monotonic(), row)
-                    computed = []
-                    for date in reversed(inline):  # newest first, while the time budget lasts
-                        if time.monotonic() - started >= INLINE_BUDGET_SECONDS:
-                            break
-                        computed.append(await self._aggregate(game, region, date))
-                    if computed:
-                        await self.store.online.save_days(game, region, computed)
-                    rows.update({row["date"]: row for row in computed})
+                started = time.monotonic()
+                for date, row in live.items():  # the unfinished days first: they are never materialised
+                    if row is None:
+                        row = live[date] = await self._aggregate_shared(game, region, date)
+                        self._today[(game, region, date.isoformat())] = (time.monotonic(), row)
+                computed = []
+                for date in reversed(inline):  # newest first, while the time budget lasts
+                    if time.monotonic() - started >= INLINE_BUDGET_SECONDS:
+                        break
+                    computed.append(await self._aggregate_shared(game, region, date))
+                if computed:
+                    await self.store.online.save_days(game, region, computed)
+                rows.update({row["date"]: row for row in computed})
             rows.update({date.isoformat(): row for date, row in live.items()})
         answer = self._history_view(game, region, days, first, today, rows)
         self._history[(game, region, days)] = (time.monotonic(), answer)  # ≤ 3 games × 4 regions × 400 days keys
@@ -316,6 +316,17 @@ class OnlineService:
         if cached is not None and 0 <= time.monotonic() - cached[0] < self.history_cache_seconds:
             return cached[1]
         return None
+
+    async def _aggregate_shared(self, game: str, region: str, date: dt.date) -> dict:
+        """One aggregation per (game, region, day) at a time, shared by every request that needs
+        it (requests for different `days` all want today and the newest days), each holding
+        one of the process's heavy slots (else a fast 503 with Retry-After)."""
+
+        async def gated() -> dict:
+            async with heavy_slot(self.store.heavy):
+                return await self._aggregate(game, region, date)
+
+        return await single_flight(self._day_flights, (game, region, date), gated)
 
     async def _aggregate(self, game: str, region: str, date: dt.date) -> dict:
         self.aggregations += 1
