@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from server.ratings import ExpectedValues, account_wn8, average_tier, efficiency, tank_wn8, wn7
@@ -129,6 +129,24 @@ def period_figures(
 ) -> dict[str, Any]:
     """The figures of the battles played between two per-tank states ({tank_id: career counters})."""
     return figures_of(tank_differences(start, end), expected, tiers)
+
+
+RECENT_BATTLES = 1000
+
+
+def recent_baseline(records: Sequence[Mapping[str, Any]], battles: int = RECENT_BATTLES) -> int | None:
+    """Index of the baseline of "the last ``battles`` battles": the newest record at least that many
+    battles before the newest one (``records`` oldest first, each with the account's career
+    ``battles``), so the figures cover the fewest battles that are still at least ``battles``.
+    None when no record lies that far back (the figures would cover fewer battles than they say).
+    """
+    if not records:
+        return None
+    target = _count(records[-1], "battles") - battles
+    for index in range(len(records) - 2, -1, -1):
+        if _count(records[index], "battles") <= target:
+            return index
+    return None
 
 
 def _tank_wn8(tank_id: int, counters: Mapping[str, Any], expected: ExpectedValues | None) -> float | None:

@@ -9,7 +9,15 @@ import pytest
 
 from scripts.upstream_sim import World, existing_accounts
 from server.ratings import ExpectedValues, load_expected_values_file
-from server.recents import PERIOD_COUNTERS, ROW_COUNTERS, figures_of, period_figures, tank_differences, tank_rows
+from server.recents import (
+    PERIOD_COUNTERS,
+    ROW_COUNTERS,
+    figures_of,
+    period_figures,
+    recent_baseline,
+    tank_differences,
+    tank_rows,
+)
 from tests.helpers import EXPECTED_VALUES_FILE, VEHICLES_FILE
 
 NOW = 1_750_000_000  # 2025-06-15
@@ -311,3 +319,19 @@ def test_tank_rows_carry_period_counters_career_and_vehicle_facts(raw_table, tab
     period_c = by_id[c]["period"]
     assert period_c["battles"] == 20 and period_c["avg_damage"] == 1000.0 and period_c["avg_frags"] == 0.45
     assert period_c["wn8"] is None and by_id[c]["career"]["wn8"] is None  # not in the table
+
+
+# --- recent_1000: the baseline record --------------------------------------------------------
+
+
+def test_recent_baseline_is_the_newest_record_at_least_1000_battles_back():
+    days = [{"date": f"2025-06-{d:02d}", "battles": b} for d, b in enumerate([100, 900, 1500, 2000, 2400, 2600], 1)]
+    # Newest 2600: records with battles <= 1600 qualify (100, 900, 1500); the newest of them is 1500.
+    assert recent_baseline(days) == 2
+    assert days[-1]["battles"] - days[recent_baseline(days)]["battles"] == 1100
+    # Exactly 1000 back counts.
+    assert recent_baseline([{"battles": 500}, {"battles": 1000}, {"battles": 1500}]) == 0
+    # Not 1000 battles recorded yet, one record, none: no baseline.
+    assert recent_baseline([{"battles": 501}, {"battles": 1500}]) is None
+    assert recent_baseline([{"battles": 5000}]) is None and recent_baseline([]) is None
+    assert recent_baseline(days, battles=200) == 4
