@@ -72,7 +72,8 @@ ACCEPT_PAUSE = 0.5  # seconds without accepting after EMFILE/ENFILE
 LOG_INTERVAL = 10.0  # at most one log line per kind of connection trouble per interval
 LINGER_SECONDS = 2.0
 LINGER_BYTES = 1 << 20
-SHED_MIN_WAIT = 1.0  # seconds a connection must have waited for its head before it can be shed
+SHED_MIN_WAIT = 0.25  # seconds a connection must have waited for its head before it can be shed (a
+# client sends its head within a round trip of connecting; an attacker's idle connection waits on)
 MAX_LINGERING_REFUSALS = 64  # refused connections draining at once; beyond, closed at once
 _ACCEPTS_PER_EVENT = 128  # as Tornado's netutil: bounded work per readiness event
 _OUT_OF_DESCRIPTORS = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}

@@ -406,16 +406,15 @@ def test_full_server_sheds_only_connections_that_waited(tmp_path):
         wait_for_port(port, proc=proc)
         time.sleep(0.3)  # the readiness probe's connection is gone
         socks = [socket.create_connection(("127.0.0.1", port)) for _ in range(4)]  # idle: the server is full
-        time.sleep(0.3)
+        time.sleep(0.05)
         status, body = get(port, "/", timeout=10)
         assert status == 503 and body["error"]["code"] == "too_many_connections", (status, body)
 
         time.sleep(SHED_MIN_WAIT + 0.2)  # now the idle ones have waited long enough to be shed
         legit = socket.create_connection(("127.0.0.1", port), timeout=10)  # takes an idle one's place
-        time.sleep(0.2)
         churn = [connect_nowait(port, "127.0.0.1") for _ in range(10)]  # shed the other idle ones, then refused
         socks += churn
-        time.sleep(0.5)
+        time.sleep(0.1)
         legit.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         answer = b""
         while part := legit.recv(65536):
