@@ -25,6 +25,7 @@ class RatingsSource:
         self._loaded_at: float | None = None
         self._last_error: str | None = None
         self._tiers: dict[str, tuple[float, dict[int, int]]] = {}
+        self._vehicles: dict[str, dict[int, dict]] = {}  # region -> tank_id -> name, tier, type, nation
         self._tiers_failed: dict[str, float] = {}
         self._tiers_fetching: dict[str, asyncio.Future] = {}
         self._lock = asyncio.Lock()
@@ -86,11 +87,22 @@ class RatingsSource:
             pending.add_done_callback(lambda _: self._tiers_fetching.pop(region, None))
         return await asyncio.shield(pending)
 
+    async def vehicles(self, region: str) -> dict[int, dict]:
+        """Encyclopedia facts (name, tier, type, nation) by tank_id, from the same daily fetch as
+        the tiers; empty until it has succeeded once."""
+        await self.tiers(region)
+        return self._vehicles.get(region, {})
+
     async def _fetch_tiers(self, region: str) -> dict[int, int]:
         cached = self._tiers.get(region)
         try:
             vehicles = await self.upstream.vehicles(region, fields=VEHICLE_FIELDS, caller="reference")
             tiers = {int(tank_id): int(v["tier"]) for tank_id, v in vehicles.items() if v and v.get("tier")}
+            self._vehicles[region] = {
+                int(tank_id): {key: v.get(key) for key in ("name", "tier", "type", "nation")}
+                for tank_id, v in vehicles.items()
+                if v
+            }
             self._tiers[region] = (self.clock(), tiers)
             return tiers
         except Exception as exc:

@@ -1,0 +1,102 @@
+"""Recents: period figures and per-tank breakdowns read from the tracker's per-tank records."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from server import recents
+from server.errors import APIError
+from store.client import request_deadline
+
+HISTORY_RETENTION_DAYS = 400  # per-tank records are kept (and searched) this far back
+
+
+def _day(date: str, days_before: int) -> str:
+    return (dt.date.fromisoformat(date) - dt.timedelta(days=days_before)).isoformat()
+
+
+class PeriodService:
+    """Figures of the battles played between two days, per account and per tank.
+
+    A period's start state is the newest per-tank record on or before its first day; an account
+    tracked only since inside the period starts from its first record in it (as the history's
+    deltas start from the earliest snapshot inside their period), and `from` says which day that is.
+    """
+
+    def __init__(self, store, ratings_source):
+        self.store = store
+        self.ratings_source = ratings_source
+
+    async def _inputs(self, region: str):
+        expected = await self.ratings_source.expected_values()
+        tiers = await self.ratings_source.tiers(region)
+        return expected, tiers
+
+    async def _states(self, region: str, account_id: int, first: str, last: str):
+        """((from_day, start_state), (to_day, end_state)) for [first, last], or None without records."""
+        end = await self.store.tanks.state_on(region, account_id, last)
+        if end is None:
+            return None
+        start = await self.store.tanks.state_on(region, account_id, first)
+        if start is None:
+            days = await self.store.tanks.battles_by_day(region, account_id, first, last)
+            if not days:
+                return None
+            start = await self.store.tanks.state_on(region, account_id, days[0][0])
+            if start is None:
+                return None
+        return start, end
+
+    async def period(self, region: str, account_id: int, first: str, last: str) -> dict[str, Any] | None:
+        """Figures over [first, last] with the days they cover; None without per-tank records."""
+        async with request_deadline():
+            states = await self._states(region, account_id, first, last)
+        if states is None:
+            return None
+        (from_day, start), (to_day, end) = states
+        expected, tiers = await self._inputs(region)
+        return {"from": from_day, "to": to_day, **recents.period_figures(start, end, expected, tiers)}
+
+    async def recent(self, region: str, account_id: int, today: str) -> dict[str, Any] | None:
+        """Figures over roughly the last RECENT_BATTLES battles: from the newest record at least
+        that many battles before the newest one. None when the records do not reach that far."""
+        async with request_deadline():
+            records = await self.store.tanks.battles_by_day(
+                region, account_id, _day(today, HISTORY_RETENTION_DAYS - 1), today
+            )
+            index = recents.recent_baseline([{"battles": battles} for _, battles in records])
+            if index is None:
+                return None
+            first, last = records[index][0], records[-1][0]
+            states = await self._states(region, account_id, first, last)
+        if states is None:
+            return None
+        (from_day, start), (to_day, end) = states
+        expected, tiers = await self._inputs(region)
+        return {"from": from_day, "to": to_day, **recents.period_figures(start, end, expected, tiers)}
+
+    async def tanks(self, region: str, account_id: int, days: int, today: str) -> dict[str, Any]:
+        """The tanks endpoint's data: the whole period's figures and one row per tank owned."""
+        first = _day(today, days)
+        async with request_deadline():
+            states = await self._states(region, account_id, first, today)
+        if states is None:
+            raise APIError("no_history", "no per-tank records for this account yet")
+        (from_day, start), (to_day, end) = states
+        expected, tiers = await self._inputs(region)
+        vehicles = await self.ratings_source.vehicles(region)
+        figures = recents.period_figures(start, end, expected, tiers)
+        return {
+            "account_id": account_id,
+            "region": region,
+            "days": days,
+            "from": from_day,
+            "to": to_day,
+            "expected_values_version": expected.version if expected is not None else None,
+            "period": {
+                key: figures[key]
+                for key in ("battles", "wins", "win_rate", "avg_damage", "average_tier", "wn8", "wn7", "efficiency")
+            },
+            "tanks": recents.tank_rows(start, end, expected, vehicles),
+        }

@@ -1,0 +1,137 @@
+"""PeriodService (server/period.py) over hand-built per-tank records: days covered, baselines, 404."""
+
+from __future__ import annotations
+
+import pytest
+
+from server.errors import APIError
+from server.period import PeriodService
+from server.ratings import ExpectedValues, TankExpectation
+
+
+def counters(battles: int, wins: int, damage: int) -> dict:
+    return {
+        "battles": battles,
+        "wins": wins,
+        "damage_dealt": damage,
+        "frags": battles,
+        "spotted": battles,
+        "dropped_capture_points": battles,
+        "capture_points": 0,
+        "xp": 500 * battles,
+        "survived_battles": battles // 2,
+        "shots": 10 * battles,
+        "hits": 7 * battles,
+    }
+
+
+class FakeTanks:
+    """store.tanks over {day: state}: the newest record on or before a day."""
+
+    def __init__(self, records: dict[str, dict[int, dict]]):
+        self.records = dict(sorted(records.items()))
+
+    async def state_on(self, region, account_id, day):
+        days = [d for d in self.records if d <= day]
+        return (days[-1], self.records[days[-1]]) if days else None
+
+    async def battles_by_day(self, region, account_id, since, until):
+        return [
+            (d, sum(t["battles"] for t in state.values())) for d, state in self.records.items() if since <= d <= until
+        ]
+
+
+class FakeStore:
+    def __init__(self, records):
+        self.tanks = FakeTanks(records)
+
+
+class FakeRatings:
+    def __init__(self):
+        self.table = ExpectedValues(
+            {
+                1: TankExpectation(damage=1000.0, spot=1.0, frag=1.0, defence=1.0, win_rate=50.0),
+                2: TankExpectation(damage=2000.0, spot=1.0, frag=1.0, defence=1.0, win_rate=50.0),
+            },
+            "v-test",
+        )
+
+    async def expected_values(self):
+        return self.table
+
+    async def tiers(self, region):
+        return {1: 6, 2: 8}
+
+    async def vehicles(self, region):
+        return {1: {"name": "T1", "tier": 6, "type": "mediumTank", "nation": "usa"}}
+
+
+RECORDS = {
+    "2026-01-01": {1: counters(100, 50, 100_000)},
+    "2026-01-10": {1: counters(110, 56, 112_000), 2: counters(5, 3, 10_000)},
+    "2026-01-20": {1: counters(1100, 560, 1_120_000), 2: counters(5, 3, 10_000)},
+    "2026-01-25": {1: counters(1110, 566, 1_132_000), 2: counters(15, 9, 30_000)},
+}
+
+
+@pytest.fixture
+def service():
+    return PeriodService(FakeStore(RECORDS), FakeRatings())
+
+
+@pytest.mark.gen_test
+async def test_period_starts_at_the_record_on_or_before_its_first_day(service):
+    figures = await service.period("eu", 1, "2026-01-15", "2026-01-25")
+    assert (figures["from"], figures["to"]) == ("2026-01-10", "2026-01-25")
+    assert figures["battles"] == (1110 + 15) - (110 + 5)
+    assert figures["wins"] == (566 + 9) - (56 + 3)
+
+
+@pytest.mark.gen_test
+async def test_period_before_the_first_record_starts_at_the_first_record_inside(service):
+    figures = await service.period("eu", 1, "2025-12-01", "2026-01-10")
+    assert (figures["from"], figures["to"]) == ("2026-01-01", "2026-01-10")
+    assert figures["battles"] == 15
+    assert await service.period("eu", 1, "2025-01-01", "2025-12-31") is None
+
+
+@pytest.mark.gen_test
+async def test_period_without_battles_says_so(service):
+    figures = await service.period("eu", 1, "2026-01-26", "2026-01-30")
+    assert figures["battles"] == 0 and figures["wn8"] is None and figures["win_rate"] is None
+
+
+@pytest.mark.gen_test
+async def test_recent_1000_from_the_newest_record_at_least_1000_battles_back(service):
+    figures = await service.recent("eu", 1, "2026-01-25")
+    # newest: 1125 battles; 2026-01-20 has 1105 (only 20 back), 2026-01-10 has 115 (1010 back)
+    assert (figures["from"], figures["to"]) == ("2026-01-10", "2026-01-25")
+    assert figures["battles"] == 1010
+
+
+@pytest.mark.gen_test
+async def test_recent_1000_is_none_when_the_records_do_not_reach_that_far():
+    service = PeriodService(FakeStore({d: RECORDS[d] for d in ("2026-01-20", "2026-01-25")}), FakeRatings())
+    assert await service.recent("eu", 1, "2026-01-25") is None
+
+
+@pytest.mark.gen_test
+async def test_tanks_rows_and_period(service):
+    data = await service.tanks("eu", 1, 10, "2026-01-25")
+    assert (data["from"], data["to"], data["days"]) == ("2026-01-10", "2026-01-25", 10)
+    assert data["expected_values_version"] == "v-test"
+    assert data["period"]["battles"] == 1010
+    assert [row["tank_id"] for row in data["tanks"]] == [1, 2]  # by period battles
+    first = data["tanks"][0]
+    assert first["name"] == "T1" and first["tier"] == 6 and first["nation"] == "usa"
+    assert first["period"]["battles"] == 1000 and first["period"]["wins"] == 510
+    assert first["career"]["battles"] == 1110
+    assert data["tanks"][1]["name"] is None  # not in the encyclopedia: facts unknown, row kept
+
+
+@pytest.mark.gen_test
+async def test_tanks_without_records_is_no_history():
+    service = PeriodService(FakeStore({}), FakeRatings())
+    with pytest.raises(APIError) as raised:
+        await service.tanks("eu", 1, 30, "2026-01-25")
+    assert raised.value.code == "no_history"
