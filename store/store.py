@@ -13,6 +13,8 @@ from store.online import OnlineSamples
 from store.players import Players
 from store.ratelimit import RateCounters
 from store.status import JobRuns
+from store.tanks import TankRecords
+from store.tracker import Tracked
 from store.upstream_members import UpstreamMembers
 
 # Concurrent heavy database operations (aggregations, history and digest builds) per process.
@@ -85,6 +87,8 @@ class Store:
         self.clans = Clans(self.db, ttl_indexes=ttl_indexes)
         self.online = OnlineSamples(self.db, ttl_indexes=ttl_indexes)
         self.upstream_members = UpstreamMembers(self.db)
+        self.tracked = Tracked(self.db)  # the tracker's accounts and (day, slice) claims
+        self.tanks = TankRecords(self.db, ttl_indexes=ttl_indexes)  # per-tank records by day
         self.families: list[CollectionFamily] = [
             self.rate_counters,
             self.leases,
@@ -93,6 +97,8 @@ class Store:
             self.clans,
             self.online,
             self.upstream_members,
+            self.tracked,
+            self.tanks,
         ]
 
     async def ensure_schema(self) -> None:

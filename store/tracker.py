@@ -1,0 +1,226 @@
+"""Tracked accounts (kept apart from the hour-long profile cache) and the daily pass's (day, slice) claims."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from bson import Binary
+from pymongo import ASCENDING, UpdateOne
+from pymongo.errors import DuplicateKeyError
+
+PARKED = "~"  # last_visit_day of an account whose tracking ended: sorts after every day, so no pass finds it
+SLICES = 64  # the pass is partitioned into this many slices by a stable hash of (region, account_id)
+IN_CHUNK = 100  # ids per $in (SecantusDB's $in is quadratic in the number of keys)
+# What the pass reads of a tracked account (the packed per-tank state is read apart, only for
+# accounts that played).
+VISIT_FIELDS = {
+    "region": 1,
+    "until": 1,
+    "account_id": 1,
+    "last_battle_time": 1,
+    "record_day": 1,
+    "keyframe_day": 1,
+    "keyframe_bytes": 1,
+    "chain_records": 1,
+    "chain_bytes": 1,
+}
+
+
+def slice_of(region: str, account_id: int) -> int:
+    """The pass slice of an account: stable across processes and restarts (never Python's hash())."""
+    digest = hashlib.blake2b(f"{region}:{account_id}".encode(), digest_size=4).digest()
+    return int.from_bytes(digest, "big") % SLICES
+
+
+def tracked_id(region: str, account_id: int) -> str:
+    return f"{region}:{account_id}"
+
+
+class Tracked:
+    """Collection `tracked`: one document per tracked account.
+
+    {_id: "region:account_id", region, account_id, nickname, nickname_lower, slice, since,
+     until (tracking ends then: see server/tracker.py), last_visit_day ("" before the first visit),
+     last_battle_time (as of the newest per-tank record), record_day, keyframe_day, keyframe_bytes,
+     chain_records, chain_bytes (the keyframe policy's bookkeeping), state (the newest per-tank state,
+     packed as store.tanks.pack)}.
+
+    Collection `tracker_slices`: one claim per (day, slice) of the daily pass, {_id: "day:slice",
+    day, slice, owner, expires, due, started, finished, visited, info_requests, tanks_requests,
+    records, record_bytes}. Times are the tracker's clock (unix seconds), so a simulated clock works.
+    """
+
+    status_name = "newest_tracked"
+
+    def __init__(self, db):
+        self.collection = db["tracked"]
+        self.slices = db["tracker_slices"]
+
+    async def ensure_schema(self) -> None:
+        await self.collection.create_index([("region", ASCENDING), ("nickname_lower", ASCENDING)])
+        await self.collection.create_index([("slice", ASCENDING), ("last_visit_day", ASCENDING)])
+        await self.collection.create_index([("until", ASCENDING)])
+        await self.slices.create_index([("day", ASCENDING)])
+
+    # --- who is tracked ---------------------------------------------------------------
+    @staticmethod
+    def _track_ops(
+        region: str, account_id: int, nickname: str | None, until: float, now: float, extra: Mapping | None = None
+    ) -> list[UpdateOne]:
+        key = tracked_id(region, account_id)
+        fields: dict[str, Any] = dict(extra or {})
+        if nickname:
+            fields.update(nickname=nickname, nickname_lower=nickname.lower())
+        insert = {
+            "region": region,
+            "account_id": int(account_id),
+            "slice": slice_of(region, account_id),
+            "since": now,
+        }
+        if "last_visit_day" not in fields:
+            insert["last_visit_day"] = ""
+        update: dict[str, Any] = {"$setOnInsert": insert, "$max": {"until": until}}
+        if fields:
+            update["$set"] = fields
+        # A parked account (tracking had ended) is due again from today's pass on.
+        return [
+            UpdateOne({"_id": key, "last_visit_day": PARKED}, {"$set": {"last_visit_day": ""}}),
+            UpdateOne({"_id": key}, update, upsert=True),
+        ]
+
+    async def track(
+        self, region: str, account_id: int, nickname: str | None, until: float, now: float, extra: Mapping | None = None
+    ) -> None:
+        """Track an account until at least `until` (an existing account keeps a later end); `extra`
+        fields are set too (a live fetch stores its per-tank state and counts as today's visit)."""
+        await self.collection.bulk_write(self._track_ops(region, account_id, nickname, until, now, extra))
+
+    async def track_many(
+        self, region: str, accounts: Iterable[tuple[int, str | None]], until: float, now: float
+    ) -> int:
+        """`track` for many (account_id, nickname) of one region, in one round trip per 250 accounts."""
+        ops = [op for a, n in accounts for op in self._track_ops(region, a, n, until, now)]
+        for start in range(0, len(ops), 500):
+            await self.collection.bulk_write(ops[start : start + 500], ordered=True)
+        return len(ops) // 2
+
+    async def extend(self, region: str, account_id: int, until: float) -> None:
+        """A tracked account was looked up again: track it at least until `until` (no insert)."""
+        await self.collection.update_one({"_id": tracked_id(region, account_id)}, {"$max": {"until": until}})
+
+    async def get(self, region: str, account_id: int) -> dict | None:
+        return await self.collection.find_one({"_id": tracked_id(region, account_id)}, {"state": 0})
+
+    async def search_prefix(self, region: str | None, prefix: str, limit: int = 10) -> list[dict]:
+        """Tracked accounts whose nickname starts with `prefix` (case-insensitive), by nickname;
+        region None searches every region. An anchored regex on nickname_lower uses the index."""
+        query: dict[str, Any] = {"nickname_lower": {"$regex": "^" + re.escape(prefix.lower())}}
+        if region is not None:
+            query["region"] = region
+        cursor = (
+            self.collection.find(query, {"_id": 0, "account_id": 1, "nickname": 1, "region": 1})
+            .sort("nickname_lower", ASCENDING)
+            .limit(max(1, int(limit)))
+        )
+        return [
+            {"account_id": doc["account_id"], "nickname": doc.get("nickname"), "region": doc["region"]}
+            for doc in await cursor.to_list(None)
+        ]
+
+    async def count_active(self, now: float) -> int:
+        return await self.collection.count_documents({"until": {"$gte": now}})
+
+    async def newest_timestamp(self) -> float | None:
+        doc = await self.collection.find_one({}, {"since": 1}, sort=[("since", -1)])
+        return doc["since"] if doc else None
+
+    # --- the pass -----------------------------------------------------------------------
+    async def due(self, slice_no: int, day: str, limit: int) -> list[dict]:
+        """Accounts of a slice not visited on `day` (nor parked), without their state. The caller
+        parks those whose `until` has passed (their tracking ended)."""
+        cursor = (
+            self.collection.find({"slice": slice_no, "last_visit_day": {"$lt": day}}, VISIT_FIELDS)
+            .sort("last_visit_day", ASCENDING)
+            .limit(limit)
+        )
+        return await cursor.to_list(limit)
+
+    async def states(self, keys: list[str]) -> dict[str, bytes]:
+        """The packed per-tank state of tracked accounts by _id (absent: none stored yet)."""
+        out: dict[str, bytes] = {}
+        for start in range(0, len(keys), IN_CHUNK):
+            cursor = self.collection.find(
+                {"_id": {"$in": keys[start : start + IN_CHUNK]}, "state": {"$exists": True}}, {"state": 1}
+            )
+            for doc in await cursor.to_list(None):
+                out[doc["_id"]] = bytes(doc["state"])
+        return out
+
+    async def mark_visited(self, updates: Mapping[str, dict]) -> None:
+        """Record a batch's visits ({_id: fields to set}); a `state` is stored as BSON binary."""
+        ops = []
+        for key, fields in updates.items():
+            fields = dict(fields)
+            if "state" in fields:
+                fields["state"] = Binary(fields["state"])
+            ops.append(UpdateOne({"_id": key}, {"$set": fields}))
+        if ops:
+            await self.collection.bulk_write(ops, ordered=False)
+
+    async def park(self, keys: list[str], now: float) -> None:
+        """Tracking ended (or the upstream no longer knows the account): the pass skips it from now on."""
+        for start in range(0, len(keys), IN_CHUNK):
+            await self.collection.update_many(
+                {"_id": {"$in": keys[start : start + IN_CHUNK]}},
+                {"$set": {"last_visit_day": PARKED}, "$min": {"until": now}},
+            )
+
+    # --- (day, slice) claims ------------------------------------------------------------
+    async def claim(self, day: str, slice_no: int, owner: str, now: float, ttl: float, due: float) -> bool:
+        """Take or renew the claim of (day, slice) if it is unfinished and free, expired or ours."""
+        try:
+            result = await self.slices.update_one(
+                {
+                    "_id": f"{day}:{slice_no:03d}",
+                    "finished": None,
+                    "$or": [{"owner": owner}, {"expires": {"$lt": now}}],
+                },
+                {
+                    "$set": {"owner": owner, "expires": now + ttl},
+                    "$setOnInsert": {"day": day, "slice": slice_no, "due": due, "started": now},
+                },
+                upsert=True,
+            )
+        except DuplicateKeyError:
+            return False  # held by another live owner, or finished
+        return result.matched_count == 1 or result.upserted_id is not None
+
+    async def add_spend(self, day: str, slice_no: int, counts: Mapping[str, int]) -> None:
+        """Add a batch's figures (visited, info_requests, tanks_requests, records, record_bytes)."""
+        await self.slices.update_one({"_id": f"{day}:{slice_no:03d}"}, {"$inc": dict(counts)})
+
+    async def finish(self, day: str, slice_no: int, owner: str, now: float) -> bool:
+        result = await self.slices.update_one(
+            {"_id": f"{day}:{slice_no:03d}", "owner": owner, "finished": None}, {"$set": {"finished": now}}
+        )
+        return result.matched_count == 1
+
+    async def release(self, day: str, slice_no: int, owner: str) -> None:
+        """Give an unfinished claim back (it may be taken at once)."""
+        await self.slices.update_one(
+            {"_id": f"{day}:{slice_no:03d}", "owner": owner, "finished": None}, {"$set": {"expires": 0.0}}
+        )
+
+    async def finished_slices(self, day: str) -> set[int]:
+        cursor = self.slices.find({"day": day, "finished": {"$ne": None}}, {"slice": 1})
+        return {doc["slice"] for doc in await cursor.to_list(None)}
+
+    async def day_slices(self, day: str) -> list[dict]:
+        return await self.slices.find({"day": day}).to_list(None)
+
+    async def forget_slices_before(self, day: str) -> int:
+        result = await self.slices.delete_many({"day": {"$lt": day}})
+        return result.deleted_count

@@ -1,0 +1,155 @@
+"""store/tanks.py and store/tracker.py on a real MongoDB-wire server: packing, rebuilds, search, claims."""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+
+import pytest
+
+from store.tanks import COUNTERS, KEYFRAME_MAX_RECORDS, TankRecords, apply, changed, pack, unpack
+from store.tracker import PARKED, SLICES, slice_of
+
+
+@pytest.fixture
+def store(io_loop, mongo_uri, db_name):
+    from store import Store, create_client
+
+    client = create_client(mongo_uri)
+    store = Store(client, db_name, rate_collection_bytes=1 << 20, ttl_indexes=False)
+    io_loop.run_sync(store.ensure_schema)
+    yield store
+    io_loop.run_sync(lambda: client.drop_database(db_name))
+    client.close()
+
+
+def _day(n: int) -> str:
+    return (dt.date(2025, 1, 1) + dt.timedelta(days=n)).isoformat()
+
+
+def test_counters_are_the_upstream_tank_counters():
+    from server.recents import PERIOD_COUNTERS
+    from server.upstream import TANK_COUNTERS
+
+    assert COUNTERS == TANK_COUNTERS
+    assert set(PERIOD_COUNTERS) <= set(COUNTERS)
+
+
+def test_pack_round_trips_keyframes_and_changes():
+    rng = random.Random(7)
+    for _ in range(100):
+        before = {
+            rng.randrange(1, 70_000): [rng.randrange(0, 10**7) for _ in COUNTERS] for _ in range(rng.randrange(60))
+        }
+        after = {t: [v + rng.randrange(0, 500) for v in row] for t, row in before.items()}
+        after[rng.randrange(1, 70_000)] = [rng.randrange(0, 100) for _ in COUNTERS]
+        assert unpack(pack(before)) == before
+        state = unpack(pack(before))
+        apply(state, pack(changed(after, before), before))
+        assert state == {**before, **after}
+    # A negative difference (a corrected counter upstream) survives too.
+    assert apply({5: [10] * len(COUNTERS)}, pack({5: [9] * len(COUNTERS)}, {5: [10] * len(COUNTERS)})) == {
+        5: [9] * len(COUNTERS)
+    }
+
+
+def test_a_change_record_is_small():
+    state = {
+        tank: [1000 + tank, 500, 490, 10, 900_000, 1200, 1500, 800, 700, 650_000, 300, 9000, 7000]
+        for tank in range(1, 300)
+    }
+    played = {t: [v + 7 for v in row] for t, row in list(state.items())[:4]}
+    assert len(pack(played, state)) < 4 * 20  # one byte per small difference
+
+
+@pytest.mark.gen_test(timeout=60)
+async def test_state_on_rebuilds_any_day_from_keyframes_and_changes(store):
+    tanks: TankRecords = store.tanks
+    rng = random.Random(3)
+    truth: dict[str, dict[int, list[int]]] = {}
+    state = {t: [0] * len(COUNTERS) for t in (1, 17, 2305)}
+    previous: dict[int, list[int]] = {}
+    records = []
+    since_key = 0
+    for n in range(0, 100, 2):  # a record every other day
+        for tank in rng.sample(sorted(state), 2):
+            state[tank] = [v + rng.randrange(1, 50) for v in state[tank]]
+        if rng.random() < 0.1:
+            state[rng.randrange(3000, 4000)] = [rng.randrange(1, 9) for _ in COUNTERS]
+        current = {t: list(row) for t, row in state.items() if row[0]}
+        keyframe = not previous or since_key >= KEYFRAME_MAX_RECORDS - 1
+        since_key = 0 if keyframe else since_key + 1
+        payload = pack(current) if keyframe else pack(changed(current, previous), previous)
+        battles = sum(row[0] for row in current.values())
+        records.append(TankRecords.record("eu", 500000001, _day(n), battles, payload, keyframe))
+        truth[_day(n)] = current
+        previous = current
+    await tanks.save(records)
+    await tanks.save(records[:3])  # a retried visit replaces, never duplicates
+    # Another account's records never leak into this one's.
+    await tanks.save([TankRecords.record("eu", 5000000010, _day(1), 1, pack({9: [1] * 13}), True)])
+
+    assert await tanks.state_on("eu", 500000001, _day(-1)) is None
+    for n in range(0, 101):
+        got = await tanks.state_on("eu", 500000001, _day(n))
+        record_day = _day(n - n % 2 if n < 100 else 98)
+        assert got is not None and got[0] == record_day
+        assert got[1] == {t: dict(zip(COUNTERS, row)) for t, row in truth[record_day].items()}
+
+    days = await tanks.battles_by_day("eu", 500000001, _day(10), _day(20))
+    assert [d for d, _ in days] == [_day(n) for n in range(10, 21, 2)]
+    assert all(b == sum(row[0] for row in truth[d].values()) for d, b in days)
+    assert await tanks.battles_by_day("eu", 500000001, _day(200), _day(300)) == []
+    size = await tanks.stored_bytes()
+    assert size["count"] == len(records) + 1 and size["size"] > 0
+
+
+@pytest.mark.gen_test(timeout=60)
+async def test_search_prefix_is_case_insensitive_and_anchored(store):
+    tracked = store.tracked
+    await tracked.track_many("eu", [(1, "TankerBob"), (2, "tankerAlice"), (3, "BobTanker"), (4, "tan.ker")], 9e9, 0)
+    await tracked.track("na", 5, "TANKMAN", 9e9, 0)
+    eu = await tracked.search_prefix("eu", "TANKER")
+    assert [(r["account_id"], r["nickname"], r["region"]) for r in eu] == [
+        (2, "tankerAlice", "eu"),
+        (1, "TankerBob", "eu"),
+    ]
+    assert {r["account_id"] for r in await tracked.search_prefix(None, "tank")} == {1, 2, 5}
+    assert await tracked.search_prefix("eu", "tan.") == [{"account_id": 4, "nickname": "tan.ker", "region": "eu"}]
+    assert len(await tracked.search_prefix(None, "t", limit=2)) == 2
+    indexes = await tracked.collection.index_information()
+    assert any(spec["key"] == [("region", 1), ("nickname_lower", 1)] for spec in indexes.values())
+
+
+@pytest.mark.gen_test(timeout=60)
+async def test_tracking_extends_parks_and_resumes(store):
+    tracked = store.tracked
+    await tracked.track("eu", 10, "a", until=100.0, now=0.0)
+    await tracked.track("eu", 10, "a", until=50.0, now=1.0)  # a shorter end never shortens
+    doc = await tracked.get("eu", 10)
+    assert doc["until"] == 100.0 and doc["since"] == 0.0 and doc["slice"] == slice_of("eu", 10)
+    assert doc["last_visit_day"] == ""
+    assert [d["account_id"] for d in await tracked.due(doc["slice"], "2025-01-01", 10)] == [10]
+    await tracked.park(["eu:10"], 200.0)
+    assert await tracked.due(doc["slice"], "2025-01-01", 10) == []
+    assert (await tracked.get("eu", 10))["last_visit_day"] == PARKED
+    await tracked.track("eu", 10, "a", until=900.0, now=300.0)  # looked up again: due again
+    assert [d["account_id"] for d in await tracked.due(doc["slice"], "2025-01-01", 10)] == [10]
+    assert await tracked.count_active(500.0) == 1 and await tracked.count_active(901.0) == 0
+
+
+@pytest.mark.gen_test(timeout=60)
+async def test_slice_claims_are_exclusive_until_they_expire_or_finish(store):
+    tracked = store.tracked
+    assert await tracked.claim("2025-01-01", 3, "a", now=0.0, ttl=10.0, due=0.0)
+    assert not await tracked.claim("2025-01-01", 3, "b", now=5.0, ttl=10.0, due=0.0)
+    assert await tracked.claim("2025-01-01", 3, "a", now=5.0, ttl=10.0, due=0.0)  # renewed
+    assert not await tracked.claim("2025-01-01", 3, "b", now=14.0, ttl=10.0, due=0.0)
+    assert await tracked.claim("2025-01-01", 3, "b", now=16.0, ttl=10.0, due=0.0)  # taken over
+    assert not await tracked.finish("2025-01-01", 3, "a", now=17.0)
+    assert await tracked.finish("2025-01-01", 3, "b", now=17.0)
+    assert not await tracked.claim("2025-01-01", 3, "a", now=100.0, ttl=10.0, due=0.0)  # done for the day
+    assert await tracked.finished_slices("2025-01-01") == {3}
+    assert (
+        0 <= min(slice_of("eu", a) for a in range(1000)) and max(slice_of("eu", a) for a in range(1000)) == SLICES - 1
+    )
