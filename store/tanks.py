@@ -53,7 +53,8 @@ def _put(out: bytearray, value: int) -> None:
 
 
 def _values(payload: bytes) -> list[int]:
-    values, acc, shift = [], 0, 0
+    values: list[int] = []
+    acc = shift = 0
     append = values.append
     for byte in payload:
         if byte & 0x80:
