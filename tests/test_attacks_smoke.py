@@ -47,7 +47,13 @@ def test_every_attack_leaves_the_service_answering(tmp_path):
         assert set(prober["non_200_kinds"]) <= allowed, (name, prober)
         if name not in DATABASE_ATTACKS:
             assert prober["statuses"].get("200") == prober["requests"], (name, prober)
-            assert attack["prober_after"]["non_200"] == 0, (name, attack["prober_after"])
+            after = attack["prober_after"]
+            # Right after the connection attack the server can still be full of the attacker's
+            # freshly opened connections (none has waited the 0.25 s that makes it sheddable):
+            # a newcomer then reads a JSON 503 too_many_connections (never a reset). Seen once in
+            # 605 probes of a full run; named in the closing note of issue 12.
+            tolerated = {"503 too_many_connections"} if name == "connections" else set()
+            assert set(after["non_200_kinds"]) <= tolerated and after["non_200"] <= 1, (name, after)
         live = attack["live"]
         assert live["attempted"] >= 3, (name, live)
         assert live["admitted"] == live["attempted"] and live["ok_200"] == live["attempted"], (name, live)
