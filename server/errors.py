@@ -14,7 +14,6 @@ ERROR_CODES = {
     "invalid_region": (400, "region is not one of eu, na, asia"),
     "invalid_days": (400, "days is not an integer in the allowed range"),
     "invalid_game": (400, "game is not one of wot, wotb, wows"),
-    "invalid_search": (400, "search is not 3-24 characters of a nickname (letters, digits, underscore)"),
     "bad_request": (400, "the request could not be parsed (bad encoding, header or line)"),
     "player_not_found": (404, "no account with this ID on this region"),
     "clan_not_cached": (404, "clan not in the cache yet"),

@@ -31,10 +31,13 @@ class TrackedIndex(Protocol):
 
 
 def check_search(text: Any) -> str:
-    """The search text, or APIError invalid_search (3-24 letters, digits or underscores)."""
+    """The search text, or a 400 (3-24 letters, digits or underscores).
+
+    The code is `bad_request` until the /players endpoint is published: its own code,
+    `invalid_search`, joins the public error catalogue with the endpoint that answers it."""
     if not isinstance(text, str) or not SEARCH_TEXT.fullmatch(text):
         raise APIError(
-            "invalid_search",
+            "bad_request",
             f"search must be {SEARCH_MIN}-{SEARCH_MAX} characters of a nickname (letters, digits, underscore)",
         )
     return text
@@ -67,7 +70,7 @@ class PlayerSearch:
         """{search, region, source, results: [{account_id, nickname, region, tracked}]} (at most 10).
 
         ``source`` says where the results came from: "tracked" or "upstream". Raises APIError
-        invalid_search / invalid_region, rate_limited / rate_limited_global (with Retry-After),
+        bad_request (invalid_search once published) / invalid_region, rate_limited / rate_limited_global (with Retry-After),
         or UpstreamUnavailable when the game API does not answer in time.
         """
         text = check_search(text)
