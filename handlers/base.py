@@ -12,11 +12,12 @@ import time
 import tornado.web
 import ujson
 
+from handlers.params import arguments
+from server.catalogue import Endpoint
 from server.config import API_VERSION
 from server.errors import ERROR_MAX_AGE, APIError, error_cache_control, error_envelope
 from server.upstream import UpstreamError
 from store import DATABASE_ERRORS
-from store.constants import REGIONS
 
 log = logging.getLogger("statsapi.handlers")
 
@@ -83,30 +84,33 @@ class _RenderCache:
 RATE_LIMITED_BODY = error_envelope("rate_limited").encode()
 
 
-def positive_int(text: str, code: str) -> int:
-    """Parse a positive integer the strict way (ASCII digits only, no sign, fits int64)."""
-    if not text or len(text) > 19 or not text.isascii() or not text.isdigit():
-        raise APIError(code)
-    value = int(text)
-    if value <= 0 or value > 2**63 - 1:
-        raise APIError(code)
-    return value
-
-
-def region_value(text: str) -> str:
-    if text not in REGIONS:
-        raise APIError("invalid_region")
-    return text
-
-
 class BaseHandler(tornado.web.RequestHandler):
-    """Subclasses set `bucket` (rate-limit name) and `cache_max_age`, and implement `get`."""
+    """An API handler sets `endpoint` (its catalogue entry) and implements `get`.
+
+    `bucket`, `cache_max_age` and `needs_database` are copied from the entry; only handlers outside
+    the catalogue (/metrics, the 404s) set them themselves.
+    """
 
     SUPPORTED_METHODS = ("GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE")
-    bucket: str | None = None
+    endpoint: Endpoint | None = None
+    bucket: str | None = None  # rate-limit bucket; None: not limited
     cache_max_age = 300
     needs_database = True  # answer 503 at once while the driver's heartbeat says the database is down
     rate_headers: dict = {}
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        endpoint = cls.__dict__.get("endpoint")
+        if endpoint is not None:
+            # Class attributes, not properties: admit() runs on the class before a handler exists.
+            cls.bucket = endpoint.bucket
+            cls.cache_max_age = endpoint.cache_max_age
+            cls.needs_database = endpoint.needs_database
+
+    def arguments(self, path_args: tuple[str, ...]) -> dict:
+        """The endpoint's parameters by name, parsed and validated (APIError on a bad one)."""
+        assert self.endpoint is not None
+        return arguments(self, self.endpoint.params, path_args)
 
     # One-line dependencies over the Application settings.
     @property
@@ -319,6 +323,15 @@ class UnknownVersionHandler(BaseHandler):
         raise APIError("unknown_version")
 
 
+def api_routes(*handler_classes: type[BaseHandler]) -> list[tuple[str, type[BaseHandler]]]:
+    """Routes of catalogue handlers, each at its entry's path."""
+    routes = []
+    for handler_class in handler_classes:
+        assert handler_class.endpoint is not None, handler_class
+        routes.append((handler_class.endpoint.route_pattern(), handler_class))
+    return routes
+
+
 routes = [
-    (r"/api/(?!v1(?:/|$))[^/]*(?:/.*)?", UnknownVersionHandler),
+    (rf"/api/(?!{API_VERSION}(?:/|$))[^/]*(?:/.*)?", UnknownVersionHandler),
 ]

@@ -2,30 +2,24 @@
 
 from __future__ import annotations
 
-from handlers.base import BaseHandler, positive_int, region_value
+from handlers.base import BaseHandler, api_routes
+from server.catalogue import CLAN, WEEKLY
 
 
 class ClanHandler(BaseHandler):
-    bucket = "clan"
-    cache_max_age = 300
+    endpoint = CLAN
 
-    async def get(self, clan_id: str, region: str):
-        clan_id = positive_int(clan_id, "invalid_clan_id")
-        region = region_value(region)
-        self.respond(await self.services.clans.details(region, clan_id), shared=True)
+    async def get(self, *path):
+        args = self.arguments(path)
+        self.respond(await self.services.clans.details(args["region"], args["clan_id"]), shared=True)
 
 
 class ClanWeeklyHandler(BaseHandler):
-    bucket = "weekly"
-    cache_max_age = 300
+    endpoint = WEEKLY
 
-    async def get(self, clan_id: str, region: str):
-        clan_id = positive_int(clan_id, "invalid_clan_id")
-        region = region_value(region)
-        self.respond(await self.services.clans.weekly(region, clan_id))
+    async def get(self, *path):
+        args = self.arguments(path)
+        self.respond(await self.services.clans.weekly(args["region"], args["clan_id"]))
 
 
-routes = [
-    (r"/api/v1/clan/([^/]*)/([^/]*)/?", ClanHandler),
-    (r"/api/v1/clan/([^/]*)/([^/]*)/weekly/?", ClanWeeklyHandler),
-]
+routes = api_routes(ClanHandler, ClanWeeklyHandler)

@@ -1,11 +1,4 @@
-"""The OpenAPI 3.1 document of the API, served raw (not enveloped) at /api/v1/openapi.json.
-
-Built from the same facts as the index: the endpoint catalogue (handlers.index.ENDPOINTS,
-with its parameters, defaults and cache lifetimes), the error catalogue (server.errors.
-ERROR_CODES) and the rate limits (server.ratelimit, scaled like the index scales them).
-What is added here is only what those catalogues do not hold: response shapes, which error
-codes each endpoint can answer, and the response headers.
-"""
+"""The OpenAPI 3.1 document of the API, served raw (not enveloped) at /api/v1/openapi.json."""
 
 from __future__ import annotations
 
@@ -15,152 +8,56 @@ import hashlib
 
 import ujson
 
-from handlers.base import ALLOWED_METHODS, EXPOSED_HEADERS, BaseHandler
-from handlers.index import DEMO_ACCOUNT, DEMO_CLAN, ENDPOINTS, PREFIX, index_document
+from handlers.base import ALLOWED_METHODS, EXPOSED_HEADERS, BaseHandler, api_routes
+from handlers.index import index_document
+from handlers.schemas import ref, schema_components
+from server.catalogue import (
+    CATALOGUE,
+    LIVE_FETCHED_MAX_AGE,
+    LIVE_GLOBAL,
+    LIVE_PER_CLIENT,
+    OPENAPI,
+    PREFIX,
+    Endpoint,
+    Param,
+)
 from server.config import API_VERSION, VERSION
 from server.errors import ERROR_CODES, ERROR_MAX_AGE, NO_STORE
-from server.ratelimit import LIVE_GLOBAL, LIVE_PER_CLIENT, WINDOW_SECONDS
-from server.ratings import wn8_color
-from store.constants import GAMES, REGIONS
+from server.ratelimit import WINDOW_SECONDS
+
+# Everything about an endpoint comes from the catalogue (server/catalogue.py), its response shape
+# from handlers/schemas.py, its limit scaled as the index scales it; what is written here is the
+# OpenAPI form of those facts, the headers and the answers no single endpoint gives.
 
 OPENAPI_VERSION = "3.1.0"
-INT64_MAX = 2**63 - 1  # handlers.base.positive_int: ids are positive and fit a signed 64-bit integer
-ISO_UTC_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00$"
-DATE_PATTERN = r"^\d{4}-\d{2}-\d{2}$"
-# The labels of the WN8 colour scale, in order, as server.ratings.wn8_color gives them.
-WN8_COLOURS = list(dict.fromkeys(wn8_color(float(value)) for value in range(0, 10_001, 10)))
-
-# Error codes every rate-limited GET can answer, whatever the endpoint.
-COMMON_CODES = ("bad_request", "payload_too_large", "request_too_large", "rate_limited", "internal_error")
-# Codes specific to an endpoint (what its handler and service raise).
-ENDPOINT_CODES = {
-    "index": (),
-    "player": (
-        "invalid_account_id",
-        "invalid_region",
-        "player_not_found",
-        "rate_limited_global",
-        "database_unavailable",
-        "upstream_unavailable",
-    ),
-    "history": ("invalid_account_id", "invalid_region", "invalid_days", "no_history", "database_unavailable"),
-    "clan": ("invalid_clan_id", "invalid_region", "clan_not_cached", "database_unavailable"),
-    "weekly": ("invalid_clan_id", "invalid_region", "clan_not_cached", "no_digest", "database_unavailable"),
-    "online": ("database_unavailable",),
-    "online_history": ("invalid_game", "invalid_region", "invalid_days", "database_unavailable"),
-    "status": (),
-    "openapi": (),
-}
-
-OPERATION_IDS = {
-    "index": "Index",
-    "player": "Player",
-    "history": "PlayerHistory",
-    "clan": "Clan",
-    "weekly": "ClanWeekly",
-    "online": "Online",
-    "online_history": "OnlineHistory",
-    "status": "Status",
-    "openapi": "OpenAPIDocument",
-}
-TAGS = {
-    "index": "meta",
-    "openapi": "meta",
-    "status": "meta",
-    "player": "players",
-    "history": "players",
-    "clan": "clans",
-    "weekly": "clans",
-    "online": "online",
-    "online_history": "online",
-}
-SUMMARIES = {
-    "index": "API index: endpoints, parameters, limits, error codes",
-    "player": "Player profile with WN8, WN7 and efficiency",
-    "history": "Player daily history with 7, 30 and 90 day deltas",
-    "clan": "Clan details with averages over member profiles",
-    "weekly": "Weekly clan digest",
-    "online": "Current player counts per game and region",
-    "online_history": "Daily series of player counts",
-    "status": "Service health and cache timestamps",
-    "openapi": "This OpenAPI 3.1 document",
-}
-DATA_SCHEMAS = {
-    "index": "Index",
-    "player": "PlayerProfile",
-    "history": "PlayerHistory",
-    "clan": "Clan",
-    "weekly": "ClanWeekly",
-    "online": "Online",
-    "online_history": "OnlineHistory",
-    "status": "Status",
-}
-PARAMETER_DESCRIPTIONS = {
-    ("path", "account_id"): "Account ID: a positive integer (ASCII digits, no sign, fits a signed 64-bit integer).",
-    ("path", "clan_id"): "Clan ID: a positive integer (ASCII digits, no sign, fits a signed 64-bit integer).",
-    ("path", "region"): "Game region: eu, na or asia.",
-    ("query", "days"): "Number of UTC days, ending today. Give it at most once.",
-    ("query", "game"): "Game whose player counts to return. Give it at most once.",
-    ("query", "region"): "Region, or `all` for the sum of all regions. Give it at most once.",
-}
-_PATH_ID_PARAMS = ("account_id", "clan_id")
-_PATH_EXAMPLES = {"account_id": DEMO_ACCOUNT, "clan_id": DEMO_CLAN, "region": "eu"}
 
 
-def ref(kind: str, name: str) -> dict:
-    return {"$ref": f"#/components/{kind}/{name}"}
-
-
-def nullable(type_name: str, **extra) -> dict:
-    return {"type": [type_name, "null"], **extra}
-
-
-def obj(properties: dict, required=None, closed: bool = True, **extra) -> dict:
-    """An object schema; every listed property is required unless `required` says otherwise."""
-    schema = {
-        "type": "object",
-        "properties": properties,
-        "required": list(properties) if required is None else list(required),
-    }
-    if closed:
-        schema["additionalProperties"] = False
-    schema.update(extra)
-    return schema
-
-
-def array(items: dict, **extra) -> dict:
-    return {"type": "array", "items": items, **extra}
-
-
-# --- parameters (converted from the index's catalogue) --------------------------------
-def openapi_parameter(param: dict) -> dict:
-    """One catalogue parameter ({name, in, type, minimum, maximum, default, enum, required})."""
-    schema = {"type": param["type"]}
-    for key in ("minimum", "maximum", "enum", "default"):
-        if key in param:
-            schema[key] = copy.deepcopy(param[key])
-    if param["in"] == "path" and param["name"] in _PATH_ID_PARAMS:
-        schema.setdefault("maximum", INT64_MAX)
-        schema["format"] = "int64"
-    description = PARAMETER_DESCRIPTIONS.get((param["in"], param["name"]), "")
-    if "default" in param:
-        description = (description + f" Default: `{param['default']}`.").strip()
+# --- parameters -----------------------------------------------------------------------
+def openapi_parameter(param: Param) -> dict:
+    schema: dict = {"type": param.type}
+    for key in ("minimum", "maximum", "enum", "default", "format"):
+        value = getattr(param, key)
+        if value is not None:
+            schema[key] = list(value) if key == "enum" else value
+    description = param.description
+    if param.default is not None:
+        description += f" Default: `{param.default}`."
     out = {
-        "name": param["name"],
-        "in": param["in"],
-        "required": bool(param.get("required", param["in"] == "path")),
+        "name": param.name,
+        "in": param.location,
+        "required": param.required,
         "description": description,
         "schema": schema,
     }
-    if param["in"] == "path":
-        out["example"] = _PATH_EXAMPLES.get(param["name"])
+    if param.location == "path":
+        out["example"] = param.example
     return out
 
 
-def preflight_parameter(param: dict) -> dict:
+def preflight_parameter(param: Param) -> dict:
     """A path parameter of an OPTIONS operation: the preflight answers whatever its value."""
     return {
-        "name": param["name"],
+        "name": param.name,
         "in": "path",
         "required": True,
         "schema": {"type": "string"},
@@ -301,603 +198,6 @@ def headers_for(status: str, method: str, rate_limited: bool) -> dict:
     return headers
 
 
-# --- schemas --------------------------------------------------------------------------
-def schema_components(index: dict) -> dict:
-    all_codes = list(ERROR_CODES)
-    unix = {"type": "integer", "description": "Unix timestamp (seconds, UTC)."}
-    nullable_unix = nullable("integer", description="Unix timestamp (seconds, UTC), or null when unknown.")
-    number_or_null = nullable("number")
-    iso = {"type": "string", "format": "date-time", "pattern": ISO_UTC_PATTERN}
-    iso_or_null = {"type": ["string", "null"], "format": "date-time", "pattern": ISO_UTC_PATTERN}
-    date = {"type": "string", "format": "date", "pattern": DATE_PATTERN, "description": "UTC calendar day."}
-    region = {"type": "string", "enum": list(REGIONS)}
-    member_ref = obj({"account_id": {"type": "integer"}, "name": nullable("string")})
-
-    schemas = {
-        "Meta": obj(
-            {
-                "source": {"type": "string", "description": "Name of the data source."},
-                "version": {"type": "string", "const": API_VERSION, "description": "API version."},
-                "generated": {**iso, "description": "When this answer was generated (ISO 8601, UTC, +00:00)."},
-                "attribution": {
-                    "type": "string",
-                    "description": "Credit text; please link to the site when you reuse the data.",
-                },
-            },
-            description="Facts about the answer itself.",
-        ),
-        "ErrorCode": {
-            "type": "string",
-            "enum": all_codes,
-            "description": "Every error code of the API (status and meaning in the index's `errors`).",
-        },
-        "Error": obj(
-            {
-                "code": ref("schemas", "ErrorCode"),
-                "message": {"type": "string", "description": "Human-readable; may change, do not parse it."},
-                "region": {**region, "description": "The requested region (on `player_not_found`)."},
-            },
-            required=["code", "message"],
-        ),
-        "ErrorEnvelope": obj(
-            {
-                "success": {"type": "boolean", "const": False},
-                "error": ref("schemas", "Error"),
-            },
-            description="An error: `success` is false and `error` stands in place of `data`; there is no `meta`.",
-        ),
-        # --- player --------------------------------------------------------------
-        "PlayerStatistics": obj(
-            {
-                "battles": {"type": "integer", "minimum": 0},
-                "wins": {"type": "integer", "minimum": 0},
-                "losses": {"type": "integer", "minimum": 0},
-                "draws": {"type": "integer", "minimum": 0},
-                "win_rate": nullable("number", description="Percent, two decimals; null without battles."),
-                "avg_damage": nullable("number", description="Damage dealt per battle."),
-                "avg_frags": nullable("number", description="Vehicles destroyed per battle."),
-                "avg_spotted": nullable("number", description="Vehicles spotted per battle."),
-                "avg_defence": nullable("number", description="Base capture points reset per battle."),
-                "avg_capture": nullable("number", description="Base capture points per battle."),
-                "avg_xp": nullable("number", description="Experience per battle."),
-                "survival_rate": nullable("number", description="Percent of battles survived."),
-                "hit_rate": nullable("number", description="Percent of shots that hit; null without shots."),
-                "average_tier": nullable(
-                    "number", description="Battle-weighted average vehicle tier; null until ratings are calculated."
-                ),
-            },
-            description="Career totals (random battles) and per-battle averages.",
-        ),
-        "PlayerRatings": obj(
-            {
-                "available": {
-                    "type": "boolean",
-                    "description": "False when the profile was just fetched live: the ratings follow seconds later.",
-                },
-                "wn8": number_or_null,
-                "wn8_color": {
-                    "type": ["string", "null"],
-                    "enum": WN8_COLOURS + [None],
-                    "description": "Label of the usual WN8 colour scale.",
-                },
-                "wn7": number_or_null,
-                "efficiency": number_or_null,
-                "calculated_at": nullable_unix,
-                "expected_values_version": nullable(
-                    "string", description="Version (date) of the XVM expected-values table WN8 was computed with."
-                ),
-            }
-        ),
-        "PlayerProfile": obj(
-            {
-                "account_id": {"type": "integer", "minimum": 1},
-                "region": region,
-                "nickname": nullable("string"),
-                "clan_id": nullable("integer", description="Clan of the player, null when none."),
-                "created_at": nullable_unix,
-                "last_battle_time": nullable_unix,
-                "updated_at": nullable_unix,
-                "statistics": ref("schemas", "PlayerStatistics"),
-                "ratings": ref("schemas", "PlayerRatings"),
-                "cached_at": {**unix, "description": "When the profile was stored (at most about one hour ago)."},
-                "live_fetched": {
-                    "type": "boolean",
-                    "description": "True when the profile was not cached and was "
-                    "fetched live from the game API just now.",
-                },
-            }
-        ),
-        # --- history -------------------------------------------------------------
-        "HistoryEntry": obj(
-            {
-                "date": date,
-                "battles": {"type": "integer"},
-                "wins": {"type": "integer"},
-                "damage_dealt": {"type": "integer"},
-                "frags": {"type": "integer"},
-                "spotted": {"type": "integer"},
-                "xp": {"type": "integer"},
-                "wn8": number_or_null,
-                "wn7": number_or_null,
-                "efficiency": number_or_null,
-                "win_rate": number_or_null,
-                "avg_damage": number_or_null,
-            },
-            description="Career totals as of the snapshot of that UTC day.",
-        ),
-        "HistoryDelta": obj(
-            {
-                "from": date,
-                "to": date,
-                "battles": {"type": "integer", "description": "Battles played between the two snapshots."},
-                "wins": {"type": "integer"},
-                "win_rate": number_or_null,
-                "avg_damage": number_or_null,
-                "avg_frags": number_or_null,
-                "avg_xp": number_or_null,
-                "wn8_change": number_or_null,
-                "win_rate_change": nullable("number", description="Change of the career win rate, percentage points."),
-            },
-            description="What changed over the period: rates over the battles played in it.",
-        ),
-        "PlayerHistory": obj(
-            {
-                "account_id": {"type": "integer", "minimum": 1},
-                "region": region,
-                "days": {"type": "integer", "minimum": 1},
-                "first_date": date,
-                "last_date": date,
-                "snapshots": array(ref("schemas", "HistoryEntry")),
-                "snapshot_count": {"type": "integer", "minimum": 0},
-                "deltas": obj(
-                    {f"{p}d": {"oneOf": [ref("schemas", "HistoryDelta"), {"type": "null"}]} for p in (7, 30, 90)},
-                    description="Deltas over 7, 30 and 90 days; null when no snapshot lies in the period.",
-                ),
-                "latest": obj(
-                    {"date": date, "battles": {"type": "integer"}, "wins": {"type": "integer"}, "wn8": number_or_null}
-                ),
-            }
-        ),
-        # --- clans ---------------------------------------------------------------
-        "Clan": obj(
-            {
-                "clan_id": {"type": "integer", "minimum": 1},
-                "region": region,
-                "tag": nullable("string"),
-                "name": nullable("string"),
-                "members_count": {"type": "integer", "minimum": 0},
-                "ratings": obj(
-                    {
-                        "elo_10": nullable("integer", description="Elo rating, tier X category."),
-                        "elo_8": nullable("integer", description="Elo rating, tier VIII category."),
-                        "skirmish_win_rate": nullable("number", description="Percent, two decimals."),
-                        "skirmish_battles": {"type": "integer", "minimum": 0},
-                    }
-                ),
-                "members": obj(
-                    {
-                        "profiles_measured": {
-                            "type": "integer",
-                            "minimum": 0,
-                            "description": "Member profiles the averages were computed from.",
-                        },
-                        "avg_win_rate": number_or_null,
-                        "avg_damage": number_or_null,
-                        "avg_battles": number_or_null,
-                    },
-                    description="Averages across the real member profiles.",
-                ),
-                "member_list": array(
-                    obj(
-                        {
-                            "account_id": {"type": "integer"},
-                            "name": nullable("string"),
-                            "role": nullable("string"),
-                            "joined_at": nullable_unix,
-                        }
-                    )
-                ),
-                "cached_at": {
-                    **unix,
-                    "description": "When the clan was stored; older data stays served when the game API fails.",
-                },
-            }
-        ),
-        "ClanWeekly": obj(
-            {
-                "clan_id": {"type": "integer", "minimum": 1},
-                "region": region,
-                "tag": nullable("string"),
-                "name": nullable("string"),
-                "period": obj({"start": date, "end": date, "days": {"type": "integer"}}),
-                "activity": obj(
-                    {
-                        "members": {"type": "integer"},
-                        "measured_members": {"type": "integer"},
-                        "active_members": {"type": "integer"},
-                        "inactive": array(member_ref),
-                        "not_measured": array(member_ref),
-                        "battles_per_member": number_or_null,
-                        "joined": array(
-                            obj({"account_id": {"type": "integer"}, "name": nullable("string"), "date": date})
-                        ),
-                        "left": array(
-                            obj({"account_id": {"type": "integer"}, "name": nullable("string"), "date": date})
-                        ),
-                    }
-                ),
-                "top": obj(
-                    {
-                        "min_battles": {"type": "integer"},
-                        "by_battles": array(
-                            obj(
-                                {
-                                    "account_id": {"type": "integer"},
-                                    "name": nullable("string"),
-                                    "battles": {"type": "integer"},
-                                }
-                            )
-                        ),
-                        "by_wn8": array(
-                            obj(
-                                {
-                                    "account_id": {"type": "integer"},
-                                    "name": nullable("string"),
-                                    "wn8": {"type": "number"},
-                                    "wn8_change": number_or_null,
-                                    "battles": {"type": "integer"},
-                                }
-                            )
-                        ),
-                        "by_win_rate": array(
-                            obj(
-                                {
-                                    "account_id": {"type": "integer"},
-                                    "name": nullable("string"),
-                                    "win_rate": {"type": "number"},
-                                    "battles": {"type": "integer"},
-                                }
-                            )
-                        ),
-                    }
-                ),
-                "aggregates": obj(
-                    {
-                        "battles": {"type": "integer"},
-                        "wins": {"type": "integer"},
-                        "win_rate": number_or_null,
-                        "avg_damage": number_or_null,
-                        "members_avg_change": obj(
-                            {
-                                "profiles_compared": {"type": "integer", "minimum": 0},
-                                **{
-                                    key: obj({"start": number_or_null, "end": number_or_null, "change": number_or_null})
-                                    for key in ("win_rate", "avg_damage", "avg_battles")
-                                },
-                            },
-                            description="Mean member career values at the start and the end of the week.",
-                        ),
-                    }
-                ),
-                "clan_cached_at": unix,
-                "computed_at": unix,
-            },
-            description="The digest of the last 7 UTC days, from the members' daily snapshots.",
-        ),
-        # --- online --------------------------------------------------------------
-        "OnlinePeak": obj(
-            {
-                "date": date,
-                "players": {"type": "integer", "minimum": 0},
-                "minute": iso,
-                "minute_unix": unix,
-            },
-            required=["players", "minute", "minute_unix"],
-            description="A measured peak and its minute.",
-        ),
-        "OnlinePeaks": obj(
-            {
-                "today": {"oneOf": [ref("schemas", "OnlinePeak"), {"type": "null"}]},
-                "all_time": {"oneOf": [ref("schemas", "OnlinePeak"), {"type": "null"}]},
-            }
-        ),
-        "OnlineRegion": obj(
-            {
-                "players": nullable("integer", minimum=0),
-                "minute": iso_or_null,
-                "minute_unix": nullable_unix,
-                "age_seconds": nullable("integer", minimum=0),
-                "servers": array(obj({"server": {"type": "string"}, "players": {"type": "integer", "minimum": 0}})),
-                "failing": {
-                    "type": "boolean",
-                    "description": "The newest sampling attempt failed; the counts are the last good ones.",
-                },
-                "last_failure": nullable_unix,
-                "peak": ref("schemas", "OnlinePeaks"),
-            }
-        ),
-        "OnlineGame": obj(
-            {
-                "players": nullable("integer", minimum=0),
-                "minute": iso_or_null,
-                "minute_unix": nullable_unix,
-                "complete": {"type": "boolean", "description": "All regions were sampled at the same minute."},
-                "peak": ref("schemas", "OnlinePeaks"),
-                "regions": obj({r: ref("schemas", "OnlineRegion") for r in REGIONS}),
-            }
-        ),
-        "Online": obj(
-            {
-                "games": obj({g: ref("schemas", "OnlineGame") for g in GAMES}),
-                "newest_sample": {
-                    "oneOf": [
-                        obj({"minute": iso, "minute_unix": unix, "age_seconds": {"type": "integer", "minimum": 0}}),
-                        {"type": "null"},
-                    ]
-                },
-                "today": date,
-                "sample_interval_seconds": {"type": "integer", "minimum": 1},
-            }
-        ),
-        "OnlineHistory": obj(
-            {
-                "game": {"type": "string", "enum": list(GAMES)},
-                "region": {"type": "string", "enum": list(REGIONS) + ["all"]},
-                "days": {"type": "integer", "minimum": 1},
-                "from": date,
-                "to": date,
-                "series": array(
-                    obj(
-                        {
-                            "date": date,
-                            "samples": {"type": "integer", "minimum": 0},
-                            "peak": nullable("integer", minimum=0),
-                            "peak_minute": iso_or_null,
-                            "min": nullable("integer", minimum=0),
-                            "avg": nullable("number", minimum=0),
-                        },
-                        description="One UTC day; days without samples have samples 0 and null values.",
-                    )
-                ),
-            }
-        ),
-        # --- status --------------------------------------------------------------
-        "Status": obj(
-            {
-                "health": {"type": "string", "enum": ["ok", "degraded"]},
-                "version": {"type": "string", "description": "Server software version."},
-                "api_version": {"type": "string", "const": API_VERSION},
-                "uptime_seconds": {"type": "integer", "minimum": 0},
-                "database": obj(
-                    {"reachable": {"type": "boolean"}, "ping_ms": number_or_null, "error": {"type": "string"}},
-                    required=["reachable", "ping_ms"],
-                ),
-                "upstream": obj(
-                    {
-                        "configured": {"type": "boolean"},
-                        "last_success": number_or_null,
-                        "last_failure": number_or_null,
-                        "last_error": nullable("string"),
-                        "requests": {"type": "integer", "minimum": 0},
-                        "failures": {"type": "integer", "minimum": 0},
-                        "budget": obj(
-                            {
-                                "rate_per_second": {
-                                    "type": "number",
-                                    "description": "Configured upstream quota of the application_id (all processes).",
-                                },
-                                "processes_sharing": {"type": "integer", "minimum": 1},
-                                "share_per_second": {
-                                    "type": "number",
-                                    "description": "This process's share of the quota.",
-                                },
-                                "effective_per_second": {
-                                    "type": "number",
-                                    "description": "What this process sends at most now (after the "
-                                    "safety margin and any slow-down).",
-                                },
-                                "window": obj(
-                                    {
-                                        "requests": {"type": "integer"},
-                                        "seconds": {"type": "number"},
-                                        "reserved_for_live": {"type": "integer"},
-                                    }
-                                ),
-                                "in_flight": {
-                                    "type": "integer",
-                                    "minimum": 0,
-                                    "description": "Requests sent and not yet answered.",
-                                },
-                                "slowed_down": {
-                                    "type": "boolean",
-                                    "description": "The upstream refused a request for the rate recently.",
-                                },
-                                "requests_last_minute": {"type": "integer", "minimum": 0},
-                                "requests_last_minute_by_caller": {
-                                    "type": "object",
-                                    "additionalProperties": {"type": "integer"},
-                                    "description": "live, clans, refresh, online, reference, seed, other",
-                                },
-                                "queued": {
-                                    "type": "object",
-                                    "additionalProperties": {"type": "integer"},
-                                    "description": "Requests waiting for a slot, by priority (0 = live).",
-                                },
-                                "request_limit_exceeded": obj(
-                                    {"count": {"type": "integer", "minimum": 0}, "last": number_or_null}
-                                ),
-                                "live_queue_wait_ms": obj(
-                                    {
-                                        "p50": number_or_null,
-                                        "p99": number_or_null,
-                                        "samples": {"type": "integer", "minimum": 0},
-                                    }
-                                ),
-                            }
-                        ),
-                        "expected_values": obj(
-                            {
-                                "version": nullable("string"),
-                                "tanks": {"type": "integer", "minimum": 0},
-                                "rows_skipped": {"type": "integer", "minimum": 0},
-                                "loaded_at": number_or_null,
-                                "last_error": nullable("string"),
-                            }
-                        ),
-                    },
-                    required=["configured"],
-                ),
-                "jobs": {
-                    "type": "object",
-                    "description": "Last outcome of each background job, by job name.",
-                    "additionalProperties": {
-                        "type": "object",
-                        "properties": {
-                            "ok": {"type": "boolean"},
-                            "last_run": {"type": "number"},
-                            "message": {"type": "string"},
-                            "duration_s": {"type": "number"},
-                        },
-                    },
-                },
-                "leader": {"type": "boolean", "description": "This process runs the background jobs."},
-                "rate_limiter": obj(
-                    {
-                        "tracked_keys": {"type": "integer", "minimum": 0},
-                        "last_flush": number_or_null,
-                        "flush_failures": {"type": "integer", "minimum": 0},
-                        "evicted_windows": {"type": "integer", "minimum": 0},
-                        "pending_keys": {
-                            "type": "integer",
-                            "minimum": 0,
-                            "description": "Counters admitted here, not yet written to the database.",
-                        },
-                        "flush_lag_seconds": {
-                            "type": "number",
-                            "minimum": 0,
-                            "description": "How long flushes have been failing or leaving counters "
-                            "behind (0 when they keep up).",
-                        },
-                        "consecutive_flush_failures": {"type": "integer", "minimum": 0},
-                        "last_flush_error": nullable("string"),
-                        "degraded": {
-                            "type": "boolean",
-                            "description": "Flushes fail or lag by more than 10 s: limits are then exact per "
-                            "process only (at most processes x limit per client).",
-                        },
-                    }
-                ),
-                "embedded_database": {
-                    "oneOf": [
-                        {"type": "null"},
-                        obj(
-                            {
-                                "state": {"type": "string", "description": "running, restarting or failed"},
-                                "restarts": {"type": "integer", "minimum": 0},
-                                "restart_attempts": {"type": "integer", "minimum": 0},
-                                "last_restart": nullable("integer"),
-                                "last_exit": {
-                                    "oneOf": [
-                                        {"type": "null"},
-                                        obj({"at": {"type": "integer"}, "code": nullable("integer")}),
-                                    ]
-                                },
-                            }
-                        ),
-                    ],
-                    "description": "The supervised embedded database (null with an external MongoDB).",
-                },
-                "connections": {
-                    "oneOf": [{"type": "null"}, {"type": "object", "additionalProperties": {"type": "integer"}}],
-                    "description": "This process's client connections: open, max, "
-                    "max_per_client, waiting_for_head, refused, shed_idle, "
-                    "head_timeouts, heads_too_large, accept_pauses.",
-                },
-                "caches": {
-                    "type": "object",
-                    "description": "Newest cached item per data family (Unix time); empty "
-                    "when the database is unreachable.",
-                    "additionalProperties": number_or_null,
-                },
-                "online_sampler": {
-                    "type": "object",
-                    "description": 'Per game/region ("wot/eu"…): the '
-                    "sampler's last success and last failure (Unix "
-                    "time); empty when the database is unreachable.",
-                    "additionalProperties": obj({"last_success": number_or_null, "last_failure": number_or_null}),
-                },
-            }
-        ),
-        # --- index ---------------------------------------------------------------
-        "Index": obj(
-            {
-                "name": {"type": "string"},
-                "version": {"type": "string", "const": API_VERSION},
-                "description": {"type": "string"},
-                "site": {"type": "string"},
-                "attribution": {"type": "string"},
-                "openapi": {"type": "string"},
-                "methods": array({"type": "string"}),
-                "rate_limits": {"type": "object", "required": list(index["rate_limits"])},
-                "regions": array({"type": "string", "enum": list(REGIONS)}),
-                "games": array({"type": "string", "enum": list(GAMES)}),
-                "endpoints": array(
-                    obj(
-                        {
-                            "method": {"type": "string"},
-                            "name": {"type": "string", "enum": [e["name"] for e in ENDPOINTS]},
-                            "path": {"type": "string"},
-                            "cache_max_age": {"type": "integer", "minimum": 0},
-                            "parameters": array({"type": "object", "required": ["name", "in", "type"]}),
-                            "description": {"type": "string"},
-                            "example": {"type": "string"},
-                            "rate_limit_per_minute": {"type": "integer", "minimum": 1},
-                            "live_lookup_limits": obj(
-                                {"per_client_per_minute": {"type": "integer"}, "global_per_minute": {"type": "integer"}}
-                            ),
-                            "fields": {
-                                "type": "object",
-                                "additionalProperties": {"type": "string"},
-                                "description": "Short guide to the fields of the answer.",
-                            },
-                        },
-                        required=[
-                            "method",
-                            "name",
-                            "path",
-                            "cache_max_age",
-                            "parameters",
-                            "description",
-                            "example",
-                            "rate_limit_per_minute",
-                        ],
-                        closed=False,
-                    )
-                ),
-                "errors": array(
-                    obj(
-                        {
-                            "code": ref("schemas", "ErrorCode"),
-                            "status": {"type": "integer"},
-                            "meaning": {"type": "string"},
-                        }
-                    )
-                ),
-            },
-            closed=False,
-        ),
-    }
-    for name, data_schema in DATA_SCHEMAS.items():
-        schemas[data_schema + "Envelope"] = obj(
-            {
-                "success": {"type": "boolean", "const": True},
-                "meta": ref("schemas", "Meta"),
-                "data": ref("schemas", data_schema),
-            }
-        )
-    return schemas
-
-
 def error_schema(codes: list[str]) -> dict:
     """The error envelope narrowed to the codes one response can carry."""
     return {
@@ -957,22 +257,21 @@ def error_response(
     return shared_response(shared, name, build)
 
 
-def responses_for(endpoint: dict, method: str, shared: dict) -> dict:
+def responses_for(endpoint: Endpoint, method: str, shared: dict) -> dict:
     """The responses of one GET or HEAD operation (HEAD: the same without bodies)."""
-    name = endpoint["name"]
     body = method == "get"
     responses: dict = {}
-    if name == "openapi":
+    if endpoint.schema is None:
         ok_schema = {
             "type": "object",
             "required": ["openapi", "info", "paths"],
             "description": "An OpenAPI 3.1 document (served as is, not in the envelope).",
         }
     else:
-        ok_schema = ref("schemas", DATA_SCHEMAS[name] + "Envelope")
+        ok_schema = ref("schemas", endpoint.schema + "Envelope")
     ok = {
-        "description": f"Success. `Cache-Control: public, max-age={endpoint['cache_max_age']}`"
-        + (" (30 for a profile fetched live)." if name == "player" else ".")
+        "description": f"Success. `Cache-Control: public, max-age={endpoint.cache_max_age}`"
+        + (f" ({LIVE_FETCHED_MAX_AGE} for a profile fetched live)." if endpoint.live_lookups else ".")
         + ("" if body else " No body."),
         "headers": headers_for("200", method, True),
     }
@@ -987,50 +286,47 @@ def responses_for(endpoint: dict, method: str, shared: dict) -> dict:
             "headers": headers_for("304", method, True),
         },
     )
-    codes = list(ENDPOINT_CODES[name]) + list(COMMON_CODES)
     by_status: dict[int, list[str]] = {}
-    for code in codes:
+    for code in endpoint.error_codes:
         by_status.setdefault(ERROR_CODES[code][0], []).append(code)
     for status in sorted(by_status):
         responses[str(status)] = error_response(shared, by_status[status], method)
     return responses
 
 
-def operation(endpoint: dict, method: str, limit: int, shared: dict) -> dict:
-    name = endpoint["name"]
-    op_id = OPERATION_IDS[name]
-    description = endpoint["description"]
+def operation(endpoint: Endpoint, method: str, limit: int, shared: dict) -> dict:
+    description = endpoint.description
     if method == "head":
         description = "Like GET, with the same status and headers but no body."
     op = {
-        "operationId": ("get" if method == "get" else "head") + op_id,
-        "summary": SUMMARIES[name] + (" (headers only)" if method == "head" else ""),
+        "operationId": ("get" if method == "get" else "head") + endpoint.operation_id,
+        "summary": endpoint.summary + (" (headers only)" if method == "head" else ""),
         "description": description,
-        "tags": [TAGS[name]],
-        "parameters": [openapi_parameter(p) for p in endpoint["parameters"]] + [IF_NONE_MATCH],
+        "tags": [endpoint.tag],
+        "parameters": [openapi_parameter(p) for p in endpoint.params] + [IF_NONE_MATCH],
         "responses": responses_for(endpoint, method, shared),
         "x-rate-limit-per-minute": limit,
-        "x-cache-max-age": endpoint["cache_max_age"],
+        "x-cache-max-age": endpoint.cache_max_age,
     }
-    if "live_lookup_limits" in endpoint:
-        op["x-live-lookup-limits"] = copy.deepcopy(endpoint["live_lookup_limits"])
+    if endpoint.live_lookups:
+        op["x-live-lookup-limits"] = {"per_client_per_minute": LIVE_PER_CLIENT, "global_per_minute": LIVE_GLOBAL}
         op["description"] += (
             f" Live lookups are limited to {LIVE_PER_CLIENT} per minute per client and "
             f"{LIVE_GLOBAL} per minute in total (429 `rate_limited_global`)."
         )
     if method == "get":
-        op["x-example-request"] = endpoint["example"]
+        op["x-example-request"] = PREFIX + endpoint.example
     return op
 
 
-def options_operation(endpoint: dict, shared: dict) -> dict:
+def options_operation(endpoint: Endpoint, shared: dict) -> dict:
     return {
-        "operationId": "options" + OPERATION_IDS[endpoint["name"]],
+        "operationId": "options" + endpoint.operation_id,
         "summary": "CORS preflight",
         "description": "Answers browser preflights: 204 with the allowed methods and headers. Not rate limited "
         "(hence no `x-rate-limit-per-minute`).",
-        "tags": [TAGS[endpoint["name"]]],
-        "parameters": [preflight_parameter(p) for p in endpoint["parameters"] if p["in"] == "path"],
+        "tags": [endpoint.tag],
+        "parameters": [preflight_parameter(p) for p in endpoint.params if p.location == "path"],
         "responses": {
             "204": shared_response(
                 shared,
@@ -1042,12 +338,6 @@ def options_operation(endpoint: dict, shared: dict) -> dict:
             )
         },
     }
-
-
-def relative_path(path: str) -> str:
-    """Catalogue paths carry the prefix; the document's paths are relative to servers[0]."""
-    assert path.startswith(PREFIX)
-    return path[len(PREFIX) :] or "/"
 
 
 def routing_responses(shared: dict) -> None:
@@ -1115,10 +405,10 @@ def openapi_document(config) -> dict:
     index = index_document(config)
     limits = {entry["name"]: entry["rate_limit_per_minute"] for entry in index["endpoints"]}
     paths, shared = {}, {}
-    for endpoint in ENDPOINTS:
-        limit = limits[endpoint["name"]]
-        paths[relative_path(endpoint["path"])] = {
-            "summary": SUMMARIES[endpoint["name"]],
+    for endpoint in CATALOGUE:
+        limit = limits[endpoint.name]
+        paths[endpoint.path or "/"] = {  # relative to servers[0]
+            "summary": endpoint.summary,
             "description": f"Other methods answer 405 `method_not_allowed` with `Allow: {ALLOWED_METHODS}`.",
             "get": operation(endpoint, "get", limit, shared),
             "head": operation(endpoint, "head", limit, shared),
@@ -1164,15 +454,11 @@ def _serialized(config) -> tuple[str, str]:
 class OpenAPIHandler(BaseHandler):
     """Serves the document raw (no envelope) with the usual headers, ETag and 304."""
 
-    bucket = "openapi"
-    needs_database = False
-    cache_max_age = 300
+    endpoint = OPENAPI
 
     async def get(self):
         body, self._data_etag = _serialized(self.config)
         self.finish(body)
 
 
-routes = [
-    (PREFIX + r"/openapi\.json", OpenAPIHandler),
-]
+routes = api_routes(OpenAPIHandler)

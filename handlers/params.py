@@ -1,10 +1,9 @@
-"""Query-parameter parsing shared by handlers: strict, and every failure is a coded 400."""
+"""Parameter parsing from the endpoint catalogue: strict, and every failure is the parameter's coded 400."""
 
 from __future__ import annotations
 
+from server.catalogue import Param
 from server.errors import APIError
-
-MAX_DAYS = 400
 
 
 def single_query_value(handler, name: str, code: str) -> str | None:
@@ -17,10 +16,41 @@ def single_query_value(handler, name: str, code: str) -> str | None:
     return values[0]
 
 
-def days_argument(handler, default: int) -> int:
-    text = single_query_value(handler, "days", "invalid_days")
-    if text is None:
-        return default
-    if not text or len(text) > 3 or not text.isascii() or not text.isdigit() or not 1 <= int(text) <= MAX_DAYS:
-        raise APIError("invalid_days", f"days must be an integer from 1 to {MAX_DAYS}")
-    return int(text)
+def parse_value(param: Param, text: str):
+    """`text` as `param` accepts it, or APIError(param.error).
+
+    Integers the strict way: ASCII digits only (no sign, no spaces), within the bounds. A bad path
+    value answers the code's standard message; a query value says what it accepts.
+    """
+    if param.type == "integer":
+        assert param.minimum is not None and param.maximum is not None  # every integer parameter is bounded
+        if (
+            text
+            and text.isascii()
+            and text.isdigit()
+            and len(text) <= len(str(param.maximum))
+            and param.minimum <= int(text) <= param.maximum
+        ):
+            return int(text)
+        hint = f"{param.name} must be an integer from {param.minimum} to {param.maximum}"
+    elif param.enum is not None:
+        if text in param.enum:
+            return text
+        hint = f"{param.name} must be one of " + ", ".join(param.enum)
+    else:
+        return text  # free text (its meaning is checked by the service)
+    raise APIError(param.error, hint if param.location == "query" else None)
+
+
+def arguments(handler, params: tuple[Param, ...], path_args: tuple[str, ...]) -> dict:
+    """Every parameter of an endpoint, parsed in catalogue order (so the first bad one answers);
+    an absent query parameter takes its default."""
+    values = {}
+    path = iter(path_args)
+    for param in params:
+        if param.location == "path":
+            values[param.name] = parse_value(param, next(path))
+            continue
+        text = single_query_value(handler, param.name, param.error)
+        values[param.name] = param.default if text is None else parse_value(param, text)
+    return values

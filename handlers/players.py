@@ -2,37 +2,29 @@
 
 from __future__ import annotations
 
-from handlers.base import BaseHandler, positive_int, region_value
-from handlers.params import days_argument
+from handlers.base import BaseHandler, api_routes
+from server.catalogue import HISTORY, LIVE_FETCHED_MAX_AGE, PLAYER
 
 
 class PlayerHandler(BaseHandler):
-    bucket = "player"
-    cache_max_age = 300
+    endpoint = PLAYER
 
-    async def get(self, account_id: str, region: str):
-        account_id = positive_int(account_id, "invalid_account_id")
-        region = region_value(region)
-        profile = await self.services.players.profile(region, account_id, self.client_ip)
+    async def get(self, *path):
+        args = self.arguments(path)
+        profile = await self.services.players.profile(args["region"], args["account_id"], self.client_ip)
         if profile.get("live_fetched"):
             # A live answer has no ratings yet: don't let caches keep it for long.
-            self.respond(profile, max_age=30)
+            self.respond(profile, max_age=LIVE_FETCHED_MAX_AGE)
         else:
             self.respond(profile, shared=True)  # the service's hot-cache object
 
 
 class PlayerHistoryHandler(BaseHandler):
-    bucket = "history"
-    cache_max_age = 300
+    endpoint = HISTORY
 
-    async def get(self, account_id: str, region: str):
-        account_id = positive_int(account_id, "invalid_account_id")
-        region = region_value(region)
-        days = days_argument(self, default=30)
-        self.respond(await self.services.players.history(region, account_id, days))
+    async def get(self, *path):
+        args = self.arguments(path)
+        self.respond(await self.services.players.history(args["region"], args["account_id"], args["days"]))
 
 
-routes = [
-    (r"/api/v1/player/([^/]*)/([^/]*)/?", PlayerHandler),
-    (r"/api/v1/player/([^/]*)/([^/]*)/history/?", PlayerHistoryHandler),
-]
+routes = api_routes(PlayerHandler, PlayerHistoryHandler)

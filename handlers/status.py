@@ -7,17 +7,16 @@ import time
 
 from pymongo.errors import PyMongoError
 
-from handlers.base import BaseHandler
-from server.config import VERSION
+from handlers.base import BaseHandler, api_routes
+from server.catalogue import STATUS
+from server.config import API_VERSION, VERSION
 from store.client import is_database_error
 
 CACHE_SECONDS = 2.0  # a monitor polling every second must not cost four queries each time
 
 
 class StatusHandler(BaseHandler):
-    bucket = "status"
-    needs_database = False
-    cache_max_age = 10
+    endpoint = STATUS
 
     async def get(self):
         database, caches, jobs, sampler = await self.database_view()
@@ -36,7 +35,7 @@ class StatusHandler(BaseHandler):
             {
                 "health": "degraded" if degraded else "ok",
                 "version": VERSION,
-                "api_version": "v1",
+                "api_version": API_VERSION,
                 "uptime_seconds": int(time.time() - self.services.started_at),
                 "database": database,
                 "upstream": upstream,
@@ -84,6 +83,4 @@ class StatusHandler(BaseHandler):
         return database, caches, jobs, sampler
 
 
-routes = [
-    (r"/api/v1/status/?", StatusHandler),
-]
+routes = api_routes(StatusHandler)

@@ -34,24 +34,14 @@ import logging
 import math
 import time
 
+from server.catalogue import LIVE_GLOBAL, LIVE_PER_CLIENT, bucket_limits
+
 log = logging.getLogger("statsapi.ratelimit")
 
 WINDOW_SECONDS = 60
 
-# Requests per minute per client (SPEC 8.1); the index's own limit is ours to choose.
-ENDPOINT_LIMITS = {
-    "index": 120,
-    "player": 30,
-    "history": 20,
-    "clan": 30,
-    "weekly": 10,
-    "online": 60,
-    "online_history": 30,
-    "status": 60,
-    "openapi": 120,
-}
-LIVE_PER_CLIENT = 5  # live upstream lookups per client per minute (SPEC 8.2)
-LIVE_GLOBAL = 30  # live upstream lookups per minute across all clients (SPEC 8.2)
+# Requests per minute per client, by bucket: the endpoint catalogue's (SPEC 8.1).
+ENDPOINT_LIMITS = bucket_limits()
 GLOBAL_CLIENT = "*"
 FLUSH_SLICE = 500  # counters per database round trip
 MAX_KEYS_PER_FLUSH = 2000  # the most counters one flush sends (the rest stay local until the next)
@@ -108,6 +98,11 @@ def seconds_until_allowed(previous: float, current: float, limit: int, now: floa
     return max(1, min(WINDOW_SECONDS, math.ceil(wait)))
 
 
+def scaled_limit(limit: int, scale: float) -> int:
+    """A per-minute limit multiplied by --rate-limit-scale (tests), never below 1."""
+    return max(1, int(limit * scale))
+
+
 @functools.lru_cache(maxsize=65536)
 def client_key(address: str) -> str:
     """What the limits count: the address, or for IPv6 its /64."""
@@ -162,7 +157,7 @@ class RateLimiter:
         self._expired_through = -1
 
     def scaled(self, limit: int) -> int:
-        return max(1, int(limit * self.scale))
+        return scaled_limit(limit, self.scale)
 
     def _count(self, client: str, bucket: str, window: int) -> _Count:
         counts = self._windows.get(window)

@@ -20,7 +20,8 @@ from referencing.jsonschema import DRAFT202012
 from tornado.httpclient import HTTPRequest
 
 from handlers import openapi
-from handlers.index import ENDPOINTS, PREFIX, index_document
+from handlers.index import index_document
+from server.catalogue import CATALOGUE, PREFIX
 from server.errors import ERROR_CODES
 from server.ratelimit import ENDPOINT_LIMITS
 from tests.helpers import build_app, free_port, make_config
@@ -146,7 +147,7 @@ def test_every_endpoint_of_the_index_is_documented_with_its_parameters_and_limit
     config = make_config(rate_limit_scale=2.0)
     scaled = openapi.openapi_document(config)
     index = index_document(config)
-    assert {e["name"] for e in index["endpoints"]} == {e["name"] for e in ENDPOINTS}
+    assert {e["name"] for e in index["endpoints"]} == {e.name for e in CATALOGUE}
     for entry in index["endpoints"]:
         path = entry["path"][len(PREFIX) :] or "/"
         assert path in scaled["paths"], entry["name"]
@@ -308,7 +309,7 @@ async def test_live_answers_conform_to_the_document(app, http_client, base_url):
 
     # The index and the document itself (served raw, equal to the builder's output).
     response, body = await live.call(p, expect=200)
-    assert {e["name"] for e in body["data"]["endpoints"]} == {e["name"] for e in ENDPOINTS}
+    assert {e["name"] for e in body["data"]["endpoints"]} == {e.name for e in CATALOGUE}
     response, body = await live.call(p + "/openapi.json", expect=200)
     assert body == doc
     assert response.headers["Content-Type"] == "application/json; charset=utf-8"

@@ -1,0 +1,640 @@
+"""Response schemas (JSON Schema 2020-12, as OpenAPI 3.1 uses them) of every endpoint's `data`, by name."""
+
+from __future__ import annotations
+
+from server.catalogue import CATALOGUE
+from server.config import API_VERSION
+from server.errors import ERROR_CODES
+from server.ratings import wn8_color
+from store.constants import GAMES, REGIONS
+
+# An endpoint's catalogue entry names its schema (server.catalogue.Endpoint.schema); each named
+# schema also gets "<name>Envelope", the success envelope around it.
+
+ISO_UTC_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00$"
+DATE_PATTERN = r"^\d{4}-\d{2}-\d{2}$"
+# The labels of the WN8 colour scale, in order, as server.ratings.wn8_color gives them.
+WN8_COLOURS = list(dict.fromkeys(wn8_color(float(value)) for value in range(0, 10_001, 10)))
+
+
+def ref(kind: str, name: str) -> dict:
+    return {"$ref": f"#/components/{kind}/{name}"}
+
+
+def nullable(type_name: str, **extra) -> dict:
+    return {"type": [type_name, "null"], **extra}
+
+
+def obj(properties: dict, required=None, closed: bool = True, **extra) -> dict:
+    """An object schema; every listed property is required unless `required` says otherwise."""
+    schema = {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties) if required is None else list(required),
+    }
+    if closed:
+        schema["additionalProperties"] = False
+    schema.update(extra)
+    return schema
+
+
+def array(items: dict, **extra) -> dict:
+    return {"type": "array", "items": items, **extra}
+
+
+def schema_components(index: dict) -> dict:
+    """components/schemas; `index` is the index document (the Index schema names its keys)."""
+    all_codes = list(ERROR_CODES)
+    unix = {"type": "integer", "description": "Unix timestamp (seconds, UTC)."}
+    nullable_unix = nullable("integer", description="Unix timestamp (seconds, UTC), or null when unknown.")
+    number_or_null = nullable("number")
+    iso = {"type": "string", "format": "date-time", "pattern": ISO_UTC_PATTERN}
+    iso_or_null = {"type": ["string", "null"], "format": "date-time", "pattern": ISO_UTC_PATTERN}
+    date = {"type": "string", "format": "date", "pattern": DATE_PATTERN, "description": "UTC calendar day."}
+    region = {"type": "string", "enum": list(REGIONS)}
+    member_ref = obj({"account_id": {"type": "integer"}, "name": nullable("string")})
+
+    schemas = {
+        "Meta": obj(
+            {
+                "source": {"type": "string", "description": "Name of the data source."},
+                "version": {"type": "string", "const": API_VERSION, "description": "API version."},
+                "generated": {**iso, "description": "When this answer was generated (ISO 8601, UTC, +00:00)."},
+                "attribution": {
+                    "type": "string",
+                    "description": "Credit text; please link to the site when you reuse the data.",
+                },
+            },
+            description="Facts about the answer itself.",
+        ),
+        "ErrorCode": {
+            "type": "string",
+            "enum": all_codes,
+            "description": "Every error code of the API (status and meaning in the index's `errors`).",
+        },
+        "Error": obj(
+            {
+                "code": ref("schemas", "ErrorCode"),
+                "message": {"type": "string", "description": "Human-readable; may change, do not parse it."},
+                "region": {**region, "description": "The requested region (on `player_not_found`)."},
+            },
+            required=["code", "message"],
+        ),
+        "ErrorEnvelope": obj(
+            {
+                "success": {"type": "boolean", "const": False},
+                "error": ref("schemas", "Error"),
+            },
+            description="An error: `success` is false and `error` stands in place of `data`; there is no `meta`.",
+        ),
+        # --- player --------------------------------------------------------------
+        "PlayerStatistics": obj(
+            {
+                "battles": {"type": "integer", "minimum": 0},
+                "wins": {"type": "integer", "minimum": 0},
+                "losses": {"type": "integer", "minimum": 0},
+                "draws": {"type": "integer", "minimum": 0},
+                "win_rate": nullable("number", description="Percent, two decimals; null without battles."),
+                "avg_damage": nullable("number", description="Damage dealt per battle."),
+                "avg_frags": nullable("number", description="Vehicles destroyed per battle."),
+                "avg_spotted": nullable("number", description="Vehicles spotted per battle."),
+                "avg_defence": nullable("number", description="Base capture points reset per battle."),
+                "avg_capture": nullable("number", description="Base capture points per battle."),
+                "avg_xp": nullable("number", description="Experience per battle."),
+                "survival_rate": nullable("number", description="Percent of battles survived."),
+                "hit_rate": nullable("number", description="Percent of shots that hit; null without shots."),
+                "average_tier": nullable(
+                    "number", description="Battle-weighted average vehicle tier; null until ratings are calculated."
+                ),
+            },
+            description="Career totals (random battles) and per-battle averages.",
+        ),
+        "PlayerRatings": obj(
+            {
+                "available": {
+                    "type": "boolean",
+                    "description": "False when the profile was just fetched live: the ratings follow seconds later.",
+                },
+                "wn8": number_or_null,
+                "wn8_color": {
+                    "type": ["string", "null"],
+                    "enum": WN8_COLOURS + [None],
+                    "description": "Label of the usual WN8 colour scale.",
+                },
+                "wn7": number_or_null,
+                "efficiency": number_or_null,
+                "calculated_at": nullable_unix,
+                "expected_values_version": nullable(
+                    "string", description="Version (date) of the XVM expected-values table WN8 was computed with."
+                ),
+            }
+        ),
+        "PlayerProfile": obj(
+            {
+                "account_id": {"type": "integer", "minimum": 1},
+                "region": region,
+                "nickname": nullable("string"),
+                "clan_id": nullable("integer", description="Clan of the player, null when none."),
+                "created_at": nullable_unix,
+                "last_battle_time": nullable_unix,
+                "updated_at": nullable_unix,
+                "statistics": ref("schemas", "PlayerStatistics"),
+                "ratings": ref("schemas", "PlayerRatings"),
+                "cached_at": {**unix, "description": "When the profile was stored (at most about one hour ago)."},
+                "live_fetched": {
+                    "type": "boolean",
+                    "description": "True when the profile was not cached and was "
+                    "fetched live from the game API just now.",
+                },
+            }
+        ),
+        # --- history -------------------------------------------------------------
+        "HistoryEntry": obj(
+            {
+                "date": date,
+                "battles": {"type": "integer"},
+                "wins": {"type": "integer"},
+                "damage_dealt": {"type": "integer"},
+                "frags": {"type": "integer"},
+                "spotted": {"type": "integer"},
+                "xp": {"type": "integer"},
+                "wn8": number_or_null,
+                "wn7": number_or_null,
+                "efficiency": number_or_null,
+                "win_rate": number_or_null,
+                "avg_damage": number_or_null,
+            },
+            description="Career totals as of the snapshot of that UTC day.",
+        ),
+        "HistoryDelta": obj(
+            {
+                "from": date,
+                "to": date,
+                "battles": {"type": "integer", "description": "Battles played between the two snapshots."},
+                "wins": {"type": "integer"},
+                "win_rate": number_or_null,
+                "avg_damage": number_or_null,
+                "avg_frags": number_or_null,
+                "avg_xp": number_or_null,
+                "wn8_change": number_or_null,
+                "win_rate_change": nullable("number", description="Change of the career win rate, percentage points."),
+            },
+            description="What changed over the period: rates over the battles played in it.",
+        ),
+        "PlayerHistory": obj(
+            {
+                "account_id": {"type": "integer", "minimum": 1},
+                "region": region,
+                "days": {"type": "integer", "minimum": 1},
+                "first_date": date,
+                "last_date": date,
+                "snapshots": array(ref("schemas", "HistoryEntry")),
+                "snapshot_count": {"type": "integer", "minimum": 0},
+                "deltas": obj(
+                    {f"{p}d": {"oneOf": [ref("schemas", "HistoryDelta"), {"type": "null"}]} for p in (7, 30, 90)},
+                    description="Deltas over 7, 30 and 90 days; null when no snapshot lies in the period.",
+                ),
+                "latest": obj(
+                    {"date": date, "battles": {"type": "integer"}, "wins": {"type": "integer"}, "wn8": number_or_null}
+                ),
+            }
+        ),
+        # --- clans ---------------------------------------------------------------
+        "Clan": obj(
+            {
+                "clan_id": {"type": "integer", "minimum": 1},
+                "region": region,
+                "tag": nullable("string"),
+                "name": nullable("string"),
+                "members_count": {"type": "integer", "minimum": 0},
+                "ratings": obj(
+                    {
+                        "elo_10": nullable("integer", description="Elo rating, tier X category."),
+                        "elo_8": nullable("integer", description="Elo rating, tier VIII category."),
+                        "skirmish_win_rate": nullable("number", description="Percent, two decimals."),
+                        "skirmish_battles": {"type": "integer", "minimum": 0},
+                    }
+                ),
+                "members": obj(
+                    {
+                        "profiles_measured": {
+                            "type": "integer",
+                            "minimum": 0,
+                            "description": "Member profiles the averages were computed from.",
+                        },
+                        "avg_win_rate": number_or_null,
+                        "avg_damage": number_or_null,
+                        "avg_battles": number_or_null,
+                    },
+                    description="Averages across the real member profiles.",
+                ),
+                "member_list": array(
+                    obj(
+                        {
+                            "account_id": {"type": "integer"},
+                            "name": nullable("string"),
+                            "role": nullable("string"),
+                            "joined_at": nullable_unix,
+                        }
+                    )
+                ),
+                "cached_at": {
+                    **unix,
+                    "description": "When the clan was stored; older data stays served when the game API fails.",
+                },
+            }
+        ),
+        "ClanWeekly": obj(
+            {
+                "clan_id": {"type": "integer", "minimum": 1},
+                "region": region,
+                "tag": nullable("string"),
+                "name": nullable("string"),
+                "period": obj({"start": date, "end": date, "days": {"type": "integer"}}),
+                "activity": obj(
+                    {
+                        "members": {"type": "integer"},
+                        "measured_members": {"type": "integer"},
+                        "active_members": {"type": "integer"},
+                        "inactive": array(member_ref),
+                        "not_measured": array(member_ref),
+                        "battles_per_member": number_or_null,
+                        "joined": array(
+                            obj({"account_id": {"type": "integer"}, "name": nullable("string"), "date": date})
+                        ),
+                        "left": array(
+                            obj({"account_id": {"type": "integer"}, "name": nullable("string"), "date": date})
+                        ),
+                    }
+                ),
+                "top": obj(
+                    {
+                        "min_battles": {"type": "integer"},
+                        "by_battles": array(
+                            obj(
+                                {
+                                    "account_id": {"type": "integer"},
+                                    "name": nullable("string"),
+                                    "battles": {"type": "integer"},
+                                }
+                            )
+                        ),
+                        "by_wn8": array(
+                            obj(
+                                {
+                                    "account_id": {"type": "integer"},
+                                    "name": nullable("string"),
+                                    "wn8": {"type": "number"},
+                                    "wn8_change": number_or_null,
+                                    "battles": {"type": "integer"},
+                                }
+                            )
+                        ),
+                        "by_win_rate": array(
+                            obj(
+                                {
+                                    "account_id": {"type": "integer"},
+                                    "name": nullable("string"),
+                                    "win_rate": {"type": "number"},
+                                    "battles": {"type": "integer"},
+                                }
+                            )
+                        ),
+                    }
+                ),
+                "aggregates": obj(
+                    {
+                        "battles": {"type": "integer"},
+                        "wins": {"type": "integer"},
+                        "win_rate": number_or_null,
+                        "avg_damage": number_or_null,
+                        "members_avg_change": obj(
+                            {
+                                "profiles_compared": {"type": "integer", "minimum": 0},
+                                **{
+                                    key: obj({"start": number_or_null, "end": number_or_null, "change": number_or_null})
+                                    for key in ("win_rate", "avg_damage", "avg_battles")
+                                },
+                            },
+                            description="Mean member career values at the start and the end of the week.",
+                        ),
+                    }
+                ),
+                "clan_cached_at": unix,
+                "computed_at": unix,
+            },
+            description="The digest of the last 7 UTC days, from the members' daily snapshots.",
+        ),
+        # --- online --------------------------------------------------------------
+        "OnlinePeak": obj(
+            {
+                "date": date,
+                "players": {"type": "integer", "minimum": 0},
+                "minute": iso,
+                "minute_unix": unix,
+            },
+            required=["players", "minute", "minute_unix"],
+            description="A measured peak and its minute.",
+        ),
+        "OnlinePeaks": obj(
+            {
+                "today": {"oneOf": [ref("schemas", "OnlinePeak"), {"type": "null"}]},
+                "all_time": {"oneOf": [ref("schemas", "OnlinePeak"), {"type": "null"}]},
+            }
+        ),
+        "OnlineRegion": obj(
+            {
+                "players": nullable("integer", minimum=0),
+                "minute": iso_or_null,
+                "minute_unix": nullable_unix,
+                "age_seconds": nullable("integer", minimum=0),
+                "servers": array(obj({"server": {"type": "string"}, "players": {"type": "integer", "minimum": 0}})),
+                "failing": {
+                    "type": "boolean",
+                    "description": "The newest sampling attempt failed; the counts are the last good ones.",
+                },
+                "last_failure": nullable_unix,
+                "peak": ref("schemas", "OnlinePeaks"),
+            }
+        ),
+        "OnlineGame": obj(
+            {
+                "players": nullable("integer", minimum=0),
+                "minute": iso_or_null,
+                "minute_unix": nullable_unix,
+                "complete": {"type": "boolean", "description": "All regions were sampled at the same minute."},
+                "peak": ref("schemas", "OnlinePeaks"),
+                "regions": obj({r: ref("schemas", "OnlineRegion") for r in REGIONS}),
+            }
+        ),
+        "Online": obj(
+            {
+                "games": obj({g: ref("schemas", "OnlineGame") for g in GAMES}),
+                "newest_sample": {
+                    "oneOf": [
+                        obj({"minute": iso, "minute_unix": unix, "age_seconds": {"type": "integer", "minimum": 0}}),
+                        {"type": "null"},
+                    ]
+                },
+                "today": date,
+                "sample_interval_seconds": {"type": "integer", "minimum": 1},
+            }
+        ),
+        "OnlineHistory": obj(
+            {
+                "game": {"type": "string", "enum": list(GAMES)},
+                "region": {"type": "string", "enum": list(REGIONS) + ["all"]},
+                "days": {"type": "integer", "minimum": 1},
+                "from": date,
+                "to": date,
+                "series": array(
+                    obj(
+                        {
+                            "date": date,
+                            "samples": {"type": "integer", "minimum": 0},
+                            "peak": nullable("integer", minimum=0),
+                            "peak_minute": iso_or_null,
+                            "min": nullable("integer", minimum=0),
+                            "avg": nullable("number", minimum=0),
+                        },
+                        description="One UTC day; days without samples have samples 0 and null values.",
+                    )
+                ),
+            }
+        ),
+        # --- status --------------------------------------------------------------
+        "Status": obj(
+            {
+                "health": {"type": "string", "enum": ["ok", "degraded"]},
+                "version": {"type": "string", "description": "Server software version."},
+                "api_version": {"type": "string", "const": API_VERSION},
+                "uptime_seconds": {"type": "integer", "minimum": 0},
+                "database": obj(
+                    {"reachable": {"type": "boolean"}, "ping_ms": number_or_null, "error": {"type": "string"}},
+                    required=["reachable", "ping_ms"],
+                ),
+                "upstream": obj(
+                    {
+                        "configured": {"type": "boolean"},
+                        "last_success": number_or_null,
+                        "last_failure": number_or_null,
+                        "last_error": nullable("string"),
+                        "requests": {"type": "integer", "minimum": 0},
+                        "failures": {"type": "integer", "minimum": 0},
+                        "budget": obj(
+                            {
+                                "rate_per_second": {
+                                    "type": "number",
+                                    "description": "Configured upstream quota of the application_id (all processes).",
+                                },
+                                "processes_sharing": {"type": "integer", "minimum": 1},
+                                "share_per_second": {
+                                    "type": "number",
+                                    "description": "This process's share of the quota.",
+                                },
+                                "effective_per_second": {
+                                    "type": "number",
+                                    "description": "What this process sends at most now (after the "
+                                    "safety margin and any slow-down).",
+                                },
+                                "window": obj(
+                                    {
+                                        "requests": {"type": "integer"},
+                                        "seconds": {"type": "number"},
+                                        "reserved_for_live": {"type": "integer"},
+                                    }
+                                ),
+                                "in_flight": {
+                                    "type": "integer",
+                                    "minimum": 0,
+                                    "description": "Requests sent and not yet answered.",
+                                },
+                                "slowed_down": {
+                                    "type": "boolean",
+                                    "description": "The upstream refused a request for the rate recently.",
+                                },
+                                "requests_last_minute": {"type": "integer", "minimum": 0},
+                                "requests_last_minute_by_caller": {
+                                    "type": "object",
+                                    "additionalProperties": {"type": "integer"},
+                                    "description": "live, clans, refresh, online, reference, seed, other",
+                                },
+                                "queued": {
+                                    "type": "object",
+                                    "additionalProperties": {"type": "integer"},
+                                    "description": "Requests waiting for a slot, by priority (0 = live).",
+                                },
+                                "request_limit_exceeded": obj(
+                                    {"count": {"type": "integer", "minimum": 0}, "last": number_or_null}
+                                ),
+                                "live_queue_wait_ms": obj(
+                                    {
+                                        "p50": number_or_null,
+                                        "p99": number_or_null,
+                                        "samples": {"type": "integer", "minimum": 0},
+                                    }
+                                ),
+                            }
+                        ),
+                        "expected_values": obj(
+                            {
+                                "version": nullable("string"),
+                                "tanks": {"type": "integer", "minimum": 0},
+                                "rows_skipped": {"type": "integer", "minimum": 0},
+                                "loaded_at": number_or_null,
+                                "last_error": nullable("string"),
+                            }
+                        ),
+                    },
+                    required=["configured"],
+                ),
+                "jobs": {
+                    "type": "object",
+                    "description": "Last outcome of each background job, by job name.",
+                    "additionalProperties": {
+                        "type": "object",
+                        "properties": {
+                            "ok": {"type": "boolean"},
+                            "last_run": {"type": "number"},
+                            "message": {"type": "string"},
+                            "duration_s": {"type": "number"},
+                        },
+                    },
+                },
+                "leader": {"type": "boolean", "description": "This process runs the background jobs."},
+                "rate_limiter": obj(
+                    {
+                        "tracked_keys": {"type": "integer", "minimum": 0},
+                        "last_flush": number_or_null,
+                        "flush_failures": {"type": "integer", "minimum": 0},
+                        "evicted_windows": {"type": "integer", "minimum": 0},
+                        "pending_keys": {
+                            "type": "integer",
+                            "minimum": 0,
+                            "description": "Counters admitted here, not yet written to the database.",
+                        },
+                        "flush_lag_seconds": {
+                            "type": "number",
+                            "minimum": 0,
+                            "description": "How long flushes have been failing or leaving counters "
+                            "behind (0 when they keep up).",
+                        },
+                        "consecutive_flush_failures": {"type": "integer", "minimum": 0},
+                        "last_flush_error": nullable("string"),
+                        "degraded": {
+                            "type": "boolean",
+                            "description": "Flushes fail or lag by more than 10 s: limits are then exact per "
+                            "process only (at most processes x limit per client).",
+                        },
+                    }
+                ),
+                "embedded_database": {
+                    "oneOf": [
+                        {"type": "null"},
+                        obj(
+                            {
+                                "state": {"type": "string", "description": "running, restarting or failed"},
+                                "restarts": {"type": "integer", "minimum": 0},
+                                "restart_attempts": {"type": "integer", "minimum": 0},
+                                "last_restart": nullable("integer"),
+                                "last_exit": {
+                                    "oneOf": [
+                                        {"type": "null"},
+                                        obj({"at": {"type": "integer"}, "code": nullable("integer")}),
+                                    ]
+                                },
+                            }
+                        ),
+                    ],
+                    "description": "The supervised embedded database (null with an external MongoDB).",
+                },
+                "connections": {
+                    "oneOf": [{"type": "null"}, {"type": "object", "additionalProperties": {"type": "integer"}}],
+                    "description": "This process's client connections: open, max, "
+                    "max_per_client, waiting_for_head, refused, shed_idle, "
+                    "head_timeouts, heads_too_large, accept_pauses.",
+                },
+                "caches": {
+                    "type": "object",
+                    "description": "Newest cached item per data family (Unix time); empty "
+                    "when the database is unreachable.",
+                    "additionalProperties": number_or_null,
+                },
+                "online_sampler": {
+                    "type": "object",
+                    "description": 'Per game/region ("wot/eu"…): the '
+                    "sampler's last success and last failure (Unix "
+                    "time); empty when the database is unreachable.",
+                    "additionalProperties": obj({"last_success": number_or_null, "last_failure": number_or_null}),
+                },
+            }
+        ),
+        # --- index ---------------------------------------------------------------
+        "Index": obj(
+            {
+                "name": {"type": "string"},
+                "version": {"type": "string", "const": API_VERSION},
+                "description": {"type": "string"},
+                "site": {"type": "string"},
+                "attribution": {"type": "string"},
+                "openapi": {"type": "string"},
+                "methods": array({"type": "string"}),
+                "rate_limits": {"type": "object", "required": list(index["rate_limits"])},
+                "regions": array({"type": "string", "enum": list(REGIONS)}),
+                "games": array({"type": "string", "enum": list(GAMES)}),
+                "endpoints": array(
+                    obj(
+                        {
+                            "method": {"type": "string"},
+                            "name": {"type": "string", "enum": [endpoint.name for endpoint in CATALOGUE]},
+                            "path": {"type": "string"},
+                            "cache_max_age": {"type": "integer", "minimum": 0},
+                            "parameters": array({"type": "object", "required": ["name", "in", "type"]}),
+                            "description": {"type": "string"},
+                            "example": {"type": "string"},
+                            "rate_limit_per_minute": {"type": "integer", "minimum": 1},
+                            "live_lookup_limits": obj(
+                                {"per_client_per_minute": {"type": "integer"}, "global_per_minute": {"type": "integer"}}
+                            ),
+                            "fields": {
+                                "type": "object",
+                                "additionalProperties": {"type": "string"},
+                                "description": "Short guide to the fields of the answer.",
+                            },
+                        },
+                        required=[
+                            "method",
+                            "name",
+                            "path",
+                            "cache_max_age",
+                            "parameters",
+                            "description",
+                            "example",
+                            "rate_limit_per_minute",
+                        ],
+                        closed=False,
+                    )
+                ),
+                "errors": array(
+                    obj(
+                        {
+                            "code": ref("schemas", "ErrorCode"),
+                            "status": {"type": "integer"},
+                            "meaning": {"type": "string"},
+                        }
+                    )
+                ),
+            },
+            closed=False,
+        ),
+    }
+    for endpoint in CATALOGUE:
+        if endpoint.schema is not None:
+            schemas[endpoint.schema + "Envelope"] = obj(
+                {
+                    "success": {"type": "boolean", "const": True},
+                    "meta": ref("schemas", "Meta"),
+                    "data": ref("schemas", endpoint.schema),
+                }
+            )
+    return schemas

@@ -1,0 +1,358 @@
+"""The endpoint catalogue: every public endpoint's path, parameters, limits, caching, errors and documentation."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+
+from server.config import API_VERSION
+from store.constants import GAMES, REGIONS
+
+# Routes, parameter validation, the rate limiter's buckets, the index, the OpenAPI document and
+# the site all derive from the records below; nothing else states a limit, a cache lifetime, a
+# parameter bound or a default. Response schemas are in handlers/schemas.py, by `schema` name.
+
+PREFIX = f"/api/{API_VERSION}"
+INT64_MAX = 2**63 - 1  # ids are positive and fit a signed 64-bit integer
+MAX_DAYS = 400  # the longest history any endpoint serves (SPEC 8.3)
+LIVE_PER_CLIENT = 5  # live upstream lookups per client per minute (SPEC 8.2)
+LIVE_GLOBAL = 30  # live upstream lookups per minute across all clients (SPEC 8.2)
+LIVE_FETCHED_MAX_AGE = 30  # Cache-Control max-age of a profile fetched live: its ratings follow seconds later
+DEMO_ACCOUNT = 500000001
+DEMO_CLAN = 500000
+# Codes every rate-limited GET can answer, whatever the endpoint.
+COMMON_ERRORS = ("bad_request", "payload_too_large", "request_too_large", "rate_limited", "internal_error")
+
+
+@dataclasses.dataclass(frozen=True)
+class Param:
+    """One path or query parameter: its type and bounds are what the handlers accept."""
+
+    name: str
+    location: str  # "path" or "query"
+    type: str  # "integer" or "string"
+    error: str  # the error code a bad value answers
+    description: str
+    minimum: int | None = None
+    maximum: int | None = None
+    enum: tuple[str, ...] | None = None
+    default: int | str | None = None
+    format: str | None = None  # OpenAPI format ("int64")
+    example: int | str | None = None  # OpenAPI example (path parameters)
+
+    @property
+    def required(self) -> bool:
+        return self.location == "path"
+
+    def index_entry(self) -> dict:
+        """The parameter as the index lists it."""
+        entry: dict = {"name": self.name, "in": self.location, "type": self.type}
+        for key in ("minimum", "maximum", "enum", "default"):
+            value = getattr(self, key)
+            if value is not None:
+                entry[key] = list(value) if key == "enum" else value
+        if self.required:
+            entry["required"] = True
+        return entry
+
+
+@dataclasses.dataclass(frozen=True, eq=False)  # compared by identity: each record is one endpoint
+class Endpoint:
+    """One GET endpoint. `name` is also its rate-limit bucket and the metrics label."""
+
+    name: str
+    path: str  # template relative to PREFIX ("" for the index itself)
+    summary: str
+    description: str
+    tag: str  # OpenAPI tag: players, clans, online or meta
+    operation_id: str  # OpenAPI operationId stem (getX, headX, optionsX)
+    limit_per_minute: int  # per client (SPEC 8.1)
+    cache_max_age: int  # Cache-Control max-age of a successful answer, seconds
+    example: str  # a request path relative to PREFIX
+    params: tuple[Param, ...] = ()
+    # Codes this endpoint answers beyond its parameters' codes and COMMON_ERRORS.
+    errors: tuple[str, ...] = ()
+    schema: str | None = None  # the `data` schema in handlers/schemas.py; None: served raw, not enveloped
+    fields: Mapping[str, str] = dataclasses.field(default_factory=dict)  # short guide to the answer's fields
+    live_lookups: bool = False  # may fetch from the upstream for the request (the live-lookup limits apply)
+    needs_database: bool = True  # answers 503 at once while the database is down
+
+    @property
+    def bucket(self) -> str:
+        return self.name
+
+    @property
+    def full_path(self) -> str:
+        return PREFIX + self.path
+
+    @property
+    def error_codes(self) -> tuple[str, ...]:
+        """Every code it can answer: its parameters', its own, then the common ones."""
+        codes = dict.fromkeys(param.error for param in self.params)
+        codes.update(dict.fromkeys(self.errors))
+        codes.update(dict.fromkeys(COMMON_ERRORS))
+        return tuple(codes)
+
+    def route_pattern(self) -> str:
+        """The Tornado route: each {param} one path segment; a trailing slash is allowed except
+        after a file name."""
+        pattern = ""
+        for part in self.full_path.split("/")[1:]:
+            if part.startswith("{") and part.endswith("}"):
+                pattern += "/([^/]*)"
+            else:
+                pattern += "/" + part.replace(".", r"\.")
+        return pattern if "." in self.full_path.rsplit("/", 1)[1] else pattern + "/?"
+
+
+def _id_param(name: str, error: str, what: str, example: int) -> Param:
+    return Param(
+        name,
+        "path",
+        "integer",
+        error,
+        f"{what}: a positive integer (ASCII digits, no sign, fits a signed 64-bit integer).",
+        minimum=1,
+        maximum=INT64_MAX,
+        format="int64",
+        example=example,
+    )
+
+
+ACCOUNT_ID = _id_param("account_id", "invalid_account_id", "Account ID", DEMO_ACCOUNT)
+CLAN_ID = _id_param("clan_id", "invalid_clan_id", "Clan ID", DEMO_CLAN)
+REGION = Param("region", "path", "string", "invalid_region", "Game region: eu, na or asia.", enum=REGIONS, example="eu")
+
+
+def _days(default: int) -> Param:
+    return Param(
+        "days",
+        "query",
+        "integer",
+        "invalid_days",
+        "Number of UTC days, ending today. Give it at most once.",
+        minimum=1,
+        maximum=MAX_DAYS,
+        default=default,
+    )
+
+
+INDEX = Endpoint(
+    name="index",
+    path="",
+    summary="API index: endpoints, parameters, limits, error codes",
+    description="This index: every endpoint, its parameters and limits, every error code.",
+    tag="meta",
+    operation_id="Index",
+    limit_per_minute=120,  # SPEC 8.1 leaves the index's own limit to us
+    cache_max_age=300,
+    example="",
+    schema="Index",
+    needs_database=False,
+)
+PLAYER = Endpoint(
+    name="player",
+    path="/player/{account_id}/{region}",
+    summary="Player profile with WN8, WN7 and efficiency",
+    description="Player profile with WN8, WN7 and efficiency. Served from the cache (at most "
+    "1 h old); a profile not cached is fetched live (live_fetched: true, "
+    "ratings.available: false) and its ratings follow seconds later.",
+    tag="players",
+    operation_id="Player",
+    limit_per_minute=30,
+    cache_max_age=300,
+    example=f"/player/{DEMO_ACCOUNT}/eu",
+    params=(ACCOUNT_ID, REGION),
+    errors=("player_not_found", "rate_limited_global", "database_unavailable", "upstream_unavailable"),
+    schema="PlayerProfile",
+    fields={
+        "account_id, region, nickname, clan_id": "identity and clan (clan_id null without a clan)",
+        "created_at, last_battle_time, updated_at": "unix times from the upstream",
+        "statistics": "battles, wins, losses, draws, win_rate (%), avg_damage, avg_frags, avg_spotted, "
+        "avg_defence (dropped capture points), avg_capture, avg_xp (per battle), survival_rate "
+        "(%), hit_rate (%), average_tier (battle-weighted)",
+        "ratings": "available, wn8, wn8_color (scale label), wn7, efficiency, calculated_at (unix), "
+        "expected_values_version (XVM table date)",
+        "cached_at": "unix time the profile was stored (at most ~1 h old)",
+        "live_fetched": "true when fetched live for this request (then ratings.available is false)",
+    },
+    live_lookups=True,
+)
+HISTORY = Endpoint(
+    name="history",
+    path="/player/{account_id}/{region}/history",
+    summary="Player daily history with 7, 30 and 90 day deltas",
+    description="Daily snapshots (UTC days) of the last `days` days plus 7, 30 and 90 day deltas. "
+    "404 no_history when no snapshot exists.",
+    tag="players",
+    operation_id="PlayerHistory",
+    limit_per_minute=20,
+    cache_max_age=300,
+    example=f"/player/{DEMO_ACCOUNT}/eu/history?days=30",
+    params=(ACCOUNT_ID, REGION, _days(30)),
+    errors=("no_history", "database_unavailable"),
+    schema="PlayerHistory",
+    fields={
+        "snapshots[]": "date, battles, wins, damage_dealt, frags, spotted, xp (career totals that day), "
+        "win_rate, avg_damage, wn8, wn7, efficiency (null on days without ratings)",
+        "deltas.7d / 30d / 90d": "null without two snapshots in the period, else from, to (the earliest "
+        "snapshot inside the period and the newest), battles, wins, win_rate, "
+        "avg_damage, avg_frags, avg_xp over those battles, wn8_change, win_rate_change",
+        "days, first_date, last_date, snapshot_count, latest": "the window and the newest snapshot",
+    },
+)
+CLAN = Endpoint(
+    name="clan",
+    path="/clan/{clan_id}/{region}",
+    summary="Clan details with averages over member profiles",
+    description="Clan details, ratings, members and averages over the member profiles we hold "
+    "(members.profiles_measured says how many). Never fetched live: a clan enters the "
+    "cache through the hourly refresh job (clans named by cached players, or seeded by "
+    "the operator with scripts/add_clans.py); 404 clan_not_cached until then.",
+    tag="clans",
+    operation_id="Clan",
+    limit_per_minute=30,
+    cache_max_age=300,
+    example=f"/clan/{DEMO_CLAN}/eu",
+    params=(CLAN_ID, REGION),
+    errors=("clan_not_cached", "database_unavailable"),
+    schema="Clan",
+    fields={
+        "clan_id, tag, name, members_count, region": "identity (members_count from the upstream)",
+        "ratings.elo_10 / elo_8": "Elo ratings (integer, null when the upstream has none)",
+        "ratings.skirmish_battles / skirmish_win_rate": "skirmishes summed over tiers; win rate in percent, 2 decimals",
+        "members.profiles_measured": "member profiles the averages use (members with a profile and >= 1 battle)",
+        "members.avg_win_rate / avg_damage / avg_battles": "means of per-member career values",
+        "member_list[]": "account_id, name, role, joined_at (unix)",
+        "cached_at": "unix time the clan was stored; older data stays served when the upstream fails",
+    },
+)
+WEEKLY = Endpoint(
+    name="weekly",
+    path="/clan/{clan_id}/{region}/weekly",
+    summary="Weekly clan digest",
+    description="Weekly clan digest: period {start: today-7, end: today} (UTC). Each member's week is "
+    "the difference between their first and last snapshot in the period; members without two "
+    "snapshots are listed in not_measured. WN8 and win-rate top lists rank members with at "
+    "least 10 battles that week; by_wn8 ranks by WN8 at the end of the period.",
+    tag="clans",
+    operation_id="ClanWeekly",
+    limit_per_minute=10,
+    cache_max_age=300,
+    example=f"/clan/{DEMO_CLAN}/eu/weekly",
+    params=(CLAN_ID, REGION),
+    errors=("clan_not_cached", "no_digest", "database_unavailable"),
+    schema="ClanWeekly",
+    fields={
+        "period": "start, end (UTC dates), days",
+        "activity": "members, measured_members, active_members (>= 1 battle), inactive[], not_measured[], "
+        "battles_per_member, joined[], left[]",
+        "top": "min_battles, by_battles[], by_wn8[] (wn8, wn8_change, battles), by_win_rate[] (top 5 each)",
+        "aggregates": "battles, wins, win_rate, avg_damage of the week, members_avg_change "
+        "{win_rate, avg_damage, avg_battles: {start, end, change}}",
+        "clan_cached_at, computed_at": "unix times",
+    },
+)
+ONLINE = Endpoint(
+    name="online",
+    path="/online",
+    summary="Current player counts per game and region",
+    description="Current player counts per game and region (per server, sampled each minute), "
+    "totals, and the measured peak today (UTC) and all time.",
+    tag="online",
+    operation_id="Online",
+    limit_per_minute=60,
+    cache_max_age=60,
+    example="/online",
+    errors=("database_unavailable",),
+    schema="Online",
+    fields={
+        "games.<game>": "players (sum over regions), minute, complete (all regions sampled that minute), "
+        "peak.today / peak.all_time {players, minute}, regions.<region> {players, minute, "
+        "age_seconds, servers[] {server, players}, failing, peak}",
+        "newest_sample": "minute and age_seconds of the newest sample",
+    },
+)
+ONLINE_HISTORY = Endpoint(
+    name="online_history",
+    path="/online/history",
+    summary="Daily series of player counts",
+    description="Daily series (UTC) of player counts: peak with its minute, minimum, average, "
+    "sample count. Days without samples have samples: 0 and null values. region=all "
+    "counts only minutes where all three regions were sampled.",
+    tag="online",
+    operation_id="OnlineHistory",
+    limit_per_minute=30,
+    cache_max_age=300,
+    example="/online/history?game=wot&region=all&days=30",
+    params=(
+        Param(
+            "game",
+            "query",
+            "string",
+            "invalid_game",
+            "Game whose player counts to return. Give it at most once.",
+            enum=GAMES,
+            default="wot",
+        ),
+        Param(
+            "region",
+            "query",
+            "string",
+            "invalid_region",
+            "Region, or `all` for the sum of all regions. Give it at most once.",
+            enum=(*REGIONS, "all"),
+            default="all",
+        ),
+        _days(7),
+    ),
+    errors=("database_unavailable",),
+    schema="OnlineHistory",
+    fields={"series[]": "date, samples, peak, peak_minute, min, avg"},
+)
+STATUS = Endpoint(
+    name="status",
+    path="/status",
+    summary="Service health and cache timestamps",
+    description="Service health, database and upstream state, background jobs, cache timestamps.",
+    tag="meta",
+    operation_id="Status",
+    limit_per_minute=60,
+    cache_max_age=10,
+    example="/status",
+    schema="Status",
+    fields={
+        "health": "ok, or degraded when the database is unreachable, a job's last run failed, or "
+        "rate-counter flushes fail or lag (rate_limiter.degraded)",
+        "database": "reachable, ping_ms",
+        "upstream": "last_success, last_failure, requests, failures; budget: rate_per_second "
+        "(configured), processes_sharing, share_per_second, effective_per_second, "
+        "requests_last_minute(_by_caller), queued, request_limit_exceeded {count, last}, "
+        "live_queue_wait_ms {p50, p99}; expected_values: version, tanks, rows_skipped",
+        "jobs.<name>": "last_run, ok, message, last_success, last_failure",
+        "caches": "newest_player, newest_clan, newest_online_sample (unix)",
+        "version, uptime_seconds, leader, rate_limiter": "process facts",
+    },
+    needs_database=False,  # it reports the database's state instead of failing with it
+)
+OPENAPI = Endpoint(
+    name="openapi",
+    path="/openapi.json",
+    summary="This OpenAPI 3.1 document",
+    description="The OpenAPI 3.1 document of this API.",
+    tag="meta",
+    operation_id="OpenAPIDocument",
+    limit_per_minute=120,
+    cache_max_age=300,
+    example="/openapi.json",
+    needs_database=False,
+)
+
+# In the order the index and the OpenAPI document list them.
+CATALOGUE: tuple[Endpoint, ...] = (INDEX, PLAYER, HISTORY, CLAN, WEEKLY, ONLINE, ONLINE_HISTORY, STATUS, OPENAPI)
+BY_NAME: Mapping[str, Endpoint] = {endpoint.name: endpoint for endpoint in CATALOGUE}
+
+
+def bucket_limits() -> dict[str, int]:
+    """Requests per minute per client, by rate-limit bucket (before any scaling)."""
+    return {endpoint.bucket: endpoint.limit_per_minute for endpoint in CATALOGUE}
