@@ -9,13 +9,14 @@ import os
 import sys
 import time
 
+from server.catalogue import INT64_MAX
 from store.constants import REGIONS
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def clan_id(text: str) -> int:
-    if not text.isascii() or not text.isdigit() or not 0 < int(text) < 2**63:
+    if not text.isascii() or not text.isdigit() or not 0 < int(text) <= INT64_MAX:
         raise argparse.ArgumentTypeError(f"not a positive integer clan id: {text!r}")
     return int(text)
 

@@ -7,6 +7,7 @@ import datetime as dt
 import logging
 import time
 
+from server.catalogue import MAX_DAYS
 from server.concurrency import heavy_slot, single_flight
 from server.upstream import UpstreamError
 from store.client import deadline, request_deadline
@@ -20,7 +21,7 @@ DAY_FINAL_AFTER_SECONDS = 3600
 CURRENT_CACHE_SECONDS = 5.0
 # Today's aggregate scans today's samples; new ones arrive once a minute.
 HISTORY_CACHE_SECONDS = 60.0
-HISTORY_MAX_DAYS = 400
+HISTORY_MAX_DAYS = MAX_DAYS  # what the online history endpoint can be asked for
 # A request aggregates at most this many missing finished days itself (newest first); older
 # missing days are answered as gaps until the online_daily job has materialised them.
 INLINE_DAYS = 3
