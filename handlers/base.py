@@ -94,7 +94,7 @@ class BaseHandler(tornado.web.RequestHandler):
     SUPPORTED_METHODS = ("GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE")
     endpoint: Endpoint | None = None
     bucket: str | None = None  # rate-limit bucket; None: not limited
-    cache_max_age = 300
+    cache_max_age = 0  # not cached unless the entry (or a handler outside the catalogue) says so
     needs_database = True  # answer 503 at once while the driver's heartbeat says the database is down
     rate_headers: dict = {}
 

@@ -12,6 +12,7 @@ from server.errors import APIError, error_cache_control, error_envelope
 # 416 (Content-Range says the size).
 RANGE_NOT_SATISFIABLE = error_envelope("range_not_satisfiable")
 
+SITE_CACHE_CONTROL = "public, max-age=300"  # the site's files and their preflights
 STATIC_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "static")
 
 
@@ -30,12 +31,12 @@ class SiteHandler(tornado.web.StaticFileHandler):
         return super().get_absolute_path(root, path)
 
     def set_extra_headers(self, path: str) -> None:
-        self.set_header("Cache-Control", "public, max-age=300")
+        self.set_header("Cache-Control", SITE_CACHE_CONTROL)
 
     def options(self, *args, **kwargs):
         self.set_status(204)
         self.set_header("Allow", ALLOWED_METHODS)
-        self.set_header("Cache-Control", "public, max-age=300")  # as the files themselves
+        self.set_header("Cache-Control", SITE_CACHE_CONTROL)
         self.finish()
 
     def finish(self, chunk=None):
