@@ -34,11 +34,9 @@ OPENAPI_VERSION = "3.1.0"
 
 # --- parameters -----------------------------------------------------------------------
 def openapi_parameter(param: Param) -> dict:
-    schema: dict = {"type": param.type}
-    for key in ("minimum", "maximum", "enum", "default", "format"):
-        value = getattr(param, key)
-        if value is not None:
-            schema[key] = list(value) if key == "enum" else value
+    schema: dict = {"type": param.type, **param.constraints()}
+    if param.format is not None:
+        schema["format"] = param.format
     description = param.description
     if param.default is not None:
         description += f" Default: `{param.default}`."

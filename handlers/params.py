@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from server.catalogue import Param
 from server.errors import APIError
 
@@ -38,13 +40,29 @@ def parse_value(param: Param, text: str):
             return text
         hint = f"{param.name} must be one of " + ", ".join(param.enum)
     else:
-        return text  # free text (its meaning is checked by the service)
+        # Free text: within its length bounds and matching its pattern (anchored, so the
+        # document's unanchored JSON Schema pattern means the same).
+        shortest = param.min_length or 0
+        longest = param.max_length
+        if (
+            shortest <= len(text)
+            and (longest is None or len(text) <= longest)
+            and (param.pattern is None or re.fullmatch(param.pattern, text))
+        ):
+            return text
+        hint = (
+            f"{param.name} must be at least {shortest} characters"
+            if longest is None
+            else (f"{param.name} must be {shortest} to {longest} characters")
+        )
+        if param.pattern is not None:
+            hint += f" matching {param.pattern}"
     raise APIError(param.error, hint if param.location == "query" else None)
 
 
 def arguments(handler, params: tuple[Param, ...], path_args: tuple[str, ...]) -> dict:
     """Every parameter of an endpoint, parsed in catalogue order (so the first bad one answers);
-    an absent query parameter takes its default."""
+    an absent query parameter takes its default (None without one), or answers 400 when required."""
     values = {}
     path = iter(path_args)
     for param in params:
@@ -52,5 +70,7 @@ def arguments(handler, params: tuple[Param, ...], path_args: tuple[str, ...]) ->
             values[param.name] = parse_value(param, next(path))
             continue
         text = single_query_value(handler, param.name, param.error)
+        if text is None and param.required:
+            raise APIError(param.error, f"{param.name} is required")
         values[param.name] = param.default if text is None else parse_value(param, text)
     return values

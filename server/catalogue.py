@@ -31,26 +31,45 @@ class Param:
     name: str
     location: str  # "path" or "query"
     type: str  # "integer" or "string"
-    error: str  # the error code a bad value answers
+    error: str  # the error code a bad value (or a missing required one) answers
     description: str
     minimum: int | None = None
     maximum: int | None = None
     enum: tuple[str, ...] | None = None
+    min_length: int | None = None  # free text: length bounds and an anchored pattern
+    max_length: int | None = None
+    pattern: str | None = None
     default: int | str | None = None
+    required: bool = False  # a query parameter that must be given (path parameters always must)
     format: str | None = None  # OpenAPI format ("int64")
     example: int | str | None = None  # OpenAPI example (path parameters)
 
-    @property
-    def required(self) -> bool:
-        return self.location == "path"
+    def __post_init__(self) -> None:
+        # JSON Schema patterns are unanchored searches; anchoring makes the document and
+        # handlers/params.py (which matches the whole value) mean the same.
+        assert self.pattern is None or (self.pattern.startswith("^") and self.pattern.endswith("$")), self.pattern
+        if self.location == "path":
+            object.__setattr__(self, "required", True)  # OpenAPI: a path parameter is required
+
+    def constraints(self) -> dict:
+        """Its bounds, allowed values and default, under their JSON Schema names."""
+        out: dict = {}
+        for key, value in (
+            ("minimum", self.minimum),
+            ("maximum", self.maximum),
+            ("enum", list(self.enum) if self.enum is not None else None),
+            ("minLength", self.min_length),
+            ("maxLength", self.max_length),
+            ("pattern", self.pattern),
+            ("default", self.default),
+        ):
+            if value is not None:
+                out[key] = value
+        return out
 
     def index_entry(self) -> dict:
         """The parameter as the index lists it."""
-        entry: dict = {"name": self.name, "in": self.location, "type": self.type}
-        for key in ("minimum", "maximum", "enum", "default"):
-            value = getattr(self, key)
-            if value is not None:
-                entry[key] = list(value) if key == "enum" else value
+        entry: dict = {"name": self.name, "in": self.location, "type": self.type, **self.constraints()}
         if self.required:
             entry["required"] = True
         return entry

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from urllib.parse import quote
+from urllib.parse import parse_qsl, quote, urlencode
 
 import pytest
 import ujson
@@ -11,8 +11,10 @@ from tornado.httpclient import HTTPRequest
 
 import handlers
 from handlers.index import index_document
-from handlers.openapi import openapi_document
+from handlers.openapi import openapi_document, openapi_parameter
+from handlers.params import arguments
 from server.catalogue import CATALOGUE, LIVE_FETCHED_MAX_AGE, ONLINE_HISTORY, PREFIX, Endpoint, Param
+from server.errors import APIError
 from server.ratelimit import WINDOW_SECONDS, RateLimiter, scaled_limit
 from tests.helpers import make_config
 
@@ -90,9 +92,8 @@ def test_the_index_lists_the_catalogue(scale):
         for listed, param in zip(entry["parameters"], endpoint.params):
             assert (listed["name"], listed["in"], listed["type"]) == (param.name, param.location, param.type)
             assert listed.get("required", False) == param.required
-            for key in ("minimum", "maximum", "default"):
-                assert listed.get(key) == getattr(param, key), (endpoint.name, param.name, key)
-            assert listed.get("enum") == (list(param.enum) if param.enum is not None else None)
+            bounds = {key: value for key, value in listed.items() if key not in ("name", "in", "type", "required")}
+            assert bounds == param.constraints(), (endpoint.name, param.name)
 
 
 def documented_codes(doc: dict, operation: dict) -> set[str]:
@@ -124,11 +125,8 @@ def test_the_openapi_document_describes_the_catalogue(scale):
                 (param.name, param.location, param.required) for param in endpoint.params
             ]
             for documented, param in zip(parameters, endpoint.params):
-                schema = documented["schema"]
-                assert schema["type"] == param.type
-                for key in ("minimum", "maximum", "default"):
-                    assert schema.get(key) == getattr(param, key), (endpoint.name, param.name, key)
-                assert schema.get("enum") == (list(param.enum) if param.enum is not None else None)
+                format = {"format": param.format} if param.format is not None else {}
+                assert documented["schema"] == {"type": param.type, **param.constraints(), **format}, param.name
         assert documented_codes(doc, item["get"]) == set(endpoint.error_codes), endpoint.name
         ok = item["get"]["responses"]["200"]["content"]["application/json"]["schema"]
         if endpoint.schema is None:
@@ -148,14 +146,67 @@ def test_the_limiter_counts_each_bucket_at_the_catalogue_limit():
             assert limiter.limits[endpoint.bucket] == scaled_limit(endpoint.limit_per_minute, scale)
 
 
+class QueryOnly:
+    """What handlers/params.py reads of a handler: the query arguments."""
+
+    def __init__(self, **query: list[str]):
+        self.query = query
+
+    def get_query_arguments(self, name: str, strip: bool = False) -> list[str]:
+        return self.query.get(name, [])
+
+
+def test_free_text_and_required_query_parameters_are_checked_as_declared():
+    # No endpoint has them yet (GET /players?search= will): the parsing is checked on its own.
+    search = Param(
+        "search",
+        "query",
+        "string",
+        "bad_request",
+        "Text.",
+        min_length=3,
+        max_length=5,
+        pattern="^[a-z_]*$",
+        required=True,
+    )
+    region = Param("region", "query", "string", "invalid_region", "Region.", enum=("eu", "na"))
+    params = (search, region)
+    assert arguments(QueryOnly(search=["abc"]), params, ()) == {"search": "abc", "region": None}
+    assert arguments(QueryOnly(search=["ab_de"], region=["na"]), params, ()) == {"search": "ab_de", "region": "na"}
+    for query in ({}, {"search": ["ab"]}, {"search": ["abcdef"]}, {"search": ["ab c"]}, {"search": ["abc\n"]}):
+        with pytest.raises(APIError) as refused:
+            arguments(QueryOnly(**query), params, ())
+        assert refused.value.code == "bad_request", query
+    with pytest.raises(APIError) as refused:
+        arguments(QueryOnly(search=["abc"], region=["asia"]), params, ())
+    assert refused.value.code == "invalid_region"
+    # The index and the document state the same bounds, under JSON Schema's names.
+    bounds = {"minLength": 3, "maxLength": 5, "pattern": "^[a-z_]*$"}
+    assert search.index_entry() == {"name": "search", "in": "query", "type": "string", **bounds, "required": True}
+    documented = openapi_parameter(search)
+    assert (documented["required"], documented["schema"]) == (True, {"type": "string", **bounds})
+    with pytest.raises(AssertionError):
+        Param("search", "query", "string", "bad_request", "Text.", pattern="[a-z]+")  # unanchored
+
+
 def bad_values(param: Param) -> list[str]:
     """Values the catalogue says this parameter refuses."""
     if param.type == "integer":
         assert param.minimum is not None and param.maximum is not None
         values = [str(param.minimum - 1), str(param.maximum + 1), "-1", "1.5", "abc", "", " 1", "１"]
         return [value for value in values if value or param.location == "query"]
-    assert param.enum is not None
-    return ["zz", param.enum[0].upper(), ""] if param.location == "query" else ["zz", param.enum[0].upper()]
+    if param.enum is not None:
+        return ["zz", param.enum[0].upper(), ""] if param.location == "query" else ["zz", param.enum[0].upper()]
+    # Free text: one character too short and too long, and a value of a good length off its pattern.
+    assert param.min_length is not None and param.max_length is not None, param.name  # free text is bounded
+    values = ["a" * (param.min_length - 1), "a" * (param.max_length + 1)]
+    if param.pattern is not None:
+        values += [
+            value
+            for value in ("!" * param.min_length, " " * param.min_length)
+            if not re.fullmatch(param.pattern, value)
+        ]
+    return [value for value in values if value or param.location == "query"]
 
 
 async def get(http_client, base_url, path):
@@ -164,15 +215,31 @@ async def get(http_client, base_url, path):
     return response, ujson.loads(response.body)
 
 
-def with_value(endpoint: Endpoint, param: Param, value: str) -> str:
-    """The endpoint's example request with one parameter set to `value`."""
+def example_query(endpoint: Endpoint) -> dict[str, str]:
+    return dict(parse_qsl((PREFIX + endpoint.example).partition("?")[2]))
+
+
+def with_value(endpoint: Endpoint, param: Param, *values: str) -> str:
+    """The endpoint's example request with one parameter set to `values` (none: left out)."""
     path = example_path(endpoint)
     if param.location == "path":
+        (value,) = values
         parts = endpoint.full_path.split("/")
         concrete = path.split("/")
         concrete[parts.index("{" + param.name + "}")] = quote(value, safe="")
         return "/".join(concrete)
-    return f"{path}?{param.name}={quote(value, safe='')}"
+    query = [(name, value) for name, value in example_query(endpoint).items() if name != param.name]
+    query += [(param.name, value) for value in values]
+    return f"{path}?{urlencode(query)}" if query else path
+
+
+def good_value(endpoint: Endpoint, param: Param) -> str:
+    """A value the parameter accepts: the example's, its default or its first allowed value."""
+    value = example_query(endpoint).get(param.name, param.default)
+    if value is None and param.enum is not None:
+        value = param.enum[0]
+    assert value is not None, (endpoint.name, param.name)
+    return str(value)
 
 
 @pytest.mark.gen_test(timeout=120)
@@ -187,9 +254,14 @@ async def test_live_answers_follow_the_catalogue(app, http_client, base_url):
                 assert response.code == 400, (endpoint.name, param.name, value, body)
                 assert body["error"]["code"] == param.error, (endpoint.name, param.name, value)
             if param.location == "query":
-                path = f"{example_path(endpoint)}?{param.name}={param.default}&{param.name}={param.default}"
+                # Given twice it is ambiguous; left out it is required or takes its default.
+                value = good_value(endpoint, param)
+                path = with_value(endpoint, param, value, value)
                 response, body = await get(http_client, base_url, path)
                 assert (response.code, body["error"]["code"]) == (400, param.error), path
+                if param.required:
+                    response, body = await get(http_client, base_url, with_value(endpoint, param))
+                    assert (response.code, body["error"]["code"]) == (400, param.error), endpoint.name
         # The example request: the bucket and limit the catalogue gives, its cache lifetime.
         response, body = await get(http_client, base_url, PREFIX + endpoint.example)
         assert response.headers["RateLimit-Policy"] == f'"{endpoint.bucket}";q={limit};w={WINDOW_SECONDS}'
