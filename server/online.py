@@ -9,9 +9,11 @@ import time
 
 from server.catalogue import MAX_DAYS
 from server.concurrency import heavy_slot, single_flight
+from server.interfaces import Upstream
 from server.upstream import UpstreamError
 from store.client import deadline, request_deadline
 from store.constants import GAMES, REGIONS
+from store.store import Store
 
 log = logging.getLogger("statsapi.online")
 
@@ -85,8 +87,8 @@ def _server_rows(rows) -> list[dict]:
 class OnlineService:
     def __init__(
         self,
-        store,
-        upstream,
+        store: Store,
+        upstream: Upstream,
         clock=time.time,
         cache_seconds: float = CURRENT_CACHE_SECONDS,
         history_cache_seconds: float = HISTORY_CACHE_SECONDS,
@@ -114,7 +116,7 @@ class OnlineService:
         fetched = [dict(zip(REGIONS, by_region))[region][game] for game, region in pairs]
         sampled_at = self.clock()
         failed = [(pair, error) for pair, (_, error) in zip(pairs, fetched) if error is not None]
-        good = [(pair, rows) for pair, (rows, error) in zip(pairs, fetched) if error is None]
+        good = [(pair, rows) for pair, (rows, error) in zip(pairs, fetched) if error is None and rows is not None]
         await asyncio.gather(*(self.store.online.record_failure(g, r, sampled_at, error) for (g, r), error in failed))
         stored_flags = await asyncio.gather(
             *(self.store.online.record_minute(g, r, minute_ts, rows, sampled_at) for (g, r), rows in good)
@@ -300,7 +302,7 @@ class OnlineService:
                 if computed:
                     await self.store.online.save_days(game, region, computed)
                 rows.update({row["date"]: row for row in computed})
-            rows.update({date.isoformat(): row for date, row in live.items()})
+            rows.update({date.isoformat(): row for date, row in live.items() if row is not None})  # all are, by now
         answer = self._history_view(game, region, days, first, today, rows)
         self._history[(game, region, days)] = (time.monotonic(), answer)  # ≤ 3 games × 4 regions × 400 days keys
         if len(self._today) > 100:

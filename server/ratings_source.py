@@ -7,6 +7,7 @@ import logging
 import time
 
 from server import ratings as rating_maths
+from server.interfaces import Upstream
 from server.upstream import VEHICLE_FIELDS
 
 log = logging.getLogger("statsapi.ratings")
@@ -17,7 +18,7 @@ TIERS_RETRY_SECONDS = 60  # after a failed vehicle fetch, callers use what they 
 
 
 class RatingsSource:
-    def __init__(self, upstream, location: str | None, clock=time.time):
+    def __init__(self, upstream: Upstream, location: str | None, clock=time.time):
         self.upstream = upstream
         self.location = location or XVM_URL
         self.clock = clock

@@ -1,0 +1,100 @@
+"""The upstream client as the domain services are given it: a Protocol a reader and mypy can follow."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol
+
+from server.upstream import UpstreamClient
+from store.constants import GAMES
+
+# The services take the upstream as this Protocol rather than the class, so a test may hand
+# them any object with these methods (mypy checks the real client against it below).
+
+
+class Upstream(Protocol):
+    """The Wargaming API as the services call it; every call takes a slot of the process's budget
+    under `caller`'s priority (server.upstream.UpstreamClient)."""
+
+    async def account_info(
+        self,
+        region: str,
+        account_ids: Iterable[int],
+        *,
+        fields: str | None = None,
+        params: Mapping[str, Any] | None = None,
+        caller: str = "other",
+    ) -> dict[int, dict | None]: ...
+
+    async def tanks_stats(
+        self,
+        region: str,
+        account_id: int,
+        *,
+        fields: str | None = None,
+        params: Mapping[str, Any] | None = None,
+        caller: str = "other",
+    ) -> list[dict] | None: ...
+
+    async def account_list(
+        self,
+        region: str,
+        search: str,
+        limit: int = 10,
+        *,
+        params: Mapping[str, Any] | None = None,
+        caller: str = "live",
+    ) -> list[dict]: ...
+
+    async def vehicles(
+        self, region: str, *, fields: str | None = None, params: Mapping[str, Any] | None = None, caller: str = "other"
+    ) -> dict[int, dict]: ...
+
+    async def clans_info(
+        self,
+        region: str,
+        clan_ids: Iterable[int],
+        *,
+        fields: str | None = None,
+        params: Mapping[str, Any] | None = None,
+        caller: str = "other",
+    ) -> dict[int, dict | None]: ...
+
+    async def clan_ratings(
+        self,
+        region: str,
+        clan_ids: Iterable[int],
+        *,
+        fields: str | None = None,
+        params: Mapping[str, Any] | None = None,
+        caller: str = "other",
+    ) -> dict[int, dict | None]: ...
+
+    async def stronghold_claninfo(
+        self,
+        region: str,
+        clan_ids: Iterable[int],
+        *,
+        fields: str | None = None,
+        params: Mapping[str, Any] | None = None,
+        caller: str = "other",
+    ) -> dict[int, dict | None]: ...
+
+    async def servers_info(
+        self,
+        region: str,
+        games: Iterable[str] = GAMES,
+        *,
+        params: Mapping[str, Any] | None = None,
+        caller: str = "other",
+    ) -> dict[str, list[dict]]: ...
+
+    async def fetch_json_url(self, url: str, *, caller: str = "reference") -> bytes: ...
+
+    def status(self) -> dict: ...
+
+    def close(self) -> None: ...
+
+
+def _the_client_is_an_upstream(client: UpstreamClient) -> Upstream:
+    return client  # mypy fails here when UpstreamClient stops matching the Protocol
