@@ -10,6 +10,13 @@
   const ONLINE_DAYS = [7, 30, 90, 400];
   const RATINGS_REFRESH_DELAY = 3;   // seconds before re-fetching a live-fetched profile
   const RATINGS_AUTO_REFRESHES = 4;  // automatic attempts before leaving it to the button
+  const SEARCH_RE = /^[A-Za-z0-9_]{3,24}$/;   // the API's rule for ?search= (400 invalid_search otherwise)
+  const SEARCH_DEBOUNCE_MS = 300;
+  const TANK_DAYS = [7, 30, 90];
+  const TANK_DAYS_DEFAULT = 30;
+  // The usual (XVM) WN8 scale, the same bounds as the API's ratings.wn8_color labels.
+  const WN8_SCALE = [[300, 'very_bad'], [450, 'bad'], [650, 'below_average'], [900, 'average'], [1200, 'above_average'],
+    [1600, 'good'], [2000, 'very_good'], [2450, 'great'], [2900, 'unicum']];
 
   const state = {
     index: null,          // data of GET /api/v1
@@ -357,6 +364,37 @@
     return h('div', { class: 'loading' }, h('span', { class: 'spinner', 'aria-hidden': 'true' }), text);
   }
 
+  /** An API error in plain words first (when the code is a known one), then the API's own code and message. */
+  const PLAIN_ERRORS = {
+    no_history: 'Nothing has been recorded for this player yet: the history starts with the first look-up and grows by one snapshot a day.',
+    invalid_search: 'The API did not accept this search: a nickname search is 3 to 24 letters, digits or underscores.',
+    rate_limited: 'Too many requests from this address for the moment; the API says how long to wait.',
+    network_error: 'The API could not be reached; check the connection and try again.',
+  };
+
+  function explainedError(result, retry, plain) {
+    const code = result.error && result.error.code;
+    const text = plain || PLAIN_ERRORS[code]
+      || (result.status === 503 ? 'The service or its data source is unavailable for the moment; please try again shortly.' : null);
+    const box = errorBox(result, retry);
+    if (text) box.insertBefore(h('p', { class: 'error-plain' }, text), box.children[1] || null);
+    return box;
+  }
+
+  // ---------------------------------------------------------------- WN8 colours
+  function wn8Label(value) {
+    if (typeof value !== 'number' || !Number.isFinite(value)) return null;
+    for (const [upper, name] of WN8_SCALE) if (value < upper) return name;
+    return 'super_unicum';
+  }
+
+  /** A WN8 value coloured by the usual scale (class wn8-<label>, the API's wn8_color labels). */
+  function wn8Node(value) {
+    const name = wn8Label(value);
+    if (!name) return muted('—');
+    return h('span', { class: `wn8 wn8num wn8-${name}`, title: `WN8 scale: ${label(name)}`, 'data-wn8': name }, NUM.format(value));
+  }
+
   // ---------------------------------------------------------------- attribution and index
   let attributionShown = null;
   function showAttribution(text) {
@@ -542,6 +580,7 @@
     document.querySelectorAll('select[data-options]').forEach((select) => {
       const kind = select.dataset.options;
       if (kind === 'regions') setOptions(select, state.regions, (v) => label(v));
+      else if (kind === 'regions-any') setOptions(select, [''].concat(state.regions), (v) => (v === '' ? 'Any region' : label(v)));
       else if (kind === 'regions-all') setOptions(select, ['all'].concat(state.regions), (v) => (v === 'all' ? 'All regions' : label(v)));
       else if (kind === 'games') setOptions(select, state.games, (v) => `${label(v)} (${v})`);
       else if (kind === 'days') setOptions(select, ONLINE_DAYS.map(String), (v) => `${v} days`);
@@ -817,7 +856,148 @@
     { id: 'win_rate', name: 'Win rate', format: (v) => NUM.format(v) + ' %' },
     { id: 'avg_damage', name: 'Avg. damage' },
     { id: 'battles', name: 'Battles (total)' },
+    { id: 'period_wn8', name: 'Period WN8' },
   ];
+
+  // The recent periods: the history's deltas 7d / 30d / 90d carry `period` (the figures of
+  // the battles played in them); deltas.recent_1000 is such a figures object itself.
+  const RECENTS = [
+    { key: '7d', name: '7 days', cls: 's-p7' },
+    { key: '30d', name: '30 days', cls: 's-p30' },
+    { key: '90d', name: '90 days', cls: 's-p90' },
+    { key: 'recent_1000', name: 'Last 1,000 battles', cls: 's-p1000' },
+  ];
+
+  function periodFigures(deltas, key) {
+    if (!isObj(deltas) || !isObj(deltas[key])) return null;
+    if (key === 'recent_1000') return deltas[key];
+    return isObj(deltas[key].period) ? deltas[key].period : null;
+  }
+
+  function rangeText(from, to) {
+    if (!from && !to) return null;
+    return `${from ? shortDate(from) : '?'} → ${to ? shortDate(to) : '?'}`;
+  }
+
+  function renderRecents(deltas) {
+    const cards = RECENTS.map((p) => {
+      const f = periodFigures(deltas, p.key);
+      const titleId = `recent-title-${p.key}`;
+      const card = h('section', { class: 'recent', 'data-period': p.key, 'aria-labelledby': titleId },
+        h('h5', { class: 'recent-title', id: titleId }, p.name));
+      if (!f) {
+        card.classList.add('empty');
+        const why = p.key === 'recent_1000'
+          ? 'Needs per-tank records reaching 1,000 battles back.'
+          : isObj(deltas && deltas[p.key]) ? 'No per-tank records for this period.' : 'No daily snapshot that old.';
+        card.append(h('p', { class: 'recent-empty' }, 'Not enough data yet'), h('p', { class: 'muted small' }, why));
+        return card;
+      }
+      const range = rangeText(f.from, f.to);
+      if (range) card.append(h('p', { class: 'recent-range muted small', title: `${f.from ?? '?'} → ${f.to ?? '?'}` }, range));
+      if (!f.battles) {
+        card.classList.add('empty');
+        card.append(h('p', { class: 'recent-empty' }, 'No battles in this period'));
+        return card;
+      }
+      const row = (field, name, value) => h('div', { class: 'fig', 'data-field': field }, h('dt', null, name), h('dd', null, value));
+      card.append(h('dl', { class: 'recent-figures' },
+        row('battles', 'Battles', fmtValue(f.battles, 'battles')),
+        row('win_rate', 'Win rate', fmtValue(f.win_rate, 'win_rate')),
+        row('avg_damage', 'Avg. damage', fmtValue(f.avg_damage, 'avg_damage')),
+        row('wn8', 'WN8', wn8Node(f.wn8)),
+        row('wn7', 'WN7', fmtValue(f.wn7, 'wn7')),
+        row('efficiency', 'EFF', fmtValue(f.efficiency, 'efficiency'))));
+      return card;
+    });
+    return h('div', { class: 'recents-wrap' },
+      h('h4', null, 'Recent performance'),
+      h('p', { class: 'muted small' }, 'Figures of the battles played in each period only (not career totals). WN8 is coloured by the usual scale.'),
+      h('div', { class: 'recents' }, cards));
+  }
+
+  // ---------------------------------------------------------------- per-tank table
+  const TANK_COLUMNS = [
+    { key: 'name', name: 'Tank', text: true, get: (t) => t.name ?? null },
+    { key: 'tier', name: 'Tier', get: (t) => t.tier ?? null },
+    { key: 'type', name: 'Type', text: true, get: (t) => t.type ?? null },
+    { key: 'period_battles', name: 'Battles', get: (t) => (isObj(t.period) ? t.period.battles ?? null : null) },
+    { key: 'period_win_rate', name: 'Win rate', field: 'win_rate', get: (t) => (isObj(t.period) ? t.period.win_rate ?? null : null) },
+    { key: 'period_avg_damage', name: 'Avg. damage', field: 'avg_damage', get: (t) => (isObj(t.period) ? t.period.avg_damage ?? null : null) },
+    { key: 'period_wn8', name: 'WN8', wn8: true, get: (t) => (isObj(t.period) ? t.period.wn8 ?? null : null) },
+    { key: 'career_battles', name: 'Career battles', get: (t) => (isObj(t.career) ? t.career.battles ?? null : null) },
+    { key: 'career_wn8', name: 'Career WN8', wn8: true, get: (t) => (isObj(t.career) ? t.career.wn8 ?? null : null) },
+  ];
+
+  /** Sorted copy; missing values always last, ties in the API's order. */
+  function sortTanks(tanks, sort) {
+    const col = TANK_COLUMNS.find((c) => c.key === sort.key) || TANK_COLUMNS[3];
+    return tanks.map((tank, i) => [tank, i]).sort(([a, ia], [b, ib]) => {
+      const va = col.get(a);
+      const vb = col.get(b);
+      const na = va === null || va === undefined;
+      const nb = vb === null || vb === undefined;
+      if (na || nb) return na && nb ? ia - ib : na ? 1 : -1;
+      const c = col.text ? String(va).localeCompare(String(vb), 'en', { sensitivity: 'base', numeric: true }) : va - vb;
+      return c ? c * sort.dir : ia - ib;
+    }).map(([tank]) => tank);
+  }
+
+  function tankCell(col, tank) {
+    const v = col.get(tank);
+    if (col.key === 'name') {
+      const nation = tank.nation ? h('span', { class: 'muted small tank-nation' }, ` ${label(tank.nation)}`) : null;
+      return h('th', { scope: 'row', class: 'tank-name' }, v === null ? `Tank ${tank.tank_id}` : String(v), nation);
+    }
+    if (col.wn8) return h('td', { class: 'num', 'data-col': col.key }, wn8Node(v));
+    if (col.text) return h('td', { 'data-col': col.key }, v === null ? muted('—') : String(v));
+    return h('td', { class: 'num', 'data-col': col.key }, fmtValue(v, col.field || col.key));
+  }
+
+  function renderTankTable(tanks, sort, onSort) {
+    const sorted = sortTanks(tanks, sort);
+    const head = TANK_COLUMNS.map((col) => {
+      const active = col.key === sort.key;
+      const arrow = active ? (sort.dir > 0 ? '▲' : '▼') : '';
+      return h('th', { scope: 'col', 'data-sort': col.key, 'aria-sort': active ? (sort.dir > 0 ? 'ascending' : 'descending') : null },
+        h('button', { type: 'button', class: 'sort', 'data-sort': col.key, onclick: () => onSort(col) },
+          col.name, h('span', { class: 'sort-arrow', 'aria-hidden': 'true' }, arrow)));
+    });
+    return scroller(h('table', { class: 'grid tanks', id: 'tank-table' },
+      h('caption', { class: 'sr-only' }, 'Tanks: figures of the selected period, and career totals. Click a column header to sort.'),
+      h('thead', null, h('tr', null, head)),
+      h('tbody', null, sorted.map((tank) => h('tr', { 'data-tank-id': tank.tank_id }, TANK_COLUMNS.map((col) => tankCell(col, tank)))))),
+    sorted.length > 12);
+  }
+
+  function renderTanks(data, days, sort) {
+    const tanks = (Array.isArray(data.tanks) ? data.tanks : []).filter(isObj);
+    const p = isObj(data.period) ? data.period : {};
+    const box = h('div', { class: 'tanks-body' });
+    const range = rangeText(data.from, data.to);
+    const summary = h('p', { class: 'tank-summary' },
+      `Last ${data.days ?? days} days` + (range ? ` (${range})` : '') + ': ',
+      typeof p.battles === 'number' ? `${NUM.format(p.battles)} battles` : 'battles unknown',
+      p.battles ? [' · win rate ', fmtValue(p.win_rate, 'win_rate'), ' · avg. damage ', fmtValue(p.avg_damage, 'avg_damage'),
+        ' · WN8 ', wn8Node(p.wn8), ' · WN7 ', fmtValue(p.wn7, 'wn7'), ' · EFF ', fmtValue(p.efficiency, 'efficiency')] : null);
+    box.append(summary);
+    if (!tanks.length) {
+      box.append(h('p', { class: 'chart-empty muted tanks-empty' }, `No tank was played in the last ${data.days ?? days} days.`));
+      return box;
+    }
+    const holder = h('div', { class: 'tank-table-holder' });
+    const draw = () => holder.replaceChildren(renderTankTable(tanks, sort, (col) => {
+      if (sort.key === col.key) sort.dir = -sort.dir;
+      else { sort.key = col.key; sort.dir = col.text ? 1 : -1; }
+      draw();
+      const btn = holder.querySelector(`button.sort[data-sort="${col.key}"]`);
+      if (btn) btn.focus();
+    }));
+    draw();
+    box.append(holder);
+    if (data.expected_values_version) box.append(h('p', { class: 'muted small' }, `WN8 with expected values ${data.expected_values_version}.`));
+    return box;
+  }
 
   function metricValues(metric, labels, snapshots) {
     const byDate = new Map(snapshots.map((sn) => [sn.date, sn]));
@@ -837,9 +1017,10 @@
   }
 
   function renderDeltas(deltas, ctx) {
-    const periods = Object.keys(deltas);
+    // recent_1000 and each delta's `period` are the recents panel's; this table shows the changes.
+    const periods = Object.keys(deltas).filter((p) => p !== 'recent_1000');
     const rows = [];
-    for (const p of periods) if (isObj(deltas[p])) for (const k of Object.keys(deltas[p])) if (!rows.includes(k) && k !== 'from' && k !== 'to') rows.push(k);
+    for (const p of periods) if (isObj(deltas[p])) for (const k of Object.keys(deltas[p])) if (!rows.includes(k) && !['from', 'to', 'period'].includes(k)) rows.push(k);
     const hasRange = periods.some((p) => isObj(deltas[p]) && (deltas[p].from || deltas[p].to));
     const periodLabel = (p) => (/^\d+d$/.test(p) ? `${p.slice(0, -1)} days` : label(p));
     return scroller(h('table', { class: 'grid deltas' },
@@ -851,6 +1032,21 @@
             : muted('no snapshot that old')))) : null,
         rows.map((k) => h('tr', null, h('th', { scope: 'row' }, label(k)), periods.map((p) =>
           h('td', { class: 'num' }, isObj(deltas[p]) ? fmtCell(deltas[p][k], k, ctx) : muted('—'))))))));
+  }
+
+  /** One flat series per recent period: its WN8 over the days it covers (clipped to the chart). */
+  function periodWn8Series(labels, deltas) {
+    if (!labels.length) return [];
+    const first = labels[0];
+    return RECENTS.map((p) => {
+      const f = periodFigures(deltas, p.key);
+      if (!f || typeof f.wn8 !== 'number' || !f.battles) return null;
+      const from = f.from || first;
+      const to = f.to || labels[labels.length - 1];
+      const values = labels.map((d) => (d >= from && d <= to ? f.wn8 : null));
+      if (!values.some((v) => v !== null)) return null;
+      return { name: `${p.name}: WN8 ${NUM.format(f.wn8)}` + (from < first ? ` (since ${from})` : ''), cls: p.cls, values, join: 'gap', key: p.key };
+    }).filter(Boolean);
   }
 
   function renderHistory(data, region) {
@@ -866,9 +1062,20 @@
     const series = Object.fromEntries(METRICS.map((mt) => [mt.id, metricValues(mt, labels, snapshots)]));
     const count = (id) => series[id].filter((v) => v !== null).length;
     let chosen = count('battles_per_day') >= 2 ? 'battles_per_day' : count('wn8') ? 'wn8' : 'battles';
+    const chartNote = h('p', { class: 'muted small chart-note', hidden: true });
     const draw = () => {
       const mt = METRICS.find((x) => x.id === chosen);
       switcher.querySelectorAll('button').forEach((b) => b.setAttribute('aria-pressed', String(b.dataset.metric === chosen)));
+      chartNote.hidden = mt.id !== 'period_wn8';
+      if (mt.id === 'period_wn8') {
+        const periods = periodWn8Series(labels, data.deltas);
+        chartNote.replaceChildren('Each level line is the WN8 of only the battles played in that period (7, 30 and 90 days, last 1,000 battles), drawn over the days it covers; the thin line is the career WN8 of each daily snapshot. ',
+          'The API has no week-by-week series, so the periods all end on the newest day.');
+        drawChart(chart, { labels, title: 'Period WN8 over career WN8', legend: true,
+          series: [{ name: 'Career WN8', cls: 's-min', values: series.wn8, join: 'connect' }].concat(periods),
+          empty: 'No period WN8 yet: it needs per-tank records.' });
+        return;
+      }
       drawChart(chart, { labels, zero: mt.zero, integer: mt.integer, format: mt.format, title: `${mt.name} per day`, legend: true,
         series: [{ name: mt.name, cls: 's-main', values: series[mt.id], join: 'connect' }],
         empty: mt.id === 'battles_per_day' ? 'Battles per day need at least two daily snapshots.' : `No ${mt.name} values in this period.` });
@@ -876,7 +1083,7 @@
     for (const mt of METRICS) {
       switcher.append(h('button', { type: 'button', class: 'seg', 'data-metric': mt.id, onclick: () => { chosen = mt.id; draw(); } }, mt.name));
     }
-    box.append(head, switcher, chart);
+    box.append(head, switcher, chart, chartNote);
     if (isObj(data.deltas)) box.append(h('h4', null, 'Changes over 7, 30 and 90 days'), renderDeltas(data.deltas, { region }));
     const rest = Object.entries(data).filter(([k]) => !['snapshots', 'deltas', 'account_id', 'region', 'days', 'first_date', 'last_date', 'snapshot_count'].includes(k));
     if (rest.length) box.append(h('details', { class: 'more' }, h('summary', null, 'More fields'), renderAny(Object.fromEntries(rest), { region }, 1)));
@@ -892,21 +1099,59 @@
     const token = takeToken('player');
     const out = $('#player-out');
     const profileBox = h('div', { class: 'block', id: 'player-profile' }, loading('Fetching the profile…'));
+    const recentsBox = h('div', { class: 'block', id: 'player-recents' });
+    const tanksBox = h('div', { class: 'block', id: 'player-tanks' });
     const historyBox = h('div', { class: 'block', id: 'player-history' });
-    out.replaceChildren(profileBox, historyBox);
+    out.replaceChildren(profileBox, recentsBox, tanksBox, historyBox);
     const path = `${API}/player/${encodeURIComponent(id)}/${encodeURIComponent(region)}`;
     let autoLeft = RATINGS_AUTO_REFRESHES;
     let historyLoaded = false;
+    let tanksLoaded = false;
+    let tankDays = TANK_DAYS_DEFAULT;
+    let tankRequest = null;
+    const tankSort = { key: 'period_battles', dir: -1 };
 
     const loadHistory = async () => {
       historyBox.replaceChildren(loading('Fetching the history…'));
+      recentsBox.replaceChildren(h('h4', null, 'Recent performance'), loading('Fetching the recent periods…'));
       const res = await api(`${path}/history?days=${HISTORY_DAYS}`);
       if (!current('player', token)) return;
       if (res.ok) {
         historyLoaded = true;
-        historyBox.replaceChildren(renderHistory(res.data || {}, region), rateLine(res));
+        const data = res.data || {};
+        recentsBox.replaceChildren(renderRecents(isObj(data.deltas) ? data.deltas : {}));
+        historyBox.replaceChildren(renderHistory(data, region), rateLine(res));
       } else {
-        historyBox.replaceChildren(h('h4', null, 'History'), errorBox(res, loadHistory));
+        const code = res.error && res.error.code;
+        recentsBox.replaceChildren(h('h4', null, 'Recent performance'), h('p', { class: 'muted recents-unavailable' },
+          code === 'no_history' ? 'Not enough data yet: no history has been recorded for this player.' : 'Not available: the history could not be fetched (see below).'));
+        historyBox.replaceChildren(h('h4', null, 'History'), explainedError(res, loadHistory));
+      }
+    };
+
+    const tanksHead = () => h('div', { class: 'history-head' }, h('h4', { id: 'tanks-title' }, 'Tanks'),
+      h('div', { class: 'segmented', role: 'group', 'aria-label': 'Period of the tank table', id: 'tank-period' },
+        TANK_DAYS.map((d) => h('button', { type: 'button', class: 'seg', 'data-days': d, 'aria-pressed': String(d === tankDays),
+          onclick: () => loadTanks(d, true) }, `${d} days`))));
+
+    const loadTanks = async (days, keepFocus) => {
+      tankDays = days;
+      const mine = {};
+      tankRequest = mine;
+      const refocus = () => { if (keepFocus) { const b = $(`#tank-period button[data-days="${days}"]`, tanksBox); if (b) b.focus(); } };
+      tanksBox.replaceChildren(tanksHead(), loading(`Fetching the tanks of the last ${days} days…`));
+      refocus();
+      const res = await api(`${path}/tanks?days=${days}`);
+      if (!current('player', token) || tankRequest !== mine) return;
+      if (res.ok) {
+        tanksLoaded = true;
+        tanksBox.replaceChildren(tanksHead(), renderTanks(res.data || {}, days, tankSort), rateLine(res));
+        refocus();
+      } else {
+        const code = res.error && res.error.code;
+        tanksBox.replaceChildren(tanksHead(), explainedError(res, () => loadTanks(days), code === 'no_history'
+          ? 'No per-tank records for this player yet: the tank table fills in once the tracker has stored this player’s tanks.' : null));
+        refocus();
       }
     };
 
@@ -931,7 +1176,7 @@
       if (!current('player', token)) return;
       if (!res.ok) {
         profileBox.replaceChildren(errorBox(res, () => { profileBox.replaceChildren(loading('Fetching the profile…')); loadProfile(isRefresh); }));
-        if (!isRefresh) historyBox.replaceChildren();
+        if (!isRefresh) { historyBox.replaceChildren(); recentsBox.replaceChildren(); tanksBox.replaceChildren(); }
         return;
       }
       const data = res.data || {};
@@ -944,6 +1189,7 @@
       }
       // The first answer starts the history; a refresh retries it only if it had failed.
       if (!isRefresh || (!historyLoaded && !pending)) loadHistory();
+      if (!isRefresh || (!tanksLoaded && !pending)) loadTanks(tankDays);
     };
     await loadProfile(false);
   }
@@ -1099,6 +1345,134 @@
       rateLine(res));
   }
 
+  // ---------------------------------------------------------------- nickname search
+  // A combobox: typing (debounced) asks GET /players?search=…; the results are a listbox
+  // picked with the mouse or the arrow keys and Enter; picking opens the player view.
+  const search = { timer: null, results: [], active: -1, shown: null };
+
+  function searchOpen(open) {
+    $('#search-results').hidden = !open;
+    $('#search-input').setAttribute('aria-expanded', String(open));
+    if (!open) setSearchActive(-1);
+  }
+
+  function setSearchActive(i) {
+    search.active = i;
+    const input = $('#search-input');
+    const options = $('#search-results').querySelectorAll('[role="option"]');
+    options.forEach((o, k) => { o.setAttribute('aria-selected', String(k === i)); o.classList.toggle('active', k === i); });
+    if (i >= 0 && options[i]) {
+      input.setAttribute('aria-activedescendant', options[i].id);
+      options[i].scrollIntoView({ block: 'nearest' });
+    } else {
+      input.removeAttribute('aria-activedescendant');
+    }
+  }
+
+  function clearSearchResults() {
+    search.results = [];
+    $('#search-results').replaceChildren();
+    searchOpen(false);
+  }
+
+  function pickResult(i) {
+    const r = search.results[i];
+    if (!r) return;
+    const input = $('#search-input');
+    input.value = String(r.nickname ?? '');
+    search.shown = input.value.trim() + '|' + $('#search-region').value;
+    clearSearchResults();
+    $('#search-status').replaceChildren(h('p', { class: 'search-message' }, `Showing ${r.nickname ?? r.account_id} (${label(r.region)}, account ${r.account_id}).`));
+    go(`#player/${encodeURIComponent(r.region)}/${encodeURIComponent(r.account_id)}`);
+  }
+
+  function searchMessage(text, cls) {
+    $('#search-status').replaceChildren(h('p', { class: 'search-message' + (cls ? ' ' + cls : '') }, text));
+  }
+
+  async function runSearch(force) {
+    clearTimeout(search.timer);
+    const text = $('#search-input').value.trim();
+    const region = $('#search-region').value;
+    const key = text + '|' + region;
+    if (!force && key === search.shown) return;
+    search.shown = key;
+    const token = takeToken('search');
+    if (!text) { clearSearchResults(); $('#search-status').replaceChildren(); return; }
+    const bad = text.match(/[^A-Za-z0-9_]/);
+    if (bad || text.length > 24) {
+      clearSearchResults();
+      searchMessage(bad
+        ? `“${bad[0]}” cannot be part of a nickname: a search is 3 to 24 letters (A–Z), digits or underscores.`
+        : 'A nickname has at most 24 characters.', 'invalid');
+      return;
+    }
+    if (!SEARCH_RE.test(text)) { clearSearchResults(); searchMessage('Type at least 3 characters of the nickname.', 'short'); return; }
+    $('#search-status').replaceChildren(loading(`Searching for “${text}”…`));
+    const q = new URLSearchParams({ search: text });
+    if (region) q.set('region', region);
+    const res = await api(`${API}/players?${q}`);
+    if (!current('search', token)) return;
+    if (!res.ok) {
+      search.shown = null;   // typing the same text again asks again
+      clearSearchResults();
+      $('#search-status').replaceChildren(explainedError(res, () => runSearch(true)));
+      return;
+    }
+    const data = res.data || {};
+    const results = (Array.isArray(data.results) ? data.results : []).filter((r) => isObj(r) && r.account_id !== undefined && r.region);
+    search.results = results;
+    $('#search-results').replaceChildren(...results.map((r, i) => h('li', {
+      role: 'option', id: `search-option-${i}`, class: 'search-option', 'aria-selected': 'false',
+      'data-account-id': r.account_id, 'data-region': r.region,
+      onmousedown: (ev) => ev.preventDefault(),   // keep the focus in the input
+      onclick: () => pickResult(i),
+    }, h('span', { class: 'search-nick' }, String(r.nickname ?? r.account_id)),
+    h('span', { class: 'search-meta' }, `${label(r.region)} · ${r.account_id}`, r.tracked ? h('span', { class: 'search-tracked' }, 'tracked') : null))));
+    const where = data.source === 'upstream' ? 'looked up live' : 'among the tracked players';
+    const scope = region ? ` on ${label(region)}` : '';
+    if (!results.length) {
+      searchOpen(false);
+      searchMessage(`No player name starts with “${text}”${scope} (${where}).`, 'none');
+    } else {
+      searchOpen(true);
+      searchMessage(`${results.length} player${results.length === 1 ? '' : 's'} found${scope} (${where}): pick one with the mouse, or with the arrow keys and Enter.`);
+    }
+  }
+
+  function bindSearch() {
+    const input = $('#search-input');
+    input.addEventListener('input', () => {
+      clearTimeout(search.timer);
+      search.timer = setTimeout(() => runSearch(false), SEARCH_DEBOUNCE_MS);
+    });
+    $('#search-region').addEventListener('change', () => runSearch(false));
+    input.addEventListener('keydown', (ev) => {
+      const n = search.results.length;
+      const open = !$('#search-results').hidden;
+      if (ev.key === 'ArrowDown' && n) {
+        ev.preventDefault();
+        if (!open) searchOpen(true);
+        setSearchActive(search.active + 1 >= n ? 0 : search.active + 1);
+      } else if (ev.key === 'ArrowUp' && n) {
+        ev.preventDefault();
+        if (!open) searchOpen(true);
+        setSearchActive(search.active <= 0 ? n - 1 : search.active - 1);
+      } else if (ev.key === 'Enter') {
+        ev.preventDefault();
+        if (open && search.active >= 0) pickResult(search.active);
+        else if (open && n === 1) pickResult(0);
+        else runSearch(false);
+      } else if (ev.key === 'Escape' && open) {
+        ev.preventDefault();
+        searchOpen(false);
+      }
+    });
+    input.addEventListener('blur', () => searchOpen(false));
+    input.addEventListener('focus', () => { if (search.results.length) searchOpen(true); });
+    $('#form-search').addEventListener('submit', (ev) => ev.preventDefault());
+  }
+
   // ---------------------------------------------------------------- routing
   const VIEWS = ['player', 'clan', 'online', 'status'];
 
@@ -1150,6 +1524,7 @@
 
   async function start() {
     bindForms();
+    bindSearch();
     fillForms();
     window.addEventListener('hashchange', () => {
       if (route()) $('#explorer').scrollIntoView({ block: 'start' });
