@@ -14,10 +14,13 @@ import ujson
 
 from handlers.params import arguments
 from server.catalogue import Endpoint
-from server.config import API_VERSION
+from server.config import API_VERSION, Config
 from server.errors import ERROR_MAX_AGE, APIError, error_cache_control, error_envelope
+from server.ratelimit import RateLimiter
+from server.services import Services
 from server.upstream import UpstreamError
 from store import DATABASE_ERRORS
+from store.store import Store
 
 log = logging.getLogger("statsapi.handlers")
 
@@ -112,21 +115,21 @@ class BaseHandler(tornado.web.RequestHandler):
         assert self.endpoint is not None
         return arguments(self, self.endpoint.params, path_args)
 
-    # One-line dependencies over the Application settings.
+    # One-line dependencies over the Application settings (server.app.make_app puts them there).
     @property
-    def config(self):
+    def config(self) -> Config:
         return self.settings["config"]
 
     @property
-    def store(self):
+    def store(self) -> Store:
         return self.settings["store"]
 
     @property
-    def limiter(self):
+    def limiter(self) -> RateLimiter:
         return self.settings["limiter"]
 
     @property
-    def services(self):
+    def services(self) -> Services:
         return self.settings["services"]
 
     def initialize(self) -> None:
