@@ -35,7 +35,11 @@ VETERAN_SHARE = 0.10  # existing accounts with 150-400 played tanks
 CLAN_SLICE = 100  # accounts per clan slot
 CLAN_EXISTS_SHARE = 0.70  # clan slots that hold a clan
 CLAN_DISBANDED_SHARE = 0.05  # clan slots whose clan is disbanded
-BLOCK = 20  # battles are played in blocks of this size on one tank
+BLOCK = 5  # battles are played in blocks of this size on one tank (a 5-30 battle day spans 1-6 blocks)
+GRINDER_SHARE = 0.03  # accounts that play most days and hundreds of battles a week
+BREAK_SEASON = 26  # weeks; in each season an account may take one break of BREAK_WEEKS weeks
+BREAK_CHANCE = 0.15
+BREAK_WEEKS = (4, 17)  # one to four months without a battle
 EVENING_UTC_HOUR = {"eu": 16, "na": 0, "asia": 10}  # start of the 6 h daily play window
 LOCAL_UTC_OFFSET = {"eu": 1, "na": -6, "asia": 8}  # for the players-online daily cycle
 

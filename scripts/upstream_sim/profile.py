@@ -27,8 +27,12 @@ import ujson
 from .ids import (
     _M64,
     BLOCK,
+    BREAK_CHANCE,
+    BREAK_SEASON,
+    BREAK_WEEKS,
     DAY,
     EVENING_UTC_HOUR,
+    GRINDER_SHARE,
     JOIN_MAX,
     SUM_FIELDS,
     _clamp,
@@ -186,7 +190,7 @@ def _lanes(packed: int, n: int) -> array:
 
 def _week_sums(seed: int, table: list[int], start: int, n: int) -> list[int]:
     """Battles in each of the weeks start..start+n-1, exactly as ``sum(Profile._week(w))`` without the
-    week-0 and quit rules: splitmix64 of every week at once on 64-bit lanes packed 128 bits apart into one
+    week-0, quit and break rules: splitmix64 of every week at once on 64-bit lanes packed 128 bits apart into one
     integer (a lane's products never reach the next lane; masks drop what shifts bring in)."""
     ones = int.from_bytes((b"\x01" + bytes(15)) * n, "little")
     mask = ones * _M64
@@ -256,16 +260,28 @@ class Profile:
         self.day0 = self.created_at // DAY
         # Skill: ~log-normal around an average player, bounded (WN8 roughly 300..3500).
         self.skill = _clamp(math.exp(rng.gauss(math.log(0.8), 0.3)), 0.38, 1.6)
-        p = rng.uniform(0.2, 0.85)  # chance to play on a normal day
-        lam = rng.uniform(2.0, 12.0)  # mean battles on a playing day
+        # A playing day has 5-30 battles (5 + an exponential of mean `lam`, capped); about 30-50 % of
+        # the accounts play on a given day (normal and "quiet" weeks), some take breaks of months
+        # (see _in_break), some quit for good, a few grind hundreds of battles a week.
+        p = 0.35 + 0.6 * (rng.uniform(0.2, 0.85) - 0.2) / 0.65  # chance to play on a normal day
+        lam = rng.uniform(2.0, 12.0)  # mean battles over 5 on a playing day
         low = rng.uniform(0.05, 0.45)  # play chance factor in a "quiet" week
         self.quit_week = rng.randint(30, 500) if rng.random() < 0.12 else None
+        first, cap = 5, 30
+        self.grinder = _unit("grinder", region, account_id) < GRINDER_SHARE
         if self.veteran:  # old, busy accounts: tens of thousands of battles
-            p, lam, low = 0.6 + 0.3 * (p - 0.2) / 0.65, 8.0 + 0.6 * lam, 0.5 + low
+            p, lam, low = 0.6 + 0.3 * (p - 0.35) / 0.6, 4.0 + 0.6 * lam, 0.5 + low
             self.quit_week = None
-        self.tables = (self._day_table(p, lam), self._day_table(min(1.0, p * low), lam * 0.7))
+        if self.grinder:
+            p, lam, low, first, cap = 0.9, 25.0 + 2 * lam, 0.9, 15, 120
+            self.quit_week = None
+        self.tables = (
+            self._day_table(p, lam, first, cap),
+            self._day_table(min(1.0, p * low), lam * 0.7, first, cap),
+        )
         self.week_table = self.tables[0] + self.tables[1]  # indexed by (h >> 63) << 9 | 9 bits
         self.seed_days = _seed("days", region, account_id)
+        self.seed_breaks = None if self.grinder else _seed("breaks", region, account_id)
         self.seed_offsets = _seed("offsets", region, account_id)
         self.speed = rng.uniform(0.6, 1.6)
         self.tier_thresholds = [self.speed * 120 * (tier - 1) ** 1.7 for tier in range(2, 11)]
@@ -339,18 +355,37 @@ class Profile:
 
     # --- battles per day -------------------------------------------------------------
     @staticmethod
-    def _day_table(p: float, lam: float) -> list[int]:
-        """Battles on a day from 9 random bits: 4 decide whether, 5 how many."""
+    def _day_table(p: float, lam: float, first: int = 5, cap: int = 30) -> list[int]:
+        """Battles on a day from 9 random bits: 4 decide whether, 5 how many (first + an
+        exponential of mean lam, at most cap)."""
         plays = [((low + 0.5) / 16.0 < p) for low in range(16)]
         table = []
         for high in range(32):
             u = (high + 0.5) / 32.0
-            n = min(60, 1 + int(-lam * math.log(1 - u)))
+            n = min(cap, first + int(-lam * math.log(1 - u)))
             table.extend([n if play else 0 for play in plays])
         return table
 
+    def _in_break(self, w: int) -> bool:
+        """Week w falls in a break: in each BREAK_SEASON weeks an account starts one with
+        BREAK_CHANCE, at a stable week of the season, lasting BREAK_WEEKS (it may run into the next)."""
+        if self.seed_breaks is None:
+            return False
+        season = w // BREAK_SEASON
+        for s in (season, season - 1):
+            if s < 0:
+                continue
+            h = _mix((self.seed_breaks + s * 0x9E3779B97F4A7C15) & _M64)
+            if (h & 0xFFFF) >= BREAK_CHANCE * 0x10000:
+                continue
+            start = s * BREAK_SEASON + (h >> 16) % BREAK_SEASON
+            length = BREAK_WEEKS[0] + (h >> 32) % (BREAK_WEEKS[1] - BREAK_WEEKS[0])
+            if start <= w < start + length:
+                return True
+        return False
+
     def _week(self, w: int) -> list[int]:
-        if w < 0 or (self.quit_week is not None and w >= self.quit_week):
+        if w < 0 or (self.quit_week is not None and w >= self.quit_week) or self._in_break(w):
             return [0] * 7
         h = _mix((self.seed_days + w * 0xD1B54A32D192ED03) & _M64)
         table = self.tables[h >> 63]
@@ -370,6 +405,9 @@ class Profile:
             sums = _week_sums(self.seed_days, self.week_table, start, stop - start)
             if start == 0:
                 sums[0] = sum(self._week(0))  # nothing on the creation day
+            if self.seed_breaks is not None:
+                in_break = self._in_break
+                sums = [0 if in_break(start + i) else total for i, total in enumerate(sums)]
         else:
             sums = [sum(self._week(v)) for v in range(start, stop)]
         sums.extend([0] * (w - stop))  # after quitting

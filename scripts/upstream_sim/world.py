@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import random
 from collections import OrderedDict
 from functools import lru_cache
@@ -67,11 +68,18 @@ class World:
     """All generated data. Account profiles are cached (LRU); everything else is cheap.
 
     ``disbanded`` holds the clans disbanded at run time ({region: {clan_id: unix ts}}).
+    ``profile_cache`` None: UPSTREAM_SIM_PROFILE_CACHE from the environment, else 4096 (a benchmark
+    that visits more accounts a day than the cache holds regenerates every profile every day).
     """
 
     def __init__(
-        self, vehicles: str | Path | None = None, expected_values: str | Path | None = None, profile_cache: int = 4096
+        self,
+        vehicles: str | Path | None = None,
+        expected_values: str | Path | None = None,
+        profile_cache: int | None = None,
     ):
+        if profile_cache is None:
+            profile_cache = int(os.environ.get("UPSTREAM_SIM_PROFILE_CACHE") or 4096)
         if vehicles is None and DEFAULT_VEHICLES.is_file():
             vehicles = DEFAULT_VEHICLES
         if vehicles:
