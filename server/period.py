@@ -7,7 +7,9 @@ from typing import Any
 
 from server import recents
 from server.errors import APIError
+from server.ratings_source import RatingsSource
 from store.client import request_deadline
+from store.store import Store
 
 HISTORY_RETENTION_DAYS = 400  # per-tank records are kept (and searched) this far back
 
@@ -24,7 +26,7 @@ class PeriodService:
     deltas start from the earliest snapshot inside their period), and `from` says which day that is.
     """
 
-    def __init__(self, store, ratings_source):
+    def __init__(self, store: Store, ratings_source: RatingsSource):
         self.store = store
         self.ratings_source = ratings_source
 

@@ -8,6 +8,8 @@ import time
 from typing import Any, Protocol
 
 from server.errors import APIError
+from server.interfaces import Upstream
+from server.ratelimit import RateLimiter
 from server.upstream import UpstreamUnavailable
 from store.client import REQUEST_DEADLINE_S, deadline
 from store.constants import REGIONS
@@ -58,7 +60,7 @@ class PlayerSearch:
     ``limiter`` None (scripts, tests) applies no live limits.
     """
 
-    def __init__(self, tracked: TrackedIndex, upstream, limiter=None, clock=time.time):
+    def __init__(self, tracked: TrackedIndex, upstream: Upstream, limiter: RateLimiter | None = None, clock=time.time):
         self.tracked = tracked
         self.upstream = upstream
         self.limiter = limiter
