@@ -355,8 +355,10 @@ class ClanService:
         clock=time.time,
         request_budget: int = REQUEST_BUDGET,
         rating_budget: int = RATING_BUDGET,
+        tracker=None,
     ):
         self.store = store
+        self.tracker = tracker  # server.tracker.Tracker: members of cached clans are measured daily
         self.upstream = upstream
         self.players = players
         self.clock = clock
@@ -516,6 +518,10 @@ class ClanService:
 
         member_ids = list(dict.fromkeys(int(m["account_id"]) for c in found for m in _members_of(infos[c])))
         accounts, failed_ids = await self._member_accounts(region, member_ids, run)
+        if self.tracker is not None:
+            fetched = [(a, (accounts.get(a) or {}).get("nickname")) for a in member_ids if accounts.get(a)]
+            if fetched:
+                await self.tracker.track_members(region, fetched, self.clock())
         old_docs = await self.store.clans.get_many(region, found)
         profiles = (
             {

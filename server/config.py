@@ -36,6 +36,8 @@ class Config:
     # the embedded SecantusDB, whose $inc on a capped collection costs ~10 ms instead of ~0.2 ms.
     rate_collection: str = "auto"
     jobs: bool = True
+    # The tracker visits an account daily until this many days after its last lookup.
+    track_days: int = 90
     seed_demo: bool = False
     shutdown_grace: float = 10.0
     log_level: str = "INFO"
@@ -102,7 +104,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--expected-values", help="URL or file of the XVM expected-values table")
     parser.add_argument("--site-url")
     parser.add_argument("--rate-limit-scale", type=float, help="multiply every rate limit (tests only)")
-    parser.add_argument("--no-jobs", action="store_true", help="do not run background jobs")
+    parser.add_argument("--no-jobs", action="store_true", help="do not run background jobs (the tracker included)")
+    parser.add_argument(
+        "--track-days",
+        type=int,
+        help="days after its last lookup that an account is still measured daily by the tracker (default 90)",
+    )
     parser.add_argument("--seed-demo", action="store_true", help="seed demo data when the database is empty")
     parser.add_argument("--log-level")
     parser.add_argument(
@@ -158,6 +165,9 @@ def get_config(argv: Sequence[str] | None = None, environ: Mapping[str, str] | N
             "STATSAPI_RATE_COLLECTION", pick(None, "STATSAPI_RATE_COLLECTION", "auto"), ("auto", "capped", "plain")
         ),
         jobs=not args.no_jobs and _bool(env.get("STATSAPI_JOBS", "1")),
+        track_days=int(
+            _positive("--track-days", pick(args.track_days, "STATSAPI_TRACK_DAYS", defaults.track_days, int))
+        ),
         seed_demo=args.seed_demo or _bool(env.get("STATSAPI_SEED_DEMO", "0")),
         log_level=pick(args.log_level, "STATSAPI_LOG_LEVEL", defaults.log_level),
     )

@@ -9,7 +9,8 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
 
 log = logging.getLogger("statsapi.jobs")
 
@@ -49,6 +50,8 @@ class JobRunner:
         self.clock = clock
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.jobs: list[Job] = []
+        # Work every process does whatever the lease (the tracker's pass): started by run().
+        self.loops: list[Callable[[asyncio.Event], Coroutine[Any, Any, None]]] = []
         self.is_leader = False
         self._renewed_at = 0.0
         self._running: set[asyncio.Task] = set()
@@ -105,7 +108,12 @@ class JobRunner:
         except Exception:
             log.warning("job %s: outcome not recorded (database unavailable)", job.name)
 
+    def add_loop(self, run: Callable[[asyncio.Event], Coroutine[Any, Any, None]]) -> None:
+        """A loop every process runs (not only the leader) until the stop event is set."""
+        self.loops.append(run)
+
     async def run(self, stop: asyncio.Event) -> None:
+        loops: list[asyncio.Task] = [asyncio.create_task(loop(stop)) for loop in self.loops]
         while not stop.is_set():
             await self.run_due()
             try:
@@ -113,6 +121,10 @@ class JobRunner:
             except TimeoutError:
                 pass
         await self.stop()
+        if loops:
+            await asyncio.wait(loops, timeout=10.0)
+            for task in loops:
+                task.cancel()
 
     async def stop(self, timeout: float = 10.0) -> None:
         if self._running:

@@ -170,6 +170,13 @@ class Tracked:
         if ops:
             await self.collection.bulk_write(ops, ordered=False)
 
+    async def mark_days(self, keys: list[str], day: str) -> None:
+        """Accounts visited on `day` that had nothing new: only their visit mark is written."""
+        for start in range(0, len(keys), IN_CHUNK):
+            await self.collection.update_many(
+                {"_id": {"$in": keys[start : start + IN_CHUNK]}}, {"$set": {"last_visit_day": day}}
+            )
+
     async def park(self, keys: list[str], now: float) -> None:
         """Tracking ended (or the upstream no longer knows the account): the pass skips it from now on."""
         for start in range(0, len(keys), IN_CHUNK):

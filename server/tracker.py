@@ -1,0 +1,458 @@
+"""The tracker: every tracked account visited once per UTC day, per tank, within the shared upstream budget.
+
+Who is tracked (store/tracker.py holds them, apart from the hour-long profile cache): an account
+from its first successful fetch — a live lookup (tracked until `--track-days` days after its last
+lookup, default 90; every later lookup, cached or live, extends that) or membership of a cached clan
+(until CLAN_TRACK_SECONDS after the clan refresh last listed it). Tracking stops when both have
+passed, or at once when the upstream no longer knows the account; the account is then "parked"
+and the pass stops visiting it until it is looked up again.
+
+The daily pass: tracked accounts fall into SLICES slices by a stable hash of (region, account_id);
+slice s of day D is due at D 00:00 UTC + s x 24 h / SLICES, so the day's work is spread evenly
+and never bursts at midnight. Any process claims a due slice of today (a lease document per
+(day, slice), renewed after every batch, taken over by another process once not renewed for
+`claim_ttl` s), and visits the slice's accounts not yet visited today, 100 at a time: one
+account/info request (with `fields`) per batch, and tanks/stats (with `fields`) only for accounts
+whose last_battle_time moved since their last per-tank record. Right after a batch's writes its
+accounts are marked visited today, so a process that takes over a dead one's slice continues with
+the remaining accounts only. Every request goes through the UpstreamClient with caller="tracker"
+(the shared budget's background priority: live lookups are served first).
+
+Per account that played: a per-tank record (store/tanks.py: a keyframe on the first visit and
+whenever the changes since the last keyframe outweigh it, at least every 30 records or 30 days;
+else only the tanks that changed), WN8/WN7/efficiency recomputed from the fresh per-tank data, a
+snapshot carrying them, and the cached profile (if any) refreshed. An account that did not play
+costs 1/100 of a request and writes nothing but its visit mark; the history carries its last
+snapshot forward over such days (server/players.py).
+
+Time travel: the tracker reads time only from `clock` and asks the upstream through whatever
+client it is given, so tests and the demo seeder run months of passes in seconds with a
+ManualClock and an upstream that answers "as of" that clock (server.demo.TimeTravelUpstream).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import logging
+import os
+import socket
+import time
+import uuid
+from typing import Any
+
+from server import ratings as rating_maths
+from server.players import build_profile, snapshot_of
+from server.upstream import ACCOUNT_FIELDS, TANKS_FIELDS, UpstreamError
+from store.tanks import (
+    COUNTERS,
+    KEYFRAME_MAX_DAYS,
+    KEYFRAME_MAX_RECORDS,
+    RETENTION_DAYS,
+    TankRecords,
+    changed,
+    pack,
+    unpack,
+)
+from store.tracker import SLICES, tracked_id
+
+log = logging.getLogger("statsapi.tracker")
+
+DAY_SECONDS = 86400
+TRACK_DAYS = 90  # default of --track-days
+CLAN_TRACK_SECONDS = 2 * DAY_SECONDS  # clan refresh runs hourly: a member of a cached clan is re-listed long before
+BATCH = 100  # account/info takes 100 ids per request
+CLAIM_TTL = 60.0  # a claim not renewed for this long may be taken over
+TICK = 5.0  # seconds between looks for due slices
+STATUS_EVERY = 30.0  # seconds between /status figures read from the database
+TANKS_IN_FLIGHT = 4  # tanks/stats requests of one batch at once (the budget paces them anyway)
+# An account idle this long gets its newest state written again as a keyframe (no request), so a
+# keyframe within reach of any of the last 400 days is never expired.
+REKEY_DAYS = RETENTION_DAYS - 2 * KEYFRAME_MAX_DAYS - 20
+SPEND_KEYS = ("visited", "info_requests", "tanks_requests", "records", "record_bytes", "keyframes")
+
+
+def utc_day(ts: float) -> str:
+    return dt.datetime.fromtimestamp(ts, dt.UTC).date().isoformat()
+
+
+def day_start(day: str) -> float:
+    return dt.datetime.fromisoformat(day).replace(tzinfo=dt.UTC).timestamp()
+
+
+def due_at(day: str, slice_no: int) -> float:
+    """When slice `slice_no` of `day` becomes due (spread evenly over the UTC day)."""
+    return day_start(day) + slice_no * DAY_SECONDS / SLICES
+
+
+def _days_before(day: str, days: int) -> str:
+    return (dt.date.fromisoformat(day) - dt.timedelta(days=days)).isoformat()
+
+
+def tank_state(raw_tanks: list[dict] | None) -> dict[int, list[int]]:
+    """tanks/stats entries as {tank_id: counters in store.tanks.COUNTERS order} (tanks with battles)."""
+    state: dict[int, list[int]] = {}
+    for entry in raw_tanks or []:
+        stats = entry.get("all") or {}
+        if stats.get("battles"):
+            state[int(entry["tank_id"])] = [int(stats.get(name) or 0) for name in COUNTERS]
+    return state
+
+
+def next_record(
+    state: dict[int, list[int]], base: dict[int, list[int]] | None, book: dict, day: str
+) -> tuple[bytes | None, bool, dict]:
+    """(payload or None when nothing changed, keyframe?, the tracked fields of the keyframe policy).
+
+    A keyframe on the first record and when the changes since the last keyframe would outweigh a
+    new one, or KEYFRAME_MAX_RECORDS records / KEYFRAME_MAX_DAYS days after it: a rebuild then
+    reads at most KEYFRAME_MAX_RECORDS + 1 documents, and keyframes cost at most as much again as
+    the changes they save.
+    """
+    change = None
+    if base:
+        rows = changed(state, base)
+        if not rows:
+            return None, False, {}
+        change = pack(rows, base)
+    keyframe_day = book.get("keyframe_day") or ""
+    if (
+        change is None
+        or int(book.get("chain_records") or 0) + 1 >= KEYFRAME_MAX_RECORDS
+        or keyframe_day < _days_before(day, KEYFRAME_MAX_DAYS)
+        or int(book.get("chain_bytes") or 0) + len(change) > int(book.get("keyframe_bytes") or 0)
+    ):
+        payload = pack(state)
+        return (
+            payload,
+            True,
+            {"keyframe_day": day, "keyframe_bytes": len(payload), "chain_records": 0, "chain_bytes": 0},
+        )
+    return (
+        change,
+        False,
+        {
+            "chain_records": int(book.get("chain_records") or 0) + 1,
+            "chain_bytes": int(book.get("chain_bytes") or 0) + len(change),
+        },
+    )
+
+
+class ManualClock:
+    """A clock that stands still until set: time travel for tests, the demo seeder and the benchmark."""
+
+    def __init__(self, now: float):
+        self.now = float(now)
+
+    def __call__(self) -> float:
+        return self.now
+
+    def set(self, now: float) -> None:
+        self.now = float(now)
+
+
+class Tracker:
+    def __init__(
+        self,
+        store,
+        upstream,
+        ratings_source,
+        *,
+        clock=time.time,
+        owner: str | None = None,
+        track_days: int = TRACK_DAYS,
+        claim_ttl: float = CLAIM_TTL,
+        batch: int = BATCH,
+        tanks_in_flight: int = TANKS_IN_FLIGHT,
+    ):
+        self.store = store
+        self.upstream = upstream
+        self.ratings_source = ratings_source
+        self.clock = clock
+        self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.track_days = track_days
+        self.claim_ttl = claim_ttl
+        self.batch = batch
+        self.tanks_in_flight = tanks_in_flight
+        self.claimed: set[tuple[str, int]] = set()  # (day, slice) this process works on now
+        self.spent: dict[str, dict[str, int]] = {}  # this process's figures by day (SPEND_KEYS)
+        self._status: dict[str, Any] = {"enabled": True, "track_days": track_days, "slices": SLICES}
+        self._status_at = -1e18
+        self._last_cleanup = ""
+
+    # --- who is tracked -------------------------------------------------------------------
+    def lookup_until(self, now: float) -> float:
+        return now + self.track_days * DAY_SECONDS
+
+    async def looked_up(self, region: str, account_id: int, now: float) -> None:
+        """A cached profile was read: keep tracking it `track_days` from now (no insert)."""
+        await self.store.tracked.extend(region, account_id, self.lookup_until(now))
+
+    async def adopt(self, region: str, account_id: int, info: dict, raw_tanks: list | None, now: float) -> None:
+        """A live lookup fetched the account: track it, and let that fetch be today's visit
+        (its per-tank record is written here, so the pass spends nothing more on it today)."""
+        day = utc_day(now)
+        existing = await self.store.tracked.get(region, account_id)
+        book = existing or {}
+        fields: dict[str, Any] = {"last_visit_day": day, "last_battle_time": info.get("last_battle_time")}
+        state = tank_state(raw_tanks)
+        base = None
+        if existing and existing.get("record_day"):
+            base = unpack(
+                (await self.store.tracked.states([tracked_id(region, account_id)])).get(tracked_id(region, account_id))
+            )
+        payload, keyframe, policy = next_record(state, base, book, day)
+        if payload is not None:
+            battles = sum(row[0] for row in state.values())
+            await self.store.tanks.save([TankRecords.record(region, account_id, day, battles, payload, keyframe)])
+            fields.update(policy, record_day=day, state=pack(state))  # bytes: stored as BSON binary
+        await self.store.tracked.track(
+            region, account_id, info.get("nickname"), self.lookup_until(now), now, extra=fields
+        )
+
+    async def track_members(self, region: str, members: list[tuple[int, str | None]], now: float) -> None:
+        """Members of a cached clan the clan refresh just fetched: tracked while the clan stays cached."""
+        await self.store.tracked.track_many(region, members, now + CLAN_TRACK_SECONDS, now)
+
+    # --- the pass ---------------------------------------------------------------------------
+    async def run(self, stop: asyncio.Event) -> None:
+        """Every process runs this: claim due slices and work them until `stop`."""
+        while not stop.is_set():
+            try:
+                await self.tick()
+                await self.refresh_status()
+            except Exception as exc:  # the database or the upstream is away: try again next tick
+                log.warning("tracker tick failed: %s", type(exc).__name__)
+            try:
+                await asyncio.wait_for(stop.wait(), TICK)
+            except TimeoutError:
+                pass
+
+    async def tick(self) -> int:
+        """Work every due, unfinished, unclaimed slice of today; returns how many were finished here."""
+        now = self.clock()
+        day = utc_day(now)
+        if self._last_cleanup != day:
+            await self.store.tracked.forget_slices_before(_days_before(day, 7))
+            self._last_cleanup = day
+        finished = await self.store.tracked.finished_slices(day)
+        done = 0
+        for slice_no in range(SLICES):
+            if slice_no in finished or due_at(day, slice_no) > self.clock():
+                continue
+            if await self.work_slice(day, slice_no):
+                done += 1
+        return done
+
+    async def work_slice(self, day: str, slice_no: int) -> bool:
+        """Claim (day, slice) and visit its remaining accounts; True when this process finished it."""
+        tracked = self.store.tracked
+        if not await tracked.claim(day, slice_no, self.owner, self.clock(), self.claim_ttl, due_at(day, slice_no)):
+            return False
+        self.claimed.add((day, slice_no))
+        try:
+            while True:
+                if utc_day(self.clock()) != day:
+                    await tracked.release(day, slice_no, self.owner)  # the rest waits for the new day's pass
+                    return False
+                accounts = await tracked.due(slice_no, day, self.batch * 5)
+                if not accounts:
+                    return await tracked.finish(day, slice_no, self.owner, self.clock())
+                by_region: dict[str, list[dict]] = {}
+                for account in accounts:
+                    by_region.setdefault(account["region"], []).append(account)
+                for region, group in by_region.items():
+                    for start in range(0, len(group), self.batch):
+                        counts = await self.visit(day, region, group[start : start + self.batch])
+                        await tracked.add_spend(day, slice_no, counts)
+                        self._add_spent(day, counts)
+                        # Renew after every batch; a claim lost (taken over after a stall) stops here.
+                        if not await tracked.claim(
+                            day, slice_no, self.owner, self.clock(), self.claim_ttl, due_at(day, slice_no)
+                        ):
+                            return False
+        except UpstreamError as exc:
+            log.info("tracker slice %s/%d paused: %s", day, slice_no, exc)
+            await tracked.release(day, slice_no, self.owner)
+            return False
+        finally:
+            self.claimed.discard((day, slice_no))
+
+    async def visit(self, day: str, region: str, accounts: list[dict]) -> dict[str, int]:
+        """Visit up to 100 tracked accounts of one region; returns the batch's figures (SPEND_KEYS)."""
+        now = self.clock()
+        counts = dict.fromkeys(SPEND_KEYS, 0)
+        ended = [tracked_id(region, a["account_id"]) for a in accounts if float(a.get("until") or 0) < now]
+        current = [a for a in accounts if float(a.get("until") or 0) >= now]
+        if ended:
+            await self.store.tracked.park(ended, now)
+        if not current:
+            return counts
+        infos = await self.upstream.account_info(
+            region, [a["account_id"] for a in current], fields=ACCOUNT_FIELDS, caller="tracker"
+        )
+        counts["info_requests"] += 1
+        gone, idle, played, rekey = [], [], [], []
+        for account in current:
+            info = infos.get(account["account_id"])
+            if not info:
+                gone.append(tracked_id(region, account["account_id"]))
+            elif not account.get("record_day") or info.get("last_battle_time") != account.get("last_battle_time"):
+                played.append((account, info))
+            elif account["record_day"] < _days_before(day, REKEY_DAYS):
+                rekey.append(account)
+            else:
+                idle.append(tracked_id(region, account["account_id"]))
+        if gone:
+            await self.store.tracked.park(gone, now)
+        keys = [tracked_id(region, a["account_id"]) for a, _ in played] + [
+            tracked_id(region, a["account_id"]) for a in rekey
+        ]
+        states = await self.store.tracked.states(keys) if keys else {}
+        gate = asyncio.Semaphore(self.tanks_in_flight)
+
+        async def tanks_of(account_id: int) -> list | None:
+            async with gate:
+                return await self.upstream.tanks_stats(region, account_id, fields=TANKS_FIELDS, caller="tracker")
+
+        raw = await asyncio.gather(*(tanks_of(a["account_id"]) for a, _ in played))
+        counts["tanks_requests"] += len(played)
+
+        expected = await self.ratings_source.expected_values() if played else None
+        tiers = await self.ratings_source.tiers(region) if expected is not None else {}
+        records, snapshots, profiles, marks = [], [], {}, {}
+        for (account, info), raw_tanks in zip(played, raw):
+            key = tracked_id(region, account["account_id"])
+            if raw_tanks is None:
+                gone.append(key)
+                continue
+            state = tank_state(raw_tanks)
+            base = unpack(states.get(key)) if account.get("record_day") and key in states else None
+            payload, keyframe, policy = next_record(state, base, account, day)
+            fields: dict[str, Any] = {"last_visit_day": day, "last_battle_time": info.get("last_battle_time")}
+            if payload is not None:
+                battles = sum(row[0] for row in state.values())
+                records.append(TankRecords.record(region, account["account_id"], day, battles, payload, keyframe))
+                counts["record_bytes"] += len(payload)
+                counts["keyframes"] += keyframe
+                fields.update(policy, record_day=day, state=pack(state))
+            nickname = info.get("nickname")
+            if nickname:
+                fields.update(nickname=nickname, nickname_lower=nickname.lower())
+            marks[key] = fields
+            doc = build_profile(region, account["account_id"], info, raw_tanks, now)
+            if expected is not None:
+                doc["ratings"] = rating_maths.compute_ratings(doc["totals"], doc["tanks"], expected, tiers)
+                doc["ratings"]["calculated_at"] = int(now)
+            snapshots.append(snapshot_of(doc))
+            profiles[account["account_id"]] = doc
+        for account in rekey:
+            key = tracked_id(region, account["account_id"])
+            state = unpack(states.get(key))
+            payload = pack(state)
+            battles = sum(row[0] for row in state.values())
+            records.append(TankRecords.record(region, account["account_id"], day, battles, payload, True))
+            counts["record_bytes"] += len(payload)
+            counts["keyframes"] += 1
+            marks[key] = {
+                "last_visit_day": day,
+                "record_day": day,
+                "keyframe_day": day,
+                "keyframe_bytes": len(payload),
+                "chain_records": 0,
+                "chain_bytes": 0,
+            }
+        if records:
+            counts["records"] += await self.store.tanks.save(records)
+        if snapshots:
+            await self.store.players.save_snapshots(snapshots)
+        if profiles:
+            await self._refresh_cached_profiles(region, profiles)
+        if gone:
+            await self.store.tracked.park(gone, now)
+        # Visit marks last: an interrupted batch is visited again by whoever takes the slice over
+        # (its record and snapshot writes are replacements, so nothing is stored twice).
+        await self.store.tracked.mark_visited(marks)
+        if idle:
+            await self.store.tracked.mark_days(idle, day)
+        counts["visited"] += len(current)
+        return counts
+
+    async def _refresh_cached_profiles(self, region: str, profiles: dict[int, dict]) -> None:
+        """Profiles someone has cached get the fresh data and ratings (no profile is created here)."""
+        cached = await self.store.players.get_many(region, list(profiles), {"account_id": 1})
+        for doc in cached:
+            await self.store.players.save(profiles[doc["account_id"]])
+
+    # --- figures ------------------------------------------------------------------------------
+    def _add_spent(self, day: str, counts: dict[str, int]) -> None:
+        mine = self.spent.setdefault(day, dict.fromkeys(SPEND_KEYS, 0))
+        for key, value in counts.items():
+            mine[key] = mine.get(key, 0) + value
+        for old in [d for d in self.spent if d < _days_before(day, 2)]:
+            del self.spent[old]
+
+    async def refresh_status(self, force: bool = False) -> dict[str, Any]:
+        """Today's figures of the whole pass (every process), read at most every STATUS_EVERY s."""
+        if not force and time.monotonic() - self._status_at < STATUS_EVERY:
+            return self._status
+        self._status_at = time.monotonic()
+        now = self.clock()
+        day = utc_day(now)
+        slices = await self.store.tracked.day_slices(day)
+        tracked = await self.store.tracked.count_active(now)
+        totals = dict.fromkeys(SPEND_KEYS, 0)
+        worked = 0.0
+        for doc in slices:
+            for key in SPEND_KEYS:
+                totals[key] += int(doc.get(key) or 0)
+            if doc.get("finished"):
+                worked += max(0.0, float(doc["finished"]) - float(doc.get("started") or doc["finished"]))
+        finished = [doc["slice"] for doc in slices if doc.get("finished")]
+        remaining = max(0, tracked - totals["visited"])
+        unfinished_due = [due_at(day, s) for s in range(SLICES) if s not in finished]
+        eta = None
+        if not unfinished_due:
+            eta = 0.0
+        elif worked > 0 and totals["visited"]:
+            eta = max(max(unfinished_due) - now, remaining / (totals["visited"] / worked))
+        self._status = {
+            "enabled": True,
+            "track_days": self.track_days,
+            "slices": SLICES,
+            "tracked": tracked,
+            "today": {
+                "day": day,
+                "visited": totals["visited"],
+                "total": max(tracked, totals["visited"]),
+                "slices_finished": len(finished),
+                "eta_seconds": None if eta is None else round(max(0.0, eta)),
+                "requests": {"account_info": totals["info_requests"], "tanks_stats": totals["tanks_requests"]},
+                "records": totals["records"],
+                "record_bytes": totals["record_bytes"],
+            },
+            "this_process": {
+                "slices_claimed": sorted(s for d, s in self.claimed if d == day),
+                "spent_today": self.spent.get(day, dict.fromkeys(SPEND_KEYS, 0)),
+            },
+        }
+        return self._status
+
+    def status(self) -> dict[str, Any]:
+        status = dict(self._status)
+        status["this_process"] = {
+            "slices_claimed": sorted(s for _, s in self.claimed),
+            "spent_today": self.spent.get(utc_day(self.clock()), dict.fromkeys(SPEND_KEYS, 0)),
+        }
+        return status
+
+
+async def run_days(tracker: Tracker, clock: ManualClock, first_day: str, days: int, *, at_end: bool = False) -> None:
+    """Time travel: run the pass of `days` UTC days from `first_day`, each slice at its due instant
+    (or every slice at the day's end with at_end), through the same code as the real pass."""
+    day = first_day
+    for _ in range(days):
+        for slice_no in range(SLICES):
+            clock.set(day_start(day) + DAY_SECONDS - 1 if at_end else due_at(day, slice_no))
+            await tracker.work_slice(day, slice_no)
+        day = (dt.date.fromisoformat(day) + dt.timedelta(days=1)).isoformat()

@@ -1,0 +1,252 @@
+"""The tracker over simulated weeks against the strict simulator: once a day, per tank, within the budget."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import datetime as dt
+import subprocess
+import sys
+
+import pytest
+
+from scripts.upstream_sim.ids import existing_accounts, veteran_accounts
+from scripts.upstream_sim.world import World
+from server.demo import TimeTravelUpstream
+from server.tracker import ManualClock, Tracker, due_at, run_days, utc_day
+from server.upstream import UpstreamClient
+from server.upstream_budget import UpstreamBudget
+from store.tanks import COUNTERS
+from store.tracker import SLICES, slice_of
+from tests.helpers import EXPECTED_VALUES_FILE, ROOT, free_port, sim, wait_for_port
+
+FIRST_DAY = "2025-03-01"
+SIM_RPS = 100  # this module's own simulator: strict limits, a quota high enough for weeks in seconds
+
+
+@pytest.fixture(scope="module")
+def fast_sim():
+    port = free_port()
+    cmd = [sys.executable, "-m", "scripts.upstream_sim", "--port", str(port), "--rps", str(SIM_RPS)]
+    cmd += ["--expected-values", str(EXPECTED_VALUES_FILE)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=str(ROOT))
+    try:
+        wait_for_port(port, proc=proc)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+@pytest.fixture(scope="module")
+def world():
+    return World(expected_values=EXPECTED_VALUES_FILE, profile_cache=100_000)
+
+
+@pytest.fixture
+def store(io_loop, mongo_uri, db_name):
+    from store import Store, create_client
+
+    client = create_client(mongo_uri)
+    store = Store(client, db_name, rate_collection_bytes=1 << 20, ttl_indexes=False)
+    io_loop.run_sync(store.ensure_schema)
+    yield store
+    io_loop.run_sync(lambda: client.drop_database(db_name))
+    client.close()
+
+
+class Recording:
+    """An upstream that notes which accounts each call asked for, by the tracker clock's day."""
+
+    def __init__(self, upstream, clock):
+        self.upstream, self.clock = upstream, clock
+        self.info: dict[str, list[tuple[str, int]]] = collections.defaultdict(list)
+        self.tanks: dict[str, list[tuple[str, int]]] = collections.defaultdict(list)
+        self.info_calls = 0
+        self.block_after: int | None = None  # calls after this many hang (a process that stopped)
+
+    async def _gate(self):
+        self.info_calls += 1
+        if self.block_after is not None and self.info_calls > self.block_after:
+            await asyncio.Event().wait()
+
+    async def account_info(self, region, ids, **kwargs):
+        await self._gate()
+        result = await self.upstream.account_info(region, ids, **kwargs)
+        self.info[utc_day(self.clock())].extend((region, a) for a in ids)
+        return result
+
+    async def tanks_stats(self, region, account_id, **kwargs):
+        self.tanks[utc_day(self.clock())].append((region, account_id))
+        return await self.upstream.tanks_stats(region, account_id, **kwargs)
+
+
+class Ratings:
+    """The real table and tiers without a network fetch (the ratings source's interface)."""
+
+    def __init__(self, world):
+        from server import ratings as rating_maths
+
+        self.expected = rating_maths.parse_expected_values(EXPECTED_VALUES_FILE.read_bytes())
+        self.tier_map = {t: v["tier"] for t, v in world.vehicles.items()}
+
+    async def expected_values(self):
+        return self.expected
+
+    async def tiers(self, region):
+        return self.tier_map
+
+
+def make_tracker(store, base_url, clock, world, owner, rps=SIM_RPS, **kwargs):
+    client = UpstreamClient("tracker-test", base_url=base_url, budget=UpstreamBudget(rps, hold_first_window=False))
+    recording = Recording(TimeTravelUpstream(client, clock), clock)
+    tracker = Tracker(store, recording, Ratings(world), clock=clock, owner=owner, **kwargs)
+    return tracker, recording
+
+
+def days_from(first: str, n: int) -> list[str]:
+    start = dt.date.fromisoformat(first)
+    return [(start + dt.timedelta(days=i)).isoformat() for i in range(n)]
+
+
+def accounts_to_track() -> list[tuple[str, int]]:
+    eu = existing_accounts("eu", 90, start=500_200_000) + veteran_accounts("eu", 6, start=500_300_000)
+    na = existing_accounts("na", 30, start=1_000_200_000)
+    return [("eu", a) for a in eu] + [("na", a) for a in na]
+
+
+def truth(world, region, account_id, day):
+    """The simulator's per-tank counters at the instant the pass visits the account on `day`."""
+    at = due_at(day, slice_of(region, account_id))
+    tanks = world.tanks_stats(region, account_id, at, None) or []
+    return {t["tank_id"]: {c: t["all"][c] for c in COUNTERS} for t in tanks if t["all"]["battles"]}
+
+
+async def track_all(store, accounts, until, now):
+    by_region = collections.defaultdict(list)
+    for region, account_id in accounts:
+        by_region[region].append((account_id, None))
+    for region, members in by_region.items():
+        await store.tracked.track_many(region, members, until, now)
+
+
+@pytest.mark.gen_test(timeout=300)
+async def test_three_weeks_of_passes_visit_once_a_day_and_rebuild_every_tank(store, fast_sim, world):
+    accounts = accounts_to_track()
+    days = days_from(FIRST_DAY, 21)
+    clock = ManualClock(due_at(days[0], 0))
+    await track_all(store, accounts, until=clock() + 400 * 86400, now=clock())
+    before = sim(fast_sim, "/_sim/stats")["violations"]["total"]
+    tracker, recording = make_tracker(store, fast_sim, clock, world, "solo")
+    await run_days(tracker, clock, days[0], len(days))
+
+    played_days = 0
+    for n, day in enumerate(days):
+        # Each tracked account exactly once a day, 100 ids at most per account/info.
+        assert sorted(recording.info[day]) == sorted(accounts), day
+        # tanks/stats only for accounts that played since their last visit (all of them on the first day).
+        expected_tanks = set()
+        for region, account_id in accounts:
+            now = truth(world, region, account_id, day)
+            if n == 0 or now != truth(world, region, account_id, days[n - 1]):
+                expected_tanks.add((region, account_id))
+        assert set(recording.tanks[day]) == expected_tanks, day
+        assert len(recording.tanks[day]) == len(expected_tanks)  # never twice
+        if n:
+            played_days += len(expected_tanks)
+    assert sim(fast_sim, "/_sim/stats")["violations"]["total"] == before  # never refused, never over a limit
+
+    # The per-tank state rebuilt for any day equals the simulator's on that day, for every tank.
+    for region, account_id in accounts:
+        for day in days:
+            got = await store.tanks.state_on(region, account_id, day)
+            assert got is not None and got[0] <= day
+            assert got[1] == truth(world, region, account_id, day), (region, account_id, day)
+    assert await store.tanks.state_on(*accounts[0], "2025-02-28") is None
+
+    # Storage: at most 1 KB per active account-day (keyframes of the first day included).
+    size = await store.tanks.stored_bytes()
+    active_days = played_days + len(accounts)
+    assert 0.25 < played_days / (len(accounts) * (len(days) - 1)) < 0.6  # the simulator's players
+    assert (size["size"] + size["index_size"]) / active_days <= 1024, size
+
+    # Every day is in /status's figures, with its spend.
+    slices = await store.tracked.day_slices(days[-1])
+    assert len(slices) == SLICES and all(doc.get("finished") for doc in slices)
+    assert sum(doc.get("visited", 0) for doc in slices) == len(accounts)
+    assert sum(doc.get("tanks_requests", 0) for doc in slices) == len(recording.tanks[days[-1]])
+
+
+@pytest.mark.gen_test(timeout=300)
+async def test_ratings_and_history_fill_every_day_without_requests(store, fast_sim, world):
+    from server.players import PlayerService
+
+    accounts = [("eu", a) for a in existing_accounts("eu", 12, start=500_400_000)]
+    days = days_from(FIRST_DAY, 10)
+    clock = ManualClock(due_at(days[0], 0))
+    await track_all(store, accounts, until=clock() + 400 * 86400, now=clock())
+    tracker, recording = make_tracker(store, fast_sim, clock, world, "solo")
+    await run_days(tracker, clock, days[0], len(days))
+    players = PlayerService(store, None, Ratings(world), None, clock=clock, tracker=tracker)
+    expected = Ratings(world).expected
+    from server import ratings as rating_maths
+
+    for region, account_id in accounts:
+        history = await players.history(region, account_id, days=10)
+        entries = history["snapshots"]
+        assert [e["date"] for e in entries] == days  # one entry per day, measured or carried
+        played = {day for day in days if (region, account_id) in recording.tanks[day]}
+        assert {e["date"] for e in entries if e["measured"]} == played
+        for entry, previous in zip(entries[1:], entries):
+            if not entry["measured"]:
+                assert {k: v for k, v in entry.items() if k not in ("date", "measured")} == {
+                    k: v for k, v in previous.items() if k not in ("date", "measured")
+                }
+        # Ratings recomputed on the pass from the fresh per-tank data.
+        last = max(played)
+        snap = (await store.players.snapshots_since(region, account_id, last, last))[0]
+        tanks = [{"tank_id": t, **c} for t, c in truth(world, region, account_id, last).items()]
+        totals = {c: sum(t[c] for t in tanks) for c in COUNTERS}
+        want = rating_maths.compute_ratings(totals, tanks, expected, Ratings(world).tier_map)
+        assert snap["wn8"] == want["wn8"] and snap["wn7"] == want["wn7"] and snap["efficiency"] == want["efficiency"]
+
+
+@pytest.mark.gen_test(timeout=300)
+async def test_two_processes_share_the_pass_and_a_dead_ones_slices_finish_the_same_day(store, fast_sim, world):
+    accounts = accounts_to_track()
+    days = days_from(FIRST_DAY, 4)
+    clock = ManualClock(due_at(days[0], 0))
+    await track_all(store, accounts, until=clock() + 400 * 86400, now=clock())
+    one, rec_one = make_tracker(store, fast_sim, clock, world, "one", rps=SIM_RPS / 2, claim_ttl=60)
+    two, rec_two = make_tracker(store, fast_sim, clock, world, "two", rps=SIM_RPS / 2, claim_ttl=60)
+
+    # Days 1-3: both processes work the whole day's slices at once, in parallel.
+    for day in days[:3]:
+        clock.set(due_at(day, SLICES - 1) + 60)
+        done = await asyncio.gather(one.tick(), two.tick())
+        assert sum(done) == SLICES and min(done) > 0  # both took part
+        visits = rec_one.info[day] + rec_two.info[day]
+        assert sorted(visits) == sorted(accounts), day  # each account exactly once across the two
+        assert not set(rec_one.tanks[day]) & set(rec_two.tanks[day])
+
+    # Day 4: process one stops dead in the middle of its work (never renews, never releases).
+    day = days[3]
+    clock.set(due_at(day, SLICES - 1) + 60)
+    rec_one.block_after = rec_one.info_calls + 5
+    stuck = asyncio.ensure_future(one.tick())
+    while rec_one.info_calls <= rec_one.block_after:
+        await asyncio.sleep(0.05)
+    visited_by_one = list(rec_one.info[day])
+    held = set(one.claimed)
+    assert held  # it holds a claim it will never finish
+    await two.tick()  # the claim is still fresh: two leaves it alone
+    assert set(rec_two.info[day]).isdisjoint(visited_by_one)
+    left = await store.tracked.finished_slices(day)
+    assert {s for _, s in held} - left == {s for _, s in held}
+    clock.set(clock() + 61)  # one's claim was not renewed for longer than its ttl: taken over
+    await two.tick()
+    stuck.cancel()
+    assert await store.tracked.finished_slices(day) == set(range(SLICES))
+    visits = rec_one.info[day] + rec_two.info[day]
+    assert sorted(visits) == sorted(accounts)  # the remaining accounts only, nobody twice
+    assert utc_day(clock()) == day  # finished the same day
