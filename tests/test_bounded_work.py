@@ -18,6 +18,7 @@ import ujson
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 
 from server.online import INLINE_DAYS, OnlineService
+from store.client import deadline
 
 DAY = dt.timedelta(days=1)
 NOW = dt.datetime(2031, 6, 1, 12, 0, tzinfo=dt.UTC)  # in the future: no TTL can interfere
@@ -54,8 +55,10 @@ async def seed_year(store, days: int = 400, game: str = "wot") -> int:
                             "players": players,
                         }
                     )
-    for start_at in range(0, len(docs), 5000):
-        await store.online.samples.insert_many(docs[start_at : start_at + 5000], ordered=False)
+    # Seeding is set-up, not a request: a generous deadline, so a loaded machine cannot fail it.
+    with deadline(60):
+        for start_at in range(0, len(docs), 2000):
+            await store.online.samples.insert_many(docs[start_at : start_at + 2000], ordered=False)
     return len(docs)
 
 
