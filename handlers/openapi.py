@@ -13,7 +13,6 @@ from handlers.index import index_document
 from handlers.schemas import ref, schema_components
 from server.catalogue import (
     CATALOGUE,
-    LIVE_FETCHED_MAX_AGE,
     LIVE_GLOBAL,
     LIVE_PER_CLIENT,
     OPENAPI,
@@ -269,7 +268,7 @@ def responses_for(endpoint: Endpoint, method: str, shared: dict) -> dict:
         ok_schema = ref("schemas", endpoint.schema + "Envelope")
     ok = {
         "description": f"Success. `Cache-Control: public, max-age={endpoint.cache_max_age}`"
-        + (f" ({LIVE_FETCHED_MAX_AGE} for a profile fetched live)." if endpoint.live_lookups else ".")
+        + (f" ({endpoint.live_fetched_max_age} for a profile fetched live)." if endpoint.live_fetched_max_age else ".")
         + ("" if body else " No body."),
         "headers": headers_for("200", method, True),
     }

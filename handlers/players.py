@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from handlers.base import BaseHandler, api_routes
-from server.catalogue import HISTORY, LIVE_FETCHED_MAX_AGE, PLAYER
+from server.catalogue import HISTORY, PLAYER
 
 
 class PlayerHandler(BaseHandler):
@@ -14,7 +14,7 @@ class PlayerHandler(BaseHandler):
         profile = await self.services.players.profile(args["region"], args["account_id"], self.client_ip)
         if profile.get("live_fetched"):
             # A live answer has no ratings yet: don't let caches keep it for long.
-            self.respond(profile, max_age=LIVE_FETCHED_MAX_AGE)
+            self.respond(profile, max_age=PLAYER.live_fetched_max_age)
         else:
             self.respond(profile, shared=True)  # the service's hot-cache object
 

@@ -17,7 +17,6 @@ INT64_MAX = 2**63 - 1  # ids are positive and fit a signed 64-bit integer
 MAX_DAYS = 400  # the longest history any endpoint serves (SPEC 8.3)
 LIVE_PER_CLIENT = 5  # live upstream lookups per client per minute (SPEC 8.2)
 LIVE_GLOBAL = 30  # live upstream lookups per minute across all clients (SPEC 8.2)
-LIVE_FETCHED_MAX_AGE = 30  # Cache-Control max-age of a profile fetched live: its ratings follow seconds later
 DEMO_ACCOUNT = 500000001
 DEMO_CLAN = 500000
 # Codes every rate-limited GET can answer, whatever the endpoint.
@@ -94,6 +93,8 @@ class Endpoint:
     schema: str | None = None  # the `data` schema in handlers/schemas.py; None: served raw, not enveloped
     fields: Mapping[str, str] = dataclasses.field(default_factory=dict)  # short guide to the answer's fields
     live_lookups: bool = False  # may fetch from the upstream for the request (the live-lookup limits apply)
+    # Cache-Control max-age of an answer fetched live for the request, when shorter than cache_max_age.
+    live_fetched_max_age: int | None = None
     needs_database: bool = True  # answers 503 at once while the database is down
 
     @property
@@ -196,6 +197,7 @@ PLAYER = Endpoint(
         "live_fetched": "true when fetched live for this request (then ratings.available is false)",
     },
     live_lookups=True,
+    live_fetched_max_age=30,  # its ratings follow seconds later
 )
 HISTORY = Endpoint(
     name="history",

@@ -13,7 +13,7 @@ import handlers
 from handlers.index import index_document
 from handlers.openapi import openapi_document, openapi_parameter
 from handlers.params import arguments
-from server.catalogue import CATALOGUE, LIVE_FETCHED_MAX_AGE, ONLINE_HISTORY, PREFIX, Endpoint, Param
+from server.catalogue import CATALOGUE, ONLINE_HISTORY, PREFIX, Endpoint, Param
 from server.errors import APIError
 from server.ratelimit import WINDOW_SECONDS, RateLimiter, scaled_limit
 from tests.helpers import make_config
@@ -266,8 +266,8 @@ async def test_live_answers_follow_the_catalogue(app, http_client, base_url):
         response, body = await get(http_client, base_url, PREFIX + endpoint.example)
         assert response.headers["RateLimit-Policy"] == f'"{endpoint.bucket}";q={limit};w={WINDOW_SECONDS}'
         if response.code == 200:
-            live = endpoint.live_lookups and body["data"].get("live_fetched")
-            expected = LIVE_FETCHED_MAX_AGE if live else endpoint.cache_max_age
+            live = endpoint.live_fetched_max_age is not None and body["data"].get("live_fetched")
+            expected = endpoint.live_fetched_max_age if live else endpoint.cache_max_age
             assert response.headers["Cache-Control"] == f"public, max-age={expected}", endpoint.name
         else:  # a clan not cached yet, a player's history before any snapshot
             assert body["error"]["code"] in endpoint.error_codes, (endpoint.name, body)
