@@ -12,7 +12,8 @@ from typing import cast
 
 from server.concurrency import heavy_slot
 from server.errors import APIError
-from server.players import TOTAL_FIELDS, build_profile, utc_date
+from server.interfaces import Upstream
+from server.players import TOTAL_FIELDS, PlayerService, build_profile, utc_date
 from server.upstream import (
     ACCOUNT_FIELDS,
     ID_LIMITS,
@@ -22,6 +23,7 @@ from server.upstream import (
 )
 from store.client import request_deadline
 from store.constants import REGIONS
+from store.store import Store
 
 log = logging.getLogger("statsapi.clans")
 
@@ -349,9 +351,9 @@ class _Run:
 class ClanService:
     def __init__(
         self,
-        store,
-        upstream,
-        players,
+        store: Store,
+        upstream: Upstream,
+        players: PlayerService,
         clock=time.time,
         request_budget: int = REQUEST_BUDGET,
         rating_budget: int = RATING_BUDGET,
