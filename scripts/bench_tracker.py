@@ -1,0 +1,274 @@
+#!/usr/bin/env python3
+"""Benchmark of the tracker: M accounts over D simulated days against the strict simulator.
+
+    .venv/bin/python scripts/bench_tracker.py                      # M=10,000, D=30 (about 20-30 min here)
+    .venv/bin/python scripts/bench_tracker.py --accounts 500 --days 5 --json /tmp/t.json   # a smoke run
+
+Starts SecantusDB (child process, on disk in a temporary directory) and the upstream simulator
+(`--rps` high, so the service itself is measured; its limits on ids per call stay strict), tracks
+M existing accounts of the three regions, runs one warm-up day (an account's first visit writes its
+first keyframe: in service that comes with the live lookup or clan refresh that made it tracked),
+then D measured days of the real pass (server/tracker.py, several claimants in this process like
+several processes) on a ManualClock, the simulator answering "as of" it. It prints and writes to
+`--json` (default bench-tracker.json):
+
+- upstream requests per account-day (from the simulator's own counters), by method, and the
+  share of accounts that played (visits that needed tanks/stats); goal <= 0.01 + that share + 2 %;
+- per-tank records stored per account-day, overall and per active account-day (collStats `size`
+  of tank_records, BSON bytes, indexes apart and included), goal <= 1 KB per active account-day;
+- CPU milliseconds per account visit in this process (the tracker, its database client, the
+  upstream client; time.process_time over the measured days / visits);
+- accounts one process could keep current per day at 10 and at 20 requests/s: the smaller of
+  the quota bound (the tracker may use (1 - the live reserve) of the rate) and the CPU bound
+  (86,400 s of one core / CPU per visit).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+from scripts.upstream_sim.ids import REGION_RANGES, existing_accounts  # noqa: E402
+from server.demo import TimeTravelUpstream  # noqa: E402
+from server.embedded_db import EmbeddedDatabase  # noqa: E402
+from server.ratings_source import RatingsSource  # noqa: E402
+from server.tracker import DAY_SECONDS, ManualClock, Tracker, day_start  # noqa: E402
+from server.upstream import UpstreamClient  # noqa: E402
+from server.upstream_budget import LIVE_RESERVE_SHARE, UpstreamBudget  # noqa: E402
+from store.tracker import SLICES  # noqa: E402
+
+EXPECTED = os.path.join(os.path.dirname(ROOT), "shared", "data", "wn8exp-2024-09-12.json")
+FIRST_DAY = "2025-03-01"
+REGION_SHARES = {"eu": 0.6, "na": 0.2, "asia": 0.2}
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def sim_get(base: str, path: str) -> dict:
+    with urllib.request.urlopen(base + path, timeout=30) as response:
+        return json.loads(response.read())
+
+
+def sim_post(base: str, path: str, body: dict) -> dict:
+    request = urllib.request.Request(
+        base + path, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}, method="POST"
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.loads(response.read())
+
+
+def start_simulator(rps: int, profile_cache: int) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    cmd = [sys.executable, "-m", "scripts.upstream_sim", "--port", str(port), "--rps", str(rps)]
+    if os.path.exists(EXPECTED):
+        cmd += ["--expected-values", EXPECTED]
+    env = dict(os.environ, UPSTREAM_SIM_PROFILE_CACHE=str(profile_cache))
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            sim_get(base, "/_sim/limits")
+            return proc, base
+        except OSError:
+            time.sleep(0.1)
+    proc.kill()
+    raise SystemExit("the simulator did not start")
+
+
+def accounts_for(total: int) -> dict[str, list[int]]:
+    out = {}
+    for region, share in REGION_SHARES.items():
+        n = round(total * share) if region != "asia" else total - sum(len(v) for v in out.values())
+        out[region] = existing_accounts(region, n, start=REGION_RANGES[region][0] + 3_000_000)
+    return out
+
+
+def next_day(day: str, n: int = 1) -> str:
+    return (dt.date.fromisoformat(day) + dt.timedelta(days=n)).isoformat()
+
+
+def requests_by_path(stats: dict) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for path, count in (stats.get("by_path") or {}).items():
+        for method in ("account/info", "tanks/stats"):
+            if method in path:
+                out[method] = out.get(method, 0) + int(count)
+    return out
+
+
+async def run_day(trackers: list[Tracker], clock: ManualClock, day: str) -> None:
+    """Every slice of `day` worked by the claimants together, as of the day's last second."""
+    clock.set(day_start(day) + DAY_SECONDS - 1)
+    await asyncio.gather(*(tracker.tick() for tracker in trackers))
+
+
+async def main_async(args) -> dict:
+    from store import Store, create_client
+
+    workdir = tempfile.mkdtemp(prefix="bench-tracker-")
+    database = EmbeddedDatabase(os.path.join(workdir, "db")).start()
+    sim_proc, sim_base = start_simulator(args.rps, args.accounts + 2000)
+    client = create_client(database.uri)
+    try:
+        store = Store(client, "bench_tracker", rate_collection_bytes=1 << 20, ttl_indexes=False)
+        await store.ensure_schema()
+        clock = ManualClock(day_start(FIRST_DAY))
+        upstream = UpstreamClient("bench-tracker", base_url=sim_base, budget=UpstreamBudget(args.rps * 0.9))
+        travelling = TimeTravelUpstream(upstream, clock)
+        ratings = RatingsSource(upstream, sim_base + "/wn8exp.json")
+        await ratings.refresh_expected()
+        accounts = accounts_for(args.accounts)
+        for region, ids in accounts.items():
+            await store.tracked.track_many(region, [(a, None) for a in ids], clock() + 400 * DAY_SECONDS, clock())
+        trackers = [
+            Tracker(store, travelling, ratings, clock=clock, owner=f"bench-{n}", tanks_in_flight=args.in_flight)
+            for n in range(args.claimants)
+        ]
+
+        started = time.monotonic()
+        await run_day(trackers, clock, FIRST_DAY)  # warm-up: every account's first keyframe
+        warm = {
+            "seconds": round(time.monotonic() - started, 1),
+            "requests": requests_by_path(sim_get(sim_base, "/_sim/stats")),
+            "tank_records": await store.tanks.stored_bytes(),
+        }
+        print(f"warm-up day: {warm}", flush=True)
+        sim_post(sim_base, "/_sim/stats", {"reset": True})
+        size_before = warm["tank_records"]
+        cpu_before, wall_before = time.process_time(), time.monotonic()
+        day = FIRST_DAY
+        visits = records = active = 0
+        for n in range(args.days):
+            day = next_day(day)
+            await run_day(trackers, clock, day)
+            slices = await store.tracked.day_slices(day)
+            assert len([s for s in slices if s.get("finished")]) == SLICES, f"{day}: pass unfinished"
+            visited = sum(int(s.get("visited") or 0) for s in slices)
+            played = sum(int(s.get("tanks_requests") or 0) for s in slices)
+            visits += visited
+            active += played
+            records += sum(int(s.get("records") or 0) for s in slices)
+            print(
+                f"{day}: visited {visited}, played {played} ({100 * played / max(1, visited):.1f} %), "
+                f"{time.monotonic() - wall_before:.0f} s so far",
+                flush=True,
+            )
+        cpu = time.process_time() - cpu_before
+        wall = time.monotonic() - wall_before
+        stats = sim_get(sim_base, "/_sim/stats")
+        by_method = requests_by_path(stats)
+        size_after = await store.tanks.stored_bytes()
+        snapshots = await store.db.command("collStats", "snapshots")
+        tracked = await store.db.command("collStats", "tracked")
+    finally:
+        client.close()
+        sim_proc.terminate()
+        sim_proc.wait(10)
+        database.stop()
+
+    account_days = args.accounts * args.days
+    requests = sum(by_method.values())
+    active_share = active / max(1, visits)
+    requests_per_account_day = requests / account_days
+    grown = size_after["size"] - size_before["size"]
+    grown_with_index = grown + size_after["index_size"] - size_before["index_size"]
+    bytes_per_account_day = size_after["size"] / account_days
+    # Conservative: every stored byte (the warm-up day's first keyframes included) over the measured
+    # active account-days only.
+    bytes_per_active = size_after["size"] / max(1, active)
+    cpu_ms_per_visit = 1000 * cpu / max(1, visits)
+    per_day = {}
+    for rate in (10, 20):
+        quota = rate * (1 - LIVE_RESERVE_SHARE) * DAY_SECONDS / requests_per_account_day
+        cpu_bound = DAY_SECONDS * 1000 / cpu_ms_per_visit
+        per_day[rate] = {"quota_bound": int(quota), "cpu_bound": int(cpu_bound), "accounts": int(min(quota, cpu_bound))}
+    result = {
+        "accounts": args.accounts,
+        "days": args.days,
+        "active_share": round(active_share, 4),
+        "requests_per_account_day": round(requests_per_account_day, 5),
+        "requests_goal": round(0.01 + active_share + 0.02, 5),
+        "requests_by_method": by_method,
+        "refused_or_over_limit": stats.get("violations"),
+        "bytes_per_account_day": round(bytes_per_account_day, 1),
+        "bytes_per_active_account_day": round(bytes_per_active, 1),
+        "bytes_per_active_account_day_steady": round(grown / max(1, active), 1),
+        "bytes_per_active_account_day_with_index": round(grown_with_index / max(1, active), 1),
+        "tank_records": {"before": size_before, "after": size_after, "records_written": records},
+        "snapshots_bytes_per_active_account_day": round(int(snapshots.get("size") or 0) / max(1, active), 1),
+        "tracked_bytes_per_account": round(int(tracked.get("size") or 0) / args.accounts, 1),
+        "cpu_ms_per_visit": round(cpu_ms_per_visit, 3),
+        "visits": visits,
+        "wall_seconds": round(wall, 1),
+        "accounts_per_day_at_10rps": per_day[10]["accounts"],
+        "accounts_per_day_at_20rps": per_day[20]["accounts"],
+        "bounds": per_day,
+        "warm_up": warm,
+        "simulator_rps": args.rps,
+        "claimants": args.claimants,
+    }
+    return result
+
+
+def table(result: dict) -> str:
+    rows = [
+        ("accounts x days", f"{result['accounts']:,} x {result['days']}"),
+        ("accounts that played on a day", f"{100 * result['active_share']:.1f} %"),
+        (
+            "upstream requests per account-day",
+            f"{result['requests_per_account_day']:.4f} (goal <= {result['requests_goal']:.4f})",
+        ),
+        ("per-tank bytes per account-day", f"{result['bytes_per_account_day']:.0f}"),
+        (
+            "per-tank bytes per active account-day",
+            f"{result['bytes_per_active_account_day']:.0f} (steady {result['bytes_per_active_account_day_steady']:.0f},"
+            f" with index {result['bytes_per_active_account_day_with_index']:.0f}; goal <= 1024)",
+        ),
+        ("CPU ms per account visit (service process)", f"{result['cpu_ms_per_visit']:.3f}"),
+        ("accounts one process keeps current at 10 req/s", f"{result['accounts_per_day_at_10rps']:,}"),
+        (
+            "accounts one process keeps current at 20 req/s",
+            f"{result['accounts_per_day_at_20rps']:,} (goal >= 1,000,000)",
+        ),
+    ]
+    width = max(len(r[0]) for r in rows)
+    return "\n".join(f"| {name.ljust(width)} | {value} |" for name, value in rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--accounts", type=int, default=10_000)
+    parser.add_argument("--days", type=int, default=30)
+    parser.add_argument("--rps", type=int, default=2000, help="the simulator's quota (and the budget's)")
+    parser.add_argument("--claimants", type=int, default=3, help="trackers sharing the pass in this process")
+    parser.add_argument("--in-flight", type=int, default=8, help="tanks/stats requests of one batch at once")
+    parser.add_argument("--json", default="bench-tracker.json")
+    args = parser.parse_args()
+    result = asyncio.run(main_async(args))
+    print(table(result))
+    with open(args.json, "w") as handle:
+        json.dump(result, handle, indent=2)
+    print(f"written to {args.json}")
+
+
+if __name__ == "__main__":
+    main()
