@@ -169,8 +169,37 @@ def _rate_change(first: dict, last: dict) -> float | None:
     return round(100.0 * last["wins"] / last["battles"] - 100.0 * first["wins"] / first["battles"], 4)
 
 
-def history_view(region: str, account_id: int, snapshots: list[dict], days: int, today: str) -> dict:
-    """Daily entries of the last `days` days and deltas over 7/30/90 days (null without data)."""
+def fill_days(snapshots: list[dict], through: str) -> list[dict]:
+    """Snapshots with every missing day up to `through` filled by carrying the previous snapshot
+    forward, marked `measured: False` (the tracker visited the account and found no battle, so its
+    figures stood still); days with their own snapshot are `measured: True`."""
+    out: list[dict] = []
+    for snap, following in zip(snapshots, [*snapshots[1:], None]):
+        out.append({**snap, "measured": True})
+        day = dt.date.fromisoformat(snap["date"])
+        end = (
+            dt.date.fromisoformat(following["date"]) if following else dt.date.fromisoformat(through) + dt.timedelta(1)
+        )
+        day += dt.timedelta(days=1)
+        while day < end:
+            out.append({**snap, "date": day.isoformat(), "measured": False})
+            day += dt.timedelta(days=1)
+    return out
+
+
+def history_view(
+    region: str, account_id: int, snapshots: list[dict], days: int, today: str, through: str | None = None
+) -> dict:
+    """Daily entries of the last `days` days and deltas over 7/30/90 days (null without data).
+
+    `through`: the last day the account was measured (the tracker's last visit); days without a
+    snapshot up to it carry the previous snapshot forward (see fill_days), so a tracked account has
+    an entry for every day and a delta starts on its period's first day.
+    """
+    if through is not None and through > snapshots[-1]["date"]:
+        snapshots = fill_days(snapshots, min(through, today))
+    elif through is not None:
+        snapshots = fill_days(snapshots, snapshots[-1]["date"])
     latest = snapshots[-1]
     first_day = (dt.date.fromisoformat(today) - dt.timedelta(days=days - 1)).isoformat()
     entries = []
@@ -193,6 +222,8 @@ def history_view(region: str, account_id: int, snapshots: list[dict], days: int,
             }
             entry["win_rate"] = _per_battle(100.0 * snap["wins"], snap["battles"])
             entry["avg_damage"] = _per_battle(snap["damage_dealt"], snap["battles"])
+            if "measured" in snap:
+                entry["measured"] = snap["measured"]
             entries.append(entry)
     deltas = {}
     for period in DELTA_PERIODS:
@@ -215,8 +246,9 @@ def history_view(region: str, account_id: int, snapshots: list[dict], days: int,
 
 
 class PlayerService:
-    def __init__(self, store, upstream, ratings_source, limiter, clock=time.time):
+    def __init__(self, store, upstream, ratings_source, limiter, clock=time.time, tracker=None):
         self.store = store
+        self.tracker = tracker  # server.tracker.Tracker: looked-up accounts are measured daily
         self.upstream = upstream
         self.ratings_source = ratings_source
         self.limiter = limiter
@@ -255,6 +287,8 @@ class PlayerService:
                 self._touched.clear()  # worst case: one extra touch write per profile
             self._touched[key] = now
             self._spawn(self.store.players.touch(key[0], key[1], now))
+            if self.tracker is not None:
+                self._spawn(self.tracker.looked_up(key[0], key[1], now))
 
     async def _live(self, region: str, account_id: int, client: str) -> dict:
         key = (region, account_id)
@@ -311,6 +345,9 @@ class PlayerService:
         doc["last_requested"] = self.clock()
         await self.store.players.save(doc)
         await self.store.players.save_snapshots([snapshot_of(doc)])
+        if caller == "live" and self.tracker is not None:
+            # Tracked from its first successful lookup; this fetch is today's visit (in the background).
+            self._spawn(self.tracker.adopt(region, account_id, info, raw_tanks, doc["cached_at"]))
         return doc
 
     async def ratings_for(self, doc: dict) -> dict | None:
@@ -362,9 +399,14 @@ class PlayerService:
                 snapshots = await self.store.players.snapshots_since(
                     region, account_id, first, today, fields=HISTORY_FIELDS
                 )
+                through = None  # the last day the tracker measured the account, for the carry-forward
+                if self.tracker is not None:
+                    tracked = await self.store.tracked.get(region, account_id)
+                    visited = (tracked or {}).get("last_visit_day") or ""
+                    through = visited if visited[:1].isdigit() else None  # "" never visited, "~" parked
         if not snapshots:
             raise APIError("no_history")
-        return history_view(region, account_id, snapshots, days, today)
+        return history_view(region, account_id, snapshots, days, today, through=through)
 
     # --- jobs ----------------------------------------------------------------------
     async def refresh_ahead(self, slot: int, budget: int = 50) -> str:

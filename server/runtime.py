@@ -19,6 +19,7 @@ from server.ratings_source import RatingsSource
 from server.retention import INTERVAL_SECONDS as RETENTION_INTERVAL
 from server.retention import Retention
 from server.services import Services
+from server.tracker import Tracker
 from server.upstream import UpstreamClient
 from server.upstream_budget import UpstreamBudget
 
@@ -31,14 +32,17 @@ async def build_services(config, store, limiter, clock=time.time, metrics: Metri
     if location is None and config.upstream_base_url:
         location = config.upstream_base_url.rstrip("/") + "/wn8exp.json"
     ratings_source = RatingsSource(upstream, location, clock=clock)
-    players = PlayerService(store, upstream, ratings_source, limiter, clock=clock)
-    clans = ClanService(store, upstream, players, clock=clock)
-    online = OnlineService(store, upstream, clock=clock)
     metrics = metrics or Metrics()
+    jobs = JobRunner(store, clock=clock, metrics=metrics)
+    # Every process takes part in the tracker's daily pass (slices are claimed in the database).
+    tracker = Tracker(store, upstream, ratings_source, clock=clock, owner=jobs.owner, track_days=config.track_days)
+    jobs.add_loop(tracker.run)
+    players = PlayerService(store, upstream, ratings_source, limiter, clock=clock, tracker=tracker)
+    clans = ClanService(store, upstream, players, clock=clock, tracker=tracker)
+    online = OnlineService(store, upstream, clock=clock)
     metrics.add_source(lambda: upstream_families(budget))
     metrics.add_source(lambda: limiter_families(limiter))
     metrics.add_source(lambda: database_families(store))
-    jobs = JobRunner(store, clock=clock, metrics=metrics)
     jobs.add("expected_values", 86400, ratings_source.refresh_expected)
     jobs.add("player_refresh_ahead", 60, players.refresh_ahead)
     jobs.add("online_sampler", 60, online.sample)
@@ -54,6 +58,7 @@ async def build_services(config, store, limiter, clock=time.time, metrics: Metri
         jobs=jobs,
         ratings_source=ratings_source,
         metrics=metrics,
+        tracker=tracker,
     )
     metrics.add_source(lambda: process_families(services))
     return services

@@ -7,7 +7,15 @@ import time
 
 class Services:
     def __init__(
-        self, upstream=None, players=None, clans=None, online=None, jobs=None, ratings_source=None, metrics=None
+        self,
+        upstream=None,
+        players=None,
+        clans=None,
+        online=None,
+        jobs=None,
+        ratings_source=None,
+        metrics=None,
+        tracker=None,
     ):
         self.started_at = time.time()
         self.inflight = 0  # requests being handled, so shutdown can let them finish
@@ -18,6 +26,7 @@ class Services:
         self.clans = clans
         self.online = online
         self.jobs = jobs
+        self.tracker = tracker  # server.tracker.Tracker (the daily pass)
         self.metrics = metrics  # server.metrics.Metrics
         # Set by run_server: the embedded database's supervisor (None with an external MongoDB)
         # and the HTTP server's connection figures.
@@ -30,7 +39,14 @@ class Services:
         status = self.upstream.status()
         if self.ratings_source is not None:
             status["expected_values"] = self.ratings_source.status()
+        status["tracker"] = self.tracker_status()
         return status
+
+    def tracker_status(self) -> dict:
+        """The daily pass: tracked accounts, today's progress, ETA, requests spent, slices claimed here."""
+        if self.tracker is None:
+            return {"enabled": False}
+        return self.tracker.status()
 
     def is_leader(self) -> bool:
         return bool(self.jobs and self.jobs.is_leader)
