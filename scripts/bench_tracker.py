@@ -30,6 +30,7 @@ import asyncio
 import datetime as dt
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -263,6 +264,8 @@ def main() -> None:
     parser.add_argument("--in-flight", type=int, default=8, help="tanks/stats requests of one batch at once")
     parser.add_argument("--json", default="bench-tracker.json")
     args = parser.parse_args()
+    # SIGTERM ends the run like Ctrl-C, so the database and simulator children are stopped too.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     result = asyncio.run(main_async(args))
     print(table(result))
     with open(args.json, "w") as handle:

@@ -66,6 +66,10 @@ CLAIM_TTL = 60.0  # a claim not renewed for this long may be taken over
 TICK = 5.0  # seconds between looks for due slices
 STATUS_EVERY = 30.0  # seconds between /status figures read from the database
 TANKS_IN_FLIGHT = 4  # tanks/stats requests of one batch at once (the budget paces them anyway)
+# Slices due at once (a process catching up, a small deployment, time travel) are claimed up to this
+# many together and their accounts batched together, so a few accounts per slice do not cost one
+# account/info request per slice and region.
+GROUP = 8
 # An account idle this long gets its newest state written again as a keyframe (no request), so a
 # keyframe within reach of any of the last 400 days is never expired.
 REKEY_DAYS = RETENTION_DAYS - 2 * KEYFRAME_MAX_DAYS - 20
@@ -164,6 +168,7 @@ class Tracker:
         claim_ttl: float = CLAIM_TTL,
         batch: int = BATCH,
         tanks_in_flight: int = TANKS_IN_FLIGHT,
+        group: int = GROUP,
     ):
         self.store = store
         self.upstream = upstream
@@ -174,6 +179,7 @@ class Tracker:
         self.claim_ttl = claim_ttl
         self.batch = batch
         self.tanks_in_flight = tanks_in_flight
+        self.group = group
         self.claimed: set[tuple[str, int]] = set()  # (day, slice) this process works on now
         self.spent: dict[str, dict[str, int]] = {}  # this process's figures by day (SPEND_KEYS)
         self._status: dict[str, Any] = {"enabled": True, "track_days": track_days, "slices": SLICES}
@@ -236,47 +242,61 @@ class Tracker:
             await self.store.tracked.forget_slices_before(_days_before(day, 7))
             self._last_cleanup = day
         finished = await self.store.tracked.finished_slices(day)
+        due = [s for s in range(SLICES) if s not in finished and due_at(day, s) <= self.clock()]
         done = 0
-        for slice_no in range(SLICES):
-            if slice_no in finished or due_at(day, slice_no) > self.clock():
-                continue
-            if await self.work_slice(day, slice_no):
-                done += 1
+        for start in range(0, len(due), self.group):
+            done += await self.work_slices(day, due[start : start + self.group])
         return done
 
     async def work_slice(self, day: str, slice_no: int) -> bool:
         """Claim (day, slice) and visit its remaining accounts; True when this process finished it."""
+        return await self.work_slices(day, [slice_no]) == 1
+
+    async def work_slices(self, day: str, wanted: list[int]) -> int:
+        """Claim what it can of `wanted` slices of `day` and visit their remaining accounts together;
+        returns how many of them this process finished."""
         tracked = self.store.tracked
-        if not await tracked.claim(day, slice_no, self.owner, self.clock(), self.claim_ttl, due_at(day, slice_no)):
-            return False
-        self.claimed.add((day, slice_no))
+        mine = []
+        for slice_no in wanted:
+            if await tracked.claim(day, slice_no, self.owner, self.clock(), self.claim_ttl, due_at(day, slice_no)):
+                mine.append(slice_no)
+                self.claimed.add((day, slice_no))
+        if not mine:
+            return 0
         try:
             while True:
                 if utc_day(self.clock()) != day:
-                    await tracked.release(day, slice_no, self.owner)  # the rest waits for the new day's pass
-                    return False
-                accounts = await tracked.due(slice_no, day, self.batch * 5)
+                    for slice_no in mine:  # the rest waits for the new day's pass
+                        await tracked.release(day, slice_no, self.owner)
+                    return 0
+                accounts = await tracked.due(mine, day, self.batch * 5)
                 if not accounts:
-                    return await tracked.finish(day, slice_no, self.owner, self.clock())
+                    finished = 0
+                    for slice_no in mine:
+                        finished += await tracked.finish(day, slice_no, self.owner, self.clock())
+                    return finished
                 by_region: dict[str, list[dict]] = {}
                 for account in accounts:
                     by_region.setdefault(account["region"], []).append(account)
                 for region, group in by_region.items():
                     for start in range(0, len(group), self.batch):
                         counts = await self.visit(day, region, group[start : start + self.batch])
-                        await tracked.add_spend(day, slice_no, counts)
+                        await tracked.add_spend(day, mine[0], counts)  # a group's figures on its first slice
                         self._add_spent(day, counts)
                         # Renew after every batch; a claim lost (taken over after a stall) stops here.
-                        if not await tracked.claim(
-                            day, slice_no, self.owner, self.clock(), self.claim_ttl, due_at(day, slice_no)
-                        ):
-                            return False
+                        for slice_no in mine:
+                            if not await tracked.claim(
+                                day, slice_no, self.owner, self.clock(), self.claim_ttl, due_at(day, slice_no)
+                            ):
+                                return 0
         except UpstreamError as exc:
-            log.info("tracker slice %s/%d paused: %s", day, slice_no, exc)
-            await tracked.release(day, slice_no, self.owner)
-            return False
+            log.info("tracker slices %s/%s paused: %s", day, mine, exc)
+            for slice_no in mine:
+                await tracked.release(day, slice_no, self.owner)
+            return 0
         finally:
-            self.claimed.discard((day, slice_no))
+            for slice_no in mine:
+                self.claimed.discard((day, slice_no))
 
     async def visit(self, day: str, region: str, accounts: list[dict]) -> dict[str, int]:
         """Visit up to 100 tracked accounts of one region; returns the batch's figures (SPEND_KEYS)."""
@@ -452,7 +472,11 @@ async def run_days(tracker: Tracker, clock: ManualClock, first_day: str, days: i
     (or every slice at the day's end with at_end), through the same code as the real pass."""
     day = first_day
     for _ in range(days):
-        for slice_no in range(SLICES):
-            clock.set(day_start(day) + DAY_SECONDS - 1 if at_end else due_at(day, slice_no))
-            await tracker.work_slice(day, slice_no)
+        if at_end:
+            clock.set(day_start(day) + DAY_SECONDS - 1)
+            await tracker.tick()
+        else:
+            for slice_no in range(SLICES):
+                clock.set(due_at(day, slice_no))
+                await tracker.work_slice(day, slice_no)
         day = (dt.date.fromisoformat(day) + dt.timedelta(days=1)).isoformat()

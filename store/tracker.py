@@ -138,11 +138,12 @@ class Tracked:
         return doc["since"] if doc else None
 
     # --- the pass -----------------------------------------------------------------------
-    async def due(self, slice_no: int, day: str, limit: int) -> list[dict]:
-        """Accounts of a slice not visited on `day` (nor parked), without their state. The caller
-        parks those whose `until` has passed (their tracking ended)."""
+    async def due(self, slices: int | list[int], day: str, limit: int) -> list[dict]:
+        """Accounts of the slice(s) not visited on `day` (nor parked), without their state. The
+        caller parks those whose `until` has passed (their tracking ended)."""
+        which = {"$in": slices} if isinstance(slices, list) else slices
         cursor = (
-            self.collection.find({"slice": slice_no, "last_visit_day": {"$lt": day}}, VISIT_FIELDS)
+            self.collection.find({"slice": which, "last_visit_day": {"$lt": day}}, VISIT_FIELDS)
             .sort("last_visit_day", ASCENDING)
             .limit(limit)
         )
