@@ -7,9 +7,6 @@ import datetime as dt
 import logging
 import time
 
-from server import ratings as rating_maths
-from server.players import build_profile, snapshot_of
-from server.upstream import ACCOUNT_FIELDS, TANKS_FIELDS
 from store.constants import REGIONS
 
 log = logging.getLogger("statsapi.demo")
@@ -44,49 +41,37 @@ def _progress(total: int, desc: str):
 
 
 async def seed_player_history(
-    store, upstream, ratings_source, accounts: dict[str, list[int]], days: int, now: float, rating_every: int = 7
-) -> int:
-    """Daily snapshots for `days` days (ratings on every `rating_every`-th day and the last)."""
-    expected = await ratings_source.expected_values()
-    today = dt.datetime.fromtimestamp(now, dt.UTC).date()
-    bar = _progress(days * len(REGIONS), "player history (days x regions)")
-    written = 0
-    tank_calls = asyncio.Semaphore(16)
-    units = asyncio.Semaphore(6)  # (day, region) units in flight
+    store, upstream, ratings_source, accounts: dict[str, list[int]], days: int, now: float, track_days: int = 90
+) -> dict:
+    """`days` days of the tracker's daily pass (server/tracker.py, the same code the service runs),
+    on a ManualClock with the simulator answering "as of" it: each past day's pass at the day's
+    last second, today's due slices at `now` (the service's own tracker does the rest of today).
+    The accounts are tracked as if looked up now. Snapshots and per-tank records are written on
+    the days an account played; the history carries them forward over the other days."""
+    from server.tracker import SLICES, ManualClock, Tracker, day_start, utc_day
 
-    async def unit(back: int, region: str) -> None:
-        nonlocal written
-        day = today - dt.timedelta(days=back)
-        # Each day as the upstream answered it at 23:00 UTC (today: now).
-        as_of = now if back == 0 else dt.datetime.combine(day, dt.time(23), dt.UTC).timestamp()
-        traveller = TimeTravelUpstream(upstream, lambda: as_of)
-        with_ratings = expected is not None and (back % rating_every == 0)
-        async with units:
-            infos = await traveller.account_info(
-                region, accounts.get(region) or [], fields=ACCOUNT_FIELDS, caller="seed"
-            )
-            tiers = await ratings_source.tiers(region) if with_ratings else {}
-
-            async def one(account_id: int, info: dict) -> dict:
-                tanks = []
-                if with_ratings:
-                    async with tank_calls:
-                        tanks = await traveller.tanks_stats(region, account_id, fields=TANKS_FIELDS, caller="seed")
-                doc = build_profile(region, account_id, info, tanks, as_of)
-                if with_ratings:
-                    doc["ratings"] = rating_maths.compute_ratings(doc["totals"], doc["tanks"], expected, tiers)
-                return snapshot_of(doc)
-
-            snaps = await asyncio.gather(*[one(a, info) for a, info in infos.items() if info])
-            await store.players.save_snapshots(list(snaps))
-        written += len(snaps)
+    first_day = (dt.datetime.fromtimestamp(now, dt.UTC).date() - dt.timedelta(days=days - 1)).isoformat()
+    clock = ManualClock(day_start(first_day))
+    for region, ids in accounts.items():
+        await store.tracked.track_many(region, [(a, None) for a in ids], now + track_days * 86400, clock())
+    # One claimant takes every due slice at once: a few hundred accounts cost one account/info per
+    # region and day, plus tanks/stats for those who played.
+    tracker = Tracker(
+        store, TimeTravelUpstream(upstream, clock), ratings_source, clock=clock, owner="demo-seed", group=SLICES
+    )
+    bar = _progress(days, "tracker passes (days)")
+    totals: dict[str, int] = {}
+    for back in range(days - 1, -1, -1):
+        day = (dt.datetime.fromtimestamp(now, dt.UTC).date() - dt.timedelta(days=back)).isoformat()
+        clock.set(now if back == 0 else day_start(day) + 86399)
+        await tracker.tick()
+        for key, value in tracker.spent.get(day, {}).items():
+            totals[key] = totals.get(key, 0) + value
         if bar:
             bar.update(1)
-
-    await asyncio.gather(*[unit(back, region) for back in range(days - 1, -1, -1) for region in REGIONS])
     if bar:
         bar.close()
-    return written
+    return {"days": days, "first_day": first_day, "today": utc_day(now), **totals}
 
 
 async def seed_current_profiles(players, accounts: dict[str, list[int]]) -> int:
@@ -169,7 +154,7 @@ async def seed_demo(
     store,
     services,
     simulator_lists,
-    players_per_region: int = 100,
+    players_per_region: int = 60,
     clans_per_region: int = 4,
     history_days: int = 120,
     online_days: int = 30,
@@ -195,7 +180,7 @@ async def seed_demo(
         if simulator_lists.demo_account not in accounts[region] and region == "eu":
             accounts[region][0] = simulator_lists.demo_account
     summary = {"accounts": {r: len(v) for r, v in accounts.items()}, "clans": clans}
-    summary["snapshots"] = await seed_player_history(
+    summary["tracker"] = await seed_player_history(
         store, services.upstream, services.ratings_source, accounts, history_days, now
     )
     summary["profiles"] = await seed_current_profiles(services.players, accounts)

@@ -263,6 +263,7 @@ class Tracker:
                 self.claimed.add((day, slice_no))
         if not mine:
             return 0
+        renewed = self.clock()
         try:
             while True:
                 if utc_day(self.clock()) != day:
@@ -283,12 +284,15 @@ class Tracker:
                         counts = await self.visit(day, region, group[start : start + self.batch])
                         await tracked.add_spend(day, mine[0], counts)  # a group's figures on its first slice
                         self._add_spent(day, counts)
-                        # Renew after every batch; a claim lost (taken over after a stall) stops here.
-                        for slice_no in mine:
-                            if not await tracked.claim(
-                                day, slice_no, self.owner, self.clock(), self.claim_ttl, due_at(day, slice_no)
-                            ):
-                                return 0
+                        # Renew a third of the ttl after the last renewal (checked after every batch);
+                        # a claim lost meanwhile (taken over after a stall) stops the work here.
+                        if self.clock() - renewed >= self.claim_ttl / 3:
+                            renewed = self.clock()
+                            for slice_no in mine:
+                                if not await tracked.claim(
+                                    day, slice_no, self.owner, renewed, self.claim_ttl, due_at(day, slice_no)
+                                ):
+                                    return 0
         except UpstreamError as exc:
             log.info("tracker slices %s/%s paused: %s", day, mine, exc)
             for slice_no in mine:

@@ -101,10 +101,10 @@ class Tracked:
     async def track_many(
         self, region: str, accounts: Iterable[tuple[int, str | None]], until: float, now: float
     ) -> int:
-        """`track` for many (account_id, nickname) of one region, in one round trip per 250 accounts."""
+        """`track` for many (account_id, nickname) of one region, in one round trip per 100 accounts."""
         ops = [op for a, n in accounts for op in self._track_ops(region, a, n, until, now)]
-        for start in range(0, len(ops), 500):
-            await self.collection.bulk_write(ops[start : start + 500], ordered=True)
+        for start in range(0, len(ops), 200):
+            await self.collection.bulk_write(ops[start : start + 200], ordered=True)
         return len(ops) // 2
 
     async def extend(self, region: str, account_id: int, until: float) -> None:
