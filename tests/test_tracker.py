@@ -8,6 +8,7 @@ import datetime as dt
 import functools
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -116,7 +117,7 @@ def accounts_to_track() -> list[tuple[str, int]]:
     return [("eu", a) for a in eu] + [("na", a) for a in na]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def truth(world, region, account_id, day):
     """The simulator's per-tank counters at the instant the pass visits the account on `day`."""
     at = due_at(day, slice_of(region, account_id))
@@ -252,3 +253,41 @@ async def test_two_processes_share_the_pass_and_a_dead_ones_slices_finish_the_sa
     visits = rec_one.info[day] + rec_two.info[day]
     assert sorted(visits) == sorted(accounts)  # the remaining accounts only, nobody twice
     assert utc_day(clock()) == day  # finished the same day
+
+
+@pytest.mark.gen_test(timeout=120)
+async def test_live_lookups_are_not_queued_behind_the_pass_and_are_tracked(app, http_client, base_url, upstream_sim):
+    """The real service at the tests' 10 requests/s: while the pass saturates its share of the
+    budget, live lookups still find a free slot at once, and each looked-up account is tracked with
+    its fetch as today's visit."""
+    services = app.settings["services"]
+    store, tracker, budget = app.settings["store"], services.tracker, services.upstream.budget
+    clock = ManualClock(due_at(utc_day(time.time()), SLICES - 1) + 60)
+    tracker.clock = clock  # every slice of today is due; the upstream answers in real time
+    background = [("eu", a) for a in existing_accounts("eu", 40, start=500_600_000)]
+    await track_all(store, background, until=clock() + 86400, now=clock())
+    violations = sim(upstream_sim, "/_sim/stats")["violations"]["total"]
+    while budget.clock() < budget._hold_until:  # a new process sends nothing in its first window
+        await asyncio.sleep(0.05)
+    budget._live_waits.clear()
+    pass_task = asyncio.ensure_future(tracker.tick())
+    lookups = existing_accounts("eu", 3, start=500_700_000)
+    queued_behind = []
+    for account_id in lookups:
+        while not budget.status()["queued"]:  # the pass has requests waiting for slots
+            await asyncio.sleep(0.02)
+        queued_behind.append(sum(budget.status()["queued"].values()))
+        response = await http_client.fetch(f"{base_url}/api/v1/player/{account_id}/eu", raise_error=False)
+        assert response.code == 200
+        await asyncio.sleep(1.2)  # one budget window apart: each lookup has the live reserve to itself
+    await pass_task
+    assert min(queued_behind) > 0
+    assert len(budget._live_waits) == 2 * len(lookups)  # account/info + tanks/stats per lookup
+    assert all(wait == 0.0 for wait in budget._live_waits)  # granted at once, never behind the pass
+    assert sim(upstream_sim, "/_sim/stats")["violations"]["total"] == violations  # never refused
+    await asyncio.sleep(0.5)  # the adoption runs in the background after the answer
+    for account_id in lookups:
+        doc = await store.tracked.get("eu", account_id)
+        assert doc["last_visit_day"] == utc_day(doc["since"]) and doc["record_day"]
+        assert doc["until"] > doc["since"] + 89 * 86400  # --track-days after the lookup
+    assert await store.tanks.state_on("eu", lookups[0], utc_day(doc["since"])) is not None
