@@ -171,8 +171,9 @@ def _rate_change(first: dict, last: dict) -> float | None:
 
 def fill_days(snapshots: list[dict], through: str) -> list[dict]:
     """Snapshots with every missing day up to `through` filled by carrying the previous snapshot
-    forward, marked `measured: False` (the tracker visited the account and found no battle, so its
-    figures stood still); days with their own snapshot are `measured: True`."""
+    forward (the tracker visited the account and found no battle, so its figures stood still),
+    marked `measured: False` for callers (the public entry does not carry the flag yet: the
+    OpenAPI document's HistoryEntry would have to list it first); own snapshots `measured: True`."""
     out: list[dict] = []
     for snap, following in zip(snapshots, [*snapshots[1:], None]):
         out.append({**snap, "measured": True})
@@ -222,8 +223,6 @@ def history_view(
             }
             entry["win_rate"] = _per_battle(100.0 * snap["wins"], snap["battles"])
             entry["avg_damage"] = _per_battle(snap["damage_dealt"], snap["battles"])
-            if "measured" in snap:
-                entry["measured"] = snap["measured"]
             entries.append(entry)
     deltas = {}
     for period in DELTA_PERIODS:
