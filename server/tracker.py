@@ -65,6 +65,7 @@ BATCH = 100  # account/info takes 100 ids per request
 CLAIM_TTL = 60.0  # a claim not renewed for this long may be taken over
 TICK = 5.0  # seconds between looks for due slices
 STATUS_EVERY = 30.0  # seconds between /status figures read from the database
+COUNT_EVERY = 300.0  # seconds between counts of the tracked accounts (an index range of every account)
 TANKS_IN_FLIGHT = 4  # tanks/stats requests of one batch at once (the budget paces them anyway)
 # Slices due at once (a process catching up, a small deployment, time travel) are claimed up to this
 # many together and their accounts batched together, so a few accounts per slice do not cost one
@@ -184,6 +185,7 @@ class Tracker:
         self.spent: dict[str, dict[str, int]] = {}  # this process's figures by day (SPEND_KEYS)
         self._status: dict[str, Any] = {"enabled": True, "track_days": track_days, "slices": SLICES}
         self._status_at = -1e18
+        self._tracked_count: tuple[float, int] = (-1e18, 0)
         self._last_cleanup = ""
 
     # --- who is tracked -------------------------------------------------------------------
@@ -284,6 +286,7 @@ class Tracker:
                         counts = await self.visit(day, region, group[start : start + self.batch])
                         await tracked.add_spend(day, mine[0], counts)  # a group's figures on its first slice
                         self._add_spent(day, counts)
+                        await self.refresh_status()  # at most every STATUS_EVERY s, also during long work
                         # Renew a third of the ttl after the last renewal (checked after every batch);
                         # a claim lost meanwhile (taken over after a stall) stops the work here.
                         if self.clock() - renewed >= self.claim_ttl / 3:
@@ -424,7 +427,9 @@ class Tracker:
         now = self.clock()
         day = utc_day(now)
         slices = await self.store.tracked.day_slices(day)
-        tracked = await self.store.tracked.count_active(now)
+        if time.monotonic() - self._tracked_count[0] >= COUNT_EVERY:
+            self._tracked_count = (time.monotonic(), await self.store.tracked.count_active(now))
+        tracked = self._tracked_count[1]
         totals = dict.fromkeys(SPEND_KEYS, 0)
         worked = 0.0
         for doc in slices:

@@ -190,6 +190,12 @@ async def test_ratings_and_history_fill_every_day_without_requests(store, fast_s
     await track_all(store, accounts, until=clock() + 400 * 86400, now=clock())
     tracker, recording = make_tracker(store, fast_sim, clock, world, "solo")
     await run_days(tracker, clock, days[0], len(days))
+    status = await tracker.refresh_status(force=True)  # what /status shows under upstream.tracker
+    assert status["tracked"] == len(accounts) and status["today"]["day"] == days[-1]
+    assert status["today"]["visited"] == status["today"]["total"] == len(accounts)
+    assert status["today"]["slices_finished"] == SLICES and status["today"]["eta_seconds"] == 0
+    assert status["today"]["requests"]["tanks_stats"] == len(recording.tanks[days[-1]])
+    assert status["today"]["requests"]["account_info"] >= 1
     players = PlayerService(store, None, Ratings(world), None, clock=clock, tracker=tracker)
     expected = Ratings(world).expected
     from server import ratings as rating_maths
