@@ -6,6 +6,7 @@ from server.catalogue import CATALOGUE
 from server.config import API_VERSION
 from server.errors import ERROR_CODES
 from server.ratings import wn8_color
+from server.tracker import SPEND_KEYS
 from store.constants import GAMES, REGIONS
 
 # An endpoint's catalogue entry names its schema (server.catalogue.Endpoint.schema); each named
@@ -487,6 +488,45 @@ def schema_components(index: dict) -> dict:
                         ),
                     },
                     required=["configured"],
+                ),
+                "tracker": obj(
+                    {
+                        "enabled": {"type": "boolean", "description": "False when this process runs no tracker."},
+                        "track_days": {
+                            "type": "integer",
+                            "minimum": 1,
+                            "description": "An account stays tracked this many days after its last lookup "
+                            "(or while its clan is cached).",
+                        },
+                        "slices": {"type": "integer", "minimum": 1, "description": "Parts of the daily pass."},
+                        "tracked": {"type": "integer", "minimum": 0, "description": "Accounts tracked now."},
+                        "today": obj(
+                            {
+                                "day": date,
+                                "visited": {"type": "integer", "minimum": 0},
+                                "total": {"type": "integer", "minimum": 0},
+                                "slices_finished": {"type": "integer", "minimum": 0},
+                                "eta_seconds": nullable("integer", minimum=0),
+                                "requests": obj(
+                                    {
+                                        "account_info": {"type": "integer", "minimum": 0},
+                                        "tanks_stats": {"type": "integer", "minimum": 0},
+                                    }
+                                ),
+                                "records": {"type": "integer", "minimum": 0},
+                                "record_bytes": {"type": "integer", "minimum": 0},
+                            },
+                            description="Today's pass over every process.",
+                        ),
+                        "this_process": obj(
+                            {
+                                "slices_claimed": array({"type": "integer", "minimum": 0}),
+                                "spent_today": obj({key: {"type": "integer", "minimum": 0} for key in SPEND_KEYS}),
+                            }
+                        ),
+                    },
+                    required=["enabled"],
+                    description="The daily pass that measures every tracked account (see the README's Tracker).",
                 ),
                 "jobs": {
                     "type": "object",

@@ -39,6 +39,7 @@ class StatusHandler(BaseHandler):
                 "uptime_seconds": int(time.time() - self.services.started_at),
                 "database": database,
                 "upstream": upstream,
+                "tracker": self.services.tracker_status(),
                 "jobs": jobs,
                 "leader": self.services.is_leader(),
                 "rate_limiter": limiter,

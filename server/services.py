@@ -39,7 +39,6 @@ class Services:
         status = self.upstream.status()
         if self.ratings_source is not None:
             status["expected_values"] = self.ratings_source.status()
-        status["tracker"] = self.tracker_status()
         return status
 
     def tracker_status(self) -> dict:

@@ -190,7 +190,7 @@ async def test_ratings_and_history_fill_every_day_without_requests(store, fast_s
     await track_all(store, accounts, until=clock() + 400 * 86400, now=clock())
     tracker, recording = make_tracker(store, fast_sim, clock, world, "solo")
     await run_days(tracker, clock, days[0], len(days))
-    status = await tracker.refresh_status(force=True)  # what /status shows under upstream.tracker
+    status = await tracker.refresh_status(force=True)  # what /status shows under tracker
     assert status["tracked"] == len(accounts) and status["today"]["day"] == days[-1]
     assert status["today"]["visited"] == status["today"]["total"] == len(accounts)
     assert status["today"]["slices_finished"] == SLICES and status["today"]["eta_seconds"] == 0
