@@ -1,9 +1,9 @@
-"""Player profile and player history endpoints."""
+"""Player endpoints: profile, history, per-tank breakdown and nickname search."""
 
 from __future__ import annotations
 
 from handlers.base import BaseHandler, api_routes
-from server.catalogue import HISTORY, PLAYER
+from server.catalogue import HISTORY, PLAYER, PLAYER_SEARCH, TANKS
 
 
 class PlayerHandler(BaseHandler):
@@ -27,4 +27,20 @@ class PlayerHistoryHandler(BaseHandler):
         self.respond(await self.services.players.history(args["region"], args["account_id"], args["days"]))
 
 
-routes = api_routes(PlayerHandler, PlayerHistoryHandler)
+class PlayerTanksHandler(BaseHandler):
+    endpoint = TANKS
+
+    async def get(self, *path):
+        args = self.arguments(path)
+        self.respond(await self.services.period.tanks(args["region"], args["account_id"], args["days"]))
+
+
+class PlayerSearchHandler(BaseHandler):
+    endpoint = PLAYER_SEARCH
+
+    async def get(self, *path):
+        args = self.arguments(path)
+        self.respond(await self.services.search.search(args["region"], args["search"], self.client_ip))
+
+
+routes = api_routes(PlayerHandler, PlayerHistoryHandler, PlayerTanksHandler, PlayerSearchHandler)

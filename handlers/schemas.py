@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from server.catalogue import CATALOGUE
+from server.catalogue import CATALOGUE, SEARCH_RESULTS
 from server.config import API_VERSION
 from server.errors import ERROR_CODES
 from server.ratings import wn8_color
+from server.recents import ROW_COUNTERS
 from server.tracker import SPEND_KEYS
 from store.constants import GAMES, REGIONS
 
@@ -164,8 +165,35 @@ def schema_components(index: dict) -> dict:
                 "efficiency": number_or_null,
                 "win_rate": number_or_null,
                 "avg_damage": number_or_null,
+                "measured": {
+                    "type": "boolean",
+                    "description": "False on a day the tracker found no new battle: the previous "
+                    "snapshot carried forward.",
+                },
             },
             description="Career totals as of the snapshot of that UTC day.",
+        ),
+        "PeriodFigures": obj(
+            {
+                "from": date,
+                "to": date,
+                "battles": {"type": "integer", "minimum": 0, "description": "Battles played in the period."},
+                "wins": {"type": "integer", "minimum": 0},
+                "win_rate": number_or_null,
+                "avg_damage": number_or_null,
+                "avg_frags": number_or_null,
+                "avg_spotted": number_or_null,
+                "avg_defence": nullable("number", description="Dropped capture points per battle."),
+                "avg_xp": number_or_null,
+                "survival_rate": number_or_null,
+                "hit_rate": number_or_null,
+                "average_tier": nullable("number", description="Battle-weighted over the period's battles."),
+                "wn8": nullable("number", description="XVM WN8 over the per-tank differences of the period."),
+                "wn7": number_or_null,
+                "efficiency": number_or_null,
+            },
+            description="The ratings of the battles played between two days, from per-tank records; "
+            "battles 0 and null rates when nothing was played.",
         ),
         "HistoryDelta": obj(
             {
@@ -179,6 +207,10 @@ def schema_components(index: dict) -> dict:
                 "avg_xp": number_or_null,
                 "wn8_change": number_or_null,
                 "win_rate_change": nullable("number", description="Change of the career win rate, percentage points."),
+                "period": {
+                    "oneOf": [ref("schemas", "PeriodFigures"), {"type": "null"}],
+                    "description": "The ratings of the battles played in the period (null without per-tank records).",
+                },
             },
             description="What changed over the period: rates over the battles played in it.",
         ),
@@ -192,11 +224,91 @@ def schema_components(index: dict) -> dict:
                 "snapshots": array(ref("schemas", "HistoryEntry")),
                 "snapshot_count": {"type": "integer", "minimum": 0},
                 "deltas": obj(
-                    {f"{p}d": {"oneOf": [ref("schemas", "HistoryDelta"), {"type": "null"}]} for p in (7, 30, 90)},
-                    description="Deltas over 7, 30 and 90 days; null when no snapshot lies in the period.",
+                    {
+                        **{f"{p}d": {"oneOf": [ref("schemas", "HistoryDelta"), {"type": "null"}]} for p in (7, 30, 90)},
+                        "recent_1000": {
+                            "oneOf": [ref("schemas", "PeriodFigures"), {"type": "null"}],
+                            "description": "The figures of roughly the last 1,000 battles (battles says "
+                            "exactly how many); null when the per-tank records do not reach that far.",
+                        },
+                    },
+                    description="Deltas over 7, 30 and 90 days (null when no snapshot lies in the "
+                    "period) and the last 1,000 battles.",
                 ),
                 "latest": obj(
                     {"date": date, "battles": {"type": "integer"}, "wins": {"type": "integer"}, "wn8": number_or_null}
+                ),
+            }
+        ),
+        "PlayerTanks": obj(
+            {
+                "account_id": {"type": "integer", "minimum": 1},
+                "region": region,
+                "days": {"type": "integer", "minimum": 1},
+                "from": date,
+                "to": date,
+                "expected_values_version": nullable("string"),
+                "period": obj(
+                    {
+                        "battles": {"type": "integer", "minimum": 0},
+                        "wins": {"type": "integer", "minimum": 0},
+                        "win_rate": number_or_null,
+                        "avg_damage": number_or_null,
+                        "average_tier": number_or_null,
+                        "wn8": number_or_null,
+                        "wn7": number_or_null,
+                        "efficiency": number_or_null,
+                    },
+                    description="The whole period over all tanks (as the history delta over the same days).",
+                ),
+                "tanks": array(
+                    obj(
+                        {
+                            "tank_id": {"type": "integer"},
+                            "name": nullable("string"),
+                            "tier": nullable("integer", minimum=1, maximum=11),
+                            "type": nullable("string"),
+                            "nation": nullable("string"),
+                            "career": obj(
+                                {
+                                    "battles": {"type": "integer", "minimum": 0},
+                                    "wins": {"type": "integer", "minimum": 0},
+                                    "win_rate": number_or_null,
+                                    "avg_damage": number_or_null,
+                                    "wn8": number_or_null,
+                                }
+                            ),
+                            "period": obj(
+                                {
+                                    **{name: {"type": "integer", "minimum": 0} for name in ROW_COUNTERS},
+                                    "win_rate": number_or_null,
+                                    "avg_damage": number_or_null,
+                                    "avg_frags": number_or_null,
+                                    "wn8": number_or_null,
+                                },
+                                description="Raw counters of the period's battles on this tank, and rates.",
+                            ),
+                        }
+                    ),
+                    description="Every tank the player owns; sorted by period battles, then career battles.",
+                ),
+            }
+        ),
+        "PlayerSearch": obj(
+            {
+                "search": {"type": "string"},
+                "region": {"type": ["string", "null"], "enum": [*REGIONS, None]},
+                "source": {"type": "string", "enum": ["tracked", "upstream"]},
+                "results": array(
+                    obj(
+                        {
+                            "account_id": {"type": "integer", "minimum": 1},
+                            "nickname": {"type": "string"},
+                            "region": region,
+                            "tracked": {"type": "boolean", "description": "Measured daily by this service."},
+                        }
+                    ),
+                    maxItems=SEARCH_RESULTS,
                 ),
             }
         ),

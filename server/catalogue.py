@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping
 
 from server.config import API_VERSION
+from server.errors import APIError
 from store.constants import GAMES, REGIONS
 
 # Routes, parameter validation, the rate limiter's buckets, the index, the OpenAPI document and
@@ -17,6 +19,7 @@ INT64_MAX = 2**63 - 1  # ids are positive and fit a signed 64-bit integer
 MAX_DAYS = 400  # the longest history any endpoint serves (SPEC 8.3)
 LIVE_PER_CLIENT = 5  # live upstream lookups per client per minute (SPEC 8.2)
 LIVE_GLOBAL = 30  # live upstream lookups per minute across all clients (SPEC 8.2)
+SEARCH_RESULTS = 10  # the most accounts a nickname search answers
 DEMO_ACCOUNT = 500000001
 DEMO_CLAN = 500000
 # Codes every rate-limited GET can answer, whatever the endpoint.
@@ -125,6 +128,48 @@ class Endpoint:
         return pattern if "." in self.full_path.rsplit("/", 1)[1] else pattern + "/?"
 
 
+def parse_value(param: Param, text: str):
+    """`text` as `param` accepts it, or APIError(param.error).
+
+    Integers the strict way: ASCII digits only (no sign, no spaces), within the bounds. A bad path
+    value answers the code's standard message; a query value says what it accepts.
+    """
+    if param.type == "integer":
+        assert param.minimum is not None and param.maximum is not None  # every integer parameter is bounded
+        if (
+            text
+            and text.isascii()
+            and text.isdigit()
+            and len(text) <= len(str(param.maximum))
+            and param.minimum <= int(text) <= param.maximum
+        ):
+            return int(text)
+        hint = f"{param.name} must be an integer from {param.minimum} to {param.maximum}"
+    elif param.enum is not None:
+        if text in param.enum:
+            return text
+        hint = f"{param.name} must be one of " + ", ".join(param.enum)
+    else:
+        # Free text: within its length bounds and matching its pattern (anchored, so the
+        # document's unanchored JSON Schema pattern means the same).
+        shortest = param.min_length or 0
+        longest = param.max_length
+        if (
+            shortest <= len(text)
+            and (longest is None or len(text) <= longest)
+            and (param.pattern is None or re.fullmatch(param.pattern, text))
+        ):
+            return text
+        hint = (
+            f"{param.name} must be at least {shortest} characters"
+            if longest is None
+            else (f"{param.name} must be {shortest} to {longest} characters")
+        )
+        if param.pattern is not None:
+            hint += f" matching {param.pattern}"
+    raise APIError(param.error, hint if param.location == "query" else None)
+
+
 def _id_param(name: str, error: str, what: str, example: int) -> Param:
     return Param(
         name,
@@ -155,6 +200,20 @@ def _days(default: int) -> Param:
         maximum=MAX_DAYS,
         default=default,
     )
+
+
+SEARCH = Param(
+    "search",
+    "query",
+    "string",
+    "invalid_search",
+    "The start of a nickname: 3 to 24 letters, digits or underscores, matched case-insensitively. "
+    "Give it exactly once.",
+    min_length=3,
+    max_length=24,
+    pattern=r"^[A-Za-z0-9_]+$",
+    required=True,
+)
 
 
 INDEX = Endpoint(
@@ -216,11 +275,82 @@ HISTORY = Endpoint(
     fields={
         "snapshots[]": "date, battles, wins, damage_dealt, frags, spotted, xp (career totals that day), "
         "win_rate, avg_damage, wn8, wn7, efficiency (null on days without ratings)",
+        "snapshots[].measured": "false on a day the tracker found no new battle (the previous day's "
+        "figures carried forward), true on a measured day",
         "deltas.7d / 30d / 90d": "null without two snapshots in the period, else from, to (the earliest "
         "snapshot inside the period and the newest), battles, wins, win_rate, "
-        "avg_damage, avg_frags, avg_xp over those battles, wn8_change, win_rate_change",
+        "avg_damage, avg_frags, avg_xp over those battles, wn8_change (movement of the career WN8), "
+        "win_rate_change, and period",
+        "deltas.<p>.period": "the ratings of the battles played in the period, from the tracker's per-tank "
+        "records (null without them): from, to (the days it covers), battles, wins, win_rate, avg_damage, "
+        "avg_frags, avg_spotted, avg_defence, avg_xp, survival_rate, hit_rate, average_tier "
+        "(battle-weighted), wn8 (XVM, over the per-tank differences), wn7, efficiency; battles 0 and "
+        "nulls when nothing was played",
+        "deltas.recent_1000": "the same figures over roughly the last 1,000 battles: from the newest "
+        "per-tank record at least 1,000 battles before the newest one (battles says exactly how many); "
+        "null when the records do not reach 1,000 battles back",
         "days, first_date, last_date, snapshot_count, latest": "the window and the newest snapshot",
     },
+)
+TANKS = Endpoint(
+    name="tanks",
+    path="/player/{account_id}/{region}/tanks",
+    summary="Per-tank breakdown over the last days, with period WN8",
+    description="Every tank the player owns with its career figures and the battles played on it in "
+    "the last `days` days (period WN8 per tank), plus the whole period over all tanks (equal to "
+    "the history delta over the same days). Read from the tracker's per-tank records; 404 "
+    "no_history until the account has one.",
+    tag="players",
+    operation_id="PlayerTanks",
+    limit_per_minute=20,
+    cache_max_age=300,
+    example=f"/player/{DEMO_ACCOUNT}/eu/tanks?days=30",
+    params=(ACCOUNT_ID, REGION, _days(30)),
+    errors=("no_history", "database_unavailable"),
+    schema="PlayerTanks",
+    fields={
+        "from, to": "the days the period covers: the newest per-tank record on or before today-days "
+        "(or the first one, for an account tracked since), and the newest",
+        "expected_values_version": "XVM table the WN8 figures use (null when none is loaded)",
+        "period": "over all tanks: battles, wins, win_rate, avg_damage, average_tier, wn8, wn7, efficiency",
+        "tanks[]": "tank_id, name, tier, type, nation (null for a tank the encyclopedia lacks), career "
+        "{battles, wins, win_rate, avg_damage, wn8}, period {battles, wins, damage_dealt, frags, "
+        "spotted, dropped_capture_points, capture_points, xp, survived_battles, win_rate, "
+        "avg_damage, avg_frags, wn8}; sorted by period battles, then career battles",
+    },
+)
+PLAYER_SEARCH = Endpoint(
+    name="search",
+    path="/players",
+    summary="Find players by the start of their nickname",
+    description="Accounts whose nickname starts with `search` (case-insensitive), at most "
+    f"{SEARCH_RESULTS}, sorted by nickname. Served from the tracked accounts when any matches "
+    "(source: tracked); otherwise asked of the game API (source: upstream), one live lookup per "
+    "region searched, under the live-lookup limits. Without `region`, all regions are searched.",
+    tag="players",
+    operation_id="PlayerSearch",
+    limit_per_minute=30,
+    cache_max_age=300,
+    example="/players?search=demo&region=eu",
+    params=(
+        SEARCH,
+        Param(
+            "region",
+            "query",
+            "string",
+            "invalid_region",
+            "Game region to search: eu, na or asia; all regions when absent. Give it at most once.",
+            enum=REGIONS,
+        ),
+    ),
+    errors=("rate_limited_global", "database_unavailable", "upstream_unavailable"),
+    schema="PlayerSearch",
+    fields={
+        "search, region": "what was asked (region null: all regions)",
+        "source": "tracked (from the accounts this service measures daily) or upstream (the game API)",
+        "results[]": f"account_id, nickname, region, tracked (measured daily here); at most {SEARCH_RESULTS}",
+    },
+    live_lookups=True,
 )
 CLAN = Endpoint(
     name="clan",
@@ -370,7 +500,19 @@ OPENAPI = Endpoint(
 )
 
 # In the order the index and the OpenAPI document list them.
-CATALOGUE: tuple[Endpoint, ...] = (INDEX, PLAYER, HISTORY, CLAN, WEEKLY, ONLINE, ONLINE_HISTORY, STATUS, OPENAPI)
+CATALOGUE: tuple[Endpoint, ...] = (
+    INDEX,
+    PLAYER,
+    HISTORY,
+    TANKS,
+    PLAYER_SEARCH,
+    CLAN,
+    WEEKLY,
+    ONLINE,
+    ONLINE_HISTORY,
+    STATUS,
+    OPENAPI,
+)
 BY_NAME: Mapping[str, Endpoint] = {endpoint.name: endpoint for endpoint in CATALOGUE}
 
 

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import datetime as dt
+import time
 from typing import Any
 
 from server import recents
+from server.catalogue import MAX_DAYS
 from server.errors import APIError
 from server.ratings_source import RatingsSource
+from server.tracker import utc_day
 from store.client import request_deadline
 from store.store import Store
-
-HISTORY_RETENTION_DAYS = 400  # per-tank records are kept (and searched) this far back
 
 
 def _day(date: str, days_before: int) -> str:
@@ -26,9 +27,10 @@ class PeriodService:
     deltas start from the earliest snapshot inside their period), and `from` says which day that is.
     """
 
-    def __init__(self, store: Store, ratings_source: RatingsSource):
+    def __init__(self, store: Store, ratings_source: RatingsSource, clock=time.time):
         self.store = store
         self.ratings_source = ratings_source
+        self.clock = clock
 
     async def _inputs(self, region: str):
         expected = await self.ratings_source.expected_values()
@@ -64,9 +66,7 @@ class PeriodService:
         """Figures over roughly the last RECENT_BATTLES battles: from the newest record at least
         that many battles before the newest one. None when the records do not reach that far."""
         async with request_deadline():
-            records = await self.store.tanks.battles_by_day(
-                region, account_id, _day(today, HISTORY_RETENTION_DAYS - 1), today
-            )
+            records = await self.store.tanks.battles_by_day(region, account_id, _day(today, MAX_DAYS - 1), today)
             index = recents.recent_baseline([{"battles": battles} for _, battles in records])
             if index is None:
                 return None
@@ -78,8 +78,9 @@ class PeriodService:
         expected, tiers = await self._inputs(region)
         return {"from": from_day, "to": to_day, **recents.period_figures(start, end, expected, tiers)}
 
-    async def tanks(self, region: str, account_id: int, days: int, today: str) -> dict[str, Any]:
+    async def tanks(self, region: str, account_id: int, days: int, today: str | None = None) -> dict[str, Any]:
         """The tanks endpoint's data: the whole period's figures and one row per tank owned."""
+        today = today or utc_day(self.clock())
         first = _day(today, days)
         async with request_deadline():
             states = await self._states(region, account_id, first, today)

@@ -172,8 +172,7 @@ def _rate_change(first: dict, last: dict) -> float | None:
 def fill_days(snapshots: list[dict], through: str) -> list[dict]:
     """Snapshots with every missing day up to `through` filled by carrying the previous snapshot
     forward (the tracker visited the account and found no battle, so its figures stood still),
-    marked `measured: False` for callers (the public entry does not carry the flag yet: the
-    OpenAPI document's HistoryEntry would have to list it first); own snapshots `measured: True`."""
+    marked `measured: False`; own snapshots `measured: True`."""
     out: list[dict] = []
     for snap, following in zip(snapshots, [*snapshots[1:], None]):
         out.append({**snap, "measured": True})
@@ -223,6 +222,7 @@ def history_view(
             }
             entry["win_rate"] = _per_battle(100.0 * snap["wins"], snap["battles"])
             entry["avg_damage"] = _per_battle(snap["damage_dealt"], snap["battles"])
+            entry["measured"] = snap.get("measured", True)
             entries.append(entry)
     deltas = {}
     for period in DELTA_PERIODS:
@@ -245,9 +245,10 @@ def history_view(
 
 
 class PlayerService:
-    def __init__(self, store, upstream, ratings_source, limiter, clock=time.time, tracker=None):
+    def __init__(self, store, upstream, ratings_source, limiter, clock=time.time, period=None, tracker=None):
         self.store = store
         self.tracker = tracker  # server.tracker.Tracker: looked-up accounts are measured daily
+        self.period = period  # PeriodService: the figures of the battles played in each delta
         self.upstream = upstream
         self.ratings_source = ratings_source
         self.limiter = limiter
@@ -405,7 +406,19 @@ class PlayerService:
                     through = visited if visited[:1].isdigit() else None  # "" never visited, "~" parked
         if not snapshots:
             raise APIError("no_history")
-        return history_view(region, account_id, snapshots, days, today, through=through)
+        view = history_view(region, account_id, snapshots, days, today, through=through)
+        if self.period is not None:
+            await self._add_period_figures(view, region, account_id, today)
+        return view
+
+    async def _add_period_figures(self, view: dict, region: str, account_id: int, today: str) -> None:
+        """Each delta's `period`: the figures of the battles played over its days, from the
+        per-tank records (null without them); `recent_1000`: the last ~1,000 battles."""
+        deltas = view["deltas"]
+        for delta in deltas.values():
+            if delta is not None:
+                delta["period"] = await self.period.period(region, account_id, delta["from"], delta["to"])
+        deltas["recent_1000"] = await self.period.recent(region, account_id, today)
 
     # --- jobs ----------------------------------------------------------------------
     async def refresh_ahead(self, slot: int, budget: int = 50) -> str:

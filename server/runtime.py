@@ -14,10 +14,12 @@ from server.metrics import (
     upstream_families,
 )
 from server.online import OnlineService
+from server.period import PeriodService
 from server.players import PlayerService
 from server.ratings_source import RatingsSource
 from server.retention import INTERVAL_SECONDS as RETENTION_INTERVAL
 from server.retention import Retention
+from server.search import PlayerSearch
 from server.services import Services
 from server.tracker import Tracker
 from server.upstream import UpstreamClient
@@ -33,13 +35,15 @@ async def build_services(config, store, limiter, clock=time.time, metrics: Metri
         location = config.upstream_base_url.rstrip("/") + "/wn8exp.json"
     ratings_source = RatingsSource(upstream, location, clock=clock)
     metrics = metrics or Metrics()
+    period = PeriodService(store, ratings_source, clock=clock)
     jobs = JobRunner(store, clock=clock, metrics=metrics)
     # Every process takes part in the tracker's daily pass (slices are claimed in the database).
     tracker = Tracker(store, upstream, ratings_source, clock=clock, owner=jobs.owner, track_days=config.track_days)
     jobs.add_loop(tracker.run)
-    players = PlayerService(store, upstream, ratings_source, limiter, clock=clock, tracker=tracker)
+    players = PlayerService(store, upstream, ratings_source, limiter, clock=clock, period=period, tracker=tracker)
     clans = ClanService(store, upstream, players, clock=clock, tracker=tracker)
     online = OnlineService(store, upstream, clock=clock)
+    search = PlayerSearch(store.tracked, upstream, limiter, clock=clock)
     metrics.add_source(lambda: upstream_families(budget))
     metrics.add_source(lambda: limiter_families(limiter))
     metrics.add_source(lambda: database_families(store))
@@ -53,6 +57,8 @@ async def build_services(config, store, limiter, clock=time.time, metrics: Metri
     services = Services(
         upstream=upstream,
         players=players,
+        period=period,
+        search=search,
         clans=clans,
         online=online,
         jobs=jobs,

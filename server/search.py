@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 from typing import Any, Protocol
 
+from server.catalogue import SEARCH, SEARCH_RESULTS, parse_value
 from server.errors import APIError
 from server.interfaces import Upstream
 from server.ratelimit import RateLimiter
@@ -14,10 +14,7 @@ from server.upstream import UpstreamUnavailable
 from store.client import REQUEST_DEADLINE_S, deadline
 from store.constants import REGIONS
 
-MAX_RESULTS = 10
-SEARCH_MIN, SEARCH_MAX = 3, 24
-# Nicknames are ASCII letters, digits and underscores; a search is a prefix of one.
-SEARCH_TEXT = re.compile(r"[A-Za-z0-9_]{%d,%d}" % (SEARCH_MIN, SEARCH_MAX))
+MAX_RESULTS = SEARCH_RESULTS
 # An upstream answer is reused this long (nicknames change rarely; a reused answer costs no live
 # lookup), at most CACHE_MAX answers per process.
 CACHE_SECONDS = 300.0
@@ -33,16 +30,10 @@ class TrackedIndex(Protocol):
 
 
 def check_search(text: Any) -> str:
-    """The search text, or a 400 (3-24 letters, digits or underscores).
-
-    The code is `bad_request` until the /players endpoint is published: its own code,
-    `invalid_search`, joins the public error catalogue with the endpoint that answers it."""
-    if not isinstance(text, str) or not SEARCH_TEXT.fullmatch(text):
-        raise APIError(
-            "bad_request",
-            f"search must be {SEARCH_MIN}-{SEARCH_MAX} characters of a nickname (letters, digits, underscore)",
-        )
-    return text
+    """The search text as the catalogue's `search` parameter accepts it, or 400 invalid_search."""
+    if not isinstance(text, str):
+        raise APIError(SEARCH.error)
+    return parse_value(SEARCH, text)
 
 
 def _sort_key(row: dict) -> tuple:
@@ -72,7 +63,7 @@ class PlayerSearch:
         """{search, region, source, results: [{account_id, nickname, region, tracked}]} (at most 10).
 
         ``source`` says where the results came from: "tracked" or "upstream". Raises APIError
-        bad_request (invalid_search once published) / invalid_region, rate_limited / rate_limited_global (with Retry-After),
+        invalid_search / invalid_region, rate_limited / rate_limited_global (with Retry-After),
         or UpstreamUnavailable when the game API does not answer in time.
         """
         text = check_search(text)

@@ -15,6 +15,8 @@ class Services:
         jobs=None,
         ratings_source=None,
         metrics=None,
+        period=None,
+        search=None,
         tracker=None,
     ):
         self.started_at = time.time()
@@ -23,6 +25,8 @@ class Services:
         self.ratings_source = ratings_source
         self.upstream = upstream
         self.players = players
+        self.period = period  # server.period.PeriodService (recents, the tanks endpoint)
+        self.search = search  # server.search.PlayerSearch (nickname search)
         self.clans = clans
         self.online = online
         self.jobs = jobs

@@ -145,7 +145,7 @@ async def test_history_after_a_fetch(http_client, base_url, reset_sim):
     assert response.code == 200
     data = body["data"]
     assert data["days"] == 7 and len(data["snapshots"]) == 1
-    assert data["deltas"] == {"7d": None, "30d": None, "90d": None}
+    assert data["deltas"] == {"7d": None, "30d": None, "90d": None, "recent_1000": None}
 
 
 def snap(date, battles, wins, damage, wn8=None):

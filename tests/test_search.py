@@ -243,7 +243,7 @@ async def test_bad_search_text_and_region_are_invalid_before_any_lookup():
     for text in ("ab", "a" * 25, "tig er", "tig-er", "tig%", "тигр", "", None, "tiger\n"):
         with pytest.raises(APIError) as caught:
             await search.search("eu", text, "1.2.3.4")
-        assert caught.value.code == "bad_request" and caught.value.status_code == 400, text
+        assert caught.value.code == "invalid_search" and caught.value.status_code == 400, text
     with pytest.raises(APIError) as caught:
         await search.search("ru", "tiger", "1.2.3.4")
     assert caught.value.code == "invalid_region"

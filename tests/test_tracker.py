@@ -208,10 +208,13 @@ async def test_ratings_and_history_fill_every_day_without_requests(store, fast_s
         stored = await store.players.snapshots_since(region, account_id, days[0], days[-1])
         assert {snap["date"] for snap in stored} == played  # a snapshot only on days with battles
         for entry, previous in zip(entries[1:], entries):
-            if entry["date"] not in played:  # carried forward: the previous day's figures
-                assert {k: v for k, v in entry.items() if k != "date"} == {
-                    k: v for k, v in previous.items() if k != "date"
+            if entry["date"] not in played:  # carried forward: the previous day's figures, flagged
+                assert entry["measured"] is False
+                assert {k: v for k, v in entry.items() if k not in ("date", "measured")} == {
+                    k: v for k, v in previous.items() if k not in ("date", "measured")
                 }
+            else:
+                assert entry["measured"] is True
         # Ratings recomputed on the pass from the fresh per-tank data.
         last = max(played)
         snap = (await store.players.snapshots_since(region, account_id, last, last))[0]
