@@ -8,7 +8,7 @@ import datetime as dt
 import logging
 import re
 import time
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from server.concurrency import heavy_slot
 from server.errors import APIError
@@ -24,6 +24,9 @@ from server.upstream import (
 from store.client import request_deadline
 from store.constants import REGIONS
 from store.store import Store
+
+if TYPE_CHECKING:  # types only
+    from server.tracker import Tracker
 
 log = logging.getLogger("statsapi.clans")
 
@@ -357,7 +360,7 @@ class ClanService:
         clock=time.time,
         request_budget: int = REQUEST_BUDGET,
         rating_budget: int = RATING_BUDGET,
-        tracker=None,
+        tracker: Tracker | None = None,
     ):
         self.store = store
         self.tracker = tracker  # server.tracker.Tracker: members of cached clans are measured daily

@@ -6,6 +6,7 @@ import asyncio
 import datetime as dt
 import logging
 import time
+from typing import TYPE_CHECKING
 
 from server import ratings as rating_maths
 from server.concurrency import heavy_slot, single_flight
@@ -17,6 +18,14 @@ from server.upstream import (
     UpstreamUnavailable,
 )
 from store.client import request_deadline
+
+if TYPE_CHECKING:  # types only
+    from server.interfaces import Upstream
+    from server.period import PeriodService
+    from server.ratelimit import RateLimiter
+    from server.ratings_source import RatingsSource
+    from server.tracker import Tracker
+    from store.store import Store
 
 log = logging.getLogger("statsapi.players")
 
@@ -231,6 +240,12 @@ def history_view(
         # more than its period; `from`/`to` say exactly which days it covers.
         baseline = next((snap for snap in snapshots if start <= snap["date"] < latest["date"]), None)
         deltas[f"{period}d"] = period_delta(baseline, latest) if baseline else None
+    # The ratings of the battles played in each period need per-tank records: PlayerService
+    # fills these from the tracker's (PeriodService); null without them.
+    for delta in deltas.values():
+        if delta is not None:
+            delta["period"] = None
+    deltas["recent_1000"] = None
     return {
         "account_id": account_id,
         "region": region,
@@ -245,7 +260,16 @@ def history_view(
 
 
 class PlayerService:
-    def __init__(self, store, upstream, ratings_source, limiter, clock=time.time, period=None, tracker=None):
+    def __init__(
+        self,
+        store: Store,
+        upstream: Upstream,
+        ratings_source: RatingsSource,
+        limiter: RateLimiter,  # tests that never look up live may pass None
+        clock=time.time,
+        period: PeriodService | None = None,
+        tracker: Tracker | None = None,
+    ):
         self.store = store
         self.tracker = tracker  # server.tracker.Tracker: looked-up accounts are measured daily
         self.period = period  # PeriodService: the figures of the battles played in each delta
@@ -408,17 +432,18 @@ class PlayerService:
             raise APIError("no_history")
         view = history_view(region, account_id, snapshots, days, today, through=through)
         if self.period is not None:
-            await self._add_period_figures(view, region, account_id, today)
+            await self._add_period_figures(self.period, view, region, account_id, today)
         return view
 
-    async def _add_period_figures(self, view: dict, region: str, account_id: int, today: str) -> None:
+    @staticmethod
+    async def _add_period_figures(period: PeriodService, view: dict, region: str, account_id: int, today: str) -> None:
         """Each delta's `period`: the figures of the battles played over its days, from the
         per-tank records (null without them); `recent_1000`: the last ~1,000 battles."""
         deltas = view["deltas"]
         for delta in deltas.values():
             if delta is not None:
-                delta["period"] = await self.period.period(region, account_id, delta["from"], delta["to"])
-        deltas["recent_1000"] = await self.period.recent(region, account_id, today)
+                delta["period"] = await period.period(region, account_id, delta["from"], delta["to"])
+        deltas["recent_1000"] = await period.recent(region, account_id, today)
 
     # --- jobs ----------------------------------------------------------------------
     async def refresh_ahead(self, slot: int, budget: int = 50) -> str:

@@ -3,21 +3,44 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:  # types only: the services import nothing from here at run time
+    from server.clans import ClanService
+    from server.interfaces import Upstream
+    from server.jobs import JobRunner
+    from server.metrics import Metrics
+    from server.online import OnlineService
+    from server.period import PeriodService
+    from server.players import PlayerService
+    from server.ratings_source import RatingsSource
+    from server.search import PlayerSearch
+    from server.tracker import Tracker
+
+
+class Supervised(Protocol):
+    """The embedded database's supervisor as /status reads it (server.embedded_db, composition layer)."""
+
+    def status(self) -> dict: ...
 
 
 class Services:
+    """Typed, so a reader (or mypy) can follow `self.services.players.profile` to its definition.
+    Each is None only in tests and scripts that build part of the service."""
+
     def __init__(
         self,
-        upstream=None,
-        players=None,
-        clans=None,
-        online=None,
-        jobs=None,
-        ratings_source=None,
-        metrics=None,
-        period=None,
-        search=None,
-        tracker=None,
+        upstream: Upstream | None = None,
+        players: PlayerService | None = None,
+        clans: ClanService | None = None,
+        online: OnlineService | None = None,
+        jobs: JobRunner | None = None,
+        ratings_source: RatingsSource | None = None,
+        metrics: Metrics | None = None,
+        period: PeriodService | None = None,
+        search: PlayerSearch | None = None,
+        tracker: Tracker | None = None,
     ):
         self.started_at = time.time()
         self.inflight = 0  # requests being handled, so shutdown can let them finish
@@ -25,17 +48,17 @@ class Services:
         self.ratings_source = ratings_source
         self.upstream = upstream
         self.players = players
-        self.period = period  # server.period.PeriodService (recents, the tanks endpoint)
-        self.search = search  # server.search.PlayerSearch (nickname search)
+        self.period = period  # recents and the tanks endpoint
+        self.search = search  # nickname search
         self.clans = clans
         self.online = online
         self.jobs = jobs
-        self.tracker = tracker  # server.tracker.Tracker (the daily pass)
-        self.metrics = metrics  # server.metrics.Metrics
+        self.tracker = tracker  # the daily pass
+        self.metrics = metrics
         # Set by run_server: the embedded database's supervisor (None with an external MongoDB)
         # and the HTTP server's connection figures.
-        self.embedded_database = None
-        self.connection_stats = None
+        self.embedded_database: Supervised | None = None
+        self.connection_stats: Callable[[], dict] | None = None
 
     def upstream_status(self) -> dict:
         if self.upstream is None:

@@ -186,7 +186,7 @@ def test_history_deltas_hand_checked():
     assert quarter["from"] == "2026-10-20"
     assert quarter["win_rate_change"] == pytest.approx(100 * 630 / 1200 - 100 * 560 / 1100, abs=1e-4)
     only_latest = history_view("eu", 1, snapshots[-1:], 30, "2026-11-15")
-    assert only_latest["deltas"] == {"7d": None, "30d": None, "90d": None}
+    assert only_latest["deltas"] == {"7d": None, "30d": None, "90d": None, "recent_1000": None}
 
 
 def independent_wn8(tanks: list[dict], table: dict) -> float:
