@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import http.client
 import ipaddress
 import logging
 import re
@@ -57,7 +58,7 @@ from tornado.httpserver import _HTTPRequestContext
 from tornado.ioloop import IOLoop
 
 from handlers.base import COMMON_HEADERS
-from server.errors import error_cache_control, error_envelope
+from server.errors import ERROR_CODES, error_cache_control, error_envelope
 
 log = logging.getLogger("statsapi.http")
 
@@ -82,9 +83,10 @@ _OUT_OF_DESCRIPTORS = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 _TORNADO_BAD_REQUEST = b"HTTP/1.1 400 Bad Request\r\n\r\n"
 
 
-def json_error_response(status: int, reason: str, code: str, message: str) -> bytes:
+def json_error_response(code: str, message: str | None = None) -> bytes:
     """A whole prebuilt answer (written before any handler exists), with the same envelope,
-    headers and caching policy as every other error."""
+    status, headers and caching policy as every other error (server.errors.ERROR_CODES)."""
+    status = ERROR_CODES[code][0]
     body = error_envelope(code, message).encode()
     headers = {
         **COMMON_HEADERS,
@@ -92,28 +94,18 @@ def json_error_response(status: int, reason: str, code: str, message: str) -> by
         "Content-Length": str(len(body)),
         "Connection": "close",
     }
+    reason = http.client.responses[status]
     head = f"HTTP/1.1 {status} {reason}\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n"
     return head.encode("ascii") + body
 
 
-BAD_REQUEST = json_error_response(
-    400, "Bad Request", "bad_request", "the request could not be parsed (bad encoding, header or line)"
-)
-TOO_LARGE = json_error_response(
-    431, "Request Header Fields Too Large", "request_too_large", "request line or headers too large"
-)
-TOO_MANY_LINES = json_error_response(
-    431, "Request Header Fields Too Large", "request_too_large", f"too many header lines (at most {MAX_HEADER_LINES})"
-)
+BAD_REQUEST = json_error_response("bad_request")
+TOO_LARGE = json_error_response("request_too_large")
+TOO_MANY_LINES = json_error_response("request_too_large", f"too many header lines (at most {MAX_HEADER_LINES})")
 PAYLOAD_TOO_LARGE = json_error_response(
-    413,
-    "Payload Too Large",
-    "payload_too_large",
-    f"request body too large: this read-only API accepts at most {MAX_BODY_SIZE} bytes",
+    "payload_too_large", f"request body too large: this read-only API accepts at most {MAX_BODY_SIZE} bytes"
 )
-BUSY = json_error_response(
-    503, "Service Unavailable", "too_many_connections", "too many open connections; retry shortly"
-)
+BUSY = json_error_response("too_many_connections")
 
 
 def raise_fd_limit() -> int:
