@@ -86,6 +86,7 @@ from scripts.bench import (  # noqa: E402  (after the sys.path line above)
     wait_for_port,
     wait_http,
 )
+from store.constants import REGIONS  # noqa: E402
 
 DEFAULT_JSON = os.path.join(ROOT, "bench-results-attacks.json")  # git-ignored (bench-results*.json)
 TRUSTED_PROXY = "127.0.0.1/32"
@@ -1100,7 +1101,7 @@ class Attacks:
             step = 1 if d <= fine_days else coarse_step
             for minute in range(0, 1440, step):
                 at = day + dt.timedelta(minutes=minute)
-                for region in ("eu", "na", "asia"):
+                for region in REGIONS:
                     for server, players in (("A", 1000 + minute), ("B", 500 + d % 7)):
                         docs.append(
                             {
@@ -1116,7 +1117,7 @@ class Attacks:
         first = today - 400 * DAY
         # What the sampler's record_minute keeps for every stored minute ($min first_minute): set here
         # because the samples were inserted directly.
-        for region in ("eu", "na", "asia"):
+        for region in REGIONS:
             db["online_status"].update_one(
                 {"_id": f"wot:{region}"},
                 {"$min": {"first_minute": first}, "$setOnInsert": {"game": "wot", "region": region}},

@@ -12,6 +12,7 @@ import sys
 import tornado.netutil
 
 from server.bootstrap import get_application
+from server.catalogue import PREFIX
 from server.config import Config, get_config
 from server.embedded_db import EmbeddedDatabase
 from server.http import (
@@ -79,7 +80,7 @@ async def run_server(config: Config, uri: str, sockets=None, database: EmbeddedD
         sockets = tornado.netutil.bind_sockets(config.port, config.host)
     server.add_sockets(sockets)
     tune_garbage_collector()
-    log.info("statsapi serving on http://%s:%s/api/v1", config.host, config.port)
+    log.info("statsapi serving on http://%s:%s%s", config.host, config.port, PREFIX)
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
