@@ -13,10 +13,28 @@ from server.ratings_source import RatingsSource
 from server.tracker import utc_day
 from store.client import request_deadline
 from store.store import Store
+from store.tanks import Timeline
 
 
 def _day(date: str, days_before: int) -> str:
     return (dt.date.fromisoformat(date) - dt.timedelta(days=days_before)).isoformat()
+
+
+def _states(timeline: Timeline, first: str, last: str):
+    """((from_day, start_state), (to_day, end_state)) for [first, last], or None without records.
+    An account whose records start inside the period starts from its first record there."""
+    end = timeline.state_on(last)
+    if end is None:
+        return None
+    start = timeline.state_on(first)
+    if start is None:
+        days = timeline.battles_by_day(first, last)
+        if not days:
+            return None
+        start = timeline.state_on(days[0][0])
+        if start is None:
+            return None
+    return start, end
 
 
 class PeriodService:
@@ -37,53 +55,54 @@ class PeriodService:
         tiers = await self.ratings_source.tiers(region)
         return expected, tiers
 
-    async def _states(self, region: str, account_id: int, first: str, last: str):
-        """((from_day, start_state), (to_day, end_state)) for [first, last], or None without records."""
-        end = await self.store.tanks.state_on(region, account_id, last)
-        if end is None:
-            return None
-        start = await self.store.tanks.state_on(region, account_id, first)
-        if start is None:
-            days = await self.store.tanks.battles_by_day(region, account_id, first, last)
-            if not days:
-                return None
-            start = await self.store.tanks.state_on(region, account_id, days[0][0])
-            if start is None:
-                return None
-        return start, end
-
-    async def period(self, region: str, account_id: int, first: str, last: str) -> dict[str, Any] | None:
-        """Figures over [first, last] with the days they cover; None without per-tank records."""
+    async def _timeline(self, region: str, account_id: int, since: str, until: str) -> Timeline:
         async with request_deadline():
-            states = await self._states(region, account_id, first, last)
+            return await self.store.tanks.timeline(region, account_id, since, until)
+
+    @staticmethod
+    def _figures(timeline: Timeline, first: str, last: str, expected, tiers) -> dict[str, Any] | None:
+        states = _states(timeline, first, last)
         if states is None:
             return None
         (from_day, start), (to_day, end) = states
-        expected, tiers = await self._inputs(region)
         return {"from": from_day, "to": to_day, **recents.period_figures(start, end, expected, tiers)}
+
+    @classmethod
+    def _recent(cls, timeline: Timeline, today: str, expected, tiers) -> dict[str, Any] | None:
+        records = timeline.battles_by_day(_day(today, MAX_DAYS - 1), today)
+        index = recents.recent_baseline([{"battles": battles} for _, battles in records])
+        if index is None:
+            return None
+        return cls._figures(timeline, records[index][0], records[-1][0], expected, tiers)
+
+    async def period(self, region: str, account_id: int, first: str, last: str) -> dict[str, Any] | None:
+        """Figures over [first, last] with the days they cover; None without per-tank records."""
+        timeline = await self._timeline(region, account_id, first, last)
+        return self._figures(timeline, first, last, *await self._inputs(region))
 
     async def recent(self, region: str, account_id: int, today: str) -> dict[str, Any] | None:
         """Figures over roughly the last RECENT_BATTLES battles: from the newest record at least
         that many battles before the newest one. None when the records do not reach that far."""
-        async with request_deadline():
-            records = await self.store.tanks.battles_by_day(region, account_id, _day(today, MAX_DAYS - 1), today)
-            index = recents.recent_baseline([{"battles": battles} for _, battles in records])
-            if index is None:
-                return None
-            first, last = records[index][0], records[-1][0]
-            states = await self._states(region, account_id, first, last)
-        if states is None:
-            return None
-        (from_day, start), (to_day, end) = states
+        timeline = await self._timeline(region, account_id, _day(today, MAX_DAYS - 1), today)
+        return self._recent(timeline, today, *await self._inputs(region))
+
+    async def history_figures(
+        self, region: str, account_id: int, periods: list[tuple[str, str]], today: str
+    ) -> tuple[list[dict[str, Any] | None], dict[str, Any] | None]:
+        """The figures of each (first, last) period and of the last ~1,000 battles, from one read
+        of the account's records (a history answer needs all of them)."""
+        since = min([_day(today, MAX_DAYS - 1), *(first for first, _ in periods)])
+        timeline = await self._timeline(region, account_id, since, today)
         expected, tiers = await self._inputs(region)
-        return {"from": from_day, "to": to_day, **recents.period_figures(start, end, expected, tiers)}
+        figures = [self._figures(timeline, first, last, expected, tiers) for first, last in periods]
+        return figures, self._recent(timeline, today, expected, tiers)
 
     async def tanks(self, region: str, account_id: int, days: int, today: str | None = None) -> dict[str, Any]:
         """The tanks endpoint's data: the whole period's figures and one row per tank owned."""
         today = today or utc_day(self.clock())
         first = _day(today, days)
-        async with request_deadline():
-            states = await self._states(region, account_id, first, today)
+        timeline = await self._timeline(region, account_id, first, today)
+        states = _states(timeline, first, today)
         if states is None:
             raise APIError("no_history", "no per-tank records for this account yet")
         (from_day, start), (to_day, end) = states

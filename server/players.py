@@ -439,11 +439,13 @@ class PlayerService:
     async def _add_period_figures(period: PeriodService, view: dict, region: str, account_id: int, today: str) -> None:
         """Each delta's `period`: the figures of the battles played over its days, from the
         per-tank records (null without them); `recent_1000`: the last ~1,000 battles."""
-        deltas = view["deltas"]
-        for delta in deltas.values():
-            if delta is not None:
-                delta["period"] = await period.period(region, account_id, delta["from"], delta["to"])
-        deltas["recent_1000"] = await period.recent(region, account_id, today)
+        deltas = {key: delta for key, delta in view["deltas"].items() if key != "recent_1000" and delta is not None}
+        figures, recent = await period.history_figures(
+            region, account_id, [(delta["from"], delta["to"]) for delta in deltas.values()], today
+        )
+        for delta, figure in zip(deltas.values(), figures):
+            delta["period"] = figure
+        view["deltas"]["recent_1000"] = recent
 
     # --- jobs ----------------------------------------------------------------------
     async def refresh_ahead(self, slot: int, budget: int = 50) -> str:

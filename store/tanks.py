@@ -123,6 +123,35 @@ def _day_date(day: str) -> dt.datetime:
     return dt.datetime.fromisoformat(day).replace(tzinfo=dt.UTC)
 
 
+class Timeline:
+    """An account's records over a range of days (TankRecords.timeline), oldest first."""
+
+    def __init__(self, records: list[tuple[str, int, bool, bytes]]):
+        self.records = records  # (day, account total battles, keyframe, payload)
+
+    def battles_by_day(self, since: str, until: str) -> list[tuple[str, int]]:
+        """(record day, account total battles) for every record day in [since, until], oldest first."""
+        return [(day, battles) for day, battles, _, _ in self.records if since <= day <= until]
+
+    def state_on(self, day: str) -> tuple[str, dict[int, dict[str, int]]] | None:
+        """As TankRecords.state_on for a day on or after the timeline's `since`: the state as of
+        the newest record on or before `day`, with that record's day; None without one."""
+        last = None
+        start = None
+        for index, (record_day, _, keyframe, _) in enumerate(self.records):
+            if record_day > day:
+                break
+            last = index
+            if keyframe:
+                start = index
+        if last is None or start is None:
+            return None
+        state: TankState = {}
+        for _, _, _, payload in self.records[start : last + 1]:
+            apply(state, payload)
+        return self.records[last][0], as_counters(state)
+
+
 class TankRecords:
     """Collection `tank_records`: one document per (account, day) on which the tracker stored per-tank data.
 
@@ -182,6 +211,29 @@ class TankRecords:
         for doc in reversed(chain):
             apply(state, bytes(doc["t"]))
         return chain[0]["_id"][len(prefix) :], as_counters(state)
+
+    async def timeline(self, region: str, account_id: int, since: str, until: str) -> Timeline:
+        """The records that rebuild the state on any day of [since, until]: the chain state_on reads
+        for `since` (newest keyframe first), then every record after it through `until`. Two
+        queries, however many days are then asked of it."""
+        prefix = record_id(region, account_id, "")
+        before = (
+            self.collection.find({"_id": {"$gt": prefix, "$lte": prefix + since}})
+            .sort("_id", DESCENDING)
+            .limit(KEYFRAME_MAX_RECORDS + 1)
+        )
+        chain = []
+        for doc in await before.to_list(KEYFRAME_MAX_RECORDS + 1):
+            chain.append(doc)
+            if doc.get("k"):
+                break
+        else:
+            chain = []  # no keyframe in reach: the days up to `since` have no state
+        after = self.collection.find({"_id": {"$gt": prefix + since, "$lte": prefix + until}}).sort("_id", 1)
+        docs = [*reversed(chain), *await after.to_list(None)]
+        return Timeline(
+            [(doc["_id"][len(prefix) :], int(doc.get("b") or 0), bool(doc.get("k")), bytes(doc["t"])) for doc in docs]
+        )
 
     async def battles_by_day(self, region: str, account_id: int, since: str, until: str) -> list[tuple[str, int]]:
         """(record day, account total battles) for every record day in [since, until], oldest first."""

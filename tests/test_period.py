@@ -7,6 +7,7 @@ import pytest
 from server.errors import APIError
 from server.period import PeriodService
 from server.ratings import ExpectedValues, TankExpectation
+from store.tanks import COUNTERS, Timeline, pack
 
 
 def counters(battles: int, wins: int, damage: int) -> dict:
@@ -39,6 +40,21 @@ class FakeTanks:
         return [
             (d, sum(t["battles"] for t in state.values())) for d, state in self.records.items() if since <= d <= until
         ]
+
+    async def timeline(self, region, account_id, since, until):
+        """Every record a keyframe of its whole state (what the real store rebuilds them into)."""
+        return Timeline(
+            [
+                (
+                    day,
+                    sum(t["battles"] for t in state.values()),
+                    True,
+                    pack({tank_id: [c.get(name, 0) for name in COUNTERS] for tank_id, c in state.items()}),
+                )
+                for day, state in self.records.items()
+                if day <= until
+            ]
+        )
 
 
 class FakeStore:

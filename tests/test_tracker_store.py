@@ -103,6 +103,17 @@ async def test_state_on_rebuilds_any_day_from_keyframes_and_changes(store):
     size = await tanks.stored_bytes()
     assert size["count"] == len(records) + 1 and size["size"] > 0
 
+    # One timeline read (what a history answer uses) rebuilds the same state as state_on on every
+    # day from its `since` on: mid-chain, on a keyframe's day, and long after the last record
+    # (an account that stopped playing keeps its last state).
+    for first in (0, 37, 60, 150):
+        timeline = await tanks.timeline("eu", 500000001, _day(first), _day(160))
+        for n in range(first, 161):
+            assert timeline.state_on(_day(n)) == await tanks.state_on("eu", 500000001, _day(n)), (first, n)
+        if first <= 10:
+            assert timeline.battles_by_day(_day(10), _day(20)) == days
+    assert (await tanks.timeline("eu", 500000001, _day(-5), _day(-1))).state_on(_day(-1)) is None
+
 
 @pytest.mark.gen_test(timeout=60)
 async def test_search_prefix_is_case_insensitive_and_anchored(store):
