@@ -98,11 +98,17 @@ class PeriodService:
         return figures, self._recent(timeline, today, expected, tiers)
 
     async def tanks(self, region: str, account_id: int, days: int, today: str | None = None) -> dict[str, Any]:
-        """The tanks endpoint's data: the whole period's figures and one row per tank owned."""
+        """The tanks endpoint's data: the whole period's figures and one row per tank owned.
+
+        The `days` end on the account's last measured day (today once the tracker has visited it),
+        as the history's deltas end on its newest snapshot, so both cover the same days."""
         today = today or utc_day(self.clock())
-        first = _day(today, days)
-        timeline = await self._timeline(region, account_id, first, today)
-        states = _states(timeline, first, today)
+        async with request_deadline():
+            measured = await self.store.tracked.last_measured_day(region, account_id)
+        last = min(today, measured) if measured else today
+        first = _day(last, days)
+        timeline = await self._timeline(region, account_id, first, last)
+        states = _states(timeline, first, last)
         if states is None:
             raise APIError("no_history", "no per-tank records for this account yet")
         (from_day, start), (to_day, end) = states

@@ -425,9 +425,7 @@ class PlayerService:
                 )
                 through = None  # the last day the tracker measured the account, for the carry-forward
                 if self.tracker is not None:
-                    tracked = await self.store.tracked.get(region, account_id)
-                    visited = (tracked or {}).get("last_visit_day") or ""
-                    through = visited if visited[:1].isdigit() else None  # "" never visited, "~" parked
+                    through = await self.store.tracked.last_measured_day(region, account_id)
         if not snapshots:
             raise APIError("no_history")
         view = history_view(region, account_id, snapshots, days, today, through=through)

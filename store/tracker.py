@@ -114,6 +114,12 @@ class Tracked:
     async def get(self, region: str, account_id: int) -> dict | None:
         return await self.collection.find_one({"_id": tracked_id(region, account_id)}, {"state": 0})
 
+    async def last_measured_day(self, region: str, account_id: int) -> str | None:
+        """The last UTC day the pass visited the account; None when never visited or parked."""
+        doc = await self.collection.find_one({"_id": tracked_id(region, account_id)}, {"last_visit_day": 1})
+        visited = (doc or {}).get("last_visit_day") or ""
+        return visited if visited[:1].isdigit() else None  # "" never visited, PARKED after tracking
+
     async def search_prefix(self, region: str | None, prefix: str, limit: int = 10) -> list[dict]:
         """Tracked accounts whose nickname starts with `prefix` (case-insensitive), by nickname;
         region None searches every region. An anchored regex on nickname_lower uses the index."""

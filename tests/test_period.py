@@ -57,9 +57,15 @@ class FakeTanks:
         )
 
 
+class FakeTracked:
+    async def last_measured_day(self, region, account_id):
+        return None  # never visited by the pass: periods end today
+
+
 class FakeStore:
     def __init__(self, records):
         self.tanks = FakeTanks(records)
+        self.tracked = FakeTracked()
 
 
 class FakeRatings:

@@ -1,0 +1,285 @@
+"""Recents over HTTP on six weeks of real tracking: period ratings in /history, /tanks and /players."""
+
+from __future__ import annotations
+
+import datetime as dt
+import subprocess
+import sys
+import time
+
+import pytest
+import ujson
+from tornado.httpclient import HTTPRequest
+
+from scripts.upstream_sim.ids import existing_accounts, nickname
+from scripts.upstream_sim.world import World
+from server.catalogue import CATALOGUE, PLAYER_SEARCH, SEARCH_RESULTS, TANKS
+from server.demo import seed_player_history
+from server.tracker import day_start, utc_day
+from server.upstream import UpstreamClient
+from server.upstream_budget import UpstreamBudget
+from store.tanks import COUNTERS
+from tests.helpers import EXPECTED_VALUES_FILE, ROOT, free_port, wait_for_port
+
+DAYS = 42  # of tracking, ending today
+REGION = "eu"
+
+
+@pytest.fixture(scope="module")
+def world():
+    return World(expected_values=EXPECTED_VALUES_FILE, profile_cache=10_000)
+
+
+@pytest.fixture(scope="module")
+def seed_sim():
+    """A simulator of our own with a quota that lets six weeks of passes run in seconds."""
+    port = free_port()
+    cmd = [sys.executable, "-m", "scripts.upstream_sim", "--port", str(port), "--rps", "200"]
+    cmd += ["--expected-values", str(EXPECTED_VALUES_FILE)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=str(ROOT))
+    try:
+        wait_for_port(port, proc=proc)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+@pytest.fixture(scope="module")
+def cast(world):
+    """Tracked accounts: two grinders (hundreds of battles a week, so the last 1,000 battles are
+    in reach), ordinary players, and one who quit for good (periods with no battles)."""
+    candidates = existing_accounts(REGION, 400, start=500_400_000)
+    grinders = [a for a in candidates if world.profile(REGION, a).grinder][:2]
+    today = dt.date.today()
+    quit_long_ago = [
+        a
+        for a in candidates
+        if world.profile(REGION, a).quit_week is not None
+        and not world.profile(REGION, a).grinder
+        # quit before the tracking started: no battle in the whole window
+        and _truth_battles(world, a, (today - dt.timedelta(days=DAYS + 1)).isoformat())
+        == _truth_battles(world, a, today.isoformat())
+        and _truth_battles(world, a, today.isoformat()) > 0
+    ][:1]
+    ordinary = [a for a in candidates if a not in grinders and a not in quit_long_ago][:4]
+    assert len(grinders) == 2 and len(quit_long_ago) == 1
+    return {"grinders": grinders, "quit": quit_long_ago[0], "ordinary": ordinary}
+
+
+def _truth_battles(world, account_id, day):
+    return sum(c["battles"] for c in _truth(world, account_id, day).values())
+
+
+def _truth(world, account_id, day, now=None):
+    """The simulator's per-tank career counters as the seeding pass saw them on `day`."""
+    at = now if now is not None and day == utc_day(now) else day_start(day) + 86399
+    tanks = world.tanks_stats(REGION, account_id, int(at), None) or []
+    return {t["tank_id"]: {c: t["all"][c] for c in COUNTERS} for t in tanks if t["all"]["battles"]}
+
+
+@pytest.fixture
+def tracked(io_loop, app, seed_sim, cast):
+    """The app's database after DAYS days of the tracker's pass over the cast (the demo's seeding
+    code: the same tracker the service runs, on a clock travelling through the days)."""
+    services = app.settings["services"]
+    store = app.settings["store"]
+    upstream = UpstreamClient("recents-test", base_url=seed_sim, budget=UpstreamBudget(200, hold_first_window=False))
+    now = time.time()
+    ids = [*cast["grinders"], cast["quit"], *cast["ordinary"]]
+    io_loop.run_sync(
+        lambda: seed_player_history(store, upstream, services.ratings_source, {REGION: ids}, DAYS, now), timeout=240
+    )
+    upstream.close()
+    return now
+
+
+async def get(http_client, base_url, path, headers=None):
+    request = HTTPRequest(base_url + path, headers=headers or {})
+    response = await http_client.fetch(request, raise_error=False)
+    return response, (ujson.loads(response.body) if response.body else None)
+
+
+def _expected_table():
+    rows = ujson.loads(EXPECTED_VALUES_FILE.read_bytes())["data"]
+    return {int(row["IDNum"]): row for row in rows}
+
+
+def xvm_wn8(start: dict, end: dict, table: dict) -> float | None:
+    """WN8 of the battles between two per-tank states, the XVM way, written out independently:
+    per-tank differences, tanks missing from the table skipped on both sides."""
+    damage = spot = frag = defence = wins = 0.0
+    exp_damage = exp_spot = exp_frag = exp_defence = exp_wins = 0.0
+    for tank_id, after in end.items():
+        before = start.get(tank_id, {})
+        battles = after["battles"] - before.get("battles", 0)
+        if battles <= 0 or tank_id not in table:
+            continue
+        row = table[tank_id]
+        damage += after["damage_dealt"] - before.get("damage_dealt", 0)
+        spot += after["spotted"] - before.get("spotted", 0)
+        frag += after["frags"] - before.get("frags", 0)
+        defence += after["dropped_capture_points"] - before.get("dropped_capture_points", 0)
+        wins += after["wins"] - before.get("wins", 0)
+        exp_damage += battles * row["expDamage"]
+        exp_spot += battles * row["expSpot"]
+        exp_frag += battles * row["expFrag"]
+        exp_defence += battles * row["expDef"]
+        exp_wins += battles * row["expWinRate"] / 100.0
+    if not exp_damage:
+        return None
+    r_damage, r_spot, r_frag = damage / exp_damage, spot / exp_spot, frag / exp_frag
+    r_defence, r_win = defence / exp_defence, wins / exp_wins
+    c_win = max(0.0, (r_win - 0.71) / (1 - 0.71))
+    c_damage = max(0.0, (r_damage - 0.22) / (1 - 0.22))
+    c_frag = max(0.0, min(c_damage + 0.2, (r_frag - 0.12) / (1 - 0.12)))
+    c_spot = max(0.0, min(c_damage + 0.1, (r_spot - 0.38) / (1 - 0.38)))
+    c_defence = max(0.0, min(c_damage + 0.1, (r_defence - 0.10) / (1 - 0.10)))
+    return (
+        980 * c_damage
+        + 210 * c_damage * c_frag
+        + 155 * c_frag * c_spot
+        + 75 * c_defence * c_frag
+        + 145 * min(1.8, c_win)
+    )
+
+
+@pytest.mark.gen_test(timeout=300)
+async def test_history_periods_and_tanks_match_the_simulators_truth(http_client, base_url, tracked, cast, world):
+    now = tracked
+    table = _expected_table()
+    grinder = cast["grinders"][0]
+    response, body = await get(http_client, base_url, f"/api/v1/player/{grinder}/{REGION}/history?days=90")
+    assert response.code == 200, body
+    deltas = body["data"]["deltas"]
+    for key in ("7d", "30d"):
+        period = deltas[key]["period"]
+        assert period is not None and period["battles"] > 0, key
+        start, end = _truth(world, grinder, period["from"], now), _truth(world, grinder, period["to"], now)
+        assert period["battles"] == sum(c["battles"] for c in end.values()) - sum(c["battles"] for c in start.values())
+        assert period["wn8"] == pytest.approx(xvm_wn8(start, end, table), abs=0.01), key
+        assert period["wn7"] is not None and period["efficiency"] is not None and period["average_tier"] > 0
+    assert deltas["30d"]["wn8_change"] is not None  # the career WN8's movement is kept beside it
+
+    recent = deltas["recent_1000"]
+    assert recent is not None and recent["battles"] >= 1000
+    end = _truth(world, grinder, recent["to"], now)
+    start = _truth(world, grinder, recent["from"], now)
+    assert recent["battles"] == sum(c["battles"] for c in end.values()) - sum(c["battles"] for c in start.values())
+    # "From the newest record at least 1,000 battles back": the next record day would be under 1,000.
+    total, baseline = sum(c["battles"] for c in end.values()), sum(c["battles"] for c in start.values())
+    day = dt.date.fromisoformat(recent["from"])
+    while _truth_battles(world, grinder, day.isoformat()) == baseline:
+        day += dt.timedelta(days=1)  # the next day with battles holds the next record
+    assert total - _truth_battles(world, grinder, day.isoformat()) < 1000
+    assert recent["wn8"] == pytest.approx(xvm_wn8(start, end, table), abs=0.01)
+
+    # /tanks over the same 30 days: the same period figures, every owned tank, the truth's counters.
+    response, tanks = await get(http_client, base_url, f"/api/v1/player/{grinder}/{REGION}/tanks?days=30")
+    assert response.code == 200, tanks
+    data = tanks["data"]
+    assert (data["from"], data["to"]) == (deltas["30d"]["period"]["from"], deltas["30d"]["period"]["to"])
+    assert data["period"] == {key: deltas["30d"]["period"][key] for key in data["period"]}
+    start, end = _truth(world, grinder, data["from"], now), _truth(world, grinder, data["to"], now)
+    assert {row["tank_id"] for row in data["tanks"]} == set(end)
+    order = [(-row["period"]["battles"], -row["career"]["battles"]) for row in data["tanks"]]
+    assert order == sorted(order)
+    for row in data["tanks"]:
+        before = start.get(row["tank_id"], {})
+        for counter in ("battles", "wins", "damage_dealt", "frags", "spotted", "xp", "survived_battles"):
+            assert row["period"][counter] == end[row["tank_id"]][counter] - before.get(counter, 0), counter
+        assert row["career"]["battles"] == end[row["tank_id"]]["battles"]
+        if row["period"]["battles"] and row["tank_id"] in table:
+            one = {row["tank_id"]: end[row["tank_id"]]}
+            assert row["period"]["wn8"] == pytest.approx(
+                xvm_wn8({row["tank_id"]: before} if before else {}, one, table), abs=0.01
+            )
+        assert row["name"] and row["tier"] in range(1, 11)
+
+    # Cached like every endpoint: the catalogue's lifetime, an ETag that answers 304.
+    response, _ = await get(http_client, base_url, f"/api/v1/player/{grinder}/{REGION}/tanks?days=30")
+    assert f"max-age={TANKS.cache_max_age}" in response.headers["Cache-Control"]
+    etag = response.headers["ETag"]
+    response, _ = await get(
+        http_client, base_url, f"/api/v1/player/{grinder}/{REGION}/tanks?days=30", {"If-None-Match": etag}
+    )
+    assert response.code == 304
+
+    # A player who quit before the tracking began: periods of no battles say so.
+    response, body = await get(http_client, base_url, f"/api/v1/player/{cast['quit']}/{REGION}/history?days=30")
+    assert response.code == 200, body
+    for key in ("7d", "30d"):
+        period = body["data"]["deltas"][key]["period"]
+        assert period["battles"] == 0 and period["wins"] == 0
+        assert all(period[k] is None for k in ("win_rate", "avg_damage", "wn8", "wn7", "efficiency")), period
+    assert body["data"]["deltas"]["recent_1000"] is None
+    response, body = await get(http_client, base_url, f"/api/v1/player/{cast['quit']}/{REGION}/tanks")
+    assert response.code == 200 and body["data"]["period"]["battles"] == 0
+    assert all(row["period"]["battles"] == 0 for row in body["data"]["tanks"]) and body["data"]["tanks"]
+
+
+@pytest.mark.gen_test(timeout=300)
+async def test_tanks_and_search_answer_bad_input_and_unknown_players_clearly(
+    http_client, base_url, tracked, cast, upstream_sim
+):
+    ordinary = cast["ordinary"][0]
+    untracked = existing_accounts(REGION, 1, start=500_010_000)[0]  # in the simulator's searchable range
+    response, body = await get(http_client, base_url, f"/api/v1/player/{untracked}/{REGION}/tanks")
+    assert response.code == 404 and body["error"]["code"] == "no_history"
+    for days in ("0", str(TANKS.params[-1].maximum + 1), "abc", "7&days=8"):
+        response, body = await get(http_client, base_url, f"/api/v1/player/{ordinary}/{REGION}/tanks?days={days}")
+        assert response.code == 400 and body["error"]["code"] == "invalid_days", days
+    response, body = await get(http_client, base_url, f"/api/v1/player/0/{REGION}/tanks")
+    assert response.code == 400 and body["error"]["code"] == "invalid_account_id"
+    response, body = await get(http_client, base_url, f"/api/v1/player/{ordinary}/xx/tanks")
+    assert response.code == 400 and body["error"]["code"] == "invalid_region"
+
+    # Search: a tracked player by any-case prefix of the nickname, without asking the upstream.
+    name = nickname(REGION, ordinary)
+    prefix = name[:5].swapcase()
+    response, body = await get(http_client, base_url, f"/api/v1/players?search={prefix}&region={REGION}")
+    assert response.code == 200, body
+    data = body["data"]
+    assert data["source"] == "tracked" and data["search"] == prefix and data["region"] == REGION
+    assert {"account_id": ordinary, "nickname": name, "region": REGION, "tracked": True} in data["results"]
+    assert all(row["nickname"].lower().startswith(prefix.lower()) for row in data["results"])
+
+    # A prefix no tracked account has: the simulator's account/list answers (one live lookup).
+    outsider = nickname(REGION, untracked)
+    assert not any(
+        nickname(REGION, a).lower().startswith(outsider.lower())
+        for a in [*cast["grinders"], cast["quit"], *cast["ordinary"]]
+    )
+    response, body = await get(http_client, base_url, f"/api/v1/players?search={outsider}&region={REGION}")
+    assert response.code == 200, body
+    assert body["data"]["source"] == "upstream"
+    assert 0 < len(body["data"]["results"]) <= SEARCH_RESULTS
+    assert all(row["tracked"] is False and row["region"] == REGION for row in body["data"]["results"])
+    assert any(row["account_id"] == untracked for row in body["data"]["results"]), body
+
+    for query in ("search=ab", "search=" + "a" * 25, "search=a-b", "search=abc&search=abd", "", "search="):
+        response, body = await get(http_client, base_url, f"/api/v1/players?{query}")
+        assert response.code == 400 and body["error"]["code"] == "invalid_search", query
+    response, body = await get(http_client, base_url, "/api/v1/players?search=abc&region=xx")
+    assert response.code == 400 and body["error"]["code"] == "invalid_region"
+
+
+@pytest.mark.gen_test(timeout=60)
+async def test_new_error_codes_are_in_the_index_and_the_openapi_document(http_client, base_url):
+    _, index = await get(http_client, base_url, "/api/v1")
+    _, document = await get(http_client, base_url, "/api/v1/openapi.json")
+    listed = ujson.dumps(index["data"])
+    for endpoint in (TANKS, PLAYER_SEARCH):
+        assert endpoint in CATALOGUE
+        entry = next(e for e in index["data"]["endpoints"] if e["name"] == endpoint.name)
+        assert entry["path"].endswith(endpoint.path)
+        operation = document["paths"][endpoint.path]["get"]  # paths are relative to servers[0]
+        responses = [
+            document["components"]["responses"][r["$ref"].rsplit("/", 1)[1]] if "$ref" in r else r
+            for r in operation["responses"].values()
+        ]
+        documented = ujson.dumps(responses)
+        for code in endpoint.error_codes:
+            assert f'"{code}"' in listed, code
+            assert code in documented, (endpoint.name, code)
+    assert "invalid_search" in PLAYER_SEARCH.error_codes
