@@ -43,6 +43,22 @@ def upstream_sim():
         proc.wait(10)
 
 
+@pytest.fixture(scope="session")
+def fast_upstream_sim():
+    """A second simulator with a quota high enough for weeks of tracker passes in seconds
+    (tests/helpers.py seed_tracking); the service under test keeps `upstream_sim`."""
+    port = free_port()
+    cmd = [sys.executable, "-m", "scripts.upstream_sim", "--port", str(port), "--rps", "200"]
+    cmd += ["--expected-values", str(EXPECTED_VALUES_FILE)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=str(ROOT))
+    try:
+        wait_for_port(port, proc=proc)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
 @pytest.fixture
 def app_overrides():
     """Config overrides for `app`; a test module redefines this fixture to change them."""

@@ -49,6 +49,26 @@ def make_config(**overrides):
     return dataclasses.replace(Config(), **fields)
 
 
+def seed_tracking(io_loop, app, sim_url: str, accounts: dict[str, list[int]], days: int) -> float:
+    """`days` days of the tracker's pass over `accounts`, ending now, into the app's database
+    (the demo's seeding code: the service's own tracker on a clock travelling through the days,
+    against the simulator at `sim_url`). Returns the `now` it ended at."""
+    from server.demo import seed_player_history
+    from server.upstream import UpstreamClient
+    from server.upstream_budget import UpstreamBudget
+
+    services, store = app.settings["services"], app.settings["store"]
+    upstream = UpstreamClient("seed-test", base_url=sim_url, budget=UpstreamBudget(200, hold_first_window=False))
+    now = time.time()
+    try:
+        io_loop.run_sync(
+            lambda: seed_player_history(store, upstream, services.ratings_source, accounts, days, now), timeout=240
+        )
+    finally:
+        upstream.close()
+    return now
+
+
 def build_app(io_loop, uri: str, db_name: str, **config_overrides):
     """The real application over a real database, built inside the test's loop."""
     from server.bootstrap import get_application

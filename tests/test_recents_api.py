@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import subprocess
-import sys
-import time
 
 import pytest
 import ujson
@@ -14,12 +11,9 @@ from tornado.httpclient import HTTPRequest
 from scripts.upstream_sim.ids import existing_accounts, nickname
 from scripts.upstream_sim.world import World
 from server.catalogue import CATALOGUE, PLAYER_SEARCH, SEARCH_RESULTS, TANKS
-from server.demo import seed_player_history
 from server.tracker import day_start, utc_day
-from server.upstream import UpstreamClient
-from server.upstream_budget import UpstreamBudget
 from store.tanks import COUNTERS
-from tests.helpers import EXPECTED_VALUES_FILE, ROOT, free_port, wait_for_port
+from tests.helpers import EXPECTED_VALUES_FILE, seed_tracking
 
 DAYS = 42  # of tracking, ending today
 REGION = "eu"
@@ -28,21 +22,6 @@ REGION = "eu"
 @pytest.fixture(scope="module")
 def world():
     return World(expected_values=EXPECTED_VALUES_FILE, profile_cache=10_000)
-
-
-@pytest.fixture(scope="module")
-def seed_sim():
-    """A simulator of our own with a quota that lets six weeks of passes run in seconds."""
-    port = free_port()
-    cmd = [sys.executable, "-m", "scripts.upstream_sim", "--port", str(port), "--rps", "200"]
-    cmd += ["--expected-values", str(EXPECTED_VALUES_FILE)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=str(ROOT))
-    try:
-        wait_for_port(port, proc=proc)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(10)
 
 
 @pytest.fixture(scope="module")
@@ -79,19 +58,10 @@ def _truth(world, account_id, day, now=None):
 
 
 @pytest.fixture
-def tracked(io_loop, app, seed_sim, cast):
-    """The app's database after DAYS days of the tracker's pass over the cast (the demo's seeding
-    code: the same tracker the service runs, on a clock travelling through the days)."""
-    services = app.settings["services"]
-    store = app.settings["store"]
-    upstream = UpstreamClient("recents-test", base_url=seed_sim, budget=UpstreamBudget(200, hold_first_window=False))
-    now = time.time()
+def tracked(io_loop, app, fast_upstream_sim, cast):
+    """The app's database after DAYS days of the tracker's pass over the cast."""
     ids = [*cast["grinders"], cast["quit"], *cast["ordinary"]]
-    io_loop.run_sync(
-        lambda: seed_player_history(store, upstream, services.ratings_source, {REGION: ids}, DAYS, now), timeout=240
-    )
-    upstream.close()
-    return now
+    return seed_tracking(io_loop, app, fast_upstream_sim, {REGION: ids}, DAYS)
 
 
 async def get(http_client, base_url, path, headers=None):

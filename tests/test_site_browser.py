@@ -8,6 +8,7 @@ the browser fetches. Screenshots go to tests/artifacts/ (git-ignored).
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import os
 import re
@@ -913,3 +914,108 @@ async def test_no_history_answers_are_clear_messages(
         assert await page.locator("#tank-period button[data-days='90']").get_attribute("aria-pressed") == "true"
         await page.screenshot(path=str(artifacts_dir / "site-player-no-history.png"), full_page=True)
         assert only_failed_loads(browser.errors, {404}) == [], browser.errors
+
+
+# --- on real tracked data -------------------------------------------------------------------
+def num(value) -> str:
+    """A number as the site's Intl.NumberFormat('en', {maximumFractionDigits: 2}) writes it."""
+    return f"{value:,.2f}".rstrip("0").rstrip(".")
+
+
+@pytest.fixture
+def tracked_grinder(io_loop, app, fast_upstream_sim):
+    """Six weeks of the real tracker's passes over a grinder (hundreds of battles a week, so
+    every recents period has battles and the last 1,000 are in reach) and two other players."""
+    from scripts.upstream_sim.ids import existing_accounts
+    from scripts.upstream_sim.world import World
+    from tests.helpers import EXPECTED_VALUES_FILE, seed_tracking
+
+    world = World(expected_values=EXPECTED_VALUES_FILE, profile_cache=1_000)
+    candidates = existing_accounts("eu", 400, start=500_400_000)
+    grinder = next(a for a in candidates if world.profile("eu", a).grinder)
+    others = [a for a in candidates if a != grinder][:2]
+    seed_tracking(io_loop, app, fast_upstream_sim, {"eu": [grinder, *others]}, 42)
+    return grinder
+
+
+@pytest.mark.gen_test(timeout=180)
+async def test_search_recents_and_tanks_on_real_tracked_data(
+    app, http_client, base_url, http_port, async_playwright, chromium_path, artifacts_dir, tracked_grinder
+):
+    """Nothing hand-built: the tracker's records over six weeks, the real /players, /history
+    and /tanks. A user types the start of a nickname, picks the player and reads the same
+    figures the API answers."""
+    from scripts.upstream_sim.ids import nickname
+
+    player = tracked_grinder
+    name = nickname("eu", player)
+    # Opening the player view looks the profile up; a live lookup is also today's visit and
+    # writes today's records. Do it first and let that write land, so the page and this test
+    # read the same records.
+    response, _ = await get_json(http_client, base_url, f"/api/v1/player/{player}/eu")
+    assert response.code == 200
+    tags = []
+    while len(tags) < 2 or tags[-1] != tags[-2]:  # until the background write has landed
+        assert len(tags) < 10, tags
+        await asyncio.sleep(1)
+        response, _ = await get_json(http_client, base_url, f"/api/v1/player/{player}/eu/tanks?days=30")
+        tags.append(response.headers.get("ETag"))
+    _, history = await get_json(http_client, base_url, f"/api/v1/player/{player}/eu/history?days=90")
+    deltas = history["data"]["deltas"]
+    _, tanks = await get_json(http_client, base_url, f"/api/v1/player/{player}/eu/tanks?days=30")
+    rows = tanks["data"]["tanks"]
+    assert all(deltas[key]["period"]["battles"] > 0 for key in ("7d", "30d")) and rows
+    tank_requests: list[str] = []
+
+    async with Browser(async_playwright, chromium_path) as browser:
+        page = await browser.page()
+        page.on("request", lambda r: "/tanks?" in r.url and tank_requests.append(r.url.rsplit("=", 1)[1]))
+        await page.goto(site_url(http_port))
+        await wait_ready(page)
+        box = page.locator("#search-input")
+        await box.fill(name[:4].lower())
+        option = page.locator("#search-results [role=option]", has_text=name)
+        await option.wait_for()
+        assert "tracked" in await option.inner_text()
+        await option.click()
+        await page.wait_for_function(f"location.hash === '#player/eu/{player}'")
+
+        # The recents panel shows the API's period figures.
+        for key in ("7d", "30d", "90d", "recent_1000"):
+            period = deltas[key]["period"] if key != "recent_1000" else deltas[key]
+            card = page.locator(f"#player-recents section.recent[data-period='{key}']")
+            await card.wait_for()
+            if period is None:
+                assert "Not enough data yet" in await card.inner_text(), key
+                continue
+            value = lambda field: card.locator(f".fig[data-field={field}] dd")  # noqa: E731
+            assert await value("battles").inner_text() == num(period["battles"]), key
+            assert await value("wn8").inner_text() == num(period["wn8"]), key
+            assert await value("wn7").inner_text() == num(period["wn7"]), key
+            assert await value("efficiency").inner_text() == num(period["efficiency"]), key
+        assert deltas["recent_1000"] is not None and deltas["recent_1000"]["battles"] >= 1000
+
+        # The tank table lists /tanks' rows, most period battles first, with period WN8.
+        await page.locator("#tank-table").wait_for()
+        assert await page.locator("#tank-table tbody tr").count() == len(rows)
+        assert await column(page, "period_battles") == [num(r["period"]["battles"]) for r in rows]
+        assert await column(page, "period_wn8") == [
+            num(r["period"]["wn8"]) if r["period"]["wn8"] is not None else "—" for r in rows
+        ]
+        await page.click("#tank-table button.sort[data-sort=tier]")
+        tiers = [int(t) for t in await column(page, "tier")]
+        assert tiers == sorted(tiers, reverse=True) and len(set(tiers)) > 1
+
+        # Another period asks the API again.
+        await page.click("#tank-period button[data-days='7']")
+        await page.wait_for_function(
+            "document.querySelector('#player-tanks .tank-summary')?.textContent.includes('7 days')"
+        )
+        assert tank_requests == ["30", "7"]
+
+        # The chart plots each period's WN8.
+        await page.click("button.seg[data-metric='period_wn8']")
+        for cls in ("s-p7", "s-p30", "s-p90", "s-p1000"):
+            await page.locator(f"#player-chart .series.{cls} path.line").wait_for(state="attached")
+        await page.screenshot(path=str(artifacts_dir / "site-real-recents.png"), full_page=True)
+        assert browser.errors == [], browser.errors
