@@ -7,10 +7,9 @@
 (function () {
   const API = '/api/v1';
   const HISTORY_DAYS = 90;
-  const ONLINE_DAYS = [7, 30, 90, 400];
+  const ONLINE_DAY_PRESETS = [7, 30, 90];   // plus the index's maximum for days (a UI choice)
   const RATINGS_REFRESH_DELAY = 3;   // seconds before re-fetching a live-fetched profile
   const RATINGS_AUTO_REFRESHES = 4;  // automatic attempts before leaving it to the button
-  const SEARCH_RE = /^[A-Za-z0-9_]{3,24}$/;   // the API's rule for ?search= (400 invalid_search otherwise)
   const SEARCH_DEBOUNCE_MS = 300;
   const TANK_DAYS = [7, 30, 90];
   const TANK_DAYS_DEFAULT = 30;
@@ -367,14 +366,18 @@
   /** An API error in plain words first (when the code is a known one), then the API's own code and message. */
   const PLAIN_ERRORS = {
     no_history: 'Nothing has been recorded for this player yet: the history starts with the first look-up and grows by one snapshot a day.',
-    invalid_search: 'The API did not accept this search: a nickname search is 3 to 24 letters, digits or underscores.',
+    invalid_search: () => {
+      const rule = searchRule();
+      return `The API did not accept this search: a nickname search is ${rule.min} to ${rule.max} letters, digits or underscores.`;
+    },
     rate_limited: 'Too many requests from this address for the moment; the API says how long to wait.',
     network_error: 'The API could not be reached; check the connection and try again.',
   };
 
   function explainedError(result, retry, plain) {
     const code = result.error && result.error.code;
-    const text = plain || PLAIN_ERRORS[code]
+    const known = PLAIN_ERRORS[code];
+    const text = plain || (typeof known === 'function' ? known() : known)
       || (result.status === 503 ? 'The service or its data source is unavailable for the moment; please try again shortly.' : null);
     const box = errorBox(result, retry);
     if (text) box.insertBefore(h('p', { class: 'error-plain' }, text), box.children[1] || null);
@@ -576,6 +579,28 @@
     select.value = value;
   }
 
+  // A parameter as the index describes it (bounds, lengths, pattern), or null before it loads.
+  function indexParam(endpointName, paramName) {
+    const endpoints = state.index && Array.isArray(state.index.endpoints) ? state.index.endpoints : [];
+    const endpoint = endpoints.find((e) => e && e.name === endpointName);
+    const params = endpoint && Array.isArray(endpoint.parameters) ? endpoint.parameters : [];
+    return params.find((p) => p && p.name === paramName) || null;
+  }
+
+  function onlineDays() {
+    const max = (indexParam('online_history', 'days') || {}).maximum;
+    if (!Number.isInteger(max)) return ONLINE_DAY_PRESETS;
+    return ONLINE_DAY_PRESETS.filter((d) => d < max).concat([max]);
+  }
+
+  // The API's rule for ?search= (else 400 invalid_search), from the index: lengths and pattern.
+  function searchRule() {
+    const p = indexParam('search', 'search') || {};
+    let re = null;
+    try { re = p.pattern ? new RegExp(p.pattern) : null; } catch (e) { re = null; }
+    return { min: Number.isInteger(p.minLength) ? p.minLength : 1, max: Number.isInteger(p.maxLength) ? p.maxLength : Infinity, re };
+  }
+
   function fillForms() {
     document.querySelectorAll('select[data-options]').forEach((select) => {
       const kind = select.dataset.options;
@@ -583,7 +608,7 @@
       else if (kind === 'regions-any') setOptions(select, [''].concat(state.regions), (v) => (v === '' ? 'Any region' : label(v)));
       else if (kind === 'regions-all') setOptions(select, ['all'].concat(state.regions), (v) => (v === 'all' ? 'All regions' : label(v)));
       else if (kind === 'games') setOptions(select, state.games, (v) => `${label(v)} (${v})`);
-      else if (kind === 'days') setOptions(select, ONLINE_DAYS.map(String), (v) => `${v} days`);
+      else if (kind === 'days') setOptions(select, onlineDays().map(String), (v) => `${v} days`);
     });
     const fp = $('#form-player');
     if (!fp.elements.id.value) { fp.elements.id.value = state.demo.player.id; fp.elements.region.value = state.demo.player.region; }
@@ -1399,15 +1424,16 @@
     search.shown = key;
     const token = takeToken('search');
     if (!text) { clearSearchResults(); $('#search-status').replaceChildren(); return; }
-    const bad = text.match(/[^A-Za-z0-9_]/);
-    if (bad || text.length > 24) {
+    const rule = searchRule();
+    const bad = rule.re ? [...text].find((ch) => !rule.re.test(ch)) : undefined;
+    if (bad !== undefined || text.length > rule.max) {
       clearSearchResults();
-      searchMessage(bad
-        ? `“${bad[0]}” cannot be part of a nickname: a search is 3 to 24 letters (A–Z), digits or underscores.`
-        : 'A nickname has at most 24 characters.', 'invalid');
+      searchMessage(bad !== undefined
+        ? `“${bad}” cannot be part of a nickname: a search is ${rule.min} to ${rule.max} letters (A–Z), digits or underscores.`
+        : `A nickname has at most ${rule.max} characters.`, 'invalid');
       return;
     }
-    if (!SEARCH_RE.test(text)) { clearSearchResults(); searchMessage('Type at least 3 characters of the nickname.', 'short'); return; }
+    if (text.length < rule.min) { clearSearchResults(); searchMessage(`Type at least ${rule.min} characters of the nickname.`, 'short'); return; }
     $('#search-status').replaceChildren(loading(`Searching for “${text}”…`));
     const q = new URLSearchParams({ search: text });
     if (region) q.set('region', region);

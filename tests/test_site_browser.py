@@ -131,6 +131,15 @@ async def test_page_renders_the_live_index_without_console_errors(
         await page.wait_for_timeout(300)
         assert browser.errors == [], browser.errors
 
+        # Limits come from the index, not from the page: the longest online history offered is
+        # the index's maximum for days.
+        online = next(e for e in endpoints if e["name"] == "online_history")
+        longest = next(p for p in online["parameters"] if p["name"] == "days")["maximum"]
+        offered = await page.locator("#form-online select[name=days] option").evaluate_all(
+            "options => options.map(o => Number(o.value))"
+        )
+        assert offered[-1] == longest and all(d < longest for d in offered[:-1])
+
         # Every endpoint of the index, with its own limit, cache age and parameters.
         for endpoint in endpoints:
             card = page.locator(f"#endpoint-{endpoint['name']}")
@@ -420,10 +429,9 @@ async def test_rate_limited_view_shows_a_live_countdown(
 
 # --------------------------------------------------------------------------------------------
 # Issue 15, item 4: nickname search, recents panel, per-tank table, period WN8 on the chart.
-# GET /players?search= and GET /player/{id}/{region}/tanks are being wired while these tests
-# are written, and the per-tank records behind deltas.*.period / deltas.recent_1000 need the
-# tracker's daily per-tank fetches; so those answers are hand-built (page.route) with known
-# figures, shaped exactly as the contract states. Everything else is the real app.
+# The hand-built answers (page.route) below give the site known figures, periods without data
+# and every error answer, to check its formatting and messages exactly; the last test of the
+# file reads real answers over six weeks of real tracking.
 
 SECOND_PLAYER = 500000002
 FAILED_LOAD = re.compile(r"^console: Failed to load resource: the server responded with a status of (\d+)")
@@ -472,9 +480,8 @@ async def test_nickname_search_lists_players_and_picking_one_opens_the_player_vi
     app, http_client, upstream_sim, http_port, async_playwright, chromium_path, artifacts_dir
 ):
     """Real: the site, the index and the picked players' profiles (live-fetched from the
-    simulator). Hand-built: the answers of GET /players?search= (the endpoint is being wired
-    concurrently), including its 400 invalid_search, 429 with Retry-After and 503 answers:
-    the page's own check matches the API's rule, so only a served answer can show the API's
+    simulator). Hand-built: the answers of GET /players?search= (known results), including
+    its 400 invalid_search, 429 with Retry-After and 503 answers: the page's own check matches the API's rule, so only a served answer can show the API's
     400 on the page."""
     nickname = await sim_nickname(http_client, upstream_sim, DEMO_PLAYER)
     second = await sim_nickname(http_client, upstream_sim, SECOND_PLAYER)
@@ -730,8 +737,8 @@ async def test_recents_panel_tank_table_and_period_wn8_chart(
 ):
     """Real: the site, the index and the player's profile (live-fetched from the simulator).
     Hand-built: GET .../history (so its deltas carry known `period` figures and `recent_1000`,
-    which need per-tank records the tracker has not fetched in a test) and GET .../tanks (being
-    wired concurrently), both shaped as the contract states."""
+    which need per-tank records the tracker has not fetched in a test) and GET .../tanks with known
+    figures, both shaped as the contract states."""
     today = dt.datetime.now(dt.UTC).date()
     day = lambda back: (today - dt.timedelta(days=back)).isoformat()  # noqa: E731
     full = {
@@ -883,7 +890,7 @@ async def test_no_history_answers_are_clear_messages(
 ):
     """Real: the site, the index and the profile. Hand-built: the 404 no_history answers of
     GET .../history and GET .../tanks (a live-fetched profile always stores a snapshot, so
-    the real history has one; the tanks endpoint is being wired concurrently)."""
+    the real history has one)."""
     message = "No history has been recorded for this player yet."
 
     async def no_history(route):
