@@ -265,6 +265,61 @@ async def test_two_processes_share_the_pass_and_a_dead_ones_slices_finish_the_sa
     assert utc_day(clock()) == day  # finished the same day
 
 
+@pytest.mark.gen_test(timeout=180)
+async def test_a_killed_processs_slices_are_finished_the_same_day_by_another(
+    store, fast_sim, world, mongo_uri, db_name
+):
+    """A real process (tests/tracker_child.py) works the day's pass until it has had one batch of
+    account/info answered, then is killed with SIGKILL while it holds claims. Guaranteed: what it
+    marked visited is never visited again that day; its claims stop being renewed, so once their
+    ttl has passed another process takes them over and finishes every slice the same UTC day, each
+    account visited exactly once across the two."""
+    accounts = accounts_to_track()
+    day = days_from(FIRST_DAY, 1)[0]
+    at = due_at(day, SLICES - 1) + 60  # every slice of the day is due
+    clock = ManualClock(at)
+    await track_all(store, accounts, until=at + 400 * 86400, now=at)
+    cmd = [sys.executable, "-m", "tests.tracker_child", "--mongodb-uri", mongo_uri, "--db-name", db_name]
+    cmd += ["--sim", fast_sim, "--at", str(at), "--block-after", "3"]
+    child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=str(ROOT))
+    answered: list[tuple[str, int]] = []
+    loop = asyncio.get_running_loop()
+    try:
+        while True:
+            line = await asyncio.wait_for(loop.run_in_executor(None, child.stdout.readline), 60)
+            assert line, "the child exited before it blocked"
+            words = line.split()
+            if words[0] == "answered":
+                answered += [(words[1], int(a)) for a in words[2:]]
+            if words[0] == "blocked":
+                break
+        await asyncio.sleep(1.0)  # the answered batches' writes and visit marks land
+        held = [
+            doc for doc in await store.tracked.day_slices(day) if doc["owner"] == "child" and not doc.get("finished")
+        ]
+        assert held, "the child holds no unfinished claim at its death"
+    finally:
+        child.kill()  # SIGKILL: no release, no renewal
+        child.wait(10)
+    assert child.returncode == -9
+    marked = {(r, a) for r, a in accounts if ((await store.tracked.get(r, a)) or {}).get("last_visit_day") == day}
+    assert marked and marked <= set(answered)  # it visited some accounts before it died
+
+    survivor, recording = make_tracker(store, fast_sim, clock, world, "survivor", claim_ttl=60)
+    await survivor.tick()  # the dead process's claims are still fresh: left alone
+    finished = await store.tracked.finished_slices(day)
+    assert not finished & {doc["slice"] for doc in held}
+    clock.set(at + 61)  # not renewed for longer than the ttl: taken over
+    await survivor.tick()
+    assert await store.tracked.finished_slices(day) == set(range(SLICES))
+    assert utc_day(clock()) == day  # the same UTC day
+    again = set(recording.info[day])
+    assert not again & marked  # what the dead process marked is not visited twice
+    assert sorted(recording.info[day]) == sorted(set(accounts) - marked)  # the rest exactly once
+    for region, account_id in accounts:
+        assert ((await store.tracked.get(region, account_id)) or {}).get("last_visit_day") == day
+
+
 @pytest.mark.gen_test(timeout=120)
 async def test_live_lookups_are_not_queued_behind_the_pass_and_are_tracked(app, http_client, base_url, upstream_sim):
     """The real service at the tests' 10 requests/s: while the pass saturates its share of the
