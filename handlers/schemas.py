@@ -6,7 +6,7 @@ from server.catalogue import CATALOGUE, SEARCH_RESULTS
 from server.config import API_VERSION
 from server.errors import ERROR_CODES
 from server.ratings import wn8_color
-from server.recents import ROW_COUNTERS
+from server.recents import ROW_COUNTERS, SUMMARY_FIGURES
 from server.tracker import SPEND_KEYS
 from store.constants import GAMES, REGIONS
 
@@ -55,6 +55,28 @@ def schema_components(index: dict) -> dict:
     date = {"type": "string", "format": "date", "pattern": DATE_PATTERN, "description": "UTC calendar day."}
     region = {"type": "string", "enum": list(REGIONS)}
     member_ref = obj({"account_id": {"type": "integer"}, "name": nullable("string")})
+    period_figures = obj(
+        {
+            "from": date,
+            "to": date,
+            "battles": {"type": "integer", "minimum": 0, "description": "Battles played in the period."},
+            "wins": {"type": "integer", "minimum": 0},
+            "win_rate": number_or_null,
+            "avg_damage": number_or_null,
+            "avg_frags": number_or_null,
+            "avg_spotted": number_or_null,
+            "avg_defence": nullable("number", description="Dropped capture points per battle."),
+            "avg_xp": number_or_null,
+            "survival_rate": number_or_null,
+            "hit_rate": number_or_null,
+            "average_tier": nullable("number", description="Battle-weighted over the period's battles."),
+            "wn8": nullable("number", description="XVM WN8 over the per-tank differences of the period."),
+            "wn7": number_or_null,
+            "efficiency": number_or_null,
+        },
+        description="The ratings of the battles played between two days, from per-tank records; "
+        "battles 0 and null rates when nothing was played.",
+    )
 
     schemas = {
         "Meta": obj(
@@ -173,28 +195,7 @@ def schema_components(index: dict) -> dict:
             },
             description="Career totals as of the snapshot of that UTC day.",
         ),
-        "PeriodFigures": obj(
-            {
-                "from": date,
-                "to": date,
-                "battles": {"type": "integer", "minimum": 0, "description": "Battles played in the period."},
-                "wins": {"type": "integer", "minimum": 0},
-                "win_rate": number_or_null,
-                "avg_damage": number_or_null,
-                "avg_frags": number_or_null,
-                "avg_spotted": number_or_null,
-                "avg_defence": nullable("number", description="Dropped capture points per battle."),
-                "avg_xp": number_or_null,
-                "survival_rate": number_or_null,
-                "hit_rate": number_or_null,
-                "average_tier": nullable("number", description="Battle-weighted over the period's battles."),
-                "wn8": nullable("number", description="XVM WN8 over the per-tank differences of the period."),
-                "wn7": number_or_null,
-                "efficiency": number_or_null,
-            },
-            description="The ratings of the battles played between two days, from per-tank records; "
-            "battles 0 and null rates when nothing was played.",
-        ),
+        "PeriodFigures": period_figures,
         "HistoryDelta": obj(
             {
                 "from": date,
@@ -249,16 +250,7 @@ def schema_components(index: dict) -> dict:
                 "to": date,
                 "expected_values_version": nullable("string"),
                 "period": obj(
-                    {
-                        "battles": {"type": "integer", "minimum": 0},
-                        "wins": {"type": "integer", "minimum": 0},
-                        "win_rate": number_or_null,
-                        "avg_damage": number_or_null,
-                        "average_tier": number_or_null,
-                        "wn8": number_or_null,
-                        "wn7": number_or_null,
-                        "efficiency": number_or_null,
-                    },
+                    {key: period_figures["properties"][key] for key in SUMMARY_FIGURES},
                     description="The whole period over all tanks (as the history delta over the same days).",
                 ),
                 "tanks": array(

@@ -122,9 +122,6 @@ class PeriodService:
             "from": from_day,
             "to": to_day,
             "expected_values_version": expected.version if expected is not None else None,
-            "period": {
-                key: figures[key]
-                for key in ("battles", "wins", "win_rate", "avg_damage", "average_tier", "wn8", "wn7", "efficiency")
-            },
+            "period": {key: figures[key] for key in recents.SUMMARY_FIGURES},
             "tanks": recents.tank_rows(start, end, expected, vehicles),
         }

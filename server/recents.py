@@ -23,6 +23,8 @@ PERIOD_COUNTERS = (
 )
 # The raw counters a tanks-endpoint row shows for the period (callers compute their own figures).
 ROW_COUNTERS = PERIOD_COUNTERS[:9]
+# The whole-period figures the tanks endpoint shows beside its rows (a subset of figures_of's).
+SUMMARY_FIGURES = ("battles", "wins", "win_rate", "avg_damage", "average_tier", "wn8", "wn7", "efficiency")
 # Counters that can never exceed the battles they were counted in.
 _AT_MOST_BATTLES = ("wins", "survived_battles")
 
