@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import uuid
 
 import pytest
 
-from tests.helpers import EXPECTED_VALUES_FILE, ROOT, build_app, free_port, wait_for_port
+from tests.helpers import ROOT, build_app, simulator
 
 
 @pytest.fixture(scope="session")
@@ -29,34 +27,17 @@ def db_name():
 
 @pytest.fixture(scope="session")
 def upstream_sim():
-    """The upstream simulator as a child process, talked to over real HTTP."""
-    port = free_port()
-    cmd = [sys.executable, "-m", "scripts.upstream_sim", "--port", str(port), "--rps", "10"]
-    if EXPECTED_VALUES_FILE.exists():
-        cmd += ["--expected-values", str(EXPECTED_VALUES_FILE)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=str(ROOT))
-    try:
-        wait_for_port(port, proc=proc)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(10)
+    """The upstream simulator as a child process at a real application_id's 10 requests/s."""
+    with simulator(10) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")
 def fast_upstream_sim():
     """A second simulator with a quota high enough for weeks of tracker passes in seconds
     (tests/helpers.py seed_tracking); the service under test keeps `upstream_sim`."""
-    port = free_port()
-    cmd = [sys.executable, "-m", "scripts.upstream_sim", "--port", str(port), "--rps", "200"]
-    cmd += ["--expected-values", str(EXPECTED_VALUES_FILE)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=str(ROOT))
-    try:
-        wait_for_port(port, proc=proc)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(10)
+    with simulator(200) as url:
+        yield url
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from server.recents import (
     tank_differences,
     tank_rows,
 )
-from tests.helpers import EXPECTED_VALUES_FILE, VEHICLES_FILE
+from tests.helpers import EXPECTED_VALUES_FILE, VEHICLES_FILE, xvm_wn8
 
 NOW = 1_750_000_000  # 2025-06-15
 MONTH = 30 * 86400
@@ -65,46 +65,6 @@ def active_month(world: World, raw_table: dict) -> tuple[dict, dict]:
 
 
 # --- the published formulas, written out independently of server/ratings.py ---------------
-
-
-def xvm_wn8(start: dict, end: dict, raw_table: dict) -> float:
-    """XVM's account WN8 over the per-tank differences: sums of actual and expected values over the
-    tanks present in the table (others left out of both sums), then the normalised ratios."""
-    act = {"dmg": 0.0, "spot": 0.0, "frag": 0.0, "def": 0.0, "win": 0.0}
-    exp = {"dmg": 0.0, "spot": 0.0, "frag": 0.0, "def": 0.0, "win": 0.0}
-    for tank_id, after in end.items():
-        before = start.get(tank_id, {})
-        battles = after["battles"] - before.get("battles", 0)
-        row = raw_table.get(tank_id)
-        if battles <= 0 or row is None:
-            continue
-        act["dmg"] += after["damage_dealt"] - before.get("damage_dealt", 0)
-        act["spot"] += after["spotted"] - before.get("spotted", 0)
-        act["frag"] += after["frags"] - before.get("frags", 0)
-        act["def"] += after["dropped_capture_points"] - before.get("dropped_capture_points", 0)
-        act["win"] += after["wins"] - before.get("wins", 0)
-        exp["dmg"] += battles * float(row["expDamage"])
-        exp["spot"] += battles * float(row["expSpot"])
-        exp["frag"] += battles * float(row["expFrag"])
-        exp["def"] += battles * float(row["expDef"])
-        exp["win"] += battles * float(row["expWinRate"]) / 100.0
-    r_damage = act["dmg"] / exp["dmg"]
-    r_spot = act["spot"] / exp["spot"]
-    r_frag = act["frag"] / exp["frag"]
-    r_def = act["def"] / exp["def"]
-    r_win = act["win"] / exp["win"]
-    r_win_c = max(0.0, (r_win - 0.71) / (1 - 0.71))
-    r_damage_c = max(0.0, (r_damage - 0.22) / (1 - 0.22))
-    r_frag_c = max(0.0, min(r_damage_c + 0.2, (r_frag - 0.12) / (1 - 0.12)))
-    r_spot_c = max(0.0, min(r_damage_c + 0.1, (r_spot - 0.38) / (1 - 0.38)))
-    r_def_c = max(0.0, min(r_damage_c + 0.1, (r_def - 0.10) / (1 - 0.10)))
-    return (
-        980 * r_damage_c
-        + 210 * r_damage_c * r_frag_c
-        + 155 * r_frag_c * r_spot_c
-        + 75 * r_def_c * r_frag_c
-        + 145 * min(1.8, r_win_c)
-    )
 
 
 def period_totals(start: dict, end: dict) -> dict:

@@ -13,7 +13,7 @@ from scripts.upstream_sim.world import World
 from server.catalogue import CATALOGUE, PLAYER_SEARCH, SEARCH_RESULTS, TANKS
 from server.tracker import day_start, utc_day
 from store.tanks import COUNTERS
-from tests.helpers import EXPECTED_VALUES_FILE, seed_tracking
+from tests.helpers import EXPECTED_VALUES_FILE, seed_tracking, xvm_wn8
 
 DAYS = 42  # of tracking, ending today
 REGION = "eu"
@@ -73,45 +73,6 @@ async def get(http_client, base_url, path, headers=None):
 def _expected_table():
     rows = ujson.loads(EXPECTED_VALUES_FILE.read_bytes())["data"]
     return {int(row["IDNum"]): row for row in rows}
-
-
-def xvm_wn8(start: dict, end: dict, table: dict) -> float | None:
-    """WN8 of the battles between two per-tank states, the XVM way, written out independently:
-    per-tank differences, tanks missing from the table skipped on both sides."""
-    damage = spot = frag = defence = wins = 0.0
-    exp_damage = exp_spot = exp_frag = exp_defence = exp_wins = 0.0
-    for tank_id, after in end.items():
-        before = start.get(tank_id, {})
-        battles = after["battles"] - before.get("battles", 0)
-        if battles <= 0 or tank_id not in table:
-            continue
-        row = table[tank_id]
-        damage += after["damage_dealt"] - before.get("damage_dealt", 0)
-        spot += after["spotted"] - before.get("spotted", 0)
-        frag += after["frags"] - before.get("frags", 0)
-        defence += after["dropped_capture_points"] - before.get("dropped_capture_points", 0)
-        wins += after["wins"] - before.get("wins", 0)
-        exp_damage += battles * row["expDamage"]
-        exp_spot += battles * row["expSpot"]
-        exp_frag += battles * row["expFrag"]
-        exp_defence += battles * row["expDef"]
-        exp_wins += battles * row["expWinRate"] / 100.0
-    if not exp_damage:
-        return None
-    r_damage, r_spot, r_frag = damage / exp_damage, spot / exp_spot, frag / exp_frag
-    r_defence, r_win = defence / exp_defence, wins / exp_wins
-    c_win = max(0.0, (r_win - 0.71) / (1 - 0.71))
-    c_damage = max(0.0, (r_damage - 0.22) / (1 - 0.22))
-    c_frag = max(0.0, min(c_damage + 0.2, (r_frag - 0.12) / (1 - 0.12)))
-    c_spot = max(0.0, min(c_damage + 0.1, (r_spot - 0.38) / (1 - 0.38)))
-    c_defence = max(0.0, min(c_damage + 0.1, (r_defence - 0.10) / (1 - 0.10)))
-    return (
-        980 * c_damage
-        + 210 * c_damage * c_frag
-        + 155 * c_frag * c_spot
-        + 75 * c_defence * c_frag
-        + 145 * min(1.8, c_win)
-    )
 
 
 @pytest.mark.gen_test(timeout=300)

@@ -20,7 +20,7 @@ from server.upstream import UpstreamClient
 from server.upstream_budget import UpstreamBudget
 from store.tanks import COUNTERS
 from store.tracker import SLICES, slice_of
-from tests.helpers import EXPECTED_VALUES_FILE, ROOT, free_port, sim, wait_for_port
+from tests.helpers import EXPECTED_VALUES_FILE, ROOT, sim, simulator
 
 FIRST_DAY = "2025-03-01"
 SIM_RPS = 100  # this module's own simulator: strict limits, a quota high enough for weeks in seconds
@@ -28,16 +28,8 @@ SIM_RPS = 100  # this module's own simulator: strict limits, a quota high enough
 
 @pytest.fixture(scope="module")
 def fast_sim():
-    port = free_port()
-    cmd = [sys.executable, "-m", "scripts.upstream_sim", "--port", str(port), "--rps", str(SIM_RPS)]
-    cmd += ["--expected-values", str(EXPECTED_VALUES_FILE)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=str(ROOT))
-    try:
-        wait_for_port(port, proc=proc)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(10)
+    with simulator(SIM_RPS) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

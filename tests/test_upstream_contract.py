@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 import time
 
 import pytest
@@ -27,13 +25,7 @@ from scripts.upstream_sim import (
     existing_clans,
     veteran_accounts,
 )
-from tests.helpers import (
-    EXPECTED_VALUES_FILE,
-    ROOT,
-    build_app,
-    free_port,
-    wait_for_port,
-)
+from tests.helpers import ROOT, build_app, simulator
 
 RPS = 10
 FIGURES: dict = {}
@@ -42,22 +34,13 @@ FIGURES: dict = {}
 @pytest.fixture(scope="module")
 def strict_sim():
     """A simulator as strict as the real API: 10 requests per second per application_id."""
-    port = free_port()
-    cmd = [sys.executable, "-m", "scripts.upstream_sim", "--port", str(port), "--rps", str(RPS)]
-    if EXPECTED_VALUES_FILE.exists():
-        cmd += ["--expected-values", str(EXPECTED_VALUES_FILE)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=str(ROOT))
-    try:
-        wait_for_port(port, proc=proc)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(10)
-        if FIGURES:
-            path = ROOT / "tests" / "artifacts"
-            path.mkdir(exist_ok=True)
-            (path / "upstream-contract.json").write_text(json.dumps(FIGURES, indent=2, sort_keys=True))
-            print("\nupstream contract figures:", json.dumps(FIGURES, indent=2, sort_keys=True))
+    with simulator(RPS) as url:
+        yield url
+    if FIGURES:
+        path = ROOT / "tests" / "artifacts"
+        path.mkdir(exist_ok=True)
+        (path / "upstream-contract.json").write_text(json.dumps(FIGURES, indent=2, sort_keys=True))
+        print("\nupstream contract figures:", json.dumps(FIGURES, indent=2, sort_keys=True))
 
 
 @pytest.fixture
