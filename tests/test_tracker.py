@@ -262,10 +262,13 @@ async def test_a_killed_processs_slices_are_finished_the_same_day_by_another(
     store, fast_sim, world, mongo_uri, db_name
 ):
     """A real process (tests/tracker_child.py) works the day's pass until it has had one batch of
-    account/info answered, then is killed with SIGKILL while it holds claims. Guaranteed: what it
-    marked visited is never visited again that day; its claims stop being renewed, so once their
-    ttl has passed another process takes them over and finishes every slice the same UTC day, each
-    account visited exactly once across the two."""
+    account/info answered, then is killed with SIGKILL while it holds claims. What the claim design
+    guarantees about its partial work: an account it marked visited (the mark lands after its
+    batch's writes) is never visited again that day; an account it fetched but had not marked yet
+    (a batch in flight at the kill) is visited again by the taker-over, whose writes replace the
+    same (account, day) records, so at most that one batch costs the upstream twice; its claims
+    stop being renewed, are left alone while fresh and taken over once their ttl has passed, and
+    every slice finishes the same UTC day with each account marked visited exactly once."""
     accounts = accounts_to_track()
     day = days_from(FIRST_DAY, 1)[0]
     at = due_at(day, SLICES - 1) + 60  # every slice of the day is due
@@ -308,6 +311,7 @@ async def test_a_killed_processs_slices_are_finished_the_same_day_by_another(
     again = set(recording.info[day])
     assert not again & marked  # what the dead process marked is not visited twice
     assert sorted(recording.info[day]) == sorted(set(accounts) - marked)  # the rest exactly once
+    assert set(answered) - marked <= again  # fetched but unmarked at the kill: visited again
     for region, account_id in accounts:
         assert ((await store.tracked.get(region, account_id)) or {}).get("last_visit_day") == day
 
