@@ -1,10 +1,17 @@
 """Packaging for statsapi."""
 
+import pathlib
+import re
+
 from setuptools import setup
+
+# The version is stated once, in server/config.py; read as text so packaging imports nothing.
+CONFIG = (pathlib.Path(__file__).resolve().parent / "server" / "config.py").read_text(encoding="utf-8")
+VERSION = re.search(r'^VERSION = "([^"]+)"$', CONFIG, re.MULTILINE).group(1)
 
 setup(
     name="statsapi",
-    version="1.0.0",
+    version=VERSION,
     description="Public read-only JSON API for World of Tanks-style statistics",
     python_requires=">=3.11",
     packages=["server", "handlers", "store"],

@@ -17,12 +17,13 @@ It starts, each as its own child process (stopped on exit, also on Ctrl-C / SIGT
   main service's database (the live budget of the second one must be untouched);
 - a *prober* per service (`attacks.py --prober ...`, a separate process so the attack traffic of
   this script cannot delay it): 20 requests a second of one cached player
-  (`/api/v1/player/<id>/eu`), each on a new connection, rotating 512 X-Forwarded-For addresses
-  of 198.18.0.0/15 so the per-client limit (30/min) never applies; every status and latency is
-  recorded with its start time.
+  (`player/<id>/eu` under the API prefix), each on a new connection, rotating 512 X-Forwarded-For
+  addresses of 198.18.0.0/15 so the player endpoint's per-client limit (server.catalogue PLAYER)
+  never applies; every status and latency is recorded with its start time.
 
 The service runs with its real rate limits (no --rate-limit-scale): the prober rotates addresses
-instead, so "live lookups admitted" tests the real global live budget (30 a minute).
+instead, so "live lookups admitted" tests the real global live budget (server.catalogue LIVE_GLOBAL
+a minute).
 
 For each attack: the prober's p50/p99/max and non-200 answers during the attack; service and
 database CPU (cores) during the attack and in the N seconds after it (10 s; quick 2 s); then live
@@ -86,6 +87,7 @@ from scripts.bench import (  # noqa: E402  (after the sys.path line above)
     wait_for_port,
     wait_http,
 )
+from server.catalogue import LIVE_GLOBAL, MAX_DAYS, PREFIX  # noqa: E402
 from store.constants import REGIONS  # noqa: E402
 
 DEFAULT_JSON = os.path.join(ROOT, "bench-results-attacks.json")  # git-ignored (bench-results*.json)
@@ -507,7 +509,7 @@ class Service:
             finally:
                 log.close()
             self.children.procs.append((self.name, self.proc))
-        wait_http(self.port, "/api/v1", self.proc, timeout)
+        wait_http(self.port, PREFIX, self.proc, timeout)
         deadline = time.monotonic() + 30
         while self.db_pid is None and time.monotonic() < deadline:
             time.sleep(0.1)
@@ -559,7 +561,7 @@ class Service:
             return ""
 
     def status(self, client: str) -> dict | None:
-        answer = http_get(self.port, "/api/v1/status", client, timeout=10)
+        answer = http_get(self.port, f"{PREFIX}/status", client, timeout=10)
         return json_data(answer) if answer["status"] == 200 else None
 
     def stop(self) -> None:
@@ -615,7 +617,7 @@ class Attacks:
         self.simultaneous_accounts = accounts[1000:1100]
         self.side_live_accounts = collections.deque(accounts[1100:])
         self.flood_base = 0
-        self.history_days = 400
+        self.history_days = MAX_DAYS
         self.deferred: list = []
 
     def say(self, text: str) -> None:
@@ -639,7 +641,7 @@ class Attacks:
         self.main = self.new_service("service")
         self.results["service_command"] = " ".join(self.main.cmd)
         self.seed()
-        self.player_path = f"/api/v1/player/{self.player}/{REGION}"
+        self.player_path = f"{PREFIX}/player/{self.player}/{REGION}"
         self.prober = self.new_prober("main", self.main)
 
     def new_service(self, name: str, nofile: tuple | None = None) -> Service:
@@ -653,7 +655,7 @@ class Attacks:
         return service
 
     def new_prober(self, name: str, service: Service) -> Prober:
-        prober = Prober(self.children, name, service.port, f"/api/v1/player/{self.player}/{REGION}", self.workdir)
+        prober = Prober(self.children, name, service.port, f"{PREFIX}/player/{self.player}/{REGION}", self.workdir)
         self.probers.append(prober)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
@@ -665,7 +667,7 @@ class Attacks:
     def seed(self) -> None:
         """The cached player: one live lookup through the API, then wait until it is served cached and rated."""
         started = time.monotonic()
-        path = f"/api/v1/player/{self.player}/{REGION}"
+        path = f"{PREFIX}/player/{self.player}/{REGION}"
         first = http_get(self.main.port, path, self.addresses.next("live"))
         if first["status"] != 200:
             raise RuntimeError(f"seeding live lookup {path}: {first['status']} {first['body'][:300]!r}")
@@ -702,7 +704,7 @@ class Attacks:
             raise RuntimeError(f"{target.name}: copied player not served cached: {answer['status']} {data}")
 
     def player_path_for(self) -> str:
-        return f"/api/v1/player/{self.player}/{REGION}"
+        return f"{PREFIX}/player/{self.player}/{REGION}"
 
     def close(self) -> None:
         for prober in self.probers:
@@ -740,12 +742,12 @@ class Attacks:
         waited = 0.0
         for _ in range(count or self.live_count):
             account = accounts.popleft()
-            answer = http_get(service.port, f"/api/v1/player/{account}/{REGION}", self.addresses.next("live"))
+            answer = http_get(service.port, f"{PREFIX}/player/{account}/{REGION}", self.addresses.next("live"))
             if honour_retry_after and answer["status"] == 429 and answer["headers"].get("retry-after"):
                 pause = min(70.0, float(answer["headers"]["retry-after"]) + 0.5)
                 time.sleep(pause)
                 waited += pause
-                answer = http_get(service.port, f"/api/v1/player/{account}/{REGION}", self.addresses.next("live"))
+                answer = http_get(service.port, f"{PREFIX}/player/{account}/{REGION}", self.addresses.next("live"))
             data = json_data(answer) or {}
             rows.append(
                 {
@@ -881,14 +883,16 @@ class Attacks:
     def small_round(self, port: int, record, json_4xx) -> None:
         record(
             "header over 64 KB",
-            raw_exchange(port, b"GET /api/v1/status HTTP/1.1\r\nHost: x\r\nX-Long: " + b"a" * 70_000 + b"\r\n\r\n"),
+            raw_exchange(
+                port, f"GET {PREFIX}/status HTTP/1.1\r\nHost: x\r\nX-Long: ".encode() + b"a" * 70_000 + b"\r\n\r\n"
+            ),
             json_4xx,
         )
         record(
             "10,000 headers",
             raw_exchange(
                 port,
-                b"GET /api/v1/status HTTP/1.1\r\nHost: x\r\n"
+                f"GET {PREFIX}/status HTTP/1.1\r\nHost: x\r\n".encode()
                 + b"".join(b"X-H%d: v\r\n" % i for i in range(10_000))
                 + b"\r\n",
             ),
@@ -897,7 +901,7 @@ class Attacks:
         query = "&".join(f"p{i}={i}" for i in range(10_000))
         record(
             "10,000 query params",
-            raw_exchange(port, f"GET /api/v1/online/history?{query} HTTP/1.1\r\nHost: x\r\n\r\n".encode()),
+            raw_exchange(port, f"GET {PREFIX}/online/history?{query} HTTP/1.1\r\nHost: x\r\n\r\n".encode()),
             json_4xx,
         )
         record(
@@ -929,7 +933,7 @@ class Attacks:
         def poll_status() -> None:
             while not stop.is_set():
                 started = now()
-                answer = http_get(self.main.port, "/api/v1/status", self.addresses.next("misc"), timeout=10)
+                answer = http_get(self.main.port, f"{PREFIX}/status", self.addresses.next("misc"), timeout=10)
                 data = json_data(answer) or {}
                 limiter = data.get("rate_limiter") or {}
                 polls.append(
@@ -962,7 +966,7 @@ class Attacks:
         seconds = 4 if self.quick else 10
         t0 = now()
         while done < target and len(runs) < 12:
-            load = Load(self.main.port, ["/api/v1/online"], pool=1_000_000, base=self.flood_base)
+            load = Load(self.main.port, [f"{PREFIX}/online"], pool=1_000_000, base=self.flood_base)
             result = generator.run(load, seconds)
             runs.append(
                 {
@@ -1043,7 +1047,7 @@ class Attacks:
 
         def one(i: int) -> dict:
             barrier.wait()
-            answer = http_get(service.port, f"/api/v1/player/{accounts[i]}/{REGION}", clients[i], timeout=60)
+            answer = http_get(service.port, f"{PREFIX}/player/{accounts[i]}/{REGION}", clients[i], timeout=60)
             return {
                 "status": answer["status"],
                 "ms": answer["ms"],
@@ -1077,8 +1081,11 @@ class Attacks:
             "window": (t0, t1),
             "defer_live_check": True,
         }
-        if len(admitted) != 30:
-            self.problem("simultaneous", f"{len(admitted)} of 100 simultaneous lookups admitted (expected exactly 30)")
+        if len(admitted) != LIVE_GLOBAL:
+            self.problem(
+                "simultaneous",
+                f"{len(admitted)} of {len(rows)} simultaneous lookups admitted (expected exactly {LIVE_GLOBAL})",
+            )
         if retry_after and max(retry_after) > 60:
             self.problem("simultaneous", f"Retry-After up to {max(retry_after)} s (promised <= 60)")
         wait_until = time.monotonic() + (max(retry_after) if retry_after else 0) + 1
@@ -1096,7 +1103,7 @@ class Attacks:
         coarse_step = 360 if self.quick else 60  # minutes between samples on older days
         today = dt.datetime.combine(dt.datetime.now(dt.UTC).date(), dt.time(), dt.UTC)
         docs = []
-        for d in range(1, 401):
+        for d in range(1, MAX_DAYS + 1):
             day = today - d * DAY
             step = 1 if d <= fine_days else coarse_step
             for minute in range(0, 1440, step):
@@ -1114,7 +1121,7 @@ class Attacks:
         for start in range(0, len(docs), 5000):
             coll.insert_many(docs[start : start + 5000], ordered=False)
         seconds = time.perf_counter() - started
-        first = today - 400 * DAY
+        first = today - MAX_DAYS * DAY
         # What the sampler's record_minute keeps for every stored minute ($min first_minute): set here
         # because the samples were inserted directly.
         for region in REGIONS:
@@ -1130,7 +1137,7 @@ class Attacks:
             "samples": len(docs),
             "insert_seconds": round(seconds, 1),
             "insert_rate_per_s": round(len(docs) / max(seconds, 1e-3)),
-            "shape": f"400 finished days x 3 regions x 2 servers; every minute on the newest {fine_days} day(s), "
+            "shape": f"{MAX_DAYS} finished days x {len(REGIONS)} regions x 2 servers; every minute on the newest {fine_days} day(s), "
             f"every {coarse_step} min before",
             "online_daily_docs_dropped": dropped,
             "collection_options": {k: str(v) for k, v in coll.options().items()},
@@ -1149,7 +1156,7 @@ class Attacks:
 
             def one(i: int, days=days, clients=clients, barrier=barrier) -> dict:
                 barrier.wait()
-                answer = http_get(port, f"/api/v1/online/history?region=eu&days={days[i]}", clients[i], timeout=60)
+                answer = http_get(port, f"{PREFIX}/online/history?region=eu&days={days[i]}", clients[i], timeout=60)
                 data = json_data(answer) if answer["status"] == 200 else None
                 return {
                     "days": days[i],
@@ -1191,14 +1198,16 @@ class Attacks:
                 self.problem("heavy_reads", f"{size} concurrent: unexpected statuses {other}")
             time.sleep(2)
         # The same request again once the burst is over: served from what was computed / materialised.
-        again = http_get(port, "/api/v1/online/history?region=eu&days=400", self.addresses.next("burst"), timeout=60)
+        again = http_get(
+            port, f"{PREFIX}/online/history?region=eu&days={MAX_DAYS}", self.addresses.next("burst"), timeout=60
+        )
         # One cold request at a time for all regions (the endpoint's default region), twice: does a lone
         # cold request succeed, and does the second one profit from the first?
         alone = []
         for _ in range(2):
             time.sleep(2)
             answer = http_get(
-                port, f"/api/v1/online/history?days={self.history_days}", self.addresses.next("burst"), timeout=60
+                port, f"{PREFIX}/online/history?days={self.history_days}", self.addresses.next("burst"), timeout=60
             )
             alone.append(
                 {
@@ -1213,7 +1222,7 @@ class Attacks:
             "seeding": seeding,
             "bursts": bursts,
             "window": (t0, now()),
-            "repeat_eu_days_400": {"status": again["status"], "ms": again["ms"]},
+            f"repeat_eu_days_{MAX_DAYS}": {"status": again["status"], "ms": again["ms"]},
             "lone_cold_all_regions": alone,
         }
 
@@ -1227,7 +1236,7 @@ class Attacks:
         slow: list[socket.socket] = []
         counts = collections.Counter()
         stop = threading.Event()
-        request_line = b"GET /api/v1/status HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 200
+        request_line = f"GET {PREFIX}/status HTTP/1.1\r\nHost: x\r\nX-Slow: ".encode() + b"a" * 200
 
         def slowloris() -> None:
             n = 0
@@ -1450,14 +1459,14 @@ class Attacks:
         paths = [
             self.player_path,
             f"{self.player_path}/history",
-            "/api/v1/online",
-            "/api/v1/online/history?region=na&days=7",
-            "/api/v1/status",
+            f"{PREFIX}/online",
+            f"{PREFIX}/online/history?region=na&days=7",
+            f"{PREFIX}/status",
         ]
         bursts: list[dict] = []
 
         def burst(label: str) -> None:
-            lookup = f"/api/v1/player/{self.live_accounts.popleft()}/{REGION}"
+            lookup = f"{PREFIX}/player/{self.live_accounts.popleft()}/{REGION}"
             with concurrent.futures.ThreadPoolExecutor(len(paths) + 1) as pool:
                 answers = list(
                     pool.map(
@@ -1593,7 +1602,7 @@ class Attacks:
                     "meta": {"game": "wot", "region": region, "server": "Z"},
                 }
                 for m in range(0, 1440, 30)
-                for region in ("eu", "na", "asia")
+                for region in REGIONS
             ]
             db["online_samples"].insert_many(old_samples, ordered=False)
             t_inserted = now()

@@ -58,6 +58,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
+from server.catalogue import BY_NAME, PREFIX  # noqa: E402  (after the sys.path line above)
+from server.config import API_VERSION  # noqa: E402
+
 SHARED_DATA = os.path.join(os.path.dirname(ROOT), "shared", "data")
 EXPECTED_VALUES_FILE = os.path.join(SHARED_DATA, "wn8exp-2024-09-12.json")
 DEFAULT_JSON = os.path.join(ROOT, "bench-results.json")  # git-ignored (bench-results*.json)
@@ -81,7 +84,7 @@ def ceiling_payload(size: int = 1024) -> bytes:
         "success": True,
         "meta": {
             "source": "statsapi",
-            "version": "v1",
+            "version": API_VERSION,
             "generated": "2026-01-01T00:00:00+00:00",
             "attribution": "Statistics by statsapi (http://127.0.0.1:8888/). "
             "If you reuse this data, please link to that page.",
@@ -996,7 +999,7 @@ class Bench:
         service = self.children.spawn("service", service_cmd, cpus=self.server_cpus, env=env)
         self.service_pid, self.port = service.pid, port
         try:
-            wait_http(port, "/api/v1", service)
+            wait_http(port, PREFIX, service)
         except RuntimeError:
             self.say(self.children.tail("service"))
             raise
@@ -1013,7 +1016,7 @@ class Bench:
         seconds, warmup = args.duration, args.warmup
         scenarios = self.results["scenarios"]
         player = self.seed["players"][0]
-        player_path = f"/api/v1/player/{player}/eu"
+        player_path = f"{PREFIX}/player/{player}/eu"
 
         # Sanity: the player is served from the cache with ratings.
         answer = json.loads(self.check(player_path, 200, "198.51.100.1")["body"])
@@ -1025,11 +1028,11 @@ class Bench:
         plan = [
             ("ceiling", None, "2xx"),
             ("player", player_path, "2xx"),
-            ("clan", f"/api/v1/clan/{self.seed['clans'][0]}/eu" if self.seed["clans"] else None, "2xx"),
-            ("online", "/api/v1/online", "2xx"),
-            ("status", "/api/v1/status", "2xx"),
-            ("not_found", "/api/v1/nope", "404"),
-            ("bad_request", "/api/v1/player/abc/eu", "400"),
+            ("clan", f"{PREFIX}/clan/{self.seed['clans'][0]}/eu" if self.seed["clans"] else None, "2xx"),
+            ("online", f"{PREFIX}/online", "2xx"),
+            ("status", f"{PREFIX}/status", "2xx"),
+            ("not_found", f"{PREFIX}/nope", "404"),
+            ("bad_request", f"{PREFIX}/player/abc/eu", "400"),
         ]
         for name, path, expected in plan:
             if name != "ceiling" and name not in args.scenarios:
@@ -1071,7 +1074,8 @@ class Bench:
     def run_rate_limited(self, player_path: str) -> None:
         """429: one client over its limit (exhausted first); everything it sends is rejected."""
         args = self.args
-        limit = int(self.check(player_path, 200, OVER_LIMIT_CLIENT)["headers"].get("x-ratelimit-limit", 30))
+        headers = self.check(player_path, 200, OVER_LIMIT_CLIENT)["headers"]
+        limit = int(headers.get("x-ratelimit-limit", BY_NAME["player"].limit_per_minute))
         status = 200
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
         try:
@@ -1093,7 +1097,7 @@ class Bench:
     def run_memory(self) -> None:
         args = self.args
         target, clients = args.memory_requests, args.memory_clients
-        paths = [f"/api/v1/player/{a}/eu" for a in self.seed["players"]]
+        paths = [f"{PREFIX}/player/{a}/eu" for a in self.seed["players"]]
         base = self.fresh_clients(clients)
         rps = max(100.0, (self.results["scenarios"].get("player") or {}).get("rps") or 1000.0)
         self.say(f"  {'memory':<13} {target:,} requests from {clients:,} clients over {len(paths)} cached players ...")
@@ -1140,7 +1144,7 @@ class Bench:
             self.results["profile"] = {"skipped": "py-spy not found (pip install py-spy; or --py-spy PATH)"}
             self.say("  profile       skipped: py-spy not found")
             return
-        player_path = f"/api/v1/player/{self.seed['players'][0]}/eu"
+        player_path = f"{PREFIX}/player/{self.seed['players'][0]}/eu"
         profiles = {}
         for name in args.profile:
             if name == "player":

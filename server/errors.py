@@ -7,14 +7,21 @@ import http.client
 import tornado.web
 import ujson
 
+from store.constants import GAMES, REGIONS
+
 # Every error code the API can answer, with its status and meaning (listed by the index).
 ERROR_CODES = {
     "invalid_account_id": (400, "account ID missing or not a positive integer"),
     "invalid_clan_id": (400, "clan ID missing or not a positive integer"),
-    "invalid_region": (400, "region is not one of eu, na, asia"),
+    "invalid_region": (400, f"region is not one of {', '.join(REGIONS)}"),
     "invalid_days": (400, "days is not an integer in the allowed range"),
-    "invalid_game": (400, "game is not one of wot, wotb, wows"),
-    "invalid_search": (400, "search is not 3 to 24 letters, digits or underscores (the start of a nickname)"),
+    "invalid_game": (400, f"game is not one of {', '.join(GAMES)}"),
+    # The lengths are the catalogue's (server.catalogue SEARCH), which imports this module: they
+    # are read from the index rather than restated here.
+    "invalid_search": (
+        400,
+        "search is not the start of a nickname: letters, digits or underscores within the length bounds the index gives for search",
+    ),
     "bad_request": (400, "the request could not be parsed (bad encoding, header or line)"),
     "player_not_found": (404, "no account with this ID on this region"),
     "clan_not_cached": (404, "clan not in the cache yet"),
