@@ -11,16 +11,11 @@ import sys
 
 import tornado.netutil
 
-from server.bootstrap import get_application
+from server.bootstrap import get_application, make_http_server
 from server.catalogue import PREFIX
 from server.config import Config, get_config
 from server.embedded_db import EmbeddedDatabase
-from server.http import (
-    MAX_CONNECTIONS_PER_CLIENT,
-    JSONErrorHTTPServer,
-    default_max_connections,
-    raise_fd_limit,
-)
+from server.http import MAX_CONNECTIONS_PER_CLIENT, default_max_connections, raise_fd_limit
 
 log = logging.getLogger("statsapi")
 
@@ -63,15 +58,7 @@ def tune_garbage_collector() -> None:
 async def run_server(config: Config, uri: str, sockets=None, database: EmbeddedDatabase | None = None) -> None:
     app, store, limiter, services = await get_application(config, uri)
     # Connection caps, head deadline, body and head limits: server/http.py (docs/deploy.md).
-    # Clients behind a trusted proxy share its address: the proxy is not capped per client.
-    server = JSONErrorHTTPServer(
-        app,
-        xheaders=False,
-        max_header_size=16 * 1024,
-        idle_connection_timeout=60,
-        body_timeout=10,
-        uncapped_networks=config.trusted_proxies,
-    )
+    server = make_http_server(app, config)
     # For /status and /metrics: the embedded database's supervisor figures (None with an
     # external MongoDB) and this process's connection figures.
     services.embedded_database = database

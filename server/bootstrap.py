@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import TYPE_CHECKING
 
 from server.config import Config
+
+if TYPE_CHECKING:
+    import tornado.web
+
+    from server.http import JSONErrorHTTPServer
 
 log = logging.getLogger("statsapi")
 
@@ -31,6 +37,21 @@ async def connect_store(config: Config, uri: str, listeners: tuple = ()):
             log.warning("database not ready (%s); retrying", type(exc).__name__)
             await asyncio.sleep(1)
     raise SystemExit("cannot reach the database")
+
+
+def make_http_server(app: tornado.web.Application, config: Config) -> JSONErrorHTTPServer:
+    """The HTTP server `app` is served with, by `python -m server` and by the tests: the head, body
+    and connection limits and the timeouts of server/http.py. Clients behind a trusted proxy share
+    its address, so the proxy is not capped per client."""
+    from server.http import BODY_TIMEOUT, IDLE_CONNECTION_TIMEOUT, JSONErrorHTTPServer
+
+    return JSONErrorHTTPServer(
+        app,
+        xheaders=False,
+        idle_connection_timeout=IDLE_CONNECTION_TIMEOUT,
+        body_timeout=BODY_TIMEOUT,
+        uncapped_networks=config.trusted_proxies,
+    )
 
 
 async def get_application(config: Config, uri: str):

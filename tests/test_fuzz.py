@@ -29,8 +29,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from scripts.upstream_sim import existing_accounts, existing_clans
+from server.bootstrap import make_http_server
 from server.errors import ERROR_CODES
-from server.http import JSONErrorHTTPServer
 from tests.helpers import build_app, free_port
 
 MAX_EXAMPLES = 400
@@ -61,9 +61,7 @@ def served(io_loop, mongo_uri, db_name, upstream_sim):
     """The real app behind the real server class, configured as server/__main__.py serves it."""
     app = build_app(io_loop, mongo_uri, db_name, upstream_base_url=upstream_sim, rate_limit_scale=1000)
     port = free_port()
-    server = JSONErrorHTTPServer(
-        app, xheaders=False, max_header_size=16 * 1024, idle_connection_timeout=60, body_timeout=10
-    )
+    server = make_http_server(app, app.settings["config"])
     server.listen(port, "127.0.0.1")
     yield app, port
     server.stop()

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 import ujson
 
-from server.http import JSONErrorHTTPServer
+from server.bootstrap import make_http_server
 from tests.helpers import build_app, free_port
 
 
@@ -15,7 +15,7 @@ from tests.helpers import build_app, free_port
 def raw_server(io_loop, mongo_uri, db_name, upstream_sim):
     app = build_app(io_loop, mongo_uri, db_name, upstream_base_url=upstream_sim)
     port = free_port()
-    server = JSONErrorHTTPServer(app, max_header_size=16 * 1024)
+    server = make_http_server(app, app.settings["config"])
     server.listen(port, "127.0.0.1")
     yield port
     server.stop()
