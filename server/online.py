@@ -35,6 +35,12 @@ INLINE_BUDGET_SECONDS = 0.5
 # The online_daily job: day aggregations per run (newest missing first) and a pause between them.
 BACKFILL_DAYS_PER_RUN = 120
 BACKFILL_PAUSE_SECONDS = 0.05
+# Materialised finished days never change: each process keeps a series' days in memory and
+# re-reads them (one O(HISTORY_MAX_DAYS) range, shared by concurrent requests) at most this often,
+# so the job's new days show within it. On the embedded database one such read costs ~0.1 s and
+# queries run one at a time there: 32 concurrent long histories reading it each queued past the
+# request deadline (every one answered 503) and held up every other client's reads meanwhile.
+DAILY_REFRESH_SECONDS = 60.0
 JOB_OPERATION_DEADLINE = 30.0
 
 
@@ -104,6 +110,9 @@ class OnlineService:
         self._history_flights: dict[tuple, asyncio.Future] = {}
         self._day_flights: dict[tuple, asyncio.Future] = {}  # aggregations of one day, shared
         self._today: dict[tuple[str, str, str], tuple[float, dict]] = {}  # unfinished days' aggregates
+        # (game, region) -> (read at, first day read, {date: materialised row}); see DAILY_REFRESH_SECONDS.
+        self._daily: dict[tuple[str, str], tuple[float, str, dict[str, dict]]] = {}
+        self._daily_flights: dict[tuple, asyncio.Future] = {}
         self.aggregations = 0  # day aggregations run by this process (requests and the job)
 
     # --- the sampler (a job: one call per minute slot, on the leader) -----------------
@@ -273,7 +282,8 @@ class OnlineService:
         first = today - dt.timedelta(days=days - 1)
         final_before = _utc(now - DAY_FINAL_AFTER_SECONDS)
         async with request_deadline():
-            rows = await self.store.online.daily_range(game, region, first, today)
+            materialised = await self._materialised(game, region, today)
+            rows = {date: row for date, row in materialised.items() if date >= first.isoformat()}
             dates = [first + dt.timedelta(days=i) for i in range(days)]
             unfinished = [d for d in dates if not self._final(d, final_before)]
             missing = [d for d in dates if d.isoformat() not in rows and self._final(d, final_before)]
@@ -301,6 +311,7 @@ class OnlineService:
                     computed.append(await self._aggregate_shared(game, region, date))
                 if computed:
                     await self.store.online.save_days(game, region, computed)
+                    self._remember(game, region, computed)
                 rows.update({row["date"]: row for row in computed})
             rows.update({date.isoformat(): row for date, row in live.items() if row is not None})  # all are, by now
         answer = self._history_view(game, region, days, first, today, rows)
@@ -308,6 +319,27 @@ class OnlineService:
         if len(self._today) > 100:
             self._today.clear()
         return answer
+
+    async def _materialised(self, game: str, region: str, today: dt.date) -> dict[str, dict]:
+        """The series' materialised days of the last HISTORY_MAX_DAYS, from memory when read less
+        than DAILY_REFRESH_SECONDS ago; concurrent callers share one read."""
+        first = (today - dt.timedelta(days=HISTORY_MAX_DAYS - 1)).isoformat()
+        cached = self._daily.get((game, region))
+        if cached is not None and cached[1] == first and 0 <= time.monotonic() - cached[0] < DAILY_REFRESH_SECONDS:
+            return cached[2]
+
+        async def read() -> dict[str, dict]:
+            rows = await self.store.online.daily_range(game, region, dt.date.fromisoformat(first), today)
+            self._daily[(game, region)] = (time.monotonic(), first, rows)
+            return rows
+
+        return await single_flight(self._daily_flights, (game, region, first), read)
+
+    def _remember(self, game: str, region: str, rows: list[dict]) -> None:
+        """Days this process has just materialised join its in-memory copy of the series."""
+        cached = self._daily.get((game, region))
+        if cached is not None:
+            cached[2].update({row["date"]: row for row in rows})
 
     @staticmethod
     def _final(date: dt.date, final_before: dt.datetime) -> bool:
@@ -347,6 +379,7 @@ class OnlineService:
         if known:
             gaps = [self._gap(d) for d in known]
             await self.store.online.save_days(game, region, gaps)
+            self._remember(game, region, gaps)
             rows.update({row["date"]: row for row in gaps})
         return [d for d in missing if d >= first_day]
 
@@ -412,6 +445,7 @@ class OnlineService:
             with deadline(JOB_OPERATION_DEADLINE):
                 row = await self._aggregate(game, region, date)
                 await self.store.online.save_days(game, region, [row])
+                self._remember(game, region, [row])
             done += 1
             await asyncio.sleep(pause)
         left = len(todo) - done

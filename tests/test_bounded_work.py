@@ -131,6 +131,36 @@ async def test_cold_400_days_single_flight_bounded_then_materialised(store):
     assert calls == {}
 
 
+@pytest.mark.gen_test(timeout=120)
+async def test_concurrent_distinct_long_histories_share_one_series_read(store):
+    """64 cold requests for 64 different day counts (no answer cache can merge them) read the
+    series' materialised days once between them, and each answers every day of its window."""
+    await seed_year(store)
+    clock = Clock(NOW.timestamp())
+    service = OnlineService(store, upstream=None, clock=clock)
+    await service.materialise_days(budget=30, pause=0)  # the newest 30 days materialised, the rest not yet
+    calls: dict = {}
+    counting(store.online, "daily_range", calls)
+    counting(store.online, "aggregate_day", calls)
+
+    answers = await asyncio.gather(*(service.history("wot", "eu", 400 - i) for i in range(64)))
+    assert calls["daily_range"] == 1
+    assert calls["aggregate_day"] <= INLINE_DAYS + 1  # + today; shared between every request
+    for i, answer in enumerate(answers):
+        series = answer["series"]
+        assert len(series) == 400 - i and series[-1]["date"] == NOW.date().isoformat()
+        assert series[-2]["samples"] == 4  # yesterday, materialised by the job
+    # Within the refresh interval another long history reads nothing more; the job's new days
+    # show at once in this process.
+    for _ in range(20):
+        if "left" not in await service.materialise_days(budget=400, pause=0):
+            break
+    calls.clear()
+    again = await service.history("wot", "eu", 300)
+    assert "daily_range" not in calls
+    assert sum(day["samples"] > 0 for day in again["series"]) == 299  # every day but the gap day
+
+
 @pytest.mark.gen_test(timeout=60)
 async def test_a_full_gate_is_a_fast_503_never_a_queue(store):
     from server.errors import APIError
