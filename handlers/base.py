@@ -15,7 +15,15 @@ import ujson
 from handlers.params import arguments
 from server.catalogue import Endpoint
 from server.config import API_VERSION, Config
-from server.errors import ERROR_MAX_AGE, APIError, error_cache_control, error_envelope
+from server.errors import (
+    ALLOWED_METHODS,
+    COMMON_HEADERS,
+    ERROR_MAX_AGE,
+    EXPOSED_HEADERS,  # noqa: F401  (handlers/openapi.py imports it from here)
+    APIError,
+    render_error,
+    to_api_error,
+)
 from server.ratelimit import RateLimiter
 from server.services import Services
 from server.upstream import UpstreamError
@@ -23,17 +31,6 @@ from store import DATABASE_ERRORS
 from store.store import Store
 
 log = logging.getLogger("statsapi.handlers")
-
-ALLOWED_METHODS = "GET, HEAD, OPTIONS"
-EXPOSED_HEADERS = (
-    "ETag, Retry-After, RateLimit, RateLimit-Policy, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset"
-)
-COMMON_HEADERS = {
-    "Content-Type": "application/json; charset=utf-8",
-    "Access-Control-Allow-Origin": "*",
-    "Access-Control-Expose-Headers": EXPOSED_HEADERS,
-    "X-Content-Type-Options": "nosniff",
-}
 
 
 def utc_now_iso() -> str:
@@ -82,9 +79,6 @@ class _RenderCache:
                 cls.entries.clear()
             cls.entries[id(data)] = (data, text, etag)
         return text, etag
-
-
-RATE_LIMITED_BODY = error_envelope("rate_limited").encode()
 
 
 class BaseHandler(tornado.web.RequestHandler):
@@ -139,8 +133,8 @@ class BaseHandler(tornado.web.RequestHandler):
         self.services.inflight -= 1
 
     def set_default_headers(self) -> None:
-        # Re-run by send_error after clear(): everything errors must keep is set here.
-        # (server.app.RateLimitedDelegate writes the same set on its early 429s.)
+        # Re-run by send_error after clear(): everything errors must keep is set here
+        # (write_error_answer then sets server.errors.error_headers on top).
         for name, value in COMMON_HEADERS.items():
             self.set_header(name, value)
         self.set_header("Cache-Control", f"public, max-age={self.cache_max_age}")
@@ -217,16 +211,7 @@ class BaseHandler(tornado.web.RequestHandler):
         return getattr(self, "_data_etag", None)
 
     def write_error(self, status_code: int, **kwargs) -> None:
-        exc = kwargs.get("exc_info", (None, None, None))[1]
-        error = to_api_error(exc, status_code)
-        if error.code != "internal_error" and self.get_status() != error.status_code:
-            self.set_status(error.status_code)
-        self.set_header("Cache-Control", error_cache_control(error.status_code, error.code))
-        if error.code == "method_not_allowed":
-            self.set_header("Allow", ALLOWED_METHODS)
-        for name, value in error.headers.items():
-            self.set_header(name, value)
-        self.finish(error_envelope(error.code, error.message, **error.extra))
+        write_error_answer(self, status_code, kwargs.get("exc_info"))
 
     def log_exception(self, typ, value, tb) -> None:
         if isinstance(value, APIError):
@@ -239,26 +224,16 @@ class BaseHandler(tornado.web.RequestHandler):
         super().log_exception(typ, value, tb)
 
 
-def to_api_error(exc, status_code: int) -> APIError:
-    """Map any exception (or a bare status) to one APIError; never expose internals."""
-    if isinstance(exc, APIError):
-        return exc
-    if isinstance(exc, DATABASE_ERRORS):
-        # SPEC 8.1: Retry-After is for 429; the upstream's 503 carries one too (issue 3).
-        return APIError("database_unavailable")
-    if isinstance(exc, UpstreamError):
-        # Any upstream failure (including a request it refused) is its unavailability to us.
-        retry = int(getattr(exc, "retry_after", 30) or 30)
-        return APIError("upstream_unavailable", headers={"Retry-After": str(max(1, retry))})
-    if status_code == 405:
-        return APIError("method_not_allowed")
-    if status_code in (403, 404):  # 403: a static path outside the site's folder
-        return APIError("unknown_endpoint")
-    if status_code == 431:
-        return APIError("request_too_large")
-    if 400 <= status_code < 500:
-        return APIError("bad_request")
-    return APIError("internal_error")
+def write_error_answer(handler: tornado.web.RequestHandler, status_code: int, exc_info) -> None:
+    """Any handler's error answer (the API's and the site's `write_error`), rendered by
+    server.errors.render_error. An unexpected error keeps the 5xx status Tornado chose."""
+    error = to_api_error(exc_info[1] if exc_info else None, status_code)
+    status, headers, body = render_error(error)
+    if error.code != "internal_error" and handler.get_status() != status:
+        handler.set_status(status)
+    for name, value in headers.items():
+        handler.set_header(name, value)
+    handler.finish(body)
 
 
 def resolve_client_ip(peer: str, headers, trusted_proxies) -> str:

@@ -6,8 +6,8 @@ import os
 
 import tornado.web
 
-from handlers.base import ALLOWED_METHODS, EXPOSED_HEADERS, to_api_error
-from server.errors import APIError, error_cache_control, error_envelope
+from handlers.base import write_error_answer
+from server.errors import ALLOWED_METHODS, EXPOSED_HEADERS, APIError, error_envelope, error_headers
 
 # 416 (Content-Range says the size).
 RANGE_NOT_SATISFIABLE = error_envelope("range_not_satisfiable")
@@ -43,8 +43,8 @@ class SiteHandler(tornado.web.StaticFileHandler):
         if self.get_status() == 416 and chunk is None and not self._write_buffer:
             # StaticFileHandler answers a Range past the end with an empty text/plain 416 that
             # would carry the files' Cache-Control: enveloped like every error, never cached.
-            self.set_header("Content-Type", "application/json; charset=utf-8")
-            self.set_header("Cache-Control", error_cache_control(416, "range_not_satisfiable"))
+            for name, value in error_headers(416, "range_not_satisfiable").items():
+                self.set_header(name, value)
             chunk = RANGE_NOT_SATISFIABLE
         return super().finish(chunk)
 
@@ -54,15 +54,7 @@ class SiteHandler(tornado.web.StaticFileHandler):
     post = put = patch = delete = _method_not_allowed
 
     def write_error(self, status_code: int, **kwargs) -> None:
-        error = to_api_error(kwargs.get("exc_info", (None, None, None))[1], status_code)
-        self.set_status(error.status_code)
-        self.set_header("Content-Type", "application/json; charset=utf-8")
-        self.set_header("Cache-Control", error_cache_control(error.status_code, error.code))
-        if error.code == "method_not_allowed":
-            self.set_header("Allow", ALLOWED_METHODS)
-        for name, value in error.headers.items():
-            self.set_header(name, value)
-        self.finish(error_envelope(error.code, error.message, **error.extra))
+        write_error_answer(self, status_code, kwargs.get("exc_info"))
 
 
 routes = [

@@ -10,10 +10,13 @@ import tornado.web
 from tornado import httputil
 
 import handlers
-from handlers.base import COMMON_HEADERS, RATE_LIMITED_BODY, NotFoundHandler
-from server.errors import NO_STORE
+from handlers.base import NotFoundHandler
+from server.errors import APIError, render_error
 
 SERVER_HEADER = "TornadoServer/" + tornado.version
+# The early 429's status, headers and body: rendered once, like every other error answer.
+RATE_LIMITED_STATUS, RATE_LIMITED_HEADERS, _rate_limited_text = render_error(APIError("rate_limited"))
+RATE_LIMITED_BODY = _rate_limited_text.encode()
 
 access_log = logging.getLogger("statsapi.access")
 
@@ -82,14 +85,14 @@ class RateLimitedDelegate(httputil.HTTPMessageDelegate):
         headers = httputil.HTTPHeaders()
         headers["Server"] = SERVER_HEADER
         headers["Date"] = _HeaderDate.get()
-        for name, value in COMMON_HEADERS.items():
+        for name, value in RATE_LIMITED_HEADERS.items():
             headers[name] = value
-        headers["Cache-Control"] = NO_STORE
         for name, value in self.decision.headers().items():
             headers[name] = value
         headers["Content-Length"] = str(len(RATE_LIMITED_BODY))
         body = b"" if request.method == "HEAD" else RATE_LIMITED_BODY
-        request.connection.write_headers(httputil.ResponseStartLine("", 429, "Too Many Requests"), headers, body)
+        start_line = httputil.ResponseStartLine("", RATE_LIMITED_STATUS, "Too Many Requests")
+        request.connection.write_headers(start_line, headers, body)
         request.connection.finish()
         request._finish_time = time.time()
         log_access(request, 429, getattr(request, "statsapi_client", None), self.decision.bucket, self.metrics)

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import http.client
+from collections.abc import Mapping
 
 import tornado.web
 import ujson
 
+from server.upstream import UpstreamError
+from store import DATABASE_ERRORS
 from store.constants import GAMES, REGIONS
 
 # Every error code the API can answer, with its status and meaning (listed by the index).
@@ -43,7 +46,7 @@ ERROR_CODES = {
 
 
 class APIError(tornado.web.HTTPError):
-    """An error with a stable machine code; rendered by `BaseHandler.write_error`."""
+    """An error with a stable machine code; rendered by `render_error`."""
 
     def __init__(self, code: str, message: str | None = None, headers: dict | None = None, **extra):
         status, meaning = ERROR_CODES[code]
@@ -54,8 +57,19 @@ class APIError(tornado.web.HTTPError):
         self.extra = extra
 
 
-# --- the one error envelope and its caching policy (API handlers, the site, the HTTP server's
-# protocol-level answers and the early 429 all render through these) -----------------------
+# --- the one error envelope, its headers and caching policy (API handlers, the site, the HTTP
+# server's protocol-level answers and the early 429 all render through these) ---------------
+ALLOWED_METHODS = "GET, HEAD, OPTIONS"
+EXPOSED_HEADERS = (
+    "ETag, Retry-After, RateLimit, RateLimit-Policy, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset"
+)
+# On every API answer, success or error (the site's files carry all but the Content-Type).
+COMMON_HEADERS = {
+    "Content-Type": "application/json; charset=utf-8",
+    "Access-Control-Allow-Origin": "*",
+    "Access-Control-Expose-Headers": EXPOSED_HEADERS,
+    "X-Content-Type-Options": "nosniff",
+}
 NO_STORE = "public, max-age=0, no-store"
 ERROR_MAX_AGE = 60
 # Errors about the request's form, not a resource: never worth replaying from a cache.
@@ -71,7 +85,46 @@ def error_cache_control(status: int, code: str) -> str:
     return f"public, max-age={ERROR_MAX_AGE}"
 
 
+def error_headers(status: int, code: str, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Every header an error answer sets, whoever writes it: COMMON_HEADERS, its Cache-Control,
+    Allow on a 405, then `extra` (the error's own, such as Retry-After)."""
+    headers = {**COMMON_HEADERS, "Cache-Control": error_cache_control(status, code)}
+    if code == "method_not_allowed":
+        headers["Allow"] = ALLOWED_METHODS
+    if extra:
+        headers.update(extra)
+    return headers
+
+
 def error_envelope(code: str, message: str | None = None, **extra) -> str:
     """{"success": false, "error": {"code", "message", ...}} as JSON text."""
     body = {"code": code, "message": message or ERROR_CODES[code][1], **extra}
     return ujson.dumps({"success": False, "error": body}, ensure_ascii=False, escape_forward_slashes=False)
+
+
+def render_error(error: APIError) -> tuple[int, dict[str, str], str]:
+    """The one rendering of an error answer: (status, headers, JSON body)."""
+    headers = error_headers(error.status_code, error.code, error.headers)
+    return error.status_code, headers, error_envelope(error.code, error.message, **error.extra)
+
+
+def to_api_error(exc: BaseException | None, status_code: int) -> APIError:
+    """Map any exception (or a bare status) to one APIError; never expose internals."""
+    if isinstance(exc, APIError):
+        return exc
+    if isinstance(exc, DATABASE_ERRORS):
+        # SPEC 8.1: Retry-After is for 429; the upstream's 503 carries one too (issue 3).
+        return APIError("database_unavailable")
+    if isinstance(exc, UpstreamError):
+        # Any upstream failure (including a request it refused) is its unavailability to us.
+        retry = int(getattr(exc, "retry_after", 30) or 30)
+        return APIError("upstream_unavailable", headers={"Retry-After": str(max(1, retry))})
+    if status_code == 405:
+        return APIError("method_not_allowed")
+    if status_code in (403, 404):  # 403: a static path outside the site's folder
+        return APIError("unknown_endpoint")
+    if status_code == 431:
+        return APIError("request_too_large")
+    if 400 <= status_code < 500:
+        return APIError("bad_request")
+    return APIError("internal_error")

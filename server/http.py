@@ -57,8 +57,7 @@ from tornado.http1connection import HTTP1ServerConnection
 from tornado.httpserver import _HTTPRequestContext
 from tornado.ioloop import IOLoop
 
-from handlers.base import COMMON_HEADERS
-from server.errors import ERROR_CODES, error_cache_control, error_envelope
+from server.errors import APIError, render_error
 
 log = logging.getLogger("statsapi.http")
 
@@ -87,15 +86,10 @@ _TORNADO_BAD_REQUEST = b"HTTP/1.1 400 Bad Request\r\n\r\n"
 
 def json_error_response(code: str, message: str | None = None) -> bytes:
     """A whole prebuilt answer (written before any handler exists), with the same envelope,
-    status, headers and caching policy as every other error (server.errors.ERROR_CODES)."""
-    status = ERROR_CODES[code][0]
-    body = error_envelope(code, message).encode()
-    headers = {
-        **COMMON_HEADERS,
-        "Cache-Control": error_cache_control(status, code),
-        "Content-Length": str(len(body)),
-        "Connection": "close",
-    }
+    status, headers and caching policy as every other error (server.errors.render_error)."""
+    status, headers, text = render_error(APIError(code, message))
+    body = text.encode()
+    headers.update({"Content-Length": str(len(body)), "Connection": "close"})
     reason = http.client.responses[status]
     head = f"HTTP/1.1 {status} {reason}\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n"
     return head.encode("ascii") + body
