@@ -236,6 +236,20 @@ def schema_components(index: dict) -> dict:
                     description="Deltas over 7, 30 and 90 days (null when no snapshot lies in the "
                     "period) and the last 1,000 battles.",
                 ),
+                "weekly": {
+                    "oneOf": [
+                        array(
+                            {"oneOf": [ref("schemas", "PeriodFigures"), {"type": "null"}]},
+                            description="One entry per 7-day week covering the `days` window, oldest "
+                            "first, the last ending on the newest snapshot's day; from and to are the "
+                            "week's bounds (the state at the end of `from` to the end of `to`). An "
+                            "entry is null for a week before the account's per-tank records begin.",
+                        ),
+                        {"type": "null"},
+                    ],
+                    "description": "The figures of the battles played in each week (battles 0 and "
+                    "nulls in a week without battles); null without per-tank records.",
+                },
                 "latest": obj(
                     {"date": date, "battles": {"type": "integer"}, "wins": {"type": "integer"}, "wn8": number_or_null}
                 ),

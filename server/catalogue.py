@@ -287,8 +287,14 @@ HISTORY = Endpoint(
         "(battle-weighted), wn8 (XVM, over the per-tank differences), wn7, efficiency; battles 0 and "
         "nulls when nothing was played",
         "deltas.recent_1000": "the same figures over roughly the last 1,000 battles: from the newest "
-        "per-tank record at least 1,000 battles before the newest one (battles says exactly how many); "
-        "null when the records do not reach 1,000 battles back",
+        f"per-tank record at least 1,000 battles before the newest one, within the last {MAX_DAYS} days "
+        "(battles says exactly how many); null when the records do not reach 1,000 battles back in "
+        "that time",
+        "weekly[]": "the same figures per 7-day week, oldest first: ceil(days / 7) weeks, the last "
+        "ending on the newest snapshot's day (as the deltas); from, to are the week's bounds (the "
+        "state at the end of `from` to the end of `to`; a week in which the per-tank records start "
+        "begins at the first one); battles 0 and nulls in a week without battles; an entry is null "
+        "for a week before the records begin; `weekly` is null without per-tank records",
         "days, first_date, last_date, snapshot_count, latest": "the window and the newest snapshot",
     },
 )

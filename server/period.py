@@ -13,7 +13,9 @@ from server.ratings_source import RatingsSource
 from server.tracker import utc_day
 from store.client import request_deadline
 from store.store import Store
-from store.tanks import Timeline
+from store.tanks import TankState, Timeline, apply, as_counters
+
+WEEK = 7  # days per bucket of the history's `weekly` series
 
 
 def _day(date: str, days_before: int) -> str:
@@ -35,6 +37,61 @@ def _states(timeline: Timeline, first: str, last: str):
         if start is None:
             return None
     return start, end
+
+
+def _states_on(timeline: Timeline, days: list[str]) -> list[tuple[str, dict[int, dict[str, int]]] | None]:
+    """Timeline.state_on for each of `days` (ascending), in one pass over the records: O(records
+    + len(days) x tanks) where asking state_on per day would rebuild each state from its keyframe."""
+    out: list[tuple[str, dict[int, dict[str, int]]] | None] = []
+    state: TankState | None = None  # None until the first keyframe (a change record needs its base)
+    newest: str | None = None
+    records = timeline.records
+    index = 0
+    for day in days:
+        while index < len(records) and records[index][0] <= day:
+            record_day, _, keyframe, payload = records[index]
+            if keyframe:
+                state = apply({}, payload)
+            elif state is not None:
+                apply(state, payload)
+            newest = record_day
+            index += 1
+        out.append((newest, as_counters(state)) if state is not None and newest is not None else None)
+    return out
+
+
+def week_bounds(last: str, days: int) -> list[tuple[str, str]]:
+    """The (first, last) days of the 7-day buckets covering `days` days ending on `last`, oldest
+    first: (last-7, last], (last-14, last-7], ... as many as cover the window (ceil(days / 7))."""
+    weeks = -(-days // WEEK)
+    return [(_day(last, WEEK * (k + 1)), _day(last, WEEK * k)) for k in range(weeks - 1, -1, -1)]
+
+
+def _weekly(timeline: Timeline, last: str, days: int, expected, tiers) -> list[dict[str, Any] | None] | None:
+    """The figures of each week of week_bounds(last, days), from one pass over the timeline.
+
+    A week's `from` / `to` are its bounds (the state as of the end of `from` to the end of `to`),
+    except that a week inside which the account's records start begins at its first record there
+    (as a delta's period does). A week ending before the account's first record is None; None
+    altogether when no week has records."""
+    bounds = week_bounds(last, days)
+    states = _states_on(timeline, [bounds[0][0], *(to for _, to in bounds)])
+    weeks: list[dict[str, Any] | None] = []
+    for k, (first, to) in enumerate(bounds):
+        start, end = states[k], states[k + 1]
+        if end is None:
+            weeks.append(None)
+            continue
+        if start is None:  # the records start inside this week: from the first one (rare: once)
+            found = _states(timeline, first, to)
+            if found is None:
+                weeks.append(None)
+                continue
+            (first, start_counters), _ = found
+        else:
+            start_counters = start[1]
+        weeks.append({"from": first, "to": to, **recents.period_figures(start_counters, end[1], expected, tiers)})
+    return weeks if any(week is not None for week in weeks) else None
 
 
 class PeriodService:
@@ -87,15 +144,25 @@ class PeriodService:
         return self._recent(timeline, today, *await self._inputs(region))
 
     async def history_figures(
-        self, region: str, account_id: int, periods: list[tuple[str, str]], today: str
-    ) -> tuple[list[dict[str, Any] | None], dict[str, Any] | None]:
-        """The figures of each (first, last) period and of the last ~1,000 battles, from one read
-        of the account's records (a history answer needs all of them)."""
-        since = min([_day(today, MAX_DAYS - 1), *(first for first, _ in periods)])
+        self,
+        region: str,
+        account_id: int,
+        periods: list[tuple[str, str]],
+        today: str,
+        weeks: tuple[str, int] | None = None,
+    ) -> tuple[list[dict[str, Any] | None], dict[str, Any] | None, list[dict[str, Any] | None] | None]:
+        """The figures of each (first, last) period, of the last ~1,000 battles and, with `weeks`
+        = (last day, days), of each week of week_bounds(last day, days), from one read of the
+        account's records (a history answer needs all of them)."""
+        firsts = [first for first, _ in periods]
+        if weeks is not None:
+            firsts.append(week_bounds(*weeks)[0][0])
+        since = min([_day(today, MAX_DAYS - 1), *firsts])
         timeline = await self._timeline(region, account_id, since, today)
         expected, tiers = await self._inputs(region)
         figures = [self._figures(timeline, first, last, expected, tiers) for first, last in periods]
-        return figures, self._recent(timeline, today, expected, tiers)
+        weekly = _weekly(timeline, weeks[0], weeks[1], expected, tiers) if weeks is not None else None
+        return figures, self._recent(timeline, today, expected, tiers), weekly
 
     async def tanks(self, region: str, account_id: int, days: int, today: str | None = None) -> dict[str, Any]:
         """The tanks endpoint's data: the whole period's figures and one row per tank owned.

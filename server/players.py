@@ -255,6 +255,9 @@ def history_view(
         "snapshots": entries,
         "snapshot_count": len(entries),
         "deltas": deltas,
+        # Per-week figures of the battles played (PlayerService fills them from the per-tank
+        # records, as the deltas' period); null without them.
+        "weekly": None,
         "latest": {k: latest.get(k) for k in ("date", "battles", "wins", "wn8")},
     }
 
@@ -436,14 +439,21 @@ class PlayerService:
     @staticmethod
     async def _add_period_figures(period: PeriodService, view: dict, region: str, account_id: int, today: str) -> None:
         """Each delta's `period`: the figures of the battles played over its days, from the
-        per-tank records (null without them); `recent_1000`: the last ~1,000 battles."""
+        per-tank records (null without them); `recent_1000`: the last ~1,000 battles; `weekly`:
+        the same figures per 7-day week over the `days` window, ending on the newest snapshot's
+        day as the deltas do."""
         deltas = {key: delta for key, delta in view["deltas"].items() if key != "recent_1000" and delta is not None}
-        figures, recent = await period.history_figures(
-            region, account_id, [(delta["from"], delta["to"]) for delta in deltas.values()], today
+        figures, recent, weekly = await period.history_figures(
+            region,
+            account_id,
+            [(delta["from"], delta["to"]) for delta in deltas.values()],
+            today,
+            weeks=(view["latest"]["date"], view["days"]),
         )
         for delta, figure in zip(deltas.values(), figures):
             delta["period"] = figure
         view["deltas"]["recent_1000"] = recent
+        view["weekly"] = weekly
 
     # --- jobs ----------------------------------------------------------------------
     async def refresh_ahead(self, slot: int, budget: int = 50) -> str:

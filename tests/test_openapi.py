@@ -328,11 +328,25 @@ async def test_live_answers_conform_to_the_document(app, http_client, base_url):
         await asyncio.sleep(0.05)
     response, body = await live.call(f"{p}/player/{ACCOUNT}/eu", expect=200)
     assert body["data"]["ratings"]["available"] is True and body["data"]["ratings"]["wn8_color"]
+    nickname = body["data"]["nickname"]
     await live.call(f"{p}/player/{ACCOUNT}/eu", headers={"If-None-Match": response.headers["ETag"]}, expect=304)
     await live.call(f"{p}/player/{ACCOUNT}/eu", method="HEAD", expect=200)
     response, body = await live.call(f"{p}/player/{ACCOUNT}/eu/history", expect=200)
     assert body["data"]["snapshot_count"] >= 1 and body["data"]["days"] == 30
     await live.call(f"{p}/player/{ACCOUNT}/eu/history?days=400", expect=200)
+    # The live fetch was also the account's first per-tank visit: /tanks answers 200 from it (the
+    # write lands in the background); the nickname search finds the account from a real prefix.
+    for _ in range(10):  # under /tanks' per-minute limit
+        response, body = await live.call(f"{p}/player/{ACCOUNT}/eu/tanks?days=30")
+        if response.code == 200:
+            break
+        await asyncio.sleep(0.3)
+    assert response.code == 200 and body["data"]["tanks"], (response.code, body)
+    prefix = nickname[:5]
+    response, body = await live.call(f"{p}/players?search={prefix}&region=eu", expect=200)
+    assert any(row["account_id"] == ACCOUNT for row in body["data"]["results"]), body
+    response, body = await live.call(f"{p}/players?search=ab", expect=400)
+    assert body["error"]["code"] == "invalid_search"
 
     # 400s.
     for path, code in [

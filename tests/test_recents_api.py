@@ -105,6 +105,12 @@ async def test_history_periods_and_tanks_match_the_simulators_truth(http_client,
     assert total - _truth_battles(world, grinder, day.isoformat()) < 1000
     assert recent["wn8"] == pytest.approx(xvm_wn8(start, end, table), abs=0.01)
 
+    # Week by week over the same read: each week's WN8 the XVM way, its battles the truth's.
+    for days in (90, 30):
+        response, body = await get(http_client, base_url, f"/api/v1/player/{grinder}/{REGION}/history?days={days}")
+        assert response.code == 200, body
+        _check_weekly(world, grinder, body["data"], table, now)
+
     # /tanks over the same 30 days: the same period figures, every owned tank, the truth's counters.
     response, tanks = await get(http_client, base_url, f"/api/v1/player/{grinder}/{REGION}/tanks?days=30")
     assert response.code == 200, tanks
@@ -144,9 +150,45 @@ async def test_history_periods_and_tanks_match_the_simulators_truth(http_client,
         assert period["battles"] == 0 and period["wins"] == 0
         assert all(period[k] is None for k in ("win_rate", "avg_damage", "wn8", "wn7", "efficiency")), period
     assert body["data"]["deltas"]["recent_1000"] is None
+    weekly = body["data"]["weekly"]
+    assert len(weekly) == 5 and all(week["battles"] == 0 and week["wn8"] is None for week in weekly), weekly
+    assert weekly[-1]["to"] == body["data"]["latest"]["date"]
     response, body = await get(http_client, base_url, f"/api/v1/player/{cast['quit']}/{REGION}/tanks")
     assert response.code == 200 and body["data"]["period"]["battles"] == 0
     assert all(row["period"]["battles"] == 0 for row in body["data"]["tanks"]) and body["data"]["tanks"]
+
+
+def _check_weekly(world, account_id, data, table, now):
+    """`weekly`: ceil(days / 7) consecutive weeks ending on the newest snapshot's day; each week's
+    wn8 equals the XVM computation over the truth's per-tank differences between its bounds, to
+    0.01; the weekly battles add up to the battles between the first week's start and the last
+    week's end; the last week is the 7-day delta's period."""
+    weekly, days = data["weekly"], data["days"]
+    assert len(weekly) == -(-days // 7), (days, len(weekly))
+    assert weekly[-1]["to"] == data["latest"]["date"] == data["deltas"]["7d"]["to"]
+    known = [week for week in weekly if week is not None]
+    assert known and weekly[-len(known) :] == known  # only weeks before the records are null
+    for week in known:
+        first, last = dt.date.fromisoformat(week["from"]), dt.date.fromisoformat(week["to"])
+        assert (last - first).days == 7 or (week is known[0] and (last - first).days < 7), week
+        start, end = _truth(world, account_id, week["from"], now), _truth(world, account_id, week["to"], now)
+        battles = sum(c["battles"] for c in end.values()) - sum(c["battles"] for c in start.values())
+        assert week["battles"] == battles, week
+        if battles:
+            assert week["wn8"] == pytest.approx(xvm_wn8(start, end, table), abs=0.01), week
+            assert week["wn7"] is not None and week["average_tier"] > 0
+        else:
+            assert week["wn8"] is None and week["win_rate"] is None, week
+    for before, after in zip(known, known[1:]):
+        assert before["to"] == after["from"]  # consecutive: no battle counted twice or lost
+    total = sum(c["battles"] for c in _truth(world, account_id, known[-1]["to"], now).values())
+    base = sum(c["battles"] for c in _truth(world, account_id, known[0]["from"], now).values())
+    assert sum(week["battles"] for week in known) == total - base
+    assert any(week["battles"] for week in known)
+    period = data["deltas"]["7d"]["period"]
+    assert {k: v for k, v in known[-1].items() if k not in ("from", "to")} == {
+        k: v for k, v in period.items() if k not in ("from", "to")
+    }
 
 
 @pytest.mark.gen_test(timeout=300)
