@@ -23,7 +23,10 @@ whenever the changes since the last keyframe outweigh it, at least every 30 reco
 else only the tanks that changed), WN8/WN7/efficiency recomputed from the fresh per-tank data, a
 snapshot carrying them, and the cached profile (if any) refreshed. An account that did not play
 costs 1/100 of a request and writes nothing but its visit mark; the history carries its last
-snapshot forward over such days (server/players.py).
+snapshot forward over such days (server/players.py). The per-tank state of every day of the last
+HISTORY_DAYS (400) stays rebuildable: a newest record that serves days long after its own (an
+account idle for weeks or months) is rewritten in place as a keyframe with a later expiry base
+(plan_visit), once when the account plays again after a gap and once a year while it stays idle.
 
 Time travel: the tracker reads time only from `clock` and asks the upstream through whatever
 client it is given, so tests and the demo seeder run months of passes in seconds with a
@@ -46,6 +49,7 @@ from server.players import build_profile, snapshot_of
 from server.upstream import ACCOUNT_FIELDS, TANKS_FIELDS, UpstreamError
 from store.tanks import (
     COUNTERS,
+    HISTORY_DAYS,
     KEYFRAME_MAX_DAYS,
     KEYFRAME_MAX_RECORDS,
     RETENTION_DAYS,
@@ -71,8 +75,17 @@ TANKS_IN_FLIGHT = 4  # tanks/stats requests of one batch at once (the budget pac
 # many together and their accounts batched together, so a few accounts per slice do not cost one
 # account/info request per slice and region.
 GROUP = 8
-# An account idle this long gets its newest state written again as a keyframe (no request), so a
-# keyframe within reach of any of the last 400 days is never expired.
+# Keeping what the last HISTORY_DAYS need (see plan_visit). A record expires RETENTION_DAYS after
+# its expiry base and must rebuild every day it serves (up to the next record's day) for HISTORY_DAYS
+# after that day. The newest record's chain (its keyframe and the change records up to it) is kept
+# from `kept_day` (the tracked account's field; the chain keyframe's day when absent):
+# - an account that plays on day D while its newest record's chain is kept from before
+#   D - KEEP_GAP days: that record is rewritten in place (same _id) as a keyframe of its unchanged
+#   state with expiry base D, so the days it served up to D - 1 outlive D - 1 + HISTORY_DAYS;
+# - an idle account whose newest chain is kept from before REKEY_DAYS ago: the same rewrite with
+#   expiry base today (no request), so the pass has RETENTION_DAYS - REKEY_DAYS days to do it
+#   before anything the newest record serves expires.
+KEEP_GAP = RETENTION_DAYS - HISTORY_DAYS
 REKEY_DAYS = RETENTION_DAYS - 2 * KEYFRAME_MAX_DAYS - 20
 SPEND_KEYS = ("visited", "info_requests", "tanks_requests", "records", "record_bytes", "keyframes")
 
@@ -131,7 +144,13 @@ def next_record(
         return (
             payload,
             True,
-            {"keyframe_day": day, "keyframe_bytes": len(payload), "chain_records": 0, "chain_bytes": 0},
+            {
+                "keyframe_day": day,
+                "keyframe_bytes": len(payload),
+                "chain_records": 0,
+                "chain_bytes": 0,
+                "kept_day": day,
+            },
         )
     return (
         change,
@@ -141,6 +160,51 @@ def next_record(
             "chain_bytes": int(book.get("chain_bytes") or 0) + len(change),
         },
     )
+
+
+def kept_from(book: dict) -> str:
+    """The day the newest record's chain is kept from (its earliest expiry base)."""
+    return str(book.get("kept_day") or book.get("keyframe_day") or book.get("record_day") or "")
+
+
+def rekey_due(book: dict, day: str) -> bool:
+    """An idle account whose newest record must be kept again on `day` (its state is then needed)."""
+    return bool(book.get("record_day")) and kept_from(book) < _days_before(day, REKEY_DAYS)
+
+
+def plan_visit(
+    region: str,
+    account_id: int,
+    book: dict,
+    base: dict[int, list[int]] | None,
+    state: dict[int, list[int]] | None,
+    day: str,
+) -> tuple[list[dict], dict[str, Any]]:
+    """The records a visit on `day` writes and the tracked fields it sets (the bookkeeping).
+
+    `book`: the tracked account; `base`: its stored state (as of its newest record, book's
+    record_day; None before the first); `state`: the fresh per-tank state when the account played
+    (last_battle_time moved), None when it did not. Besides the new record (next_record), the
+    newest record is rewritten in place as a keyframe of `base` with expiry base `day` when its
+    chain is kept from before KEEP_GAP days ago (the account played after a gap) or, for an idle
+    account, REKEY_DAYS ago: what any of the last HISTORY_DAYS days needs is never expired.
+    """
+    records: list[dict] = []
+    fields: dict[str, Any] = {}
+    newest = book.get("record_day")
+    gap = KEEP_GAP if state is not None else REKEY_DAYS
+    if base is not None and newest and newest < day and kept_from(book) < _days_before(day, gap):
+        whole = pack(base)
+        battles = sum(row[0] for row in base.values())
+        records.append(TankRecords.record(region, account_id, newest, battles, whole, True, kept=day))
+        fields.update(keyframe_day=newest, keyframe_bytes=len(whole), chain_records=0, chain_bytes=0, kept_day=day)
+    if state is not None:
+        payload, keyframe, policy = next_record(state, base, {**book, **fields}, day)
+        if payload is not None:
+            battles = sum(row[0] for row in state.values())
+            records.append(TankRecords.record(region, account_id, day, battles, payload, keyframe))
+            fields.update(policy, record_day=day, state=pack(state))  # bytes: stored as BSON binary
+    return records, fields
 
 
 class ManualClock:
@@ -209,11 +273,10 @@ class Tracker:
             base = unpack(
                 (await self.store.tracked.states([tracked_id(region, account_id)])).get(tracked_id(region, account_id))
             )
-        payload, keyframe, policy = next_record(state, base, book, day)
-        if payload is not None:
-            battles = sum(row[0] for row in state.values())
-            await self.store.tanks.save([TankRecords.record(region, account_id, day, battles, payload, keyframe)])
-            fields.update(policy, record_day=day, state=pack(state))  # bytes: stored as BSON binary
+        records, planned = plan_visit(region, account_id, book, base, state, day)
+        if records:
+            await self.store.tanks.save(records)
+        fields.update(planned)
         await self.store.tracked.track(
             region, account_id, info.get("nickname"), self.lookup_until(now), now, extra=fields
         )
@@ -326,7 +389,7 @@ class Tracker:
                 gone.append(tracked_id(region, account["account_id"]))
             elif not account.get("record_day") or info.get("last_battle_time") != account.get("last_battle_time"):
                 played.append((account, info))
-            elif account["record_day"] < _days_before(day, REKEY_DAYS):
+            elif rekey_due(account, day):
                 rekey.append(account)
             else:
                 idle.append(tracked_id(region, account["account_id"]))
@@ -355,14 +418,11 @@ class Tracker:
                 continue
             state = tank_state(raw_tanks)
             base = unpack(states.get(key)) if account.get("record_day") and key in states else None
-            payload, keyframe, policy = next_record(state, base, account, day)
+            planned, set_fields = plan_visit(region, account["account_id"], account, base, state, day)
+            self._count_records(counts, planned)
+            records += planned
             fields: dict[str, Any] = {"last_visit_day": day, "last_battle_time": info.get("last_battle_time")}
-            if payload is not None:
-                battles = sum(row[0] for row in state.values())
-                records.append(TankRecords.record(region, account["account_id"], day, battles, payload, keyframe))
-                counts["record_bytes"] += len(payload)
-                counts["keyframes"] += keyframe
-                fields.update(policy, record_day=day, state=pack(state))
+            fields.update(set_fields)
             nickname = info.get("nickname")
             if nickname:
                 fields.update(nickname=nickname, nickname_lower=nickname.lower())
@@ -373,22 +433,15 @@ class Tracker:
                 doc["ratings"]["calculated_at"] = int(now)
             snapshots.append(snapshot_of(doc))
             profiles[account["account_id"]] = doc
-        for account in rekey:
+        for account in rekey:  # idle for long: the newest record is kept (rewritten in place)
             key = tracked_id(region, account["account_id"])
-            state = unpack(states.get(key))
-            payload = pack(state)
-            battles = sum(row[0] for row in state.values())
-            records.append(TankRecords.record(region, account["account_id"], day, battles, payload, True))
-            counts["record_bytes"] += len(payload)
-            counts["keyframes"] += 1
-            marks[key] = {
-                "last_visit_day": day,
-                "record_day": day,
-                "keyframe_day": day,
-                "keyframe_bytes": len(payload),
-                "chain_records": 0,
-                "chain_bytes": 0,
-            }
+            if key not in states:
+                idle.append(key)
+                continue
+            planned, set_fields = plan_visit(region, account["account_id"], account, unpack(states[key]), None, day)
+            self._count_records(counts, planned)
+            records += planned
+            marks[key] = {"last_visit_day": day, **set_fields}
         if records:
             counts["records"] += await self.store.tanks.save(records)
         if snapshots:
@@ -404,6 +457,12 @@ class Tracker:
             await self.store.tracked.mark_days(idle, day)
         counts["visited"] += len(current)
         return counts
+
+    @staticmethod
+    def _count_records(counts: dict[str, int], records: list[dict]) -> None:
+        for doc in records:
+            counts["record_bytes"] += len(doc["t"])
+            counts["keyframes"] += int(bool(doc.get("k")))
 
     async def _refresh_cached_profiles(self, region: str, profiles: dict[int, dict]) -> None:
         """Profiles someone has cached get the fresh data and ratings (no profile is created here)."""

@@ -27,11 +27,17 @@ COUNTERS = (
     "hits",
 )
 WIDTH = len(COUNTERS)
-# A keyframe is written at least every KEYFRAME_MAX_RECORDS records and KEYFRAME_MAX_DAYS days, so a
-# state is rebuilt from at most KEYFRAME_MAX_RECORDS + 1 documents and a keyframe of any day of the
-# last RETENTION_DAYS - KEYFRAME_MAX_DAYS days is still stored.
+# A keyframe is written at least every KEYFRAME_MAX_RECORDS records and KEYFRAME_MAX_DAYS days after
+# the last one (on the account's next record), so a state is rebuilt from at most
+# KEYFRAME_MAX_RECORDS + 1 documents.
 KEYFRAME_MAX_RECORDS = 30
 KEYFRAME_MAX_DAYS = 30
+# The state of every day of the last HISTORY_DAYS must be rebuildable. A record expires RETENTION_DAYS
+# after its expiry base `x` (its own day, unless pushed later): a record whose chain serves days long
+# after it (an account idle for weeks or months) is rewritten in place as a keyframe with a later
+# base by the tracker (server/tracker.py, plan_visit), so what a day of the last HISTORY_DAYS needs
+# never expires; every other record serves only days within RETENTION_DAYS - HISTORY_DAYS of its base.
+HISTORY_DAYS = 400
 RETENTION_DAYS = 440
 
 TankState = dict[int, list[int]]  # tank_id -> counters in COUNTERS order
@@ -156,7 +162,8 @@ class TankRecords:
     """Collection `tank_records`: one document per (account, day) on which the tracker stored per-tank data.
 
     {_id: "region:account_id:YYYY-MM-DD", b: account total battles, k: 1 on keyframes,
-     t: packed payload (see pack), x: the day as a date (expiry)}. Short field names: there is one
+     t: packed payload (see pack), x: the expiry base as a date: the record's day, or a later day when
+     the tracker rewrote it in place to keep it (expires RETENTION_DAYS after x)}. Short field names: there is one
     document per active account-day, so every byte counts (goal: <= 1 KB per active account-day).
     """
 
@@ -173,8 +180,12 @@ class TankRecords:
         return [Expiring("tank_records", self.collection, "x", RETENTION_DAYS * 86400)]
 
     @staticmethod
-    def record(region: str, account_id: int, day: str, battles: int, payload: bytes, keyframe: bool) -> dict:
-        doc = {"_id": record_id(region, account_id, day), "b": int(battles), "t": Binary(payload), "x": _day_date(day)}
+    def record(
+        region: str, account_id: int, day: str, battles: int, payload: bytes, keyframe: bool, kept: str | None = None
+    ) -> dict:
+        """The record of `day`; `kept` (a later day) pushes its expiry base: it expires RETENTION_DAYS after that."""
+        base = max(day, kept or day)
+        doc = {"_id": record_id(region, account_id, day), "b": int(battles), "t": Binary(payload), "x": _day_date(base)}
         if keyframe:
             doc["k"] = 1
         return doc

@@ -7,7 +7,18 @@ import random
 
 import pytest
 
-from store.tanks import COUNTERS, KEYFRAME_MAX_RECORDS, TankRecords, apply, changed, pack, unpack
+from store.tanks import (
+    COUNTERS,
+    HISTORY_DAYS,
+    KEYFRAME_MAX_RECORDS,
+    RETENTION_DAYS,
+    TankRecords,
+    apply,
+    as_counters,
+    changed,
+    pack,
+    unpack,
+)
 from store.tracker import PARKED, SLICES, slice_of
 
 
@@ -115,6 +126,72 @@ async def test_state_on_rebuilds_any_day_from_keyframes_and_changes(store):
     assert (await tanks.timeline("eu", 500000001, _day(-5), _day(-1))).state_on(_day(-1)) is None
 
 
+@pytest.mark.gen_test(timeout=240)
+async def test_every_day_of_the_last_400_rebuilds_through_idle_years_and_retention(store):
+    """The tracker's record step (plan_visit: new records, the in-place keep after a gap, the
+    re-keyframe of a long-idle account) and the retention job, day after day on a simulated clock:
+    a month of play, a 46-day break, months idle, a fortnight of play, then well over
+    RETENTION_DAYS idle and a last battle. On every day the oldest and the newest day of the last
+    HISTORY_DAYS rebuild exactly, and at checkpoints every one of those days (state_on, and one
+    timeline read)."""
+    from types import SimpleNamespace
+
+    from server.retention import Retention
+    from server.tracker import DAY_SECONDS, day_start, plan_visit, rekey_due
+
+    region, account_id = "eu", 500_000_777
+    rng = random.Random(11)
+    played = {0, *(n for n in range(1, 30) if rng.random() < 0.6), 29, 76, *range(200, 216, 2), 701}
+    last_day = 701 + RETENTION_DAYS + 5
+    checkpoints = {RETENTION_DAYS, 520, 640, 700, 702, 1000, last_day}
+    truth_state: dict[int, list[int]] = {t: [1] * len(COUNTERS) for t in (1, 17, 2305)}
+    truth: dict[str, dict[int, list[int]]] = {}
+    book: dict = {}
+    stored: dict[int, list[int]] | None = None
+    now = [0.0]
+    retention = Retention(SimpleNamespace(expiring=store.tanks.expiring), clock=lambda: now[0], pause=0)
+    rewrites = 0
+
+    async def check(day: str) -> None:
+        got = await store.tanks.state_on(region, account_id, day)
+        assert got is not None and got[0] <= day, (day, got)
+        assert got[1] == as_counters(truth[day]), day
+
+    for n in range(last_day + 1):
+        day = _day(n)
+        if n in played:
+            for tank in rng.sample(sorted(truth_state), 2):
+                truth_state[tank] = [v + rng.randrange(1, 40) for v in truth_state[tank]]
+            if rng.random() < 0.2:
+                truth_state[rng.randrange(3000, 4000)] = [rng.randrange(1, 9) for _ in COUNTERS]
+        truth[day] = {t: list(row) for t, row in truth_state.items()}
+        now[0] = day_start(day) + 6 * 3600  # the pass's visit
+        if n in played or rekey_due(book, day):
+            state = {t: list(row) for t, row in truth_state.items()} if n in played else None
+            records, fields = plan_visit(region, account_id, book, stored, state, day)
+            rewrites += sum(1 for doc in records if doc["_id"] < f"{region}:{account_id}:{day}")
+            await store.tanks.save(records)
+            book.update(fields)
+            if "state" in fields:
+                stored = unpack(fields["state"])
+        now[0] = day_start(day) + DAY_SECONDS - 1  # the retention job, as late in the day as it gets
+        await retention.run()
+        if n >= HISTORY_DAYS - 1:
+            window = [_day(m) for m in range(n - HISTORY_DAYS + 1, n + 1)]
+            await check(window[0])
+            await check(window[-1])
+            if n in checkpoints:
+                for d in window:
+                    await check(d)
+                timeline = await store.tanks.timeline(region, account_id, window[0], window[-1])
+                for d in window:
+                    assert timeline.state_on(d) == await store.tanks.state_on(region, account_id, d), d
+    # Keeping costs a rewrite after each gap and about one a year while idle, nothing more.
+    assert 3 <= rewrites <= 6, rewrites
+    size = await store.tanks.stored_bytes()
+    assert size["count"] < len(played) + rewrites
+
+
 @pytest.mark.gen_test(timeout=60)
 async def test_search_prefix_is_case_insensitive_and_anchored(store):
     tracked = store.tracked
@@ -147,6 +224,18 @@ async def test_tracking_extends_parks_and_resumes(store):
     await tracked.track("eu", 10, "a", until=900.0, now=300.0)  # looked up again: due again
     assert [d["account_id"] for d in await tracked.due(doc["slice"], "2025-01-01", 10)] == [10]
     assert await tracked.count_active(500.0) == 1 and await tracked.count_active(901.0) == 0
+    # Tracking ended again, then a cached read of the account (extend): due again, not only longer.
+    await tracked.park(["eu:10"], 1000.0)
+    assert await tracked.due(doc["slice"], "2025-01-02", 10) == []
+    await tracked.extend("eu", 10, until=5000.0)
+    assert [d["account_id"] for d in await tracked.due(doc["slice"], "2025-01-02", 10)] == [10]
+    assert (await tracked.get("eu", 10))["until"] == 5000.0
+    await tracked.extend("eu", 11, until=5000.0)  # never tracked: extend inserts nothing
+    assert await tracked.get("eu", 11) is None
+    # An account visited today keeps its visit mark when extended.
+    await tracked.mark_days(["eu:10"], "2025-01-02")
+    await tracked.extend("eu", 10, until=6000.0)
+    assert (await tracked.get("eu", 10))["last_visit_day"] == "2025-01-02"
 
 
 @pytest.mark.gen_test(timeout=60)
