@@ -26,6 +26,7 @@ VISIT_FIELDS = {
     "keyframe_bytes": 1,
     "chain_records": 1,
     "chain_bytes": 1,
+    "kept_day": 1,
 }
 
 
@@ -45,7 +46,8 @@ class Tracked:
     {_id: "region:account_id", region, account_id, nickname, nickname_lower, slice, since,
      until (tracking ends then: see server/tracker.py), last_visit_day ("" before the first visit),
      last_battle_time (as of the newest per-tank record), record_day, keyframe_day, keyframe_bytes,
-     chain_records, chain_bytes (the keyframe policy's bookkeeping), state (the newest per-tank state,
+     chain_records, chain_bytes (the keyframe policy's bookkeeping), kept_day (the expiry base of the
+     newest record's chain: see server/tracker.py, plan_visit), state (the newest per-tank state,
      packed as store.tanks.pack)}.
 
     Collection `tracker_slices`: one claim per (day, slice) of the daily pass, {_id: "day:slice",
@@ -108,8 +110,16 @@ class Tracked:
         return len(ops) // 2
 
     async def extend(self, region: str, account_id: int, until: float) -> None:
-        """A tracked account was looked up again: track it at least until `until` (no insert)."""
-        await self.collection.update_one({"_id": tracked_id(region, account_id)}, {"$max": {"until": until}})
+        """A tracked account was looked up again: track it at least until `until` (no insert). A
+        parked account (tracking had ended) is due again from today's pass on, as in `track`."""
+        key = tracked_id(region, account_id)
+        await self.collection.bulk_write(
+            [
+                UpdateOne({"_id": key, "last_visit_day": PARKED}, {"$set": {"last_visit_day": ""}}),
+                UpdateOne({"_id": key}, {"$max": {"until": until}}),
+            ],
+            ordered=True,
+        )
 
     async def get(self, region: str, account_id: int) -> dict | None:
         return await self.collection.find_one({"_id": tracked_id(region, account_id)}, {"state": 0})
