@@ -352,3 +352,92 @@ async def test_live_lookups_are_not_queued_behind_the_pass_and_are_tracked(app, 
         assert doc["last_visit_day"] == utc_day(doc["since"]) and doc["record_day"]
         assert doc["until"] > doc["since"] + 89 * 86400  # --track-days after the lookup
     assert await store.tanks.state_on("eu", lookups[0], utc_day(doc["since"])) is not None
+
+
+class ScriptedUpstream:
+    """One account's upstream as of the tracker's clock: its per-tank counters grow on `played` days."""
+
+    def __init__(self, clock, account_id, played):
+        self.clock, self.account_id, self.played = clock, account_id, sorted(played)
+        self.info_calls = self.tanks_calls = 0
+
+    def _day_number(self) -> int:
+        return (dt.date.fromisoformat(utc_day(self.clock())) - dt.date.fromisoformat(FIRST_DAY)).days
+
+    def state(self, n: int) -> dict[int, list[int]]:
+        games = sum(1 for p in self.played if p <= n)
+        tanks = {1: [3 * games + 1] * len(COUNTERS), 17: [5] * len(COUNTERS)}
+        if games > 3:
+            tanks[2305] = [games] * len(COUNTERS)
+        return tanks
+
+    async def account_info(self, region, ids, **kwargs):
+        self.info_calls += 1
+        n = self._day_number()
+        last = max((p for p in self.played if p <= n), default=0)
+        return {a: {"nickname": "Scripted", "last_battle_time": last, "statistics": {"all": {}}} for a in ids}
+
+    async def tanks_stats(self, region, account_id, **kwargs):
+        self.tanks_calls += 1
+        return [{"tank_id": t, "all": dict(zip(COUNTERS, row))} for t, row in self.state(self._day_number()).items()]
+
+
+class NoRatings:
+    async def expected_values(self):
+        return None
+
+    async def tiers(self, region):
+        return {}
+
+
+@pytest.mark.gen_test(timeout=240)
+async def test_the_pass_keeps_every_day_of_the_last_400_through_idle_years(store):
+    """The pass itself (visit, its re-keyframe of idle accounts and its keep after a break) with the
+    retention job daily, over 2 1/2 simulated years: every day of the last 400 rebuilds exactly."""
+    from types import SimpleNamespace
+
+    from server.retention import Retention
+    from server.tracker import DAY_SECONDS, day_start
+    from store.tanks import HISTORY_DAYS, RETENTION_DAYS, as_counters
+
+    account_id = 500_000_123
+    played = {*range(0, 30, 3), 80, *range(300, 320, 2)}
+    last = 320 + RETENTION_DAYS + 20
+    clock = ManualClock(day_start(FIRST_DAY))
+    upstream = ScriptedUpstream(clock, account_id, played)
+    tracker = Tracker(store, upstream, NoRatings(), clock=clock, owner="solo")
+    retention = Retention(SimpleNamespace(expiring=store.tanks.expiring), clock=clock, pause=0)
+    await store.tracked.track("eu", account_id, None, day_start(FIRST_DAY) + 5000 * 86400, clock())
+    days = days_from(FIRST_DAY, last + 1)
+
+    async def check(n: int) -> None:
+        got = await store.tanks.state_on("eu", account_id, days[n])
+        assert got is not None and got[1] == as_counters(upstream.state(n)), (n, got)
+
+    for n, day in enumerate(days):
+        clock.set(day_start(day) + 3600)
+        due = await store.tracked.due(list(range(SLICES)), day, 100)
+        assert [a["account_id"] for a in due] == [account_id], day
+        await tracker.visit(day, "eu", due)
+        clock.set(day_start(day) + DAY_SECONDS - 1)
+        await retention.run()
+        if n >= HISTORY_DAYS - 1:
+            await check(n - HISTORY_DAYS + 1)
+            if n in (RETENTION_DAYS, 700, last):
+                for m in range(n - HISTORY_DAYS + 1, n + 1):
+                    await check(m)
+    assert upstream.info_calls == len(days)
+    assert upstream.tanks_calls == len(played)  # keeping costs no request
+
+
+@pytest.mark.gen_test(timeout=60)
+async def test_a_cached_read_of_a_parked_account_resumes_its_tracking(store):
+    clock = ManualClock(due_at(FIRST_DAY, 0))
+    tracker = Tracker(store, None, NoRatings(), clock=clock, owner="solo")
+    await store.tracked.track("eu", 42, "x", until=clock() + 86400, now=clock())
+    await store.tracked.park(["eu:42"], clock())
+    slice_no = slice_of("eu", 42)
+    assert await store.tracked.due(slice_no, FIRST_DAY, 10) == []
+    await tracker.looked_up("eu", 42, clock())  # a cached profile read
+    assert [a["account_id"] for a in await store.tracked.due(slice_no, FIRST_DAY, 10)] == [42]
+    assert await store.tracked.count_active(clock() + 80 * 86400) == 1
