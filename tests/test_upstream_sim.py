@@ -581,3 +581,56 @@ def test_bench_generation_reports_ms_per_cold_account():
         [sys.executable, "-m", "scripts.upstream_sim", "--help"], cwd=ROOT, capture_output=True, text=True, timeout=60
     ).stdout
     assert "--bench-generation" in help_text
+
+
+def test_players_behave_like_players():
+    """Issue 14 (Build 5), from the simulator's closed-form functions (no HTTP): 2,000 accounts
+    over 60 days. 30-50 % play on a given day; an ordinary player's playing day is 5-30 battles on
+    1-6 tanks (battles go to tanks in blocks of 5, so a day that starts inside a block may span one
+    tank more: rare, and never more than 7); some take breaks of months; a few grinders play
+    hundreds of battles a week (at least 200 in some week: an ordinary player with a 15-battle
+    evening most days reaches 100, which about a fifth of them do)."""
+    import datetime as dt
+
+    from scripts.upstream_sim.ids import BLOCK
+
+    world = sim.World(profile_cache=16)
+    days = 60
+    first = (dt.date(2025, 3, 1) - dt.date(1970, 1, 1)).days
+    accounts = [("eu", a) for a in sim.existing_accounts("eu", 1000, start=520_000_000)]
+    accounts += [("na", a) for a in sim.existing_accounts("na", 1000, start=1_020_000_000)]
+    active = [0] * days
+    playing_days = six_or_fewer = 0
+    on_break = grinders = 0
+    for region, account_id in accounts:
+        prof = world.profile(region, account_id)
+        start = first - prof.day0
+        through = [prof._battles_through(start - 1 + k) for k in range(days + 1)]
+        idle_run = longest_idle = 0
+        played = False
+        for k in range(days):
+            before, after = through[k], through[k + 1]
+            if after == before:
+                idle_run += played
+                longest_idle = max(longest_idle, idle_run)
+                continue
+            active[k] += 1
+            played, idle_run = True, 0
+            prof._ensure_blocks((after - 1) // BLOCK + 1)
+            tanks = {prof.blocks[b] for b in range(before // BLOCK, (after - 1) // BLOCK + 1)}
+            if prof.grinder:
+                assert after - before >= 5
+                continue
+            assert 5 <= after - before <= 30, (region, account_id, k, after - before)
+            assert 1 <= len(tanks) <= 7, (region, account_id, k, len(tanks))
+            playing_days += 1
+            six_or_fewer += len(tanks) <= 6
+        on_break += longest_idle >= 30
+        week = max(through[k + 7] - through[k] for k in range(days - 6))
+        grinders += week >= 200
+    share = sum(active) / days / len(accounts)
+    assert 0.30 <= share <= 0.50, share
+    assert all(0.25 <= n / len(accounts) <= 0.55 for n in active), active
+    assert six_or_fewer / playing_days >= 0.98, six_or_fewer / playing_days
+    assert 0 < on_break < len(accounts) // 4, on_break  # breaks of months: some, not most
+    assert 0 < grinders < len(accounts) // 10, grinders
