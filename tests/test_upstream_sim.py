@@ -634,3 +634,12 @@ def test_players_behave_like_players():
     assert six_or_fewer / playing_days >= 0.98, six_or_fewer / playing_days
     assert 0 < on_break < len(accounts) // 4, on_break  # breaks of months: some, not most
     assert 0 < grinders < len(accounts) // 10, grinders
+
+
+def test_nicknames_use_only_the_characters_real_nicknames_allow():
+    import re
+
+    for region in sim.REGIONS:
+        names = [sim.nickname(region, a) for a in sim.existing_accounts(region, 3000)]
+        assert all(re.fullmatch(r"[A-Za-z0-9_]{3,24}", name) for name in names), region
+        assert any("_" in name for name in names) and len(set(names)) > 0.9 * len(names)

@@ -232,7 +232,9 @@ def nickname(region: str, account_id: int) -> str:
     if style < 0.45:
         name = "".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 4))).capitalize()
     elif style < 0.8:
-        name = rng.choice(_WORDS) + rng.choice(["_", "", "-"]) + rng.choice(_SYLLABLES).capitalize()
+        # One of three separators drawn as before ("-" was the third): nicknames allow only
+        # [A-Za-z0-9_], and the same draw keeps every other part of every nickname unchanged.
+        name = rng.choice(_WORDS) + rng.choice(["_", "", "_"]) + rng.choice(_SYLLABLES).capitalize()
     else:
         name = rng.choice(_WORDS).lower() + rng.choice(_SYLLABLES)
     if rng.random() < 0.6:
