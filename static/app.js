@@ -11,17 +11,18 @@
   const RATINGS_REFRESH_DELAY = 3;   // seconds before re-fetching a live-fetched profile
   const RATINGS_AUTO_REFRESHES = 4;  // automatic attempts before leaving it to the button
   const SEARCH_DEBOUNCE_MS = 300;
-  const TANK_DAYS = [7, 30, 90];
-  const TANK_DAYS_DEFAULT = 30;
+  const TANK_DAYS = [7, 30, 90];   // the period buttons (a UI choice); the first request uses the index's default
   // The usual (XVM) WN8 scale, the same bounds as the API's ratings.wn8_color labels.
   const WN8_SCALE = [[300, 'very_bad'], [450, 'bad'], [650, 'below_average'], [900, 'average'], [1200, 'above_average'],
     [1600, 'good'], [2000, 'very_good'], [2450, 'great'], [2900, 'unicum']];
 
   const state = {
     index: null,          // data of GET /api/v1
-    regions: ['eu', 'na', 'asia'],   // replaced by the index's list once it has loaded
-    games: ['wot'],
-    demo: { player: { region: 'eu', id: '500000001' }, clan: { region: 'eu', id: '500000' } },
+    // Facts about the API come from the index only: empty until it has loaded (the forms that
+    // need them stay disabled until then).
+    regions: [],
+    games: [],
+    demo: { player: null, clan: null },   // from the player and clan endpoints' examples
     tokens: {},           // latest request per view, to drop stale answers
   };
 
@@ -601,27 +602,73 @@
     return { min: Number.isInteger(p.minLength) ? p.minLength : 1, max: Number.isInteger(p.maxLength) ? p.maxLength : Infinity, re };
   }
 
+  /** Query parameters of an endpoint's example, e.g. {game: "wot", region: "all", days: "30"}. */
+  function exampleQuery(endpointName) {
+    const endpoints = state.index && Array.isArray(state.index.endpoints) ? state.index.endpoints : [];
+    const endpoint = endpoints.find((e) => e && e.name === endpointName);
+    const example = endpoint && typeof endpoint.example === 'string' ? endpoint.example : '';
+    const at = example.indexOf('?');
+    return at < 0 ? {} : Object.fromEntries(new URLSearchParams(example.slice(at + 1)));
+  }
+
+  // The online form's first values: the online_history example's, else the parameters' defaults
+  // (empty before the index loads: the API then applies its own defaults).
+  function onlineDefaults() {
+    const example = exampleQuery('online_history');
+    const pick = (name) => {
+      const value = example[name] ?? (indexParam('online_history', name) || {}).default;
+      return value === undefined || value === null ? '' : String(value);
+    };
+    return { game: pick('game'), region: pick('region'), days: pick('days') };
+  }
+
+  // The tank table's first period: the tanks endpoint's default for days (null before the index
+  // loads: the request then leaves days out and the API's default applies).
+  function tankDaysDefault() {
+    const value = (indexParam('tanks', 'days') || {}).default;
+    return Number.isInteger(value) ? value : null;
+  }
+
+  function tankDayChoices() {
+    const def = tankDaysDefault();
+    return def === null || TANK_DAYS.includes(def) ? TANK_DAYS : TANK_DAYS.concat([def]).sort((a, b) => a - b);
+  }
+
   function fillForms() {
     document.querySelectorAll('select[data-options]').forEach((select) => {
       const kind = select.dataset.options;
       if (kind === 'regions') setOptions(select, state.regions, (v) => label(v));
       else if (kind === 'regions-any') setOptions(select, [''].concat(state.regions), (v) => (v === '' ? 'Any region' : label(v)));
-      else if (kind === 'regions-all') setOptions(select, ['all'].concat(state.regions), (v) => (v === 'all' ? 'All regions' : label(v)));
+      else if (kind === 'regions-all') {
+        // The online region's extra value (`all`) is the one its enum adds to the regions.
+        const extra = ((indexParam('online_history', 'region') || {}).enum || []).filter((v) => !state.regions.includes(v));
+        setOptions(select, state.regions.length ? extra.concat(state.regions) : [], (v) => (state.regions.includes(v) ? label(v) : `${label(v)} regions`));
+      }
       else if (kind === 'games') setOptions(select, state.games, (v) => `${label(v)} (${v})`);
       else if (kind === 'days') setOptions(select, onlineDays().map(String), (v) => `${v} days`);
     });
     const fp = $('#form-player');
-    if (!fp.elements.id.value) { fp.elements.id.value = state.demo.player.id; fp.elements.region.value = state.demo.player.region; }
+    const demoPlayer = state.demo.player;
+    if (!fp.elements.id.value && demoPlayer) { fp.elements.id.value = demoPlayer.id; fp.elements.region.value = demoPlayer.region; }
     const fc = $('#form-clan');
-    if (!fc.elements.id.value) { fc.elements.id.value = state.demo.clan.id; fc.elements.region.value = state.demo.clan.region; }
+    const demoClan = state.demo.clan;
+    if (!fc.elements.id.value && demoClan) { fc.elements.id.value = demoClan.id; fc.elements.region.value = demoClan.region; }
     const fo = $('#form-online');
-    if (!fo.dataset.touched) { fo.elements.game.value = state.games.includes('wot') ? 'wot' : state.games[0]; fo.elements.region.value = 'all'; fo.elements.days.value = '30'; }
+    if (!fo.dataset.touched) {
+      const d = onlineDefaults();
+      for (const name of ['game', 'region', 'days']) if (d[name]) fo.elements[name].value = d[name];
+    }
+    // A form whose choices have not arrived yet (the index) cannot be sent.
+    for (const form of [fp, fc, fo]) {
+      const empty = [...form.querySelectorAll('select')].some((select) => !select.options.length);
+      form.querySelectorAll('button[type=submit], button:not([type])').forEach((b) => { b.disabled = empty; });
+    }
     const demoLink = (hash, text) => h('a', { href: hash }, text);
-    $('#hint-player').replaceChildren('Demo: ', demoLink(`#player/${state.demo.player.region}/${state.demo.player.id}`,
-      `player ${state.demo.player.id} (${label(state.demo.player.region)})`),
-    '. A profile that is not cached yet is fetched live; its ratings follow a few seconds later.');
-    $('#hint-clan').replaceChildren('Demo: ', demoLink(`#clan/${state.demo.clan.region}/${state.demo.clan.id}`,
-      `clan ${state.demo.clan.id} (${label(state.demo.clan.region)})`), '. Clans are served from the cache only.');
+    $('#hint-player').replaceChildren(...(demoPlayer ? ['Demo: ', demoLink(`#player/${demoPlayer.region}/${demoPlayer.id}`,
+      `player ${demoPlayer.id} (${label(demoPlayer.region)})`), '. '] : []),
+    'A profile that is not cached yet is fetched live; its ratings follow a few seconds later.');
+    $('#hint-clan').replaceChildren(...(demoClan ? ['Demo: ', demoLink(`#clan/${demoClan.region}/${demoClan.id}`,
+      `clan ${demoClan.id} (${label(demoClan.region)})`), '. '] : []), 'Clans are served from the cache only.');
   }
 
   function go(hash) {
@@ -684,10 +731,12 @@
   }
 
   /**
-   * spec: {labels: ['YYYY-MM-DD', ...], series: [{name, cls, values: [number|null], join: 'gap'|'connect'}],
-   *        zero: bool, format: fn, empty: text, title: text}
-   * 'gap' breaks the line at nulls; 'connect' joins the measured points. A point with
-   * no neighbour is drawn as a dot.
+   * spec: {labels: ['YYYY-MM-DD', ...], series: [{name, cls, values: [number|null], join: 'gap'|'connect'|'sparse',
+   *        dots, titles, hover}], zero: bool, format: fn, empty: text, title: text}
+   * 'gap' breaks the line at nulls; 'connect' joins the measured points; 'sparse' has a point
+   * only where a value is given (undefined: no point that day) and breaks the line at nulls.
+   * A point with no neighbour is drawn as a dot; `dots` draws every point; `titles[i]` replaces
+   * a point's tooltip; `hover[i]` is the value the hover box shows for day i.
    */
   function drawChart(container, spec) {
     container._chart = spec;
@@ -744,7 +793,8 @@
       let seg = [];
       sr.values.forEach((v, i) => {
         if (typeof v === 'number' && Number.isFinite(v)) seg.push([i, v]);
-        else if (sr.join === 'gap' && seg.length) { segments.push(seg); seg = []; }
+        else if (sr.join === 'sparse' && v === undefined) return;
+        else if ((sr.join === 'gap' || sr.join === 'sparse') && seg.length) { segments.push(seg); seg = []; }
       });
       if (seg.length) segments.push(seg);
       for (const part of segments) {
@@ -753,9 +803,10 @@
           g.append(s('path', { d, class: 'line' }));
         }
         for (const [i, v] of part) {
-          if (part.length === 1 || few) {
-            g.append(s('circle', { cx: x(i), cy: y(v), r: part.length === 1 ? 4 : 2.5, class: part.length === 1 ? 'dot lone' : 'dot' },
-              s('title', null, `${spec.labels[i]}: ${sr.name} ${fmt(v)}`)));
+          if (part.length === 1 || few || sr.dots) {
+            g.append(s('circle', { cx: x(i), cy: y(v), r: part.length === 1 ? 4 : sr.dots ? 3 : 2.5, class: part.length === 1 ? 'dot lone' : 'dot',
+              'data-date': spec.labels[i], 'data-value': v },
+            s('title', null, (sr.titles && sr.titles[i]) || `${spec.labels[i]}: ${sr.name} ${fmt(v)}`)));
           }
         }
       }
@@ -775,9 +826,10 @@
       guide.setAttribute('x1', x(i));
       guide.setAttribute('x2', x(i));
       guide.setAttribute('visibility', 'visible');
-      tip.replaceChildren(h('strong', null, spec.labels[i]), ...spec.series.map((sr) =>
-        h('div', null, h('span', { class: 'swatch ' + (sr.cls || '') }), `${sr.name}: `,
-          typeof sr.values[i] === 'number' ? fmt(sr.values[i]) : 'no data')));
+      tip.replaceChildren(h('strong', null, spec.labels[i]), ...spec.series.map((sr) => {
+        const v = sr.hover ? sr.hover[i] : sr.values[i];
+        return h('div', null, h('span', { class: 'swatch ' + (sr.cls || '') }), `${sr.name}: `, typeof v === 'number' ? fmt(v) : 'no data');
+      }));
       tip.hidden = false;
       const left = Math.min(Math.max(x(i) + 10, 0), W - 170);
       tip.style.left = (x(i) > W / 2 ? Math.max(0, x(i) - 180) : left) + 'px';
@@ -1059,19 +1111,38 @@
           h('td', { class: 'num' }, isObj(deltas[p]) ? fmtCell(deltas[p][k], k, ctx) : muted('—'))))))));
   }
 
-  /** One flat series per recent period: its WN8 over the days it covers (clipped to the chart). */
-  function periodWn8Series(labels, deltas) {
-    if (!labels.length) return [];
-    const first = labels[0];
-    return RECENTS.map((p) => {
-      const f = periodFigures(deltas, p.key);
-      if (!f || typeof f.wn8 !== 'number' || !f.battles) return null;
-      const from = f.from || first;
-      const to = f.to || labels[labels.length - 1];
-      const values = labels.map((d) => (d >= from && d <= to ? f.wn8 : null));
-      if (!values.some((v) => v !== null)) return null;
-      return { name: `${p.name}: WN8 ${NUM.format(f.wn8)}` + (from < first ? ` (since ${from})` : ''), cls: p.cls, values, join: 'gap', key: p.key };
-    }).filter(Boolean);
+  function addDays(iso, n) {
+    const d = new Date(iso + 'T00:00:00Z');
+    return Number.isNaN(d.getTime()) ? null : new Date(d.getTime() + n * 86400000).toISOString().slice(0, 10);
+  }
+
+  /**
+   * The history's `weekly` (7-day weeks, oldest first, each the figures of the battles played in
+   * it; null before the per-tank records begin) as a sparse series on the daily axis: each week's
+   * WN8 on the day it ends, the line broken at a week without battles. Null without `weekly`.
+   */
+  function weeklyWn8Series(labels, weekly) {
+    if (!Array.isArray(weekly) || !labels.length) return null;
+    const known = weekly.findIndex((w) => isObj(w) && w.to);
+    if (known < 0) return null;
+    const at = Object.fromEntries(labels.map((d, i) => [d, i]));
+    const values = labels.map(() => undefined);
+    const hover = labels.map(() => null);
+    const titles = labels.map(() => null);
+    let points = 0;
+    weekly.forEach((w, k) => {
+      const to = isObj(w) && w.to ? w.to : addDays(weekly[known].to, 7 * (k - known));   // a null week's end
+      const i = at[to];
+      const wn8 = isObj(w) && w.battles && typeof w.wn8 === 'number' ? w.wn8 : null;
+      if (i === undefined) return;   // ends before the chart's first day
+      values[i] = wn8;
+      if (wn8 !== null) points += 1;
+      const from = isObj(w) && w.from ? w.from : addDays(to, -7);
+      for (let j = i; j >= 0 && labels[j] > from; j -= 1) hover[j] = wn8;
+      titles[i] = `Week ${from} → ${to}: ` + (wn8 !== null ? `WN8 ${NUM.format(wn8)} over ${NUM.format(w.battles)} battles`
+        : isObj(w) ? 'no battles' : 'no per-tank records');
+    });
+    return { name: 'WN8 per week', cls: 's-main weekly', values, hover, titles, join: 'sparse', dots: true, points };
   }
 
   function renderHistory(data, region) {
@@ -1093,12 +1164,13 @@
       switcher.querySelectorAll('button').forEach((b) => b.setAttribute('aria-pressed', String(b.dataset.metric === chosen)));
       chartNote.hidden = mt.id !== 'period_wn8';
       if (mt.id === 'period_wn8') {
-        const periods = periodWn8Series(labels, data.deltas);
-        chartNote.replaceChildren('Each level line is the WN8 of only the battles played in that period (7, 30 and 90 days, last 1,000 battles), drawn over the days it covers; the thin line is the career WN8 of each daily snapshot. ',
-          'The API has no week-by-week series, so the periods all end on the newest day.');
-        drawChart(chart, { labels, title: 'Period WN8 over career WN8', legend: true,
-          series: [{ name: 'Career WN8', cls: 's-min', values: series.wn8, join: 'connect' }].concat(periods),
-          empty: 'No period WN8 yet: it needs per-tank records.' });
+        const weekly = weeklyWn8Series(labels, data.weekly);
+        chartNote.replaceChildren(weekly && weekly.points
+          ? 'Each dot is the WN8 of only the battles played in one week (the 7 days ending on the day it is drawn at); the line breaks at a week without battles. The thin line is the career WN8 of each daily snapshot.'
+          : 'No week-by-week WN8 yet: it needs the tracker’s per-tank records of battles played in these weeks. The thin line is the career WN8 of each daily snapshot.');
+        drawChart(chart, { labels, title: 'WN8 per week over career WN8', legend: true,
+          series: [{ name: 'Career WN8', cls: 's-min', values: series.wn8, join: 'connect' }].concat(weekly ? [weekly] : []),
+          empty: 'No WN8 to draw yet: it needs ratings and per-tank records.' });
         return;
       }
       drawChart(chart, { labels, zero: mt.zero, integer: mt.integer, format: mt.format, title: `${mt.name} per day`, legend: true,
@@ -1132,7 +1204,7 @@
     let autoLeft = RATINGS_AUTO_REFRESHES;
     let historyLoaded = false;
     let tanksLoaded = false;
-    let tankDays = TANK_DAYS_DEFAULT;
+    let tankDays = tankDaysDefault();
     let tankRequest = null;
     const tankSort = { key: 'period_battles', dir: -1 };
 
@@ -1156,7 +1228,7 @@
 
     const tanksHead = () => h('div', { class: 'history-head' }, h('h4', { id: 'tanks-title' }, 'Tanks'),
       h('div', { class: 'segmented', role: 'group', 'aria-label': 'Period of the tank table', id: 'tank-period' },
-        TANK_DAYS.map((d) => h('button', { type: 'button', class: 'seg', 'data-days': d, 'aria-pressed': String(d === tankDays),
+        tankDayChoices().map((d) => h('button', { type: 'button', class: 'seg', 'data-days': d, 'aria-pressed': String(d === tankDays),
           onclick: () => loadTanks(d, true) }, `${d} days`))));
 
     const loadTanks = async (days, keepFocus) => {
@@ -1164,12 +1236,14 @@
       const mine = {};
       tankRequest = mine;
       const refocus = () => { if (keepFocus) { const b = $(`#tank-period button[data-days="${days}"]`, tanksBox); if (b) b.focus(); } };
-      tanksBox.replaceChildren(tanksHead(), loading(`Fetching the tanks of the last ${days} days…`));
+      tanksBox.replaceChildren(tanksHead(), loading(days ? `Fetching the tanks of the last ${days} days…` : 'Fetching the tanks…'));
       refocus();
-      const res = await api(`${path}/tanks?days=${days}`);
+      // Without the index's default (not loaded), days is left out and the API's default applies.
+      const res = await api(days ? `${path}/tanks?days=${days}` : `${path}/tanks`);
       if (!current('player', token) || tankRequest !== mine) return;
       if (res.ok) {
         tanksLoaded = true;
+        if (!days && res.data && Number.isInteger(res.data.days)) { days = res.data.days; tankDays = days; }
         tanksBox.replaceChildren(tanksHead(), renderTanks(res.data || {}, days, tankSort), rateLine(res));
         refocus();
       } else {
@@ -1313,7 +1387,7 @@
     const val = (p, k) => (p.samples === 0 || typeof p[k] !== 'number' ? null : p[k]);
     const days = points.filter((p) => val(p, 'peak') !== null).length;
     const box = h('div', { class: 'online-history' },
-      h('div', { class: 'history-head' }, h('h3', null, `Daily player counts: ${label(data.game || game)}, ${(data.region || region) === 'all' ? 'all regions' : label(data.region || region)}`),
+      h('div', { class: 'history-head' }, h('h3', null, `Daily player counts: ${label(data.game || game)}, ${state.regions.length && !state.regions.includes(data.region || region) ? `${label(data.region || region).toLowerCase()} regions` : label(data.region || region)}`),
         h('span', { class: 'muted small' }, `${data.from ?? labels[0] ?? ''} → ${data.to ?? labels[labels.length - 1] ?? ''}, ${days} of ${points.length} days with samples`)));
     const chart = h('div', { class: 'chart', id: 'online-chart' });
     box.append(chart, h('p', { class: 'muted small' }, 'Days without samples are left as gaps.'));
@@ -1345,7 +1419,8 @@
       detailBox.hidden = !res.ok;
     };
     const hist = async () => {
-      const q = new URLSearchParams({ game, region, days: String(days) });
+      // A value not known yet (no index) is left out: the API's default applies.
+      const q = new URLSearchParams(Object.entries({ game, region, days: days ? String(days) : '' }).filter(([, v]) => v));
       const res = await api(`${API}/online/history?${q}`);
       if (!current('online', token)) return;
       histBox.replaceChildren(res.ok ? renderOnlineHistory(res.data || {}, game, region) : errorBox(res, hist), res.ok ? rateLine(res) : '');
@@ -1541,7 +1616,8 @@
         if (args[1]) ensureOption(f.region, args[1]);
         if (args[2]) ensureOption(f.days, args[2]);
       }
-      loadOnline(f.game.value || 'wot', f.region.value || 'all', f.days.value || '30');
+      const d = onlineDefaults();
+      loadOnline(f.game.value || d.game, f.region.value || d.region, f.days.value || d.days);
     } else if (view === 'status') {
       loadStatus();
     }

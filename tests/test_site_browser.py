@@ -218,6 +218,52 @@ async def test_page_renders_the_live_index_without_console_errors(
         assert await page.locator("#online-chart .series path.line").count() == 6  # peak, avg, min
 
 
+@pytest.mark.gen_test(timeout=60)
+async def test_forms_wait_for_the_index_and_take_its_defaults(
+    app, http_client, base_url, http_port, async_playwright, chromium_path
+):
+    """Regions, games, the demo ids and the online form's defaults are the index's: while it has
+    not answered, the forms are empty and cannot be sent; then they hold what it says."""
+    _, index = await get_json(http_client, base_url, "/api/v1")
+    endpoints = {e["name"]: e for e in index["data"]["endpoints"]}
+    online = {p["name"]: p for p in endpoints["online_history"]["parameters"]}
+    release = asyncio.Event()
+
+    async def slow_index(route):
+        await release.wait()
+        await fulfill(route, index)
+
+    async with Browser(async_playwright, chromium_path) as browser:
+        page = await browser.page()
+        await page.route("**/api/v1", slow_index)
+        await page.goto(site_url(http_port))
+        await page.locator("#index-status").wait_for()
+        assert await page.locator("#form-player select[name=region] option").count() == 0
+        assert await page.locator("#form-player button[type=submit]").is_disabled()
+        assert await page.locator("#form-online button[type=submit]").is_disabled()
+        assert "Demo:" not in await page.locator("#hint-player").inner_text()
+        release.set()
+        await wait_ready(page)
+        regions = await page.locator("#form-player select[name=region] option").evaluate_all(
+            "os => os.map(o => o.value)"
+        )
+        assert regions == index["data"]["regions"]
+        assert await page.locator("#form-player button[type=submit]").is_enabled()
+        # The demo player is the player endpoint's example; the online form starts on the
+        # online_history example's values, each one its parameter allows.
+        example = endpoints["player"]["example"]
+        assert await page.locator("#form-player input[name=id]").input_value() == example.split("/")[-2]
+        assert f"#player/{example.split('/')[-1]}/{example.split('/')[-2]}" in await page.locator(
+            "#hint-player a"
+        ).get_attribute("href")
+        query = dict(q.split("=") for q in endpoints["online_history"]["example"].split("?")[1].split("&"))
+        for name in ("game", "region"):
+            value = await page.locator(f"#form-online select[name={name}]").input_value()
+            assert value == query[name] and value in online[name]["enum"], name
+        assert await page.locator("#form-online select[name=days]").input_value() == query["days"]
+        assert browser.errors == [], browser.errors
+
+
 @pytest.mark.gen_test(timeout=75)
 async def test_player_live_fetch_then_ratings_and_history_chart(
     app, http_client, base_url, http_port, upstream_sim, async_playwright, chromium_path, artifacts_dir
@@ -613,8 +659,24 @@ def figures(battles, wins, avg_damage, wn8, wn7, eff, start, end):
     }
 
 
-def history_answer(today, periods):
-    """A 90-day history with career WN8 per day and the deltas' period figures given."""
+def weekly_answer(today, wn8s):
+    """`weekly` of a 90-day history: 13 weeks ending today, oldest first; a wn8 of None is a week
+    without battles, the string "none" a week before the per-tank records (a null entry)."""
+    weeks = []
+    for k, wn8 in enumerate(wn8s):
+        end = today - dt.timedelta(days=7 * (len(wn8s) - 1 - k))
+        start = end - dt.timedelta(days=7)
+        battles = 0 if wn8 is None else 40 + k
+        weeks.append(
+            None
+            if wn8 == "none"
+            else figures(battles, battles // 2, 1800.0, wn8, 1400.0, 1500.0, start.isoformat(), end.isoformat())
+        )
+    return weeks
+
+
+def history_answer(today, periods, weekly=None):
+    """A 90-day history with career WN8 per day, the deltas' period figures and `weekly` given."""
     snapshots = []
     for back in range(89, -1, -1):
         day = (today - dt.timedelta(days=back)).isoformat()
@@ -648,6 +710,7 @@ def history_answer(today, periods):
             "snapshot_count": len(snapshots),
             "snapshots": snapshots,
             "deltas": deltas,
+            "weekly": weekly,
         }
     )
 
@@ -727,6 +790,22 @@ def tanks_answer(days, today):
     )
 
 
+async def assert_weekly_points(page, weekly, first_date=None):
+    """The chart's weekly points are the API's weeks with a WN8 (on each week's last day), in order."""
+    expected = [
+        (week["to"], week["wn8"])
+        for week in weekly
+        if week is not None and week["battles"] and week["wn8"] is not None
+        and (first_date is None or week["to"] >= first_date)
+    ]  # fmt: skip
+    points = await page.locator("#player-chart .series.weekly circle").evaluate_all(
+        "cs => cs.map(c => [c.getAttribute('data-date'), Number(c.getAttribute('data-value'))])"
+    )
+    assert len(points) == len(expected) and expected, (points, expected)
+    for (date, value), (want_date, want) in zip(points, expected):
+        assert date == want_date and value == pytest.approx(want, abs=1e-9), (points, expected)
+
+
 async def column(page, key):
     return await page.locator(f"#tank-table tbody tr [data-col={key}]").all_inner_texts()
 
@@ -747,7 +826,9 @@ async def test_recents_panel_tank_table_and_period_wn8_chart(
         "90d": figures(640, 333, 1650.0, 890.0, 1100.0, 1200.0, day(89), day(0)),
         "recent_1000": figures(1000, 524, 1701.0, 2950.0, 1900.0, 1990.0, day(140), day(0)),
     }
-    history = {"answer": history_answer(today, full)}
+    weekly_wn8 = ["none", "none", "none", 1500.0, 1620.5, None, 1710.0, 1800.0, 1650.25, 1900.0, 2100.0, 2050.0, 2310.0]
+    weekly = weekly_answer(today, weekly_wn8)
+    history = {"answer": history_answer(today, full, weekly)}
     tank_requests = []
 
     async def serve_history(route):
@@ -845,15 +926,17 @@ async def test_recents_panel_tank_table_and_period_wn8_chart(
         await page.wait_for_function("document.querySelectorAll('#tank-table tbody tr').length === 1")
         assert tank_requests == [30, 7, 90]
 
-        # The history chart plots each period's WN8 over the days it covers.
+        # The history chart plots one WN8 point per week (from `weekly`) over the career WN8: a
+        # week without battles breaks the line, weeks before the per-tank records have no point.
         await page.click("button.seg[data-metric='period_wn8']")
-        for cls in ("s-p7", "s-p30", "s-p90", "s-p1000"):
-            await page.locator(f"#player-chart .series.{cls} path.line").wait_for(state="attached")  # flat: 0 px high
+        await page.locator("#player-chart .series.weekly circle").first.wait_for()
         assert await page.locator("#player-chart .series.s-min path.line").count() == 1  # career WN8
+        await assert_weekly_points(page, weekly)
+        assert await page.locator("#player-chart .series.weekly path.line").count() == 2  # weeks 4-5, 7-13
         legend = await page.locator("#player-chart .legend").inner_text()
-        assert "7 days: WN8 2,310" in legend and "Last 1,000 battles: WN8 2,950" in legend
-        assert "since " + day(140) in legend  # older than the chart: clipped, and said so
-        assert await page.locator("#player-history .chart-note").is_visible()
+        assert "WN8 per week" in legend and "Career WN8" in legend
+        note = page.locator("#player-history .chart-note")
+        assert await note.is_visible() and "one week" in await note.inner_text()
         await page.screenshot(path=str(artifacts_dir / "site-player-recents.png"), full_page=True)
 
         # Phone width: cards two by two, the table scrolls in its own box, nothing overflows.
@@ -880,7 +963,8 @@ async def test_recents_panel_tank_table_and_period_wn8_chart(
         await page.set_viewport_size({"width": 1280, "height": 900})
         await page.click("button.seg[data-metric='period_wn8']")
         await page.locator("#player-chart .series.s-min path.line").wait_for()
-        assert await page.locator("#player-chart .series[class*='s-p'] path").count() == 0
+        assert await page.locator("#player-chart .series.weekly").count() == 0  # weekly: null
+        assert "No week-by-week WN8 yet" in await page.locator("#player-history .chart-note").inner_text()
         assert browser.errors == [], browser.errors
 
 
@@ -1020,9 +1104,12 @@ async def test_search_recents_and_tanks_on_real_tracked_data(
         )
         assert tank_requests == ["30", "7"]
 
-        # The chart plots each period's WN8.
+        # The chart plots one WN8 point per week: the API's `weekly`, nothing hand-built.
+        weekly = history["data"]["weekly"]
+        assert len(weekly) == 13 and weekly[-1]["to"] == history["data"]["latest"]["date"]
         await page.click("button.seg[data-metric='period_wn8']")
-        for cls in ("s-p7", "s-p30", "s-p90", "s-p1000"):
-            await page.locator(f"#player-chart .series.{cls} path.line").wait_for(state="attached")
+        await page.locator("#player-chart .series.weekly circle").first.wait_for()
+        await assert_weekly_points(page, weekly, history["data"]["first_date"])
+        await page.locator("#player-history").screenshot(path=str(artifacts_dir / "site-real-weekly-wn8.png"))
         await page.screenshot(path=str(artifacts_dir / "site-real-recents.png"), full_page=True)
         assert browser.errors == [], browser.errors
