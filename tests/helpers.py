@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import ujson
+from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 
 CLIENT_TIMEOUT = 60.0  # "generous": anything slower counts as a hang
 
@@ -141,6 +142,20 @@ def sim(upstream_sim, path, body=None):
         return ujson.loads(conn.getresponse().read())
     finally:
         conn.close()
+
+
+async def sim_async(base: str, path: str, body: dict | None = None) -> dict:
+    """`sim` from a test's event loop: GET `path` of the simulator at `base` (POST `body` as JSON
+    when given) and return its JSON; any status but 200 fails the test."""
+    request = HTTPRequest(
+        base + path,
+        method="GET" if body is None else "POST",
+        body=None if body is None else ujson.dumps(body),
+        request_timeout=30,
+    )
+    response = await AsyncHTTPClient().fetch(request, raise_error=False)
+    assert response.code == 200, (path, response.code, response.body)
+    return ujson.loads(response.body)
 
 
 class ServerProcess:

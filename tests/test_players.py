@@ -7,11 +7,11 @@ import time
 
 import pytest
 import ujson
-from tornado.httpclient import AsyncHTTPClient, HTTPRequest
+from tornado.httpclient import HTTPRequest
 
 from scripts.upstream_sim import existing_accounts, missing_accounts
 from server.players import history_view
-from tests.helpers import EXPECTED_VALUES_FILE
+from tests.helpers import EXPECTED_VALUES_FILE, sim_async
 
 ACCOUNTS = existing_accounts("eu", 60)
 
@@ -24,21 +24,11 @@ def app_overrides():
     return {"trusted_proxies": parse_networks("127.0.0.1/32")}
 
 
-async def sim(upstream_sim, path, body=None):
-    client = AsyncHTTPClient()
-    request = HTTPRequest(
-        upstream_sim + path,
-        method="POST" if body is not None else "GET",
-        body=ujson.dumps(body) if body is not None else None,
-    )
-    return ujson.loads((await client.fetch(request)).body)
-
-
 @pytest.fixture
 def reset_sim(io_loop, upstream_sim):
-    io_loop.run_sync(lambda: sim(upstream_sim, "/_sim/faults", {"reset": True}))
+    io_loop.run_sync(lambda: sim_async(upstream_sim, "/_sim/faults", {"reset": True}))
     yield
-    io_loop.run_sync(lambda: sim(upstream_sim, "/_sim/faults", {"reset": True}))
+    io_loop.run_sync(lambda: sim_async(upstream_sim, "/_sim/faults", {"reset": True}))
 
 
 async def get(http_client, base_url, path, client="198.51.100.1"):
@@ -85,13 +75,13 @@ async def test_unknown_account_is_player_not_found_with_region(http_client, base
 @pytest.mark.gen_test(timeout=60)
 async def test_concurrent_misses_make_one_upstream_call(http_client, base_url, upstream_sim, reset_sim):
     account = ACCOUNTS[1]
-    await sim(upstream_sim, "/_sim/stats", {"reset": True})
-    await sim(upstream_sim, "/_sim/faults", {"latency_ms": 300})
+    await sim_async(upstream_sim, "/_sim/stats", {"reset": True})
+    await sim_async(upstream_sim, "/_sim/faults", {"latency_ms": 300})
     results = await asyncio.gather(
         *[get(http_client, base_url, f"/api/v1/player/{account}/eu", client=f"198.51.100.{i}") for i in range(5)]
     )
     assert all(response.code == 200 for response, _ in results)
-    stats = await sim(upstream_sim, "/_sim/stats")
+    stats = await sim_async(upstream_sim, "/_sim/stats")
     assert stats["by_path"]["wot/account/info"] == 1
     assert stats["by_path"]["wot/tanks/stats"] == 1
 
@@ -124,13 +114,13 @@ async def test_global_live_budget(http_client, base_url, reset_sim):
 @pytest.mark.gen_test(timeout=60)
 async def test_upstream_failure_is_503_and_never_cached(http_client, base_url, upstream_sim, reset_sim):
     account = ACCOUNTS[50]
-    await sim(upstream_sim, "/_sim/faults", {"error_rate": 1.0})
+    await sim_async(upstream_sim, "/_sim/faults", {"error_rate": 1.0})
     response, body = await get(http_client, base_url, f"/api/v1/player/{account}/eu", client="192.0.2.250")
     assert response.code == 503
     assert body["error"]["code"] == "upstream_unavailable"
     assert int(response.headers["Retry-After"]) >= 1
     assert "test-app-id-secret" not in response.body.decode()
-    await sim(upstream_sim, "/_sim/faults", {"reset": True})
+    await sim_async(upstream_sim, "/_sim/faults", {"reset": True})
     response, body = await get(http_client, base_url, f"/api/v1/player/{account}/eu", client="192.0.2.251")
     assert response.code == 200 and body["data"]["live_fetched"] is True
 
@@ -223,7 +213,7 @@ async def test_wn8_equals_an_independent_computation_from_raw_tank_stats(
     http_client, base_url, upstream_sim, reset_sim
 ):
     # The simulator's clock is frozen so the service and this test see the same statistics.
-    await sim(upstream_sim, "/_sim/clock", {"now": time.time()})
+    await sim_async(upstream_sim, "/_sim/clock", {"now": time.time()})
     try:
         account = ACCOUNTS[7]
         for _ in range(100):
@@ -233,10 +223,10 @@ async def test_wn8_equals_an_independent_computation_from_raw_tank_stats(
             await asyncio.sleep(0.1)
         ratings = body["data"]["ratings"]
         assert ratings["available"] is True
-        tanks = await sim(upstream_sim, f"/wot/eu/wot/tanks/stats/?application_id=demo&account_id={account}")
+        tanks = await sim_async(upstream_sim, f"/wot/eu/wot/tanks/stats/?application_id=demo&account_id={account}")
         tanks = tanks["data"][str(account)]
-        table = await sim(upstream_sim, "/wn8exp.json")
+        table = await sim_async(upstream_sim, "/wn8exp.json")
         assert len(tanks) > 3
         assert ratings["wn8"] == pytest.approx(independent_wn8(tanks, table), abs=0.01)
     finally:
-        await sim(upstream_sim, "/_sim/clock", {"reset": True})
+        await sim_async(upstream_sim, "/_sim/clock", {"reset": True})

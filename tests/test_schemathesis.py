@@ -1,6 +1,6 @@
 """Schemathesis against the live service: the OpenAPI document and the server agree.
 
-The service runs as a real subprocess (`python -m server` semantics, its own database name,
+The service runs as a real subprocess (`python -m server`, tests.helpers.ServerProcess; its own database name,
 the upstream simulator, no background jobs, limits x1000 so the fuzzer is not throttled), and
 `st run` (Schemathesis CLI) fuzzes every operation of /api/v1/openapi.json with every check:
 no 5xx, documented status codes, content types, headers and response schemas, 405 + Allow for
@@ -13,14 +13,14 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import uuid
 
 import pytest
 
-from tests.helpers import ROOT, free_port, wait_for_port
+from server.catalogue import PREFIX
+from tests.helpers import ServerProcess
 
 SEED = 20261122
 MAX_EXAMPLES = 30
@@ -39,13 +39,8 @@ def st_executable() -> list[str]:
 
 @pytest.fixture
 def live_service(mongo_uri, upstream_sim, tmp_path):
-    port = free_port()
-    cmd = [
-        sys.executable,
-        "-m",
-        "server",
-        "--port",
-        str(port),
+    server = ServerProcess(
+        tmp_path,
         "--mongodb-uri",
         mongo_uri,
         "--db-name",
@@ -57,27 +52,18 @@ def live_service(mongo_uri, upstream_sim, tmp_path):
         "1000",
         "--log-level",
         "WARNING",
-    ]
-    log_path = tmp_path / "server.log"
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(cmd, cwd=str(ROOT), stdout=log, stderr=subprocess.STDOUT)
+    )
     try:
-        wait_for_port(port, timeout=60, proc=proc)
-        yield f"http://127.0.0.1:{port}", proc, log_path
+        yield server
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+        server.stop()
 
 
 def test_schemathesis_finds_no_mismatch(live_service, tmp_path):
-    base, proc, log_path = live_service
+    server = live_service
     cmd = st_executable() + [
         "run",
-        f"{base}/api/v1/openapi.json",
+        f"http://127.0.0.1:{server.port}{PREFIX}/openapi.json",
         "--checks",
         "all",
         "--max-examples",
@@ -97,11 +83,11 @@ def test_schemathesis_finds_no_mismatch(live_service, tmp_path):
     env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "120"}
     result = subprocess.run(cmd, cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT)
     output = result.stdout + result.stderr
-    assert proc.poll() is None, "the service died during the run:\n" + log_path.read_text()[-5000:]
+    assert server.proc.poll() is None, "the service died during the run:\n" + server.log()
     assert result.returncode == 0, output[-20000:]
     # Every operation of the document was tested (Schemathesis leaves out GET of the schema itself).
     selected = re.search(r"Operations:\s+(\d+) selected / (\d+) total", output)
     assert selected and selected.group(1) == selected.group(2) and int(selected.group(2)) >= 26, output[-5000:]
     assert re.search(r"Tested:\s+%s\b" % selected.group(1), output), output[-5000:]
-    server_log = log_path.read_text()
+    server_log = server.log_path.read_text()
     assert "Traceback" not in server_log, server_log[-5000:]

@@ -16,7 +16,7 @@ import time
 
 import pytest
 import ujson
-from tornado.httpclient import AsyncHTTPClient, HTTPRequest
+from tornado.httpclient import AsyncHTTPClient
 
 from scripts.upstream_sim import (
     clan_members,
@@ -25,7 +25,7 @@ from scripts.upstream_sim import (
     existing_clans,
     veteran_accounts,
 )
-from tests.helpers import ROOT, build_app, simulator
+from tests.helpers import ROOT, build_app, sim_async, simulator
 
 RPS = 10
 FIGURES: dict = {}
@@ -50,22 +50,10 @@ def app(io_loop, mongo_uri, db_name, strict_sim):
     return build_app(io_loop, mongo_uri, db_name, upstream_base_url=strict_sim, upstream_rps=RPS, rate_limit_scale=10)
 
 
-async def sim(base: str, path: str, body: dict | None = None, method: str | None = None) -> dict:
-    request = HTTPRequest(
-        base + path,
-        method=method or ("POST" if body is not None else "GET"),
-        body=None if body is None else ujson.dumps(body),
-        request_timeout=30,
-    )
-    response = await AsyncHTTPClient().fetch(request, raise_error=False)
-    assert response.code == 200, response.body
-    return ujson.loads(response.body)
-
-
 async def reset(base: str) -> None:
-    await sim(base, "/_sim/stats", {"reset": True})
-    await sim(base, "/_sim/faults", {"reset": True})
-    await sim(base, "/_sim/limits", {"rps": RPS})
+    await sim_async(base, "/_sim/stats", {"reset": True})
+    await sim_async(base, "/_sim/faults", {"reset": True})
+    await sim_async(base, "/_sim/limits", {"rps": RPS})
 
 
 async def lookup(http_client, base_url: str, account_id: int, region: str = "eu") -> tuple[int, float, dict]:
@@ -90,10 +78,10 @@ async def test_fifty_clans_refresh_without_a_refusal_while_live_lookups_answer(a
     # The simulator builds an account's history on first sight (~3 ms, a veteran's ~12 ms, on
     # one thread beside the service and the database), which the real API does not do: warm it
     # (with another application_id, no limit) so the figures measure the service, not that.
-    await sim(strict_sim, "/_sim/limits", {"rps": 0})
+    await sim_async(strict_sim, "/_sim/limits", {"rps": 0})
     members = [m for clan_id in clans for m in clan_members("eu", clan_id)] + accounts
     for start in range(0, len(members), 100):
-        await sim(
+        await sim_async(
             strict_sim,
             "/wot/eu/wot/account/info/?application_id=warm-up&fields=account_id&account_id="
             + ",".join(map(str, members[start : start + 100])),
@@ -117,7 +105,7 @@ async def test_fifty_clans_refresh_without_a_refusal_while_live_lookups_answer(a
         await asyncio.wait([refresh], timeout=1.5)
     outcome = await refresh
 
-    stats = await sim(strict_sim, "/_sim/stats")
+    stats = await sim_async(strict_sim, "/_sim/stats")
     assert outcome.startswith("refreshed 50 clans, failed 0"), outcome
     assert stats["violations"]["total"] == 0, stats["violations_by_path"]
     assert stats["max_per_second"] <= RPS
@@ -177,7 +165,7 @@ async def test_every_job_at_once_stays_within_the_rate(app, http_client, base_ur
     results = await asyncio.gather(*jobs, *lookups)
     assert results[0] == "refreshed 30, failed 0"
     assert all(code == 200 for code, _, _ in results[len(jobs) :])
-    stats = await sim(strict_sim, "/_sim/stats")
+    stats = await sim_async(strict_sim, "/_sim/stats")
     assert stats["violations"]["total"] == 0, stats["violations_by_path"]
     assert stats["max_per_second"] <= RPS
     FIGURES["burst"] = {
@@ -194,20 +182,20 @@ async def test_request_limit_exceeded_slows_the_client_down(app, strict_sim):
     upstream = services.upstream
     await reset(strict_sim)
     # The upstream allows less than we were told (another tool shares the application_id).
-    await sim(strict_sim, "/_sim/limits", {"rps": 3})
+    await sim_async(strict_sim, "/_sim/limits", {"rps": 3})
     ids = existing_accounts("eu", 40)
     first = await asyncio.gather(
         *(upstream.account_info("eu", [a], fields="account_id") for a in ids[:20]), return_exceptions=True
     )
-    refused_early = (await sim(strict_sim, "/_sim/stats"))["violations"]["request_limit"]
+    refused_early = (await sim_async(strict_sim, "/_sim/stats"))["violations"]["request_limit"]
     status = upstream.budget.status()
     assert refused_early >= 1 and status["request_limit_exceeded"]["count"] >= 1
     assert status["slowed_down"] is True and status["effective_per_second"] <= 3
     # Once slowed down the client stays under the real limit: the next requests all pass.
-    await sim(strict_sim, "/_sim/stats", {"reset": True})
+    await sim_async(strict_sim, "/_sim/stats", {"reset": True})
     second = await asyncio.gather(*(upstream.account_info("eu", [a], fields="account_id") for a in ids[20:30]))
     assert all(result[a]["account_id"] == a for result, a in zip(second, ids[20:30]))
-    assert (await sim(strict_sim, "/_sim/stats"))["violations"]["total"] == 0
+    assert (await sim_async(strict_sim, "/_sim/stats"))["violations"]["total"] == 0
     FIGURES["slow_down"] = {
         "refused_before_slowing": refused_early,
         "failed_calls_before": sum(isinstance(r, Exception) for r in first),
@@ -230,7 +218,7 @@ async def test_disbanded_clans_are_dropped(app, http_client, base_url, strict_si
     assert (await http_client.fetch(f"{base_url}/api/v1/clan/{doomed}/asia", raise_error=False)).code == 200
 
     # The clan disbands between two refreshes; a cached member profile still names it.
-    await sim(strict_sim, "/_sim/clans/disband", {"region": "asia", "clan_id": doomed})
+    await sim_async(strict_sim, "/_sim/clans/disband", {"region": "asia", "clan_id": doomed})
     try:
         member = (await store.clans.get("asia", doomed))["members"][0]["account_id"]
         await store.players.save(
@@ -253,14 +241,14 @@ async def test_disbanded_clans_are_dropped(app, http_client, base_url, strict_si
         assert (await http_client.fetch(f"{base_url}/api/v1/clan/{doomed}/asia/weekly", raise_error=False)).code == 404
         # Dropped from the refresh, although the stale profile still names it.
         services.clans.clock = lambda: time.time() + 3 * 3600
-        await sim(strict_sim, "/_sim/stats", {"reset": True})
+        await sim_async(strict_sim, "/_sim/stats", {"reset": True})
         outcome = await services.clans.refresh(3)
-        stats = await sim(strict_sim, "/_sim/stats")
+        stats = await sim_async(strict_sim, "/_sim/stats")
         assert "disbanded 0" in outcome and "refreshed 1 clans" in outcome, outcome
         assert (await http_client.fetch(f"{base_url}/api/v1/clan/{living}/asia", raise_error=False)).code == 200
         assert stats["violations"]["total"] == 0
     finally:
-        await sim(strict_sim, "/_sim/clans/disband", {"reset": True})
+        await sim_async(strict_sim, "/_sim/clans/disband", {"reset": True})
 
 
 @pytest.mark.gen_test(timeout=60)
@@ -283,14 +271,16 @@ async def test_a_live_lookup_asks_only_for_the_fields_it_reads(app, http_client,
     veteran = veteran_accounts("eu", 1)[0]
     code, _, body = await lookup(http_client, base_url, veteran)
     assert code == 200, body
-    trimmed = await sim(strict_sim, "/_sim/stats")
+    trimmed = await sim_async(strict_sim, "/_sim/stats")
     with_fields = trimmed["bytes_by_path"]["wot/account/info"] + trimmed["bytes_by_path"]["wot/tanks/stats"]
-    await sim(strict_sim, "/_sim/stats", {"reset": True})
+    await sim_async(strict_sim, "/_sim/stats", {"reset": True})
     for path in ("wot/account/info", "wot/tanks/stats"):
-        await sim(strict_sim, f"/wot/eu/{path}/?application_id=test&account_id={veteran}")
-    full = await sim(strict_sim, "/_sim/stats")
+        await sim_async(strict_sim, f"/wot/eu/{path}/?application_id=test&account_id={veteran}")
+    full = await sim_async(strict_sim, "/_sim/stats")
     without_fields = full["bytes_by_path"]["wot/account/info"] + full["bytes_by_path"]["wot/tanks/stats"]
-    listed = await sim(strict_sim, f"/wot/eu/wot/tanks/stats/?application_id=test&account_id={veteran}&fields=tank_id")
+    listed = await sim_async(
+        strict_sim, f"/wot/eu/wot/tanks/stats/?application_id=test&account_id={veteran}&fields=tank_id"
+    )
     tanks = len(listed["data"][str(veteran)])
     assert 150 <= tanks <= 400
     assert with_fields * 5 < without_fields
@@ -308,7 +298,7 @@ async def test_concurrent_first_lookups_fetch_the_vehicle_list_once(app, strict_
     await reset(strict_sim)
     tiers = await asyncio.gather(*(services.ratings_source.tiers("na") for _ in range(10)))
     assert all(t == tiers[0] for t in tiers) and len(tiers[0]) > 500
-    stats = await sim(strict_sim, "/_sim/stats")
+    stats = await sim_async(strict_sim, "/_sim/stats")
     pages = stats["by_endpoint"]["wot/na/wot/encyclopedia/vehicles"]
     assert pages == -(-len(tiers[0]) // 100)  # one pass over the pages of 100, not ten
     assert stats["violations"]["total"] == 0
