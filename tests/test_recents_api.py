@@ -256,3 +256,39 @@ async def test_new_error_codes_are_in_the_index_and_the_openapi_document(http_cl
             assert f'"{code}"' in listed, code
             assert code in documented, (endpoint.name, code)
     assert "invalid_search" in PLAYER_SEARCH.error_codes
+
+
+def test_weekly_pass_rebuilds_the_same_states_as_state_on_and_weeks_start_with_the_records():
+    """The one-pass states of period._weekly equal Timeline.state_on on every day (keyframes
+    reset the state, change records apply to it); a week before the records is null, the week
+    in which they start begins at the first one, a week without battles has battles 0."""
+    from server.period import _states_on, _weekly, week_bounds
+    from store.tanks import Timeline, pack
+
+    def row(battles):
+        return [battles, battles // 2, 0, 0, battles * 1000, battles, battles, 0, 0, 0, battles // 3, 0, 0]
+
+    records, previous = [], None
+    day0 = dt.date(2026, 3, 10)
+    battles = {1: 10, 2: 5}
+    for i in range(0, 40, 3):  # a record every third day with battles on both tanks
+        if i not in (21, 24):  # days 19-26 without battles: no record
+            battles = {1: battles[1] + 4, 2: battles[2] + 2, **({3: i} if i >= 30 else {})}
+            state = {t: row(b) for t, b in battles.items()}
+            keyframe = previous is None or i % 12 == 0
+            payload = pack(state, None if keyframe else previous)
+            records.append(((day0 + dt.timedelta(days=i)).isoformat(), sum(battles.values()), keyframe, payload))
+            previous = state
+    timeline = Timeline(records)
+    days = [(day0 + dt.timedelta(days=i)).isoformat() for i in range(-3, 45)]
+    assert _states_on(timeline, days) == [timeline.state_on(day) for day in days]
+
+    last = records[-1][0]
+    weeks = _weekly(timeline, last, 49, None, {})
+    assert [(w["from"], w["to"]) if w else None for w in weeks][1:] == [
+        (first, to) if first >= records[0][0] else (records[0][0], to) for first, to in week_bounds(last, 49)[1:]
+    ]
+    assert weeks[0] is None  # ends before the first record
+    assert sum(w["battles"] for w in weeks if w) == records[-1][1] - records[0][1]
+    assert any(w and w["battles"] == 0 and w["win_rate"] is None for w in weeks)
+    assert _weekly(Timeline([]), last, 30, None, {}) is None
