@@ -16,6 +16,8 @@ from server.catalogue import PREFIX
 from server.config import Config, get_config
 from server.embedded_db import EmbeddedDatabase
 from server.http import MAX_CONNECTIONS_PER_CLIENT, default_max_connections, raise_fd_limit
+from server.services import Services
+from store import Store
 
 log = logging.getLogger("statsapi")
 
@@ -27,7 +29,7 @@ def configure_logging(level: str) -> None:
     logging.getLogger("tornado.access").setLevel(logging.WARNING)
 
 
-async def seed_if_empty(config: Config, store, services) -> None:
+async def seed_if_empty(config: Config, store: Store, services: Services) -> None:
     from server.demo import SimulatorLists, seed_demo
 
     if not config.upstream_base_url:

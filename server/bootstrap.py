@@ -12,11 +12,14 @@ if TYPE_CHECKING:
     import tornado.web
 
     from server.http import JSONErrorHTTPServer
+    from server.ratelimit import RateLimiter
+    from server.services import Services
+    from store import Store
 
 log = logging.getLogger("statsapi")
 
 
-async def connect_store(config: Config, uri: str, listeners: tuple = ()):
+async def connect_store(config: Config, uri: str, listeners: tuple = ()) -> Store:
     from store import Store, create_client
 
     client = create_client(uri, listeners)
@@ -54,7 +57,7 @@ def make_http_server(app: tornado.web.Application, config: Config) -> JSONErrorH
     )
 
 
-async def get_application(config: Config, uri: str):
+async def get_application(config: Config, uri: str) -> tuple[tornado.web.Application, Store, RateLimiter, Services]:
     """Build everything one process serves with: (app, store, limiter, services). No listening."""
     from server.app import make_app
     from server.metrics import CommandTimer, Metrics

@@ -10,7 +10,12 @@ import socket
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from store.store import Store
+
+if TYPE_CHECKING:
+    from server.metrics import Metrics
 
 log = logging.getLogger("statsapi.jobs")
 
@@ -34,16 +39,16 @@ class JobRunner:
 
     def __init__(
         self,
-        store,
+        store: Store,
         lease_ttl: float = 60.0,
         renew_every: float = 15.0,
         tick: float = 1.0,
-        clock=time.time,
+        clock: Callable[[], float] = time.time,
         owner: str | None = None,
-        metrics=None,
+        metrics: Metrics | None = None,
     ):
         self.store = store
-        self.metrics = metrics  # server.metrics.Metrics, or None
+        self.metrics = metrics
         self.lease_ttl = lease_ttl
         self.renew_every = renew_every
         self.tick = tick

@@ -33,8 +33,10 @@ import ipaddress
 import logging
 import math
 import time
+from collections.abc import Callable
 
 from server.catalogue import LIVE_GLOBAL, LIVE_PER_CLIENT, bucket_limits
+from store.ratelimit import RateCounters
 
 log = logging.getLogger("statsapi.ratelimit")
 
@@ -133,8 +135,14 @@ class _Count:
 
 
 class RateLimiter:
-    def __init__(self, counters, scale: float = 1.0, clock=time.time, flush_interval: float = 0.5):
-        self.counters = counters  # store.ratelimit.RateCounters
+    def __init__(
+        self,
+        counters: RateCounters,
+        scale: float = 1.0,
+        clock: Callable[[], float] = time.time,
+        flush_interval: float = 0.5,
+    ):
+        self.counters = counters
         self.scale = scale
         self.clock = clock
         self.flush_interval = flush_interval
