@@ -1,15 +1,14 @@
-"""Runs SecantusDB as a child process (never imported: it is GPL-2.0), and supervises it.
+"""Runs SecantusDB as a child process (never imported: it is GPL-2.0), and supervises it."""
 
-`supervise()` starts a thread that waits on the child (so an exited child is reaped at once,
-never left a zombie) and, when it exits without `stop()` having been called, starts it again
-on the same port and data directory (the data is on disk) after 1, 2, 4 ... 60 s, at most
-MAX_RESTARTS attempts in RESTART_WINDOW seconds; beyond that it gives up (logged, and shown by
-`status()`). Meanwhile the driver's heartbeat fails, so data endpoints answer 503
-`database_unavailable`; they recover by themselves when the heartbeat succeeds again.
-
-The counters live in an anonymous shared mapping created before any fork, so with
-`--processes N` (the parent supervises) every server process reports the same figures.
-"""
+# `supervise()` starts a thread that waits on the child (so an exited child is reaped at once,
+# never left a zombie) and, when it exits without `stop()` having been called, starts it again
+# on the same port and data directory (the data is on disk) after 1, 2, 4 ... 60 s, at most
+# MAX_RESTARTS attempts in RESTART_WINDOW seconds; beyond that it gives up (logged, and shown by
+# `status()`). Meanwhile the driver's heartbeat fails, so data endpoints answer 503
+# `database_unavailable`; they recover by themselves when the heartbeat succeeds again.
+#
+# The counters live in an anonymous shared mapping created before any fork, so with
+# `--processes N` (the parent supervises) every server process reports the same figures.
 
 from __future__ import annotations
 

@@ -1,42 +1,41 @@
-"""The HTTP server: every protocol-level rejection answers enveloped JSON, and connections are bounded.
+"""The HTTP server: every protocol-level rejection answers enveloped JSON, and connections are bounded."""
 
-What a connection may cost (figures in docs/deploy.md, "Connections, request heads and bodies"):
-
-* at most `max_connections` open connections per process (by default the file-descriptor soft
-  limit minus FD_RESERVE, at most MAX_CONNECTIONS) and MAX_CONNECTIONS_PER_CLIENT per peer
-  address (trusted proxies are not capped: every client behind them shares their address).
-  When the server is full, the oldest connection that has waited at least SHED_MIN_WAIT
-  seconds for a request head (idle keep-alive, slowloris, never-sent) is closed to make room;
-  a client that has just connected and is sending its head is never shed by someone else's
-  churn. If none qualifies, the new connection gets a short JSON 503 and is closed (after a
-  lingering close, at most MAX_LINGERING_REFUSALS at a time, so the client reads the 503
-  instead of a connection reset);
-* HEAD_TIMEOUT seconds to send a complete request head, counted from the accept (first
-  request) or from the first byte of the head (later requests on a keep-alive connection);
-* a request head over `max_header_size` bytes or MAX_HEADER_LINES lines: JSON 431
-  `request_too_large`, whatever its size (the head is never buffered beyond the limit);
-* a declared body over `max_body_size` (MAX_BODY_SIZE: the API is read-only): JSON 413
-  `payload_too_large` before any of the body is read;
-* `accept()` failing for want of descriptors (EMFILE/ENFILE): accepting pauses for
-  ACCEPT_PAUSE seconds (the oldest idle connections are shed) instead of spinning, and the
-  condition is logged at most once per LOG_INTERVAL.
-
-After a rejection the answer is written, the sending side shut down, and what the client
-still sends is read and discarded for up to LINGER_SECONDS / LINGER_BYTES ("lingering close"),
-so the client reads the answer instead of a connection reset.
-
-Tornado internals used here (checked against Tornado 6.6.1; the project pins tornado < 6.7):
-
-* `HTTP1Connection` reads a request head with `stream.read_until_regex(regex, max_bytes)` and,
-  on a malformed message, writes exactly `_TORNADO_BAD_REQUEST`, awaits that write, then closes;
-* `TCPServer.add_sockets` fills `self._sockets` / `self._handlers` (fd -> remover callable, used
-  by `stop()`), and `TCPServer._handle_connection(connection, address)` wraps an accepted
-  socket in an IOStream and calls `handle_stream`. `netutil.add_accept_handler` loops on
-  `accept()` and lets EMFILE propagate (a traceback per readiness event, 100 % CPU), so
-  `add_sockets` installs its own accept handler;
-* `IOStream._read_buffer` / `_read_buffer_size`: bytes read past a request head (a body, a
-  pipelined request) are put back there for Tornado's next read.
-"""
+# What a connection may cost (figures in docs/deploy.md, "Connections, request heads and bodies"):
+#
+# * at most `max_connections` open connections per process (by default the file-descriptor soft
+#   limit minus FD_RESERVE, at most MAX_CONNECTIONS) and MAX_CONNECTIONS_PER_CLIENT per peer
+#   address (trusted proxies are not capped: every client behind them shares their address).
+#   When the server is full, the oldest connection that has waited at least SHED_MIN_WAIT
+#   seconds for a request head (idle keep-alive, slowloris, never-sent) is closed to make room;
+#   a client that has just connected and is sending its head is never shed by someone else's
+#   churn. If none qualifies, the new connection gets a short JSON 503 and is closed (after a
+#   lingering close, at most MAX_LINGERING_REFUSALS at a time, so the client reads the 503
+#   instead of a connection reset);
+# * HEAD_TIMEOUT seconds to send a complete request head, counted from the accept (first
+#   request) or from the first byte of the head (later requests on a keep-alive connection);
+# * a request head over `max_header_size` bytes or MAX_HEADER_LINES lines: JSON 431
+#   `request_too_large`, whatever its size (the head is never buffered beyond the limit);
+# * a declared body over `max_body_size` (MAX_BODY_SIZE: the API is read-only): JSON 413
+#   `payload_too_large` before any of the body is read;
+# * `accept()` failing for want of descriptors (EMFILE/ENFILE): accepting pauses for
+#   ACCEPT_PAUSE seconds (the oldest idle connections are shed) instead of spinning, and the
+#   condition is logged at most once per LOG_INTERVAL.
+#
+# After a rejection the answer is written, the sending side shut down, and what the client
+# still sends is read and discarded for up to LINGER_SECONDS / LINGER_BYTES ("lingering close"),
+# so the client reads the answer instead of a connection reset.
+#
+# Tornado internals used here (checked against Tornado 6.6.1; the project pins tornado < 6.7):
+#
+# * `HTTP1Connection` reads a request head with `stream.read_until_regex(regex, max_bytes)` and,
+#   on a malformed message, writes exactly `_TORNADO_BAD_REQUEST`, awaits that write, then closes;
+# * `TCPServer.add_sockets` fills `self._sockets` / `self._handlers` (fd -> remover callable, used
+#   by `stop()`), and `TCPServer._handle_connection(connection, address)` wraps an accepted
+#   socket in an IOStream and calls `handle_stream`. `netutil.add_accept_handler` loops on
+#   `accept()` and lets EMFILE propagate (a traceback per readiness event, 100 % CPU), so
+#   `add_sockets` installs its own accept handler;
+# * `IOStream._read_buffer` / `_read_buffer_size`: bytes read past a request head (a body, a
+#   pipelined request) are put back there for Tornado's next read.
 
 from __future__ import annotations
 
@@ -234,7 +233,7 @@ class _JSONRejectingStream:
         return head
 
     def _unread(self, extra) -> None:
-        # Tornado internals (see the module docstring): no read is pending here, so the
+        # Tornado internals (see the comment at the top of this module): no read is pending here, so the
         # stream's buffer holds only what follows `extra`.
         stream = self._stream
         stream._read_buffer[:0] = extra

@@ -1,28 +1,27 @@
-"""Sliding-window rate limiter: exact in-process decisions, counters batched to MongoDB.
+"""Sliding-window rate limiter: exact in-process decisions, counters batched to MongoDB."""
 
-Cross-process bound: each process decides from its own exact counts plus the totals it
-read back at its last flush (every `flush_interval` seconds). With P processes a client
-can therefore be admitted at most `limit + (P - 1) * (k + 1)` requests per window, where k is
-the number of requests it gets admitted by one other process between two flushes
-(k <= the client's request rate x flush_interval), and never more than P x limit. The "+1":
-a client's first request in a window at a process is written but not read back (most clients
-send one request; reading every total back was most of the database's work), so that process
-learns the others' count one request later.
-
-Floods: the database's work per flush is bounded whatever the traffic. One flush runs at a
-time; a flush sends at most MAX_KEYS_PER_FLUSH keys (clients seen more than once first); a
-failed or timed-out batch is never re-sent (it may have been applied: re-sending on top of a
-batch the database is still running is what buried it); after failures the next flush waits
-longer (up to MAX_FLUSH_BACKOFF). Meanwhile every decision is still exact for this process's
-own traffic, so the bound degrades to at most P x limit per client, never to failing requests.
-/status reports the lag and failures (health "degraded").
-
-IPv6 clients are counted per /64 (one host usually holds a whole /64).
-
-The shared live-lookup budget is not batched: each lookup makes a conditional atomic
-reservation in the database (increment only while the window's count is below the budget), so
-exactly the budget is admitted however many lookups arrive together.
-"""
+# Cross-process bound: each process decides from its own exact counts plus the totals it
+# read back at its last flush (every `flush_interval` seconds). With P processes a client
+# can therefore be admitted at most `limit + (P - 1) * (k + 1)` requests per window, where k is
+# the number of requests it gets admitted by one other process between two flushes
+# (k <= the client's request rate x flush_interval), and never more than P x limit. The "+1":
+# a client's first request in a window at a process is written but not read back (most clients
+# send one request; reading every total back was most of the database's work), so that process
+# learns the others' count one request later.
+#
+# Floods: the database's work per flush is bounded whatever the traffic. One flush runs at a
+# time; a flush sends at most MAX_KEYS_PER_FLUSH keys (clients seen more than once first); a
+# failed or timed-out batch is never re-sent (it may have been applied: re-sending on top of a
+# batch the database is still running is what buried it); after failures the next flush waits
+# longer (up to MAX_FLUSH_BACKOFF). Meanwhile every decision is still exact for this process's
+# own traffic, so the bound degrades to at most P x limit per client, never to failing requests.
+# /status reports the lag and failures (health "degraded").
+#
+# IPv6 clients are counted per /64 (one host usually holds a whole /64).
+#
+# The shared live-lookup budget is not batched: each lookup makes a conditional atomic
+# reservation in the database (increment only while the window's count is below the budget), so
+# exactly the budget is admitted however many lookups arrive together.
 
 from __future__ import annotations
 
@@ -243,7 +242,7 @@ class RateLimiter:
         """Send pending increments, read back merged totals, forget finished windows.
 
         At most one flush runs at a time and it sends at most MAX_KEYS_PER_FLUSH counters; a
-        slice that fails is not re-sent (see the module docstring).
+        slice that fails is not re-sent (see the comment at the top of this module).
         """
         async with self._flush_lock:
             now = self.clock()
@@ -290,7 +289,7 @@ class RateLimiter:
         for key, count in items:
             count.inflight, count.pending = count.pending, 0
         # A key this process has seen once and never read needs no read-back: a second
-        # request here will make it read (this is the "+1" of the bound in the docstring).
+        # request here will make it read (this is the "+1" of the bound at the top of this module).
         read_back = [counter_key(*key) for key, c in items if c.seen or c.inflight > 1]
         try:
             totals = await self.counters.add({counter_key(*key): c.inflight for key, c in items}, read_back)

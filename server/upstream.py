@@ -1,21 +1,21 @@
-"""Async client for the Wargaming public API (or the simulator in scripts/upstream_sim/).
+"""Async client for the Wargaming public API (or the simulator in scripts/upstream_sim/)."""
 
-One ``tornado.httpclient.AsyncHTTPClient`` instance per client; every request (retries too) first
-takes a slot from the process's ``UpstreamBudget`` (the requests-per-second quota of the
-application_id, by caller priority); per-method id limits; timeouts, retries with jitter, and a mapping of the upstream's error envelope
-(``{"status": "error", "error": {"code", "message", "field", "value"}}``, sent with HTTP 200)
-to three exception types:
-
-* ``UpstreamUnavailable(message, retry_after)`` -- the upstream could not answer (timeouts,
-  connection errors, HTTP 5xx, SOURCE_NOT_AVAILABLE, REQUEST_LIMIT_EXCEEDED after the retries,
-  or a configuration problem such as INVALID_APPLICATION_ID, which is not retried);
-* ``UpstreamBadRequest`` -- the upstream rejected the request itself (INVALID_ACCOUNT_ID,
-  *_LIST_LIMIT_EXCEEDED, ...); not retried;
-* both subclass ``UpstreamError``.
-
-The ``application_id`` is a secret: it never appears in exception messages, ``last_error`` or
-logs (URLs in messages are rebuilt without it). This module imports nothing from ``store/``.
-"""
+# One ``tornado.httpclient.AsyncHTTPClient`` instance per client; every request (retries too) first
+# takes a slot from the process's ``UpstreamBudget`` (the requests-per-second quota of the
+# application_id, by caller priority); per-method id limits; timeouts, retries with jitter, and a
+# mapping of the upstream's error envelope
+# (``{"status": "error", "error": {"code", "message", "field", "value"}}``, sent with HTTP 200)
+# to three exception types:
+#
+# * ``UpstreamUnavailable(message, retry_after)`` -- the upstream could not answer (timeouts,
+#   connection errors, HTTP 5xx, SOURCE_NOT_AVAILABLE, REQUEST_LIMIT_EXCEEDED after the retries,
+#   or a configuration problem such as INVALID_APPLICATION_ID, which is not retried);
+# * ``UpstreamBadRequest`` -- the upstream rejected the request itself (INVALID_ACCOUNT_ID,
+#   *_LIST_LIMIT_EXCEEDED, ...); not retried;
+# * both subclass ``UpstreamError``.
+#
+# The ``application_id`` is a secret: it never appears in exception messages, ``last_error`` or
+# logs (URLs in messages are rebuilt without it). This module imports nothing from ``store/``.
 
 from __future__ import annotations
 
