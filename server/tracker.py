@@ -75,6 +75,7 @@ TANKS_IN_FLIGHT = 4  # tanks/stats requests of one batch at once (the budget pac
 # many together and their accounts batched together, so a few accounts per slice do not cost one
 # account/info request per slice and region.
 GROUP = 8
+DUE_BATCHES = 5  # due accounts read at once, in batches (of mixed regions: see full_batches)
 # Keeping what the last HISTORY_DAYS need (see plan_visit). A record expires RETENTION_DAYS after
 # its expiry base and must rebuild every day it serves (up to the next record's day) for HISTORY_DAYS
 # after that day. The newest record's chain (its keyframe and the change records up to it) is kept
@@ -207,6 +208,26 @@ def plan_visit(
     return records, fields
 
 
+def full_batches(accounts: list[dict], batch: int, last: bool) -> dict[str, list[dict]]:
+    """Due accounts (of mixed regions) by region, cut to whole batches of `batch`: a region's
+    remainder stays unvisited (and unmarked) for the next due() read, where it fills a batch with
+    the accounts read then, so account/info costs 1/batch of a request per account but for one
+    partial batch per region at the end (`last`: these are all the due accounts, every one is
+    visited). With at least one region holding a whole batch (by pigeonhole, when there are at most
+    DUE_BATCHES regions), every read makes progress; otherwise the largest region goes whole."""
+    by_region: dict[str, list[dict]] = {}
+    for account in accounts:
+        by_region.setdefault(account["region"], []).append(account)
+    if last:
+        return by_region
+    whole = {region: group[: len(group) - len(group) % batch] for region, group in by_region.items()}
+    whole = {region: group for region, group in whole.items() if group}
+    if not whole:
+        largest = max(by_region, key=lambda region: len(by_region[region]))
+        whole = {largest: by_region[largest]}
+    return whole
+
+
 class ManualClock:
     """A clock that stands still until set: time travel for tests, the demo seeder and the benchmark."""
 
@@ -335,15 +356,13 @@ class Tracker:
                     for slice_no in mine:  # the rest waits for the new day's pass
                         await tracked.release(day, slice_no, self.owner)
                     return 0
-                accounts = await tracked.due(mine, day, self.batch * 5)
+                accounts = await tracked.due(mine, day, self.batch * DUE_BATCHES)
                 if not accounts:
                     finished = 0
                     for slice_no in mine:
                         finished += await tracked.finish(day, slice_no, self.owner, self.clock())
                     return finished
-                by_region: dict[str, list[dict]] = {}
-                for account in accounts:
-                    by_region.setdefault(account["region"], []).append(account)
+                by_region = full_batches(accounts, self.batch, last=len(accounts) < self.batch * DUE_BATCHES)
                 for region, group in by_region.items():
                     for start in range(0, len(group), self.batch):
                         counts = await self.visit(day, region, group[start : start + self.batch])

@@ -15,7 +15,7 @@ import pytest
 from scripts.upstream_sim.ids import existing_accounts, veteran_accounts
 from scripts.upstream_sim.world import World
 from server.demo import TimeTravelUpstream
-from server.tracker import ManualClock, Tracker, due_at, run_days, utc_day
+from server.tracker import ManualClock, Tracker, day_start, due_at, run_days, utc_day
 from server.upstream import UpstreamClient
 from server.upstream_budget import UpstreamBudget
 from store.tanks import COUNTERS
@@ -397,7 +397,7 @@ async def test_the_pass_keeps_every_day_of_the_last_400_through_idle_years(store
     from types import SimpleNamespace
 
     from server.retention import Retention
-    from server.tracker import DAY_SECONDS, day_start
+    from server.tracker import DAY_SECONDS
     from store.tanks import HISTORY_DAYS, RETENTION_DAYS, as_counters
 
     account_id = 500_000_123
@@ -441,3 +441,45 @@ async def test_a_cached_read_of_a_parked_account_resumes_its_tracking(store):
     await tracker.looked_up("eu", 42, clock())  # a cached profile read
     assert [a["account_id"] for a in await store.tracked.due(slice_no, FIRST_DAY, 10)] == [42]
     assert await store.tracked.count_active(clock() + 80 * 86400) == 1
+
+
+class CountingUpstream:
+    """Every account exists and never plays after its first visit; account/info calls are counted."""
+
+    def __init__(self, clock):
+        self.clock = clock
+        self.info: dict[str, list[tuple[str, list[int]]]] = collections.defaultdict(list)
+
+    async def account_info(self, region, ids, **kwargs):
+        self.info[utc_day(self.clock())].append((region, list(ids)))
+        return {a: {"nickname": f"n{a}", "last_battle_time": 1, "statistics": {"all": {}}} for a in ids}
+
+    async def tanks_stats(self, region, account_id, **kwargs):
+        return [{"tank_id": 1, "all": dict.fromkeys(COUNTERS, 1)}]
+
+
+@pytest.mark.gen_test(timeout=240)
+async def test_account_info_batches_are_whole_across_regions(store):
+    """Due accounts are read 500 at a time whatever their region; a region's remainder waits for
+    the next read instead of costing a partial account/info batch, so a day's pass costs one
+    request per 100 accounts but for one partial batch per region (and slice group) at the end."""
+    regions = {"eu": 1030, "na": 730, "asia": 270}
+    accounts = [(r, 10_000_000 * (k + 1) + i) for k, (r, n) in enumerate(regions.items()) for i in range(n)]
+    days = days_from(FIRST_DAY, 3)
+    clock = ManualClock(day_start(days[0]))
+    await track_all(store, accounts, until=clock() + 400 * 86400, now=clock())
+    upstream = CountingUpstream(clock)
+    whole = Tracker(store, upstream, NoRatings(), clock=clock, owner="whole", group=SLICES)
+    grouped = Tracker(store, upstream, NoRatings(), clock=clock, owner="grouped")
+    minimal = sum(-(-n // 100) for n in regions.values())
+    for day, tracker, most in ((days[0], whole, minimal), (days[1], whole, minimal), (days[2], grouped, None)):
+        clock.set(day_start(day) + 86400 - 600)  # every slice due: one pass over all of them
+        await tracker.tick()
+        calls = upstream.info[day]
+        assert sorted((r, a) for r, ids in calls for a in ids) == sorted(accounts), day  # each once
+        assert all(len(ids) <= 100 for _, ids in calls)
+        partial = sum(len(ids) < 100 for _, ids in calls)
+        if most is not None:  # one partial batch per region, with the last read
+            assert len(calls) == most and partial == len(regions), (day, len(calls), partial)
+        else:  # 8 groups of 8 slices: a partial batch per region and group at most
+            assert partial <= len(regions) * (SLICES // 8) and len(calls) <= minimal + partial, (len(calls), partial)
