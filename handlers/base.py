@@ -19,7 +19,6 @@ from server.errors import (
     ALLOWED_METHODS,
     COMMON_HEADERS,
     ERROR_MAX_AGE,
-    EXPOSED_HEADERS,  # noqa: F401  (handlers/openapi.py imports it from here)
     APIError,
     render_error,
     to_api_error,

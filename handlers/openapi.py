@@ -8,7 +8,7 @@ import hashlib
 
 import ujson
 
-from handlers.base import ALLOWED_METHODS, EXPOSED_HEADERS, BaseHandler, api_routes
+from handlers.base import BaseHandler, api_routes
 from handlers.index import index_document
 from handlers.schemas import ref, schema_components
 from server.catalogue import (
@@ -21,7 +21,7 @@ from server.catalogue import (
     Param,
 )
 from server.config import API_VERSION, VERSION
-from server.errors import ERROR_CODES, ERROR_MAX_AGE, NO_STORE
+from server.errors import ALLOWED_METHODS, ERROR_CODES, ERROR_MAX_AGE, EXPOSED_HEADERS, NO_STORE
 from server.ratelimit import WINDOW_SECONDS
 
 # Everything about an endpoint comes from the catalogue (server/catalogue.py), its response shape

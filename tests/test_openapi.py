@@ -433,11 +433,11 @@ async def test_live_answers_conform_to_the_document(app, http_client, base_url):
 @pytest.fixture
 def raw_server(io_loop, mongo_uri, db_name, upstream_sim):
     """The real HTTP server class, so protocol-level rejections are the production ones."""
-    from server.http import JSONErrorHTTPServer
+    from server.bootstrap import make_http_server
 
     application = build_app(io_loop, mongo_uri, db_name, upstream_base_url=upstream_sim)
     port = free_port()
-    server = JSONErrorHTTPServer(application, max_header_size=16 * 1024)
+    server = make_http_server(application, application.settings["config"])
     server.listen(port, "127.0.0.1")
     yield port
     server.stop()
