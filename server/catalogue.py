@@ -262,8 +262,9 @@ HISTORY = Endpoint(
     name="history",
     path="/player/{account_id}/{region}/history",
     summary="Player daily history with 7, 30 and 90 day deltas",
-    description="Daily snapshots (UTC days) of the last `days` days plus 7, 30 and 90 day deltas. "
-    "404 no_history when no snapshot exists.",
+    description="Daily snapshots (UTC days) of the last `days` days plus 7, 30 and 90 day deltas, each "
+    "with the ratings of the battles played in it (period WN8, WN7, efficiency), the same figures "
+    "over the last ~1,000 battles and week by week. 404 no_history when no snapshot exists.",
     tag="players",
     operation_id="PlayerHistory",
     limit_per_minute=20,
