@@ -1,0 +1,147 @@
+/* The explorer's shell: the forms (filled from the index), the tabs and the #view/...
+ * hash routing that opens the player, clan, online and status views. */
+
+import { $, h, label } from './render.js';
+import { indexParam, onlineDays, onlineDefaults, state } from './api.js';
+import { loadPlayer } from './player.js';
+import { loadClan } from './clan.js';
+import { loadOnline } from './online.js';
+import { loadStatus } from './status.js';
+
+// ---------------------------------------------------------------- forms
+function setOptions(select, values, labels) {
+  const keep = select.value;
+  select.replaceChildren(...values.map((v) => h('option', { value: v }, labels ? labels(v) : v)));
+  if (values.map(String).includes(keep)) select.value = keep;
+}
+
+function ensureOption(select, value) {
+  if (value && ![...select.options].some((o) => o.value === value)) select.append(h('option', { value }, value));
+  select.value = value;
+}
+
+export function fillForms() {
+  document.querySelectorAll('select[data-options]').forEach((select) => {
+    const kind = select.dataset.options;
+    if (kind === 'regions') setOptions(select, state.regions, (v) => label(v));
+    else if (kind === 'regions-any') setOptions(select, [''].concat(state.regions), (v) => (v === '' ? 'Any region' : label(v)));
+    else if (kind === 'regions-all') {
+      // The online region's extra value (`all`) is the one its enum adds to the regions.
+      const extra = ((indexParam('online_history', 'region') || {}).enum || []).filter((v) => !state.regions.includes(v));
+      setOptions(select, state.regions.length ? extra.concat(state.regions) : [], (v) => (state.regions.includes(v) ? label(v) : `${label(v)} regions`));
+    }
+    else if (kind === 'games') setOptions(select, state.games, (v) => `${label(v)} (${v})`);
+    else if (kind === 'days') setOptions(select, onlineDays().map(String), (v) => `${v} days`);
+  });
+  const fp = $('#form-player');
+  const demoPlayer = state.demo.player;
+  if (!fp.elements.id.value && demoPlayer) { fp.elements.id.value = demoPlayer.id; fp.elements.region.value = demoPlayer.region; }
+  const fc = $('#form-clan');
+  const demoClan = state.demo.clan;
+  if (!fc.elements.id.value && demoClan) { fc.elements.id.value = demoClan.id; fc.elements.region.value = demoClan.region; }
+  const fo = $('#form-online');
+  if (!fo.dataset.touched) {
+    const d = onlineDefaults();
+    for (const name of ['game', 'region', 'days']) if (d[name]) fo.elements[name].value = d[name];
+  }
+  // A form whose choices have not arrived yet (the index) cannot be sent.
+  for (const form of [fp, fc, fo]) {
+    const empty = [...form.querySelectorAll('select')].some((select) => !select.options.length);
+    form.querySelectorAll('button[type=submit], button:not([type])').forEach((b) => { b.disabled = empty; });
+  }
+  const demoLink = (hash, text) => h('a', { href: hash }, text);
+  $('#hint-player').replaceChildren(...(demoPlayer ? ['Demo: ', demoLink(`#player/${demoPlayer.region}/${demoPlayer.id}`,
+    `player ${demoPlayer.id} (${label(demoPlayer.region)})`), '. '] : []),
+  'A profile that is not cached yet is fetched live; its ratings follow a few seconds later.');
+  $('#hint-clan').replaceChildren(...(demoClan ? ['Demo: ', demoLink(`#clan/${demoClan.region}/${demoClan.id}`,
+    `clan ${demoClan.id} (${label(demoClan.region)})`), '. '] : []), 'Clans are served from the cache only.');
+}
+
+export function go(hash) {
+  if (location.hash === hash) route();
+  else location.hash = hash;
+}
+
+export function bindForms() {
+  $('#form-player').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const f = ev.target.elements;
+    go(`#player/${encodeURIComponent(f.region.value)}/${encodeURIComponent(f.id.value.trim())}`);
+  });
+  $('#form-clan').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const f = ev.target.elements;
+    go(`#clan/${encodeURIComponent(f.region.value)}/${encodeURIComponent(f.id.value.trim())}`);
+  });
+  $('#form-online').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    ev.target.dataset.touched = '1';
+    const f = ev.target.elements;
+    go(`#online/${encodeURIComponent(f.game.value)}/${encodeURIComponent(f.region.value)}/${encodeURIComponent(f.days.value)}`);
+  });
+  $('#attribution-copy').addEventListener('click', async (ev) => {
+    const text = $('#attribution-text').textContent;
+    try {
+      await navigator.clipboard.writeText(text);
+      ev.target.textContent = 'Copied';
+    } catch (err) {
+      const range = document.createRange();
+      range.selectNodeContents($('#attribution-text'));
+      const sel = window.getSelection();
+      sel.removeAllRanges();
+      sel.addRange(range);
+      ev.target.textContent = 'Selected: press Ctrl+C';
+    }
+    setTimeout(() => { ev.target.textContent = 'Copy'; }, 2500);
+  });
+}
+
+// ---------------------------------------------------------------- routing
+const VIEWS = ['player', 'clan', 'online', 'status'];
+
+function showView(view) {
+  for (const v of VIEWS) {
+    $('#panel-' + v).hidden = v !== view;
+    const tab = $('#tab-' + v);
+    tab.setAttribute('aria-selected', String(v === view));
+    tab.classList.toggle('active', v === view);
+  }
+}
+
+function parseHash() {
+  const raw = location.hash.replace(/^#/, '');
+  return raw.split('/').filter((p) => p !== '').map((p) => { try { return decodeURIComponent(p); } catch (e) { return p; } });
+}
+
+export function route() {
+  const [view, ...args] = parseHash();
+  if (!VIEWS.includes(view)) {
+    if (!location.hash) showView('player');
+    return false;   // an ordinary in-page anchor (#endpoints, #errors...)
+  }
+  showView(view);
+  if (view === 'player' && args.length >= 2) {
+    const f = $('#form-player').elements;
+    ensureOption(f.region, args[0]);
+    f.id.value = args[1];
+    loadPlayer(args[0], args[1]);
+  } else if (view === 'clan' && args.length >= 2) {
+    const f = $('#form-clan').elements;
+    ensureOption(f.region, args[0]);
+    f.id.value = args[1];
+    loadClan(args[0], args[1]);
+  } else if (view === 'online') {
+    const f = $('#form-online').elements;
+    if (args.length) {
+      $('#form-online').dataset.touched = '1';
+      ensureOption(f.game, args[0]);
+      if (args[1]) ensureOption(f.region, args[1]);
+      if (args[2]) ensureOption(f.days, args[2]);
+    }
+    const d = onlineDefaults();
+    loadOnline(f.game.value || d.game, f.region.value || d.region, f.days.value || d.days);
+  } else if (view === 'status') {
+    loadStatus();
+  }
+  return true;
+}

@@ -1,0 +1,229 @@
+/* The player view: profile and ratings, recent periods, and the loading of the tank table
+ * and the history below them. */
+
+import { $, ago, fmtCell, fmtValue, h, isObj, label, NUM, rangeText, renderAny, utcText, wn8Node } from './render.js';
+import { API, api, current, errorBox, explainedError, loading, rateLine, takeToken, tankDayChoices, tankDaysDefault } from './api.js';
+import { renderTanks } from './tanks.js';
+import { HISTORY_DAYS, renderHistory } from './history.js';
+
+const RATINGS_REFRESH_DELAY = 3;   // seconds before re-fetching a live-fetched profile
+const RATINGS_AUTO_REFRESHES = 4;  // automatic attempts before leaving it to the button
+
+// ---------------------------------------------------------------- player view
+const STAT_ORDER = ['battles', 'wins', 'losses', 'draws', 'win_rate', 'avg_damage', 'avg_frags', 'avg_spotted', 'avg_xp',
+  'avg_defence', 'avg_capture', 'survival_rate', 'hit_rate', 'average_tier'];
+
+function ratingTile(name, value, extraClass, note) {
+  return h('div', { class: 'tile rating ' + (extraClass || '') },
+    h('span', { class: 'tile-label' }, name),
+    h('span', { class: 'tile-value' }, typeof value === 'number' ? NUM.format(value) : '—'),
+    note ? h('span', { class: 'tile-note' }, note) : null);
+}
+
+function renderProfile(data, region, onRefresh) {
+  const ratings = isObj(data.ratings) ? data.ratings : {};
+  const stats = isObj(data.statistics) ? data.statistics : {};
+  const r = data.region || region;
+  const ctx = { region: r };
+  const sub = [h('span', null, `Account ${data.account_id ?? ''}`), h('span', null, label(r))];
+  if (data.clan_id) sub.push(h('a', { href: `#clan/${r}/${data.clan_id}` }, `Clan ${data.clan_id}`));
+  if (typeof data.cached_at === 'number') sub.push(h('span', { title: utcText(new Date(data.cached_at * 1000)) }, `cached ${ago(data.cached_at)}`));
+  if (typeof data.last_battle_time === 'number') sub.push(h('span', { title: utcText(new Date(data.last_battle_time * 1000)) }, `last battle ${ago(data.last_battle_time)}`));
+  if (data.live_fetched) sub.push(h('span', { class: 'badge' }, 'fetched live'));
+
+  const colour = ratings.wn8_color ? String(ratings.wn8_color) : null;
+  const tiles = h('div', { class: 'tiles ratings' },
+    ratingTile('WN8', ratings.wn8, 'wn8' + (colour ? ' wn8-' + colour : ''), colour ? label(colour) : null),
+    ratingTile('WN7', ratings.wn7),
+    ratingTile('Efficiency', ratings.efficiency));
+
+  const parts = [h('div', { class: 'profile-head' }, h('h3', { class: 'player-name' }, data.nickname || `Account ${data.account_id}`),
+    h('p', { class: 'subline' }, sub.map((node, i) => [i ? ' · ' : '', node]))), tiles];
+
+  if (ratings.available === false) {
+    const note = h('div', { class: 'notice', id: 'ratings-pending' },
+      h('p', null, h('strong', null, 'Ratings not available yet. '),
+        data.live_fetched ? 'This profile was not cached, so it was fetched live just now; ' : '',
+        'WN8, WN7 and efficiency are calculated in the background and follow a few seconds later.'));
+    const status = h('p', { class: 'refresh-status' });
+    const button = h('button', { type: 'button', class: 'btn', id: 'ratings-refresh' }, 'Refresh');
+    button.addEventListener('click', () => onRefresh(status, button));
+    note.append(h('div', { class: 'actions' }, button, status));
+    parts.push(note);
+  } else if (ratings.calculated_at || ratings.expected_values_version) {
+    const bits = [];
+    if (typeof ratings.calculated_at === 'number') bits.push(`calculated ${utcText(new Date(ratings.calculated_at * 1000))}`);
+    if (ratings.expected_values_version) bits.push(`expected values ${ratings.expected_values_version}`);
+    parts.push(h('p', { class: 'muted small' }, 'Ratings ' + bits.join(', ')));
+  }
+
+  const statKeys = Object.keys(stats).sort((a, b) => {
+    const ia = STAT_ORDER.indexOf(a); const ib = STAT_ORDER.indexOf(b);
+    return (ia < 0 ? 99 : ia) - (ib < 0 ? 99 : ib);
+  });
+  if (statKeys.length) {
+    parts.push(h('h4', null, 'Statistics'), h('div', { class: 'statgrid' }, statKeys.map((k) =>
+      h('div', { class: 'stat' }, h('span', { class: 'stat-label' }, label(k)), h('span', { class: 'stat-value' }, fmtCell(stats[k], k, ctx))))));
+  }
+  const handled = new Set(['account_id', 'region', 'nickname', 'clan_id', 'statistics', 'ratings', 'cached_at', 'live_fetched']);
+  const rest = Object.entries(data).filter(([k]) => !handled.has(k));
+  const ratingRest = Object.entries(ratings).filter(([k]) => !['available', 'wn8', 'wn7', 'efficiency', 'wn8_color', 'calculated_at', 'expected_values_version'].includes(k));
+  if (rest.length || ratingRest.length) {
+    parts.push(h('details', { class: 'more' }, h('summary', null, 'More fields'),
+      renderAny(Object.fromEntries(rest.concat(ratingRest.map(([k, v]) => ['ratings_' + k, v]))), ctx, 1)));
+  }
+  return h('div', { class: 'profile' }, parts);
+}
+
+// The recent periods: the history's deltas 7d / 30d / 90d carry `period` (the figures of
+// the battles played in them); deltas.recent_1000 is such a figures object itself.
+const RECENTS = [
+  { key: '7d', name: '7 days', cls: 's-p7' },
+  { key: '30d', name: '30 days', cls: 's-p30' },
+  { key: '90d', name: '90 days', cls: 's-p90' },
+  { key: 'recent_1000', name: 'Last 1,000 battles', cls: 's-p1000' },
+];
+
+function periodFigures(deltas, key) {
+  if (!isObj(deltas) || !isObj(deltas[key])) return null;
+  if (key === 'recent_1000') return deltas[key];
+  return isObj(deltas[key].period) ? deltas[key].period : null;
+}
+
+function renderRecents(deltas) {
+  const cards = RECENTS.map((p) => {
+    const f = periodFigures(deltas, p.key);
+    const titleId = `recent-title-${p.key}`;
+    const card = h('section', { class: 'recent', 'data-period': p.key, 'aria-labelledby': titleId },
+      h('h5', { class: 'recent-title', id: titleId }, p.name));
+    if (!f) {
+      card.classList.add('empty');
+      const why = p.key === 'recent_1000'
+        ? 'Needs per-tank records reaching 1,000 battles back.'
+        : isObj(deltas && deltas[p.key]) ? 'No per-tank records for this period.' : 'No daily snapshot that old.';
+      card.append(h('p', { class: 'recent-empty' }, 'Not enough data yet'), h('p', { class: 'muted small' }, why));
+      return card;
+    }
+    const range = rangeText(f.from, f.to);
+    if (range) card.append(h('p', { class: 'recent-range muted small', title: `${f.from ?? '?'} → ${f.to ?? '?'}` }, range));
+    if (!f.battles) {
+      card.classList.add('empty');
+      card.append(h('p', { class: 'recent-empty' }, 'No battles in this period'));
+      return card;
+    }
+    const row = (field, name, value) => h('div', { class: 'fig', 'data-field': field }, h('dt', null, name), h('dd', null, value));
+    card.append(h('dl', { class: 'recent-figures' },
+      row('battles', 'Battles', fmtValue(f.battles, 'battles')),
+      row('win_rate', 'Win rate', fmtValue(f.win_rate, 'win_rate')),
+      row('avg_damage', 'Avg. damage', fmtValue(f.avg_damage, 'avg_damage')),
+      row('wn8', 'WN8', wn8Node(f.wn8)),
+      row('wn7', 'WN7', fmtValue(f.wn7, 'wn7')),
+      row('efficiency', 'EFF', fmtValue(f.efficiency, 'efficiency'))));
+    return card;
+  });
+  return h('div', { class: 'recents-wrap' },
+    h('h4', null, 'Recent performance'),
+    h('p', { class: 'muted small' }, 'Figures of the battles played in each period only (not career totals). WN8 is coloured by the usual scale.'),
+    h('div', { class: 'recents' }, cards));
+}
+
+export async function loadPlayer(region, id) {
+  const token = takeToken('player');
+  const out = $('#player-out');
+  const profileBox = h('div', { class: 'block', id: 'player-profile' }, loading('Fetching the profile…'));
+  const recentsBox = h('div', { class: 'block', id: 'player-recents' });
+  const tanksBox = h('div', { class: 'block', id: 'player-tanks' });
+  const historyBox = h('div', { class: 'block', id: 'player-history' });
+  out.replaceChildren(profileBox, recentsBox, tanksBox, historyBox);
+  const path = `${API}/player/${encodeURIComponent(id)}/${encodeURIComponent(region)}`;
+  let autoLeft = RATINGS_AUTO_REFRESHES;
+  let historyLoaded = false;
+  let tanksLoaded = false;
+  let tankDays = tankDaysDefault();
+  let tankRequest = null;
+  const tankSort = { key: 'period_battles', dir: -1 };
+
+  const loadHistory = async () => {
+    historyBox.replaceChildren(loading('Fetching the history…'));
+    recentsBox.replaceChildren(h('h4', null, 'Recent performance'), loading('Fetching the recent periods…'));
+    const res = await api(`${path}/history?days=${HISTORY_DAYS}`);
+    if (!current('player', token)) return;
+    if (res.ok) {
+      historyLoaded = true;
+      const data = res.data || {};
+      recentsBox.replaceChildren(renderRecents(isObj(data.deltas) ? data.deltas : {}));
+      historyBox.replaceChildren(renderHistory(data, region), rateLine(res));
+    } else {
+      const code = res.error && res.error.code;
+      recentsBox.replaceChildren(h('h4', null, 'Recent performance'), h('p', { class: 'muted recents-unavailable' },
+        code === 'no_history' ? 'Not enough data yet: no history has been recorded for this player.' : 'Not available: the history could not be fetched (see below).'));
+      historyBox.replaceChildren(h('h4', null, 'History'), explainedError(res, loadHistory));
+    }
+  };
+
+  const tanksHead = () => h('div', { class: 'history-head' }, h('h4', { id: 'tanks-title' }, 'Tanks'),
+    h('div', { class: 'segmented', role: 'group', 'aria-label': 'Period of the tank table', id: 'tank-period' },
+      tankDayChoices().map((d) => h('button', { type: 'button', class: 'seg', 'data-days': d, 'aria-pressed': String(d === tankDays),
+        onclick: () => loadTanks(d, true) }, `${d} days`))));
+
+  const loadTanks = async (days, keepFocus) => {
+    tankDays = days;
+    const mine = {};
+    tankRequest = mine;
+    const refocus = () => { if (keepFocus) { const b = $(`#tank-period button[data-days="${days}"]`, tanksBox); if (b) b.focus(); } };
+    tanksBox.replaceChildren(tanksHead(), loading(days ? `Fetching the tanks of the last ${days} days…` : 'Fetching the tanks…'));
+    refocus();
+    // Without the index's default (not loaded), days is left out and the API's default applies.
+    const res = await api(days ? `${path}/tanks?days=${days}` : `${path}/tanks`);
+    if (!current('player', token) || tankRequest !== mine) return;
+    if (res.ok) {
+      tanksLoaded = true;
+      if (!days && res.data && Number.isInteger(res.data.days)) { days = res.data.days; tankDays = days; }
+      tanksBox.replaceChildren(tanksHead(), renderTanks(res.data || {}, days, tankSort), rateLine(res));
+      refocus();
+    } else {
+      const code = res.error && res.error.code;
+      tanksBox.replaceChildren(tanksHead(), explainedError(res, () => loadTanks(days), code === 'no_history'
+        ? 'No per-tank records for this player yet: the tank table fills in once the tracker has stored this player’s tanks.' : null));
+      refocus();
+    }
+  };
+
+  const refreshLater = (status, button, seconds) => {
+    if (button) button.disabled = true;
+    let left = seconds;
+    const show = () => status.replaceChildren(`Refreshing in ${left} s…`);
+    show();
+    const timer = setInterval(() => {
+      if (!current('player', token)) { clearInterval(timer); return; }
+      left -= 1;
+      if (left > 0) { show(); return; }
+      clearInterval(timer);
+      status.replaceChildren('Refreshing…');
+      loadProfile(true);
+    }, 1000);
+  };
+
+  const loadProfile = async (isRefresh) => {
+    // A refresh must reach the server: the live answer may still sit in the HTTP cache.
+    const res = await api(path, isRefresh);
+    if (!current('player', token)) return;
+    if (!res.ok) {
+      profileBox.replaceChildren(errorBox(res, () => { profileBox.replaceChildren(loading('Fetching the profile…')); loadProfile(isRefresh); }));
+      if (!isRefresh) { historyBox.replaceChildren(); recentsBox.replaceChildren(); tanksBox.replaceChildren(); }
+      return;
+    }
+    const data = res.data || {};
+    const onRefresh = (status, button) => refreshLater(status, button, RATINGS_REFRESH_DELAY);
+    profileBox.replaceChildren(renderProfile(data, region, onRefresh), rateLine(res));
+    const pending = isObj(data.ratings) && data.ratings.available === false;
+    if (pending && autoLeft > 0) {
+      autoLeft -= 1;
+      refreshLater($('.refresh-status', profileBox), $('#ratings-refresh', profileBox), RATINGS_REFRESH_DELAY);
+    }
+    // The first answer starts the history; a refresh retries it only if it had failed.
+    if (!isRefresh || (!historyLoaded && !pending)) loadHistory();
+    if (!isRefresh || (!tanksLoaded && !pending)) loadTanks(tankDays);
+  };
+  await loadProfile(false);
+}
