@@ -1,38 +1,37 @@
 #!/usr/bin/env python3
-"""One-command load benchmark of statsapi against a bare-Tornado ceiling.
+"""One-command load benchmark of statsapi against a bare-Tornado ceiling."""
 
-    .venv/bin/python scripts/bench.py                 # ~10 s per scenario, writes bench-results.json
-    .venv/bin/python scripts/bench.py --quick         # a smoke run (used by tests/test_bench.py)
-    .venv/bin/python scripts/bench.py --duration 20 --connections 64 --json /tmp/b.json
-
-In one run it starts, each as its own child process:
-
-- SecantusDB (`python -m secantus --storage-path :memory:`), the database;
-- the upstream simulator (`python -m scripts.upstream_sim`), then seeds a small dataset through the
-  real ingest code (`server.demo.seed_current_profiles`, the clan refresh, the online sampler);
-- the *ceiling*: a bare Tornado handler answering a fixed ~1 KB JSON body;
-- the service: `python -m server ... --no-jobs --trusted-proxies 127.0.0.1/32`, ONE process.
-
-Every scenario is driven by the same load generator at a fixed concurrency over keep-alive
-connections: `wrk` (Debian package `wrk`) with a Lua script that rotates `X-Forwarded-For`
-client addresses, or, when wrk is missing, a bundled asyncio generator (slower: on a 2-core
-machine a Python client can itself be the bottleneck; the report says which one ran).
-The service trusts 127.0.0.1 as a proxy, so each request is attributed to its forwarded
-10.x.y.z address and the per-client limits do not interfere - except in the 429 scenario,
-where one address, exhausted beforehand, sends everything.
-
-With two or more CPUs the servers under test (ceiling and service) are pinned to one CPU
-and everything else (database, simulator, load generator, this script) to the others, so
-"one process" means one dedicated core and the ratio to the ceiling is like for like.
-
-Reported per scenario: req/s, p50/p90/p99 latency, ratio to the ceiling's req/s, status codes
-seen, CPU used by the process under test and by the database (µs CPU per request).
-Then the service's resident memory before/after 100,000 requests from 10,000 distinct
-clients, the goals with PASS/MISS, and (when py-spy is available) the top frames of the
-service during a separate profiled cached-player run.
-
-Every child process is stopped on exit, also on Ctrl-C or SIGTERM.
-"""
+#     .venv/bin/python scripts/bench.py                 # ~10 s per scenario, writes bench-results.json
+#     .venv/bin/python scripts/bench.py --quick         # a smoke run (used by tests/test_bench.py)
+#     .venv/bin/python scripts/bench.py --duration 20 --connections 64 --json /tmp/b.json
+#
+# In one run it starts, each as its own child process:
+#
+# - SecantusDB (`python -m secantus --storage-path :memory:`), the database;
+# - the upstream simulator (`python -m scripts.upstream_sim`), then seeds a small dataset through the
+#   real ingest code (`server.demo.seed_current_profiles`, the clan refresh, the online sampler);
+# - the *ceiling*: a bare Tornado handler answering a fixed ~1 KB JSON body;
+# - the service: `python -m server ... --no-jobs --trusted-proxies 127.0.0.1/32`, ONE process.
+#
+# Every scenario is driven by the same load generator at a fixed concurrency over keep-alive
+# connections: `wrk` (Debian package `wrk`) with a Lua script that rotates `X-Forwarded-For`
+# client addresses, or, when wrk is missing, a bundled asyncio generator (slower: on a 2-core
+# machine a Python client can itself be the bottleneck; the report says which one ran).
+# The service trusts 127.0.0.1 as a proxy, so each request is attributed to its forwarded
+# 10.x.y.z address and the per-client limits do not interfere - except in the 429 scenario,
+# where one address, exhausted beforehand, sends everything.
+#
+# With two or more CPUs the servers under test (ceiling and service) are pinned to one CPU
+# and everything else (database, simulator, load generator, this script) to the others, so
+# "one process" means one dedicated core and the ratio to the ceiling is like for like.
+#
+# Reported per scenario: req/s, p50/p90/p99 latency, ratio to the ceiling's req/s, status codes
+# seen, CPU used by the process under test and by the database (µs CPU per request).
+# Then the service's resident memory before/after 100,000 requests from 10,000 distinct
+# clients, the goals with PASS/MISS, and (when py-spy is available) the top frames of the
+# service during a separate profiled cached-player run.
+#
+# Every child process is stopped on exit, also on Ctrl-C or SIGTERM.
 
 from __future__ import annotations
 
@@ -45,10 +44,9 @@ import http.client
 import json
 import os
 import platform
-import re
+import resource
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -58,741 +56,33 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-from server.catalogue import BY_NAME, PREFIX  # noqa: E402  (after the sys.path line above)
-from server.config import API_VERSION  # noqa: E402
+from scripts.loadkit import EXPECTED_VALUES_FILE  # noqa: E402  (after the sys.path line above)
+from scripts.loadkit.ceiling import ceiling_payload, serve_ceiling  # noqa: E402
+from scripts.loadkit.generators import Load, PythonGenerator, WrkGenerator  # noqa: E402
+from scripts.loadkit.processes import (  # noqa: E402
+    Children,
+    cpu_seconds,
+    free_port,
+    loadgen_priority,
+    memory_kb,
+    probe,
+    rss_mb,
+    terminate,
+    wait_for_port,
+    wait_http,
+)
+from scripts.loadkit.profiling import PY_SPY_RATE, find_py_spy, summarize_profile  # noqa: E402
+from scripts.loadkit.report import evaluate_goals, format_report  # noqa: E402
+from scripts.loadkit.seeding import probe_database, seed_small, wait_for_database  # noqa: E402
+from server.catalogue import BY_NAME, PREFIX  # noqa: E402
 
-SHARED_DATA = os.path.join(os.path.dirname(ROOT), "shared", "data")
-EXPECTED_VALUES_FILE = os.path.join(SHARED_DATA, "wn8exp-2024-09-12.json")
 DEFAULT_JSON = os.path.join(ROOT, "bench-results.json")  # git-ignored (bench-results*.json)
 TRUSTED_PROXY = "127.0.0.1/32"
 OVER_LIMIT_CLIENT = "203.0.113.7"  # TEST-NET-3: the one client of the 429 scenario
-HZ = os.sysconf("SC_CLK_TCK")
 
-GOALS = {
-    "player_ratio": 0.60,  # cached player >= 60 % of the ceiling's req/s
-    "player_p99_factor": 2.0,  # ... with p99 <= 2x the ceiling's p99
-    "rate_limited_ratio": 0.80,  # the 429 path >= 80 % of the ceiling's req/s
-    "memory_growth_mb": 50.0,  # RSS growth over 100k requests from 10k clients
-}
+ALL_SCENARIOS = ["player", "clan", "online", "status", "not_found", "bad_request", "rate_limited", "memory"]
 
 
-# --------------------------------------------------------------------------------------
-# The ceiling: a bare Tornado handler with a fixed ~1 KB JSON answer (run in its own process)
-# --------------------------------------------------------------------------------------
-def ceiling_payload(size: int = 1024) -> bytes:
-    body = {
-        "success": True,
-        "meta": {
-            "source": "statsapi",
-            "version": API_VERSION,
-            "generated": "2026-01-01T00:00:00+00:00",
-            "attribution": "Statistics by statsapi (http://127.0.0.1:8888/). "
-            "If you reuse this data, please link to that page.",
-        },
-        "data": {"account_id": 500000001, "region": "eu", "nickname": "ceiling", "pad": ""},
-    }
-    raw = json.dumps(body, separators=(",", ":"))
-    body["data"]["pad"] = "x" * max(0, size - len(raw))
-    return json.dumps(body, separators=(",", ":")).encode()
-
-
-def serve_ceiling(port: int) -> None:
-    import tornado.ioloop
-    import tornado.web
-
-    payload = ceiling_payload()
-
-    class CeilingHandler(tornado.web.RequestHandler):
-        def get(self):
-            self.set_header("Content-Type", "application/json; charset=utf-8")
-            self.write(payload)
-
-    async def main():
-        app = tornado.web.Application([(r"/.*", CeilingHandler)])
-        app.listen(port, "127.0.0.1")
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(signum, stop.set)
-        await stop.wait()
-
-    asyncio.run(main())
-
-
-# --------------------------------------------------------------------------------------
-# Child processes
-# --------------------------------------------------------------------------------------
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"child process exited with code {proc.returncode}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"port {port} did not open within {timeout:.0f} s")
-
-
-class Children:
-    """Every child this script starts, each in its own session; all stopped on exit."""
-
-    def __init__(self, workdir: str):
-        self.workdir = workdir
-        self.procs: list[tuple[str, subprocess.Popen]] = []
-
-    def log_path(self, name: str) -> str:
-        return os.path.join(self.workdir, f"{name}.log")
-
-    def spawn(self, name: str, cmd: list[str], cpus: set[int] | None = None, env=None) -> subprocess.Popen:
-        if cpus and shutil.which("taskset"):
-            cmd = ["taskset", "-c", ",".join(str(c) for c in sorted(cpus))] + cmd
-        log = open(self.log_path(name), "ab")
-        try:
-            proc = subprocess.Popen(
-                cmd,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                cwd=ROOT,
-                env=env,
-                start_new_session=True,
-            )
-        finally:
-            log.close()
-        self.procs.append((name, proc))
-        return proc
-
-    def tail(self, name: str, lines: int = 20) -> str:
-        try:
-            with open(self.log_path(name), "rb") as handle:
-                return b"\n".join(handle.read().splitlines()[-lines:]).decode(errors="replace")
-        except OSError:
-            return ""
-
-    def stop_all(self, timeout: float = 10.0) -> None:
-        for _, proc in reversed(self.procs):
-            if proc.poll() is None:
-                try:
-                    os.killpg(proc.pid, signal.SIGTERM)  # its own session: only this child's group
-                except (ProcessLookupError, PermissionError):
-                    pass
-        deadline = time.monotonic() + timeout
-        for _, proc in reversed(self.procs):
-            try:
-                proc.wait(max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
-                proc.wait(5)
-        self.procs.clear()
-
-
-def loadgen_priority(choice: str) -> list[str]:
-    """A command prefix that lets the load generator preempt the database on their shared CPU.
-
-    SecantusDB is a Python server: when it is busy it would otherwise delay wrk's wake-ups
-    and leave the server under test idle (measured: 404s at 45 % of the ceiling with the
-    service 26 % idle). wrk needs ~15 % of a core, so real-time priority starves nothing.
-    """
-    candidates = {"rt": [["chrt", "-f", "10"], ["nice", "-n", "-10"]], "nice": [["nice", "-n", "-10"]], "none": []}
-    for prefix in candidates[choice]:
-        if shutil.which(prefix[0]) and subprocess.run(prefix + ["true"], capture_output=True).returncode == 0:
-            return prefix
-    return []
-
-
-def _terminate(signum, frame):
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
-# --------------------------------------------------------------------------------------
-# /proc readings
-# --------------------------------------------------------------------------------------
-def cpu_seconds(pid: int | None) -> float | None:
-    """User + system CPU of a process and all its threads (not its children)."""
-    if pid is None:
-        return None
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            fields = handle.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / HZ
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def memory_kb(pid: int) -> dict:
-    values = {}
-    try:
-        with open(f"/proc/{pid}/status") as handle:
-            for line in handle:
-                if line.startswith(("VmRSS:", "VmHWM:")):
-                    name, value = line.split(":", 1)
-                    values[name] = int(value.split()[0])
-    except OSError:
-        pass
-    return values
-
-
-def rss_mb(pid: int) -> float | None:
-    kb = memory_kb(pid).get("VmRSS")
-    return None if kb is None else round(kb / 1024.0, 1)
-
-
-# --------------------------------------------------------------------------------------
-# Plain HTTP probes (status checks, pre-exhausting the 429 client)
-# --------------------------------------------------------------------------------------
-def probe(port: int, path: str, client: str | None = None, timeout: float = 10.0) -> tuple[int, dict, bytes]:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    try:
-        headers = {"X-Forwarded-For": client} if client else {}
-        conn.request("GET", path, headers=headers)
-        response = conn.getresponse()
-        return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
-    finally:
-        conn.close()
-
-
-def wait_http(port: int, path: str, proc: subprocess.Popen, timeout: float = 60.0) -> None:
-    wait_for_port(port, proc, timeout)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if probe(port, path, timeout=2)[0] < 500:
-                return
-        except OSError:
-            pass
-        if proc.poll() is not None:
-            raise RuntimeError(f"child process exited with code {proc.returncode}")
-        time.sleep(0.1)
-    raise RuntimeError(f"{path} did not answer within {timeout:.0f} s")
-
-
-# --------------------------------------------------------------------------------------
-# Load generators: wrk (+ Lua) and the bundled asyncio fallback
-# --------------------------------------------------------------------------------------
-@dataclasses.dataclass
-class Load:
-    """What to send: paths (rotated) and client addresses (a rotating pool or one fixed address)."""
-
-    port: int
-    paths: list[str]
-    pool: int = 20000  # distinct X-Forwarded-For addresses, rotated round-robin
-    base: int = 0  # first address index of the pool (10.<i>>16>.<i>>8>.<i>)
-    fixed_client: str | None = None
-
-
-def client_address(index: int) -> str:
-    return f"10.{(index >> 16) & 255}.{(index >> 8) & 255}.{index & 255}"
-
-
-WRK_SCRIPT = r"""
--- generated by scripts/bench.py
-local paths = {%(paths)s}
-local npaths = #paths
-local pool = %(pool)d
-local base = %(base)d
-local fixed_client = %(fixed)s
-local step = %(threads)d
-local threads = {}
-local names = {"s2xx", "s3xx", "s400", "s404", "s429", "s4xx", "s5xx"}
-
-function setup(thread)
-  thread:set("tid", #threads)
-  table.insert(threads, thread)
-end
-
-function init(args)
-  n = tid or 0
-  s2xx, s3xx, s400, s404, s429, s4xx, s5xx = 0, 0, 0, 0, 0, 0, 0
-end
-
-function request()
-  n = n + step
-  local client = fixed_client
-  if not client then
-    local i = base + (n %% pool)
-    client = "10." .. (math.floor(i / 65536) %% 256) .. "." .. (math.floor(i / 256) %% 256) .. "." .. (i %% 256)
-  end
-  return wrk.format("GET", paths[(n %% npaths) + 1], {["X-Forwarded-For"] = client})
-end
-
-function response(status, headers, body)
-  if status < 300 then s2xx = s2xx + 1
-  elseif status < 400 then s3xx = s3xx + 1
-  elseif status == 400 then s400 = s400 + 1
-  elseif status == 404 then s404 = s404 + 1
-  elseif status == 429 then s429 = s429 + 1
-  elseif status < 500 then s4xx = s4xx + 1
-  else s5xx = s5xx + 1 end
-end
-
-function done(summary, latency, requests)
-  local counts = {}
-  for _, name in ipairs(names) do
-    counts[name] = 0
-    for _, thread in ipairs(threads) do counts[name] = counts[name] + (thread:get(name) or 0) end
-  end
-  local e = summary.errors
-  io.write(string.format(
-    'BENCH_JSON {"requests":%%d,"duration_us":%%d,"bytes":%%d,"p50_us":%%d,"p90_us":%%d,"p99_us":%%d,' ..
-    '"max_us":%%d,"mean_us":%%.1f,"connect_errors":%%d,"read_errors":%%d,"write_errors":%%d,' ..
-    '"timeouts":%%d,"statuses":{"2xx":%%d,"3xx":%%d,"400":%%d,"404":%%d,"429":%%d,"4xx":%%d,"5xx":%%d}}\n',
-    summary.requests, summary.duration, summary.bytes, latency:percentile(50), latency:percentile(90),
-    latency:percentile(99), latency.max, latency.mean, e.connect, e.read, e.write, e.timeout,
-    counts.s2xx, counts.s3xx, counts.s400, counts.s404, counts.s429, counts.s4xx, counts.s5xx))
-end
-"""
-
-
-def _lua_string(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-class WrkGenerator:
-    name = "wrk"
-
-    def __init__(
-        self,
-        binary: str,
-        connections: int,
-        threads: int,
-        workdir: str,
-        cpus: set[int] | None,
-        priority: list[str] | None = None,
-    ):
-        self.binary = binary
-        self.priority = priority or []
-        self.connections = connections
-        self.threads = max(1, min(threads, connections))
-        self.workdir = workdir
-        self.cpus = cpus
-        self.pid: int | None = None
-        version = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.strip()
-        self.version = version.splitlines()[0] if version else "wrk"
-
-    def describe(self) -> str:
-        prio = f", run as '{' '.join(self.priority)}'" if self.priority else ""
-        return (
-            f"{self.version.split(' [')[0]} (-t{self.threads} -c{self.connections}, Lua rotates X-Forwarded-For{prio})"
-        )
-
-    def run(self, load: Load, seconds: int, on_start=None) -> dict:
-        script = os.path.join(self.workdir, "load.lua")
-        with open(script, "w") as handle:
-            handle.write(
-                WRK_SCRIPT
-                % {
-                    "paths": ", ".join(_lua_string(p) for p in load.paths),
-                    "pool": max(1, load.pool),
-                    "base": load.base,
-                    "fixed": _lua_string(load.fixed_client) if load.fixed_client else "nil",
-                    "threads": self.threads,
-                }
-            )
-        cmd = [
-            self.binary,
-            f"-t{self.threads}",
-            f"-c{self.connections}",
-            f"-d{max(1, int(seconds))}s",
-            "--timeout",
-            "10s",
-            "-s",
-            script,
-            f"http://127.0.0.1:{load.port}",
-        ]
-        if self.cpus and shutil.which("taskset"):
-            cmd = ["taskset", "-c", ",".join(str(c) for c in sorted(self.cpus))] + cmd
-        cmd = self.priority + cmd
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-        self.pid = proc.pid
-        try:
-            if on_start is not None:
-                on_start()
-            out, err = proc.communicate(timeout=seconds + 60)
-        except BaseException:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            proc.wait(5)
-            raise
-        finally:
-            self.pid = None
-        for line in out.splitlines():
-            if line.startswith("BENCH_JSON "):
-                raw = json.loads(line[len("BENCH_JSON ") :])
-                break
-        else:
-            raise RuntimeError(f"wrk gave no result (exit {proc.returncode}): {err.strip() or out.strip()}")
-        return {
-            "requests": raw["requests"],
-            "seconds": raw["duration_us"] / 1e6,
-            "bytes": raw["bytes"],
-            "p50_ms": raw["p50_us"] / 1000.0,
-            "p90_ms": raw["p90_us"] / 1000.0,
-            "p99_ms": raw["p99_us"] / 1000.0,
-            "max_ms": raw["max_us"] / 1000.0,
-            "mean_ms": raw["mean_us"] / 1000.0,
-            "statuses": {k: v for k, v in raw["statuses"].items() if v},
-            "socket_errors": {
-                k: raw[k] for k in ("connect_errors", "read_errors", "write_errors", "timeouts") if raw[k]
-            },
-        }
-
-
-class PythonGenerator:
-    """Raw asyncio streams, HTTP/1.1 keep-alive, one coroutine per connection (runs in this process)."""
-
-    name = "python"
-
-    def __init__(self, connections: int):
-        self.connections = connections
-        self.pid = os.getpid()  # its CPU is this script's CPU
-
-    def describe(self) -> str:
-        return (
-            f"bundled asyncio generator (-c{self.connections}; one Python process - on a 2-core machine "
-            "it can be the bottleneck itself)"
-        )
-
-    def run(self, load: Load, seconds: int, on_start=None) -> dict:
-        if on_start is not None:
-            on_start()
-        return asyncio.run(self._run(load, seconds))
-
-    async def _run(self, load: Load, seconds: float) -> dict:
-        latencies: list[float] = []
-        statuses: collections.Counter = collections.Counter()
-        errors: collections.Counter = collections.Counter()
-        total_bytes = 0
-        counter = [0]
-        host = f"127.0.0.1:{load.port}".encode()
-        paths = [p.encode() for p in load.paths]
-        fixed = load.fixed_client.encode() if load.fixed_client else None
-
-        def next_request() -> bytes:
-            n = counter[0] = counter[0] + 1
-            client = fixed or client_address(load.base + n % max(1, load.pool)).encode()
-            return (
-                b"GET "
-                + paths[n % len(paths)]
-                + b" HTTP/1.1\r\nHost: "
-                + host
-                + b"\r\nX-Forwarded-For: "
-                + client
-                + b"\r\n\r\n"
-            )
-
-        started = time.perf_counter()
-        deadline = started + seconds
-
-        async def worker() -> None:
-            nonlocal total_bytes
-            reader = writer = None
-            while time.perf_counter() < deadline:
-                try:
-                    if writer is None:
-                        reader, writer = await asyncio.open_connection("127.0.0.1", load.port)
-                    t0 = time.perf_counter()
-                    writer.write(next_request())
-                    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
-                    status = int(head[9:12])
-                    lower = head.lower()
-                    at = lower.find(b"\r\ncontent-length:")
-                    length = int(lower[at + 17 : lower.index(b"\r\n", at + 2)]) if at >= 0 else 0
-                    body = await reader.readexactly(length) if length else b""
-                    t1 = time.perf_counter()
-                    if t1 > deadline:
-                        break
-                    latencies.append(t1 - t0)
-                    statuses[status] += 1
-                    total_bytes += len(head) + len(body)
-                    if b"\r\nconnection: close" in lower:
-                        writer.close()
-                        reader = writer = None
-                except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError) as exc:
-                    errors["read_errors" if not isinstance(exc, ConnectionRefusedError) else "connect_errors"] += 1
-                    if writer is not None:
-                        writer.close()
-                    reader = writer = None
-                    await asyncio.sleep(0.01)
-                except TimeoutError:
-                    errors["timeouts"] += 1
-                    writer.close()
-                    reader = writer = None
-            if writer is not None:
-                writer.close()
-
-        await asyncio.gather(*(worker() for _ in range(self.connections)))
-        elapsed = time.perf_counter() - started
-        latencies.sort()
-
-        def pct(p: float) -> float:
-            return 1000.0 * latencies[min(len(latencies) - 1, int(p / 100.0 * len(latencies)))] if latencies else 0.0
-
-        grouped = collections.Counter()
-        for status, count in statuses.items():
-            key = str(status) if status in (400, 404, 429) else f"{status // 100}xx"
-            grouped[key] += count
-        return {
-            "requests": len(latencies),
-            "seconds": elapsed,
-            "bytes": total_bytes,
-            "p50_ms": pct(50),
-            "p90_ms": pct(90),
-            "p99_ms": pct(99),
-            "max_ms": 1000.0 * latencies[-1] if latencies else 0.0,
-            "mean_ms": 1000.0 * sum(latencies) / len(latencies) if latencies else 0.0,
-            "statuses": dict(grouped),
-            "socket_errors": dict(errors),
-        }
-
-
-# --------------------------------------------------------------------------------------
-# Seeding a small dataset through the real ingest code
-# --------------------------------------------------------------------------------------
-async def seed_small(
-    uri: str, db_name: str, sim_url: str, players: int, clans: int, online_minutes: int, capped_counters: bool = False
-) -> dict:
-    from server import demo
-    from server.bootstrap import connect_store
-    from server.config import Config
-    from server.ratelimit import RateLimiter
-    from server.runtime import build_services
-
-    demo._progress = lambda total, desc: None  # no progress bars in the bench output
-    started = time.monotonic()
-    if not capped_counters:
-        # Before ensure_schema: it only creates the capped collection when none exists.
-        from pymongo import MongoClient
-
-        client = MongoClient(uri, serverSelectionTimeoutMS=5000)
-        try:
-            client[db_name].create_collection("rate_counters")
-        finally:
-            client.close()
-    # The bench's simulator has no quota (--rps 0): seed at full speed, it is not what is measured.
-    config = dataclasses.replace(
-        Config(), mongodb_uri=uri, db_name=db_name, upstream_base_url=sim_url, jobs=False, upstream_rps=1000.0
-    )
-    store = await connect_store(config, uri)
-    services = await build_services(config, store, RateLimiter(store.rate_counters))
-    summary: dict = {"players": [], "clans": [], "online_samples": 0, "notes": []}
-    try:
-        lists = demo.SimulatorLists(sim_url)
-        accounts = await lists.accounts("eu", players)
-        await demo.seed_current_profiles(services.players, {"eu": accounts})
-        rated = []
-        for doc in await store.players.get_many("eu", accounts, {"account_id": 1, "ratings": 1}):
-            if doc.get("ratings"):
-                rated.append(doc["account_id"])
-        summary["players"] = sorted(rated)
-        if not rated:
-            summary["notes"].append("no profile got ratings (expected values missing?)")
-
-        if clans:
-            try:
-                from server.clans import ClanService
-
-                clan_ids = await lists.clans("eu", clans)
-                await store.clans.add_seeds("eu", clan_ids)
-                # A small member-rating budget keeps seeding quick; the clan view does not need it.
-                quick = ClanService(store, services.upstream, services.players, rating_budget=5)
-                outcome = await quick.refresh(int(time.time() // 3600))
-                cached = await store.clans.get_many("eu", clan_ids)
-                summary["clans"] = sorted(cached)
-                summary["notes"].append(f"clan refresh: {outcome}")
-            except Exception as exc:  # the bench still measures everything else
-                summary["notes"].append(f"clans not seeded: {type(exc).__name__}: {exc}")
-
-        minute = int(time.time() // 60)
-        for slot in range(minute - online_minutes + 1, minute + 1):
-            try:
-                await services.online.sample(slot)
-                summary["online_samples"] += 1
-            except Exception as exc:
-                summary["notes"].append(f"online sample {slot} failed: {exc}")
-    finally:
-        await services.close()
-        store.client.close()
-    summary["seconds"] = round(time.monotonic() - started, 1)
-    return summary
-
-
-def probe_database(uri: str, docs: int = 2000, ops: int = 100) -> dict:
-    """Per-operation cost of the rate limiter's database work on this database server.
-
-    The limiter's flush is one unordered bulk of `$inc` upserts plus one `find({_id: {$in}})`
-    read-back; both are timed on a capped and on a plain collection of `docs` documents.
-    """
-    from pymongo import MongoClient, UpdateOne
-
-    client = MongoClient(uri, serverSelectionTimeoutMS=5000)
-    db = client["bench_probe"]
-    out: dict = {"documents": docs, "operations": ops}
-    try:
-        for kind in ("capped", "plain"):
-            if kind == "capped":
-                db.create_collection(kind, capped=True, size=8 << 20)
-            collection = db[kind]
-            collection.insert_many([{"_id": f"10.0.{i >> 8}.{i & 255}|player|1", "n": 1} for i in range(docs)])
-            keys = [f"10.0.{i >> 8}.{i & 255}|player|1" for i in range(0, docs, max(1, docs // ops))][:ops]
-            started = time.perf_counter()
-            collection.bulk_write([UpdateOne({"_id": k}, {"$inc": {"n": 1}}, upsert=True) for k in keys], ordered=False)
-            out[f"{kind}_inc_ms"] = round(1000 * (time.perf_counter() - started) / len(keys), 3)
-            started = time.perf_counter()
-            found = list(collection.find({"_id": {"$in": keys}}))
-            out[f"{kind}_find_in_ms_per_key"] = round(1000 * (time.perf_counter() - started) / max(1, len(found)), 3)
-        client.drop_database("bench_probe")
-    finally:
-        client.close()
-    return out
-
-
-def wait_for_database(uri: str, proc: subprocess.Popen, timeout: float = 60.0) -> None:
-    from pymongo import MongoClient
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"SecantusDB exited with code {proc.returncode}")
-        try:
-            client = MongoClient(uri, serverSelectionTimeoutMS=500)
-            try:
-                client.admin.command("ping")
-                return
-            finally:
-                client.close()
-        except Exception:
-            time.sleep(0.1)
-    raise RuntimeError("SecantusDB did not answer a ping in time")
-
-
-# --------------------------------------------------------------------------------------
-# Profiling with py-spy
-# --------------------------------------------------------------------------------------
-def find_py_spy(explicit: str | None) -> str | None:
-    if explicit:
-        return explicit if os.path.exists(explicit) else None
-    found = shutil.which("py-spy")
-    if found:
-        return found
-    candidate = os.path.join(os.path.dirname(sys.executable), "py-spy")
-    return candidate if os.path.exists(candidate) else None
-
-
-_FRAME = re.compile(r"^(?P<func>.*) \((?P<file>[^()]*?)(?::(?P<line>\d+))?\)$")
-
-
-def _short_file(path: str) -> str:
-    path = path.replace("\\", "/")
-    if path.startswith(ROOT + "/"):
-        return path[len(ROOT) + 1 :]
-    for marker in ("/site-packages/", "/lib/python3"):
-        at = path.find(marker)
-        if at >= 0:
-            rest = path[at + len(marker) :]
-            return rest.split("/", 1)[1] if marker == "/lib/python3" and "/" in rest else rest
-    return path
-
-
-def _frame_name(frame: str) -> str:
-    match = _FRAME.match(frame.strip())
-    if not match:
-        return frame.strip()
-    return f"{match.group('func')} ({_short_file(match.group('file'))})"
-
-
-PY_SPY_RATE = 200
-LOOP_FRAME = "._run_once (asyncio/base_events.py)"  # BaseEventLoop._run_once: the event-loop thread
-
-# The costs worth naming, whether or not they make the top lists (inclusive shares).
-WATCHED_FRAMES = [
-    ("rate limiter: RateLimiter.hit", "RateLimiter.hit (server/ratelimit.py)"),
-    ("rate limiter: Decision.headers", "Decision.headers (server/ratelimit.py)"),
-    ("rate limiter: flush (bulk $inc + read back)", "RateLimiter.flush (server/ratelimit.py)"),
-    ("client address: resolve_client_ip", "resolve_client_ip (handlers/base.py)"),
-    ("envelope: BaseHandler.respond", "BaseHandler.respond (handlers/base.py)"),
-    ("meta.generated: utc_now_iso", "utc_now_iso (handlers/base.py)"),
-    ("headers: BaseHandler.set_default_headers", "BaseHandler.set_default_headers (handlers/base.py)"),
-    ("errors: BaseHandler.write_error", "BaseHandler.write_error (handlers/base.py)"),
-    ("errors: RequestHandler.send_error (tornado)", "RequestHandler.send_error (tornado/web.py)"),
-    ("access log: log_request", "log_request (server/app.py)"),
-    ("logging: StreamHandler.emit", "StreamHandler.emit (logging/__init__.py)"),
-    ("player service: PlayerService.profile", "PlayerService.profile (server/players.py)"),
-    ("tornado: RequestHandler.finish", "RequestHandler.finish (tornado/web.py)"),
-    ("tornado: RequestHandler.__init__", "RequestHandler.__init__ (tornado/web.py)"),
-    ("tornado: routing (find_handler)", "RuleRouter.find_handler (tornado/routing.py)"),
-    ("tornado: Date header (format_datetime)", "format_datetime (email/utils.py)"),
-    ("JSON error stream wrapper (server/http.py)", "_JSONRejectingStream.write (server/http.py)"),
-]
-
-
-def summarize_profile(raw_path: str, rate: int, seconds: float, top: int = 15) -> dict:
-    """Self and inclusive shares per function of the event-loop thread, from py-spy's raw output.
-
-    Other threads (pymongo's monitors and motor's executor) are counted apart: they do not
-    serve requests, and py-spy's idle detection misses their blocking socket reads.
-    """
-    self_counts: collections.Counter = collections.Counter()
-    incl_counts: collections.Counter = collections.Counter()
-    loop = other = 0
-    with open(raw_path) as handle:
-        for line in handle:
-            stack, _, count = line.rstrip("\n").rpartition(" ")
-            try:
-                n = int(count)
-            except ValueError:
-                continue
-            frames = [_frame_name(f) for f in stack.split(";") if f]
-            frames = [f for f in frames if not f.startswith(("process ", "thread "))]
-            if not frames:
-                continue
-            if not any(f.endswith(LOOP_FRAME) for f in frames):
-                other += n
-                continue
-            loop += n
-            self_counts[frames[-1]] += n
-            for name in set(frames):
-                incl_counts[name] += n
-    if not loop:
-        return {"samples": 0, "other_thread_samples": other}
-
-    def share(items):
-        return [{"frame": k, "percent": round(100.0 * v / loop, 1)} for k, v in items]
-
-    project = [
-        (k, v)
-        for k, v in incl_counts.most_common()
-        if any(f"({p}/" in k for p in ("server", "handlers", "store")) and "server/__main__.py" not in k
-    ]
-    return {
-        "samples": loop,
-        "other_thread_samples": other,
-        "loop_busy_percent": round(100.0 * loop / (rate * seconds), 1),
-        "top_self": share(self_counts.most_common(top)),
-        "project_inclusive": share(project[:top]),
-        "named_costs": [
-            {"cost": label, "frame": frame, "percent": round(100.0 * incl_counts[frame] / loop, 1)}
-            for label, frame in WATCHED_FRAMES
-            if frame in incl_counts
-        ],
-    }
-
-
-# --------------------------------------------------------------------------------------
-# The benchmark
-# --------------------------------------------------------------------------------------
 class Bench:
     def __init__(self, args):
         self.args = args
@@ -833,7 +123,6 @@ class Bench:
 
     def loadgen_cpu(self) -> float:
         """CPU of the load generator: wrk runs are waited-for children; the Python one is this process."""
-        import resource
 
         who = resource.RUSAGE_SELF if self.generator.name == "python" else resource.RUSAGE_CHILDREN
         usage = resource.getrusage(who)
@@ -1245,147 +534,6 @@ class Bench:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-def evaluate_goals(results: dict) -> list[dict]:
-    scenarios = results["scenarios"]
-    ceiling, player, limited = scenarios["ceiling"], scenarios.get("player"), scenarios.get("rate_limited")
-    goals = []
-    if player and "rps" in player:
-        goals.append(
-            {
-                "goal": "cached player req/s >= 60 % of ceiling",
-                "target": GOALS["player_ratio"],
-                "value": player.get("ratio_to_ceiling"),
-                "pass": (player.get("ratio_to_ceiling") or 0) >= GOALS["player_ratio"],
-            }
-        )
-        goals.append(
-            {
-                "goal": "cached player p99 <= 2x ceiling p99",
-                "target": round(GOALS["player_p99_factor"] * ceiling["p99_ms"], 3),
-                "value": player["p99_ms"],
-                "pass": player["p99_ms"] <= GOALS["player_p99_factor"] * ceiling["p99_ms"],
-            }
-        )
-    if limited and "rps" in limited:
-        goals.append(
-            {
-                "goal": "429 path req/s >= 80 % of ceiling",
-                "target": GOALS["rate_limited_ratio"],
-                "value": limited.get("ratio_to_ceiling"),
-                "pass": (limited.get("ratio_to_ceiling") or 0) >= GOALS["rate_limited_ratio"],
-            }
-        )
-    memory = results.get("memory")
-    if memory:
-        goals.append(
-            {
-                "goal": f"RSS growth over {memory['requests']:,} requests / {memory['clients']:,} clients <= 50 MB",
-                "target": GOALS["memory_growth_mb"],
-                "value": memory["growth_mb"],
-                "pass": memory["growth_mb"] <= GOALS["memory_growth_mb"],
-            }
-        )
-    return goals
-
-
-# --------------------------------------------------------------------------------------
-# Output
-# --------------------------------------------------------------------------------------
-ALL_SCENARIOS = ["player", "clan", "online", "status", "not_found", "bad_request", "rate_limited", "memory"]
-ORDER = ["ceiling", "player", "clan", "online", "status", "not_found", "bad_request", "rate_limited"]
-
-
-def format_report(results: dict) -> str:
-    lines = []
-    scenarios = results["scenarios"]
-    head = (
-        f"{'scenario':<13} {'path':<32} {'status':>6} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} "
-        f"{'ratio':>6} {'cpu µs/req':>10} {'proc cpu':>8} {'db cpu':>7} {'gen cpu':>7} {'drain s':>7}"
-    )
-    lines += [
-        "",
-        f"generator: {results['generator']}; {results['connections']} connections; "
-        f"{results['duration_seconds']} s per scenario",
-        head,
-        "-" * len(head),
-    ]
-    for name in ORDER:
-        r = scenarios.get(name)
-        if r is None:
-            continue
-        if "skipped" in r:
-            lines.append(f"{name:<13} skipped: {r['skipped']}")
-            continue
-        path = (r["path"] or "")[:32]
-        ratio = f"{100 * r['ratio_to_ceiling']:.0f}%" if r.get("ratio_to_ceiling") is not None else "-"
-        cpu = r.get("cpu_percent", {})
-        lines.append(
-            f"{name:<13} {path:<32} {r['expected_status']:>6} {r['rps']:>9.1f} {r['p50_ms']:>8.2f} "
-            f"{r['p99_ms']:>8.2f} {ratio:>6} {r.get('cpu_us_per_request', 0):>10.1f} "
-            f"{cpu.get('target', 0):>7.0f}% {cpu.get('db', 0):>6.0f}% {cpu.get('loadgen', 0):>6.0f}% "
-            f"{r.get('drain_seconds', 0):>7.1f}"
-        )
-    if results.get("ceiling_recheck"):
-        c = results["ceiling_recheck"]
-        lines.append(
-            f"(ceiling re-measured at the end: {c['rps']:.1f} req/s, p99 {c['p99_ms']:.2f} ms, "
-            f"drift {c['drift_percent']:+.1f} %)"
-        )
-    lines.append(
-        "(ratio: req/s / ceiling req/s; cpu µs/req and proc cpu: the process under test; db/gen cpu: "
-        "SecantusDB and the load generator; drain s: until service and database were idle again)"
-    )
-    probe_db = results.get("database_probe")
-    if probe_db:
-        lines.append(
-            f"database: SecantusDB, rate_counters {results.get('rate_counters_collection')}; per-op cost at "
-            f"{probe_db['documents']} docs: $inc capped {probe_db['capped_inc_ms']} ms vs plain "
-            f"{probe_db['plain_inc_ms']} ms; find $in {probe_db['plain_find_in_ms_per_key']} ms per key"
-        )
-    memory = results.get("memory")
-    if memory:
-        lines += [
-            "",
-            f"memory: RSS {memory['rss_before_mb']} MB -> {memory['rss_after_mb']} MB over "
-            f"{memory['requests']:,} requests from {memory['clients']:,} clients = "
-            f"{memory['growth_mb']:+.1f} MB (at service start {memory['rss_start_mb']} MB, "
-            f"peak {memory['peak_rss_mb']} MB; curve "
-            + ", ".join(f"{p['requests']:,}:{p['rss_mb']}" for p in memory["curve"])
-            + ")",
-        ]
-    lines += ["", "goals (one service process):"]
-    for goal in results.get("goals", []):
-        value = goal["value"]
-        shown = f"{value:.3f}" if isinstance(value, float) else str(value)
-        lines.append(f"  [{'PASS' if goal['pass'] else 'MISS'}] {goal['goal']}: {shown} (target {goal['target']})")
-    profile = results.get("profile") or {}
-    if "skipped" in profile:
-        lines += ["", f"profile: skipped ({profile['skipped']})"]
-    for name, summary in profile.items() if "skipped" not in profile else []:
-        if not isinstance(summary, dict) or not summary.get("samples"):
-            lines += [
-                "",
-                f"profile {name}: {summary.get('skipped', 'no samples') if isinstance(summary, dict) else ''}",
-            ]
-            continue
-        lines += [
-            "",
-            f"profile of the service during '{name}' ({summary['rps_while_profiled']:.0f} req/s while "
-            f"profiled): event loop busy {summary['loop_busy_percent']}% of the time, "
-            f"{summary['samples']} loop samples (+{summary['other_thread_samples']} in driver threads); "
-            "shares of the loop's busy samples:",
-            "  top self frames:",
-        ]
-        lines += [f"    {f['percent']:5.1f}%  {f['frame']}" for f in summary["top_self"][:12]]
-        lines.append("  project code, inclusive:")
-        lines += [f"    {f['percent']:5.1f}%  {f['frame']}" for f in summary["project_inclusive"][:12]]
-        lines.append("  named costs, inclusive:")
-        lines += [f"    {f['percent']:5.1f}%  {f['cost']}" for f in summary["named_costs"]]
-    if results.get("notes"):
-        lines += ["", "notes:"] + [f"  - {n}" for n in results["notes"]]
-    return "\n".join(lines)
-
-
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description="Load benchmark of statsapi against a bare-Tornado ceiling.")
     parser.add_argument("--duration", type=int, default=None, help="seconds per scenario (default 10; quick: 2)")
@@ -1490,8 +638,8 @@ def main(argv=None) -> int:
     if args.serve_ceiling:
         serve_ceiling(args.serve_ceiling)
         return 0
-    signal.signal(signal.SIGTERM, _terminate)
-    signal.signal(signal.SIGHUP, _terminate)
+    signal.signal(signal.SIGTERM, terminate)
+    signal.signal(signal.SIGHUP, terminate)
     bench = Bench(args)
     try:
         results = bench.run()
