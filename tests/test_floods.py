@@ -165,7 +165,7 @@ async def test_live_lookups_succeed_after_a_flood_of_forty_thousand_addresses(ap
     40,000 requests to /online, each from a fresh X-Forwarded-For address, over 32 keep-alive
     connections; then live lookups from new addresses must be admitted and answered.
     """
-    from scripts.bench import PythonGenerator
+    from scripts.loadkit.generators import PythonGenerator
 
     port = int(base_url.rsplit(":", 1)[1])
     loop = asyncio.get_running_loop()
@@ -210,7 +210,7 @@ async def test_live_lookups_succeed_after_a_flood_of_forty_thousand_addresses(ap
 
 
 async def _flood(generator, port: int, requests: int) -> dict:
-    from scripts.bench import Load
+    from scripts.loadkit.generators import Load
 
     load = Load(port=port, paths=["/api/v1/online"], pool=requests, base=1 << 20)
     totals = {"requests": 0, "statuses": {}, "p99_ms": 0.0}
