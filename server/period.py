@@ -167,12 +167,17 @@ class PeriodService:
     async def tanks(self, region: str, account_id: int, days: int, today: str | None = None) -> dict[str, Any]:
         """The tanks endpoint's data: the whole period's figures and one row per tank owned.
 
-        The `days` end on the account's last measured day (today once the tracker has visited it),
-        as the history's deltas end on its newest snapshot, so both cover the same days."""
+        The `days` end where the history's deltas end, on the newer of the account's last measured
+        day and its newest snapshot (a profile fetched today writes today's snapshot before the
+        tracker's visit), so both cover the same days and `period` equals the history delta's."""
         today = today or utc_day(self.clock())
         async with request_deadline():
             measured = await self.store.tracked.last_measured_day(region, account_id)
-        last = min(today, measured) if measured else today
+            recent = await self.store.players.snapshots_since(
+                region, account_id, _day(today, 1), today, fields=("date",)
+            )
+        newest = max([measured or "", *(doc["date"] for doc in recent)])
+        last = min(today, newest) if newest else today
         first = _day(last, days)
         timeline = await self._timeline(region, account_id, first, last)
         states = _states(timeline, first, last)

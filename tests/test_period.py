@@ -58,14 +58,26 @@ class FakeTanks:
 
 
 class FakeTracked:
+    def __init__(self, measured: str | None = None):
+        self.measured = measured  # None: never visited by the pass
+
     async def last_measured_day(self, region, account_id):
-        return None  # never visited by the pass: periods end today
+        return self.measured
+
+
+class FakePlayers:
+    def __init__(self, snapshot_dates: tuple[str, ...] = ()):
+        self.snapshot_dates = snapshot_dates
+
+    async def snapshots_since(self, region, account_id, first_date, last_date=None, fields=None):
+        return [{"date": d} for d in self.snapshot_dates if first_date <= d and (last_date is None or d <= last_date)]
 
 
 class FakeStore:
-    def __init__(self, records):
+    def __init__(self, records, measured: str | None = None, snapshot_dates: tuple[str, ...] = ()):
         self.tanks = FakeTanks(records)
-        self.tracked = FakeTracked()
+        self.tracked = FakeTracked(measured)
+        self.players = FakePlayers(snapshot_dates)
 
 
 class FakeRatings:
@@ -157,3 +169,20 @@ async def test_tanks_without_records_is_no_history():
     with pytest.raises(APIError) as raised:
         await service.tanks("eu", 1, 30, "2026-01-25")
     assert raised.value.code == "no_history"
+
+
+@pytest.mark.gen_test
+async def test_tanks_end_where_the_history_deltas_end():
+    """Measured yesterday, but a profile fetched today wrote today's snapshot (the history's newest
+    day): /tanks' days end today too, so its period equals the history delta's over the same days
+    (seen on the demo data: the two differed by the day before the tracker's visit)."""
+    records = {d: RECORDS[d] for d in ("2026-01-01", "2026-01-10", "2026-01-20")}
+    store = FakeStore(records, measured="2026-01-24", snapshot_dates=("2026-01-24", "2026-01-25"))
+    service = PeriodService(store, FakeRatings())
+    data = await service.tanks("eu", 1, 15, "2026-01-25")
+    delta = await service.period("eu", 1, "2026-01-10", "2026-01-25")  # the history's 15-day window
+    assert (data["from"], data["to"]) == (delta["from"], delta["to"]) == ("2026-01-10", "2026-01-20")
+    assert data["period"]["battles"] == delta["battles"] == 990
+    # Without today's snapshot the days end on the last measured day.
+    service = PeriodService(FakeStore(records, measured="2026-01-24"), FakeRatings())
+    assert (await service.tanks("eu", 1, 15, "2026-01-25"))["from"] == "2026-01-01"
