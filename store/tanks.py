@@ -6,7 +6,7 @@ import datetime as dt
 from collections.abc import Iterable, Mapping, Sequence
 
 from bson import Binary
-from pymongo import DESCENDING, ReplaceOne
+from pymongo import ASCENDING, DESCENDING, ReplaceOne, UpdateOne
 
 from store.retention import Expiring, ensure_expiry_index
 
@@ -39,6 +39,10 @@ KEYFRAME_MAX_DAYS = 30
 # never expires; every other record serves only days within RETENTION_DAYS - HISTORY_DAYS of its base.
 HISTORY_DAYS = 400
 RETENTION_DAYS = 440
+# Days per older window of an idle account's lookback (see TankRecords._chain): an account idle
+# for a year costs (RETENTION_DAYS - KEYFRAME_MAX_DAYS) / LOOKBACK + 2 small index reads.
+LOOKBACK = 90
+MIGRATION = "tank_records.a_d"  # marker of the (a, d) migration in `migrations`
 
 TankState = dict[int, list[int]]  # tank_id -> counters in COUNTERS order
 
@@ -120,9 +124,36 @@ def as_counters(state: Mapping[int, Sequence[int]]) -> dict[int, dict[str, int]]
     return {tank_id: dict(zip(COUNTERS, row)) for tank_id, row in state.items()}
 
 
+def account_key(region: str, account_id: int) -> str:
+    return f"{region}:{account_id}"
+
+
 def record_id(region: str, account_id: int, day: str) -> str:
-    # Ids sort by account, then ISO day: one account's records are one range of the _id index.
-    return f"{region}:{account_id}:{day}"
+    # A point key for writes (a rewrite of the same account-day replaces it). Reads never use an
+    # _id range: SecantusDB plans one as a collection scan. They use the (a, d) index instead.
+    return f"{account_key(region, account_id)}:{day}"
+
+
+def _days_before(day: str, days: int) -> str:
+    return (dt.date.fromisoformat(day) - dt.timedelta(days=days)).isoformat()
+
+
+def _days_after(day: str, days: int) -> str:
+    return (dt.date.fromisoformat(day) + dt.timedelta(days=days)).isoformat()
+
+
+def _lookback_windows(day: str) -> list[str]:
+    """The lower bounds of the windows _chain reads, newest first: KEYFRAME_MAX_DAYS + 1 days up to
+    `day`, then LOOKBACK days at a time back to RETENTION_DAYS, then everything older."""
+    bounds = [_days_before(day, KEYFRAME_MAX_DAYS)]
+    back = KEYFRAME_MAX_DAYS
+    while back < RETENTION_DAYS:
+        back = min(RETENTION_DAYS, back + LOOKBACK)
+        bounds.append(_days_before(day, back))
+    # Older records exist only where the tracker kept them (a long-idle account's newest record,
+    # rewritten in place with a later expiry base): one last open range finds them.
+    bounds.append("")
+    return bounds
 
 
 def _day_date(day: str) -> dt.datetime:
@@ -161,7 +192,8 @@ class Timeline:
 class TankRecords:
     """Collection `tank_records`: one document per (account, day) on which the tracker stored per-tank data.
 
-    {_id: "region:account_id:YYYY-MM-DD", b: account total battles, k: 1 on keyframes,
+    {_id: "region:account_id:YYYY-MM-DD", a: "region:account_id", d: "YYYY-MM-DD" (indexed together:
+     every read is an equality on a plus a range of d), b: account total battles, k: 1 on keyframes,
      t: packed payload (see pack), x: the expiry base as a date: the record's day, or a later day when
      the tracker rewrote it in place to keep it (expires RETENTION_DAYS after x)}. Short field names: there is one
     document per active account-day, so every byte counts (goal: <= 1 KB per active account-day).
@@ -171,10 +203,13 @@ class TankRecords:
 
     def __init__(self, db, ttl_indexes: bool = True):
         self.collection = db["tank_records"]
+        self.migrations = db["migrations"]
         self.ttl_indexes = ttl_indexes
 
     async def ensure_schema(self) -> None:
         await ensure_expiry_index(self.collection, "x", RETENTION_DAYS * 86400, self.ttl_indexes)
+        await self.collection.create_index([("a", ASCENDING), ("d", ASCENDING)])
+        await self.migrate()
 
     def expiring(self) -> list[Expiring]:
         return [Expiring("tank_records", self.collection, "x", RETENTION_DAYS * 86400)]
@@ -185,7 +220,14 @@ class TankRecords:
     ) -> dict:
         """The record of `day`; `kept` (a later day) pushes its expiry base: it expires RETENTION_DAYS after that."""
         base = max(day, kept or day)
-        doc = {"_id": record_id(region, account_id, day), "b": int(battles), "t": Binary(payload), "x": _day_date(base)}
+        doc = {
+            "_id": record_id(region, account_id, day),
+            "a": account_key(region, account_id),
+            "d": day,
+            "b": int(battles),
+            "t": Binary(payload),
+            "x": _day_date(base),
+        }
         if keyframe:
             doc["k"] = 1
         return doc
@@ -197,62 +239,114 @@ class TankRecords:
             await self.collection.bulk_write(ops, ordered=False)
         return len(ops)
 
+    async def _chain(self, account: str, day: str, projection: dict | None = None) -> list[dict]:
+        """The records that rebuild the state as of `day`: the newest record on or before `day` and
+        the records back to its keyframe, newest first; [] without one (never written, or expired).
+
+        Every read is an equality on `a` plus a bounded range of `d` on the (a, d) index, so it
+        examines only that account's records in that range, never the collection. The windows go
+        back from `day` (_lookback_windows) until a keyframe is found: a change record is at most
+        KEYFRAME_MAX_DAYS days after its keyframe (server/tracker.py, next_record), so an account
+        that played lately costs one read of at most KEYFRAME_MAX_DAYS + 1 records, and one idle
+        for months a few more reads of empty ranges.
+        """
+        chain: list[dict] = []
+        hi = day
+        for lo in _lookback_windows(day):
+            for doc in await self._range(account, lo, hi, projection, DESCENDING):
+                chain.append(doc)
+                if doc.get("k"):
+                    return chain
+            if not lo:
+                break
+            hi = _days_before(lo, 1)
+        return []
+
+    async def _range(self, account: str, first: str, last: str, projection: dict | None, order: int) -> list[dict]:
+        """One account's records of the days [first, last], by day: one range of the (a, d) index."""
+        cursor = self.collection.find({"a": account, "d": {"$gte": first, "$lte": last}}, projection)
+        return await cursor.sort("d", order).to_list(None)
+
     async def state_on(self, region: str, account_id: int, day: str) -> tuple[str, dict[int, dict[str, int]]] | None:
         """Per-tank career counters as of the newest record on or before UTC day `day`, with that
         record's day; None when the account has no per-tank record on or before that day.
 
         Reads the newest keyframe at or before the record and the change records after it
-        (at most KEYFRAME_MAX_RECORDS + 1 documents, newest first through the _id index).
+        (at most KEYFRAME_MAX_RECORDS + 1 documents; see _chain for the bounded index ranges).
         """
-        prefix = record_id(region, account_id, "")
-        cursor = (
-            self.collection.find({"_id": {"$gt": prefix, "$lte": prefix + day}}, {"t": 1, "k": 1})
-            .sort("_id", DESCENDING)
-            .limit(KEYFRAME_MAX_RECORDS + 1)
-        )
-        docs = await cursor.to_list(KEYFRAME_MAX_RECORDS + 1)
-        chain = []
-        for doc in docs:
-            chain.append(doc)
-            if doc.get("k"):
-                break
-        else:
-            return None  # no keyframe in reach (never written, or expired)
+        chain = await self._chain(account_key(region, account_id), day, {"t": 1, "k": 1, "d": 1})
+        if not chain:
+            return None
         state: TankState = {}
         for doc in reversed(chain):
             apply(state, bytes(doc["t"]))
-        return chain[0]["_id"][len(prefix) :], as_counters(state)
+        return chain[0]["d"], as_counters(state)
+
+    async def prior(self, region: str, account_id: int, day: str) -> tuple[TankState, dict] | None:
+        """The state as of the newest record before UTC day `day` and the tracked bookkeeping the
+        tracker kept for it (record_day, keyframe_day, keyframe_bytes, chain_records, chain_bytes,
+        kept_day), rebuilt from that record's chain; None without a record before `day`.
+
+        A second write of an account on one day (the pass, then a live lookup after more battles)
+        must diff against this, not against the earlier same-day state it replaces."""
+        chain = await self._chain(account_key(region, account_id), _days_before(day, 1))
+        if not chain:
+            return None
+        state: TankState = {}
+        for doc in reversed(chain):
+            apply(state, bytes(doc["t"]))
+        keyframe, changes = chain[-1], chain[:-1]
+        kept = keyframe.get("x")
+        book = {
+            "record_day": chain[0]["d"],
+            "keyframe_day": keyframe["d"],
+            "keyframe_bytes": len(keyframe["t"]),
+            "chain_records": len(changes),
+            "chain_bytes": sum(len(doc["t"]) for doc in changes),
+            "kept_day": kept.date().isoformat() if isinstance(kept, dt.datetime) else keyframe["d"],
+        }
+        return state, book
+
+    async def record_on(self, region: str, account_id: int, day: str) -> dict | None:
+        """The record of exactly `day` (a point read by _id), or None."""
+        return await self.collection.find_one({"_id": record_id(region, account_id, day)})
 
     async def timeline(self, region: str, account_id: int, since: str, until: str) -> Timeline:
         """The records that rebuild the state on any day of [since, until]: the chain state_on reads
-        for `since` (newest keyframe first), then every record after it through `until`. Two
-        queries, however many days are then asked of it."""
-        prefix = record_id(region, account_id, "")
-        before = (
-            self.collection.find({"_id": {"$gt": prefix, "$lte": prefix + since}})
-            .sort("_id", DESCENDING)
-            .limit(KEYFRAME_MAX_RECORDS + 1)
-        )
-        chain = []
-        for doc in await before.to_list(KEYFRAME_MAX_RECORDS + 1):
-            chain.append(doc)
-            if doc.get("k"):
-                break
-        else:
-            chain = []  # no keyframe in reach: the days up to `since` have no state
-        after = self.collection.find({"_id": {"$gt": prefix + since, "$lte": prefix + until}}).sort("_id", 1)
-        docs = [*reversed(chain), *await after.to_list(None)]
-        return Timeline(
-            [(doc["_id"][len(prefix) :], int(doc.get("b") or 0), bool(doc.get("k")), bytes(doc["t"])) for doc in docs]
-        )
+        for `since` (newest keyframe first), then every record after it through `until` (one range
+        of the (a, d) index), however many days are then asked of it."""
+        account = account_key(region, account_id)
+        chain = await self._chain(account, since)
+        after = await self._range(account, _days_after(since, 1), until, None, ASCENDING) if since < until else []
+        docs = [*reversed(chain), *after]
+        return Timeline([(doc["d"], int(doc.get("b") or 0), bool(doc.get("k")), bytes(doc["t"])) for doc in docs])
 
     async def battles_by_day(self, region: str, account_id: int, since: str, until: str) -> list[tuple[str, int]]:
         """(record day, account total battles) for every record day in [since, until], oldest first."""
-        prefix = record_id(region, account_id, "")
-        cursor = self.collection.find({"_id": {"$gte": prefix + since, "$lte": prefix + until}}, {"b": 1}).sort(
-            "_id", 1
-        )
-        return [(doc["_id"][len(prefix) :], int(doc.get("b") or 0)) for doc in await cursor.to_list(None)]
+        docs = await self._range(account_key(region, account_id), since, until, {"b": 1, "d": 1}, ASCENDING)
+        return [(doc["d"], int(doc.get("b") or 0)) for doc in docs]
+
+    async def migrate(self, batch: int = 1000) -> int:
+        """Records written before the (a, d) fields existed get them, derived from their _id; returns
+        how many. One pass over the collection (a marker document remembers it is done), so a start
+        costs nothing once migrated; a record is only ever given fields, never replaced."""
+        done = await self.migrations.find_one({"_id": MIGRATION})
+        if done is not None:
+            return 0
+        updated = 0
+        ops: list[UpdateOne] = []
+        async for doc in self.collection.find({"a": {"$exists": False}}, {"_id": 1}, batch_size=batch):
+            account, _, day = str(doc["_id"]).rpartition(":")
+            ops.append(UpdateOne({"_id": doc["_id"]}, {"$set": {"a": account, "d": day}}))
+            if len(ops) >= batch:
+                await self.collection.bulk_write(ops, ordered=False)
+                updated += len(ops)
+                ops = []
+        if ops:
+            await self.collection.bulk_write(ops, ordered=False)
+            updated += len(ops)
+        await self.migrations.update_one({"_id": MIGRATION}, {"$set": {"records": updated}}, upsert=True)
+        return updated
 
     async def stored_bytes(self) -> dict:
         """The collection's document count and sizes as the server reports them (collStats)."""
