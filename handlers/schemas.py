@@ -525,6 +525,11 @@ def schema_components(index: dict) -> dict:
         "Status": obj(
             {
                 "health": {"type": "string", "enum": ["ok", "degraded"]},
+                "health_reasons": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "Why health is degraded (empty when ok).",
+                },
                 "version": {"type": "string", "description": "Server software version."},
                 "api_version": {"type": "string", "const": API_VERSION},
                 "uptime_seconds": {"type": "integer", "minimum": 0},
@@ -718,6 +723,12 @@ def schema_components(index: dict) -> dict:
                     "when the database is unreachable.",
                     "additionalProperties": number_or_null,
                 },
+                "volume": obj(
+                    {"tank_records": {"type": "integer", "minimum": 0}},
+                    description="Stored volume the embedded database's ceiling is measured in (kept "
+                    "counts); empty when the database is unreachable.",
+                    required=[],
+                ),
                 "online_sampler": {
                     "type": "object",
                     "description": 'Per game/region ("wot/eu"…): the '

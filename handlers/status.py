@@ -11,6 +11,7 @@ from handlers.base import BaseHandler, api_routes
 from server.catalogue import STATUS
 from server.config import API_VERSION, VERSION
 from store.client import is_database_error
+from store.tanks import CEILING_WARN, EMBEDDED_CEILING_RECORDS
 
 CACHE_SECONDS = 2.0  # a monitor polling every second must not cost four queries each time
 
@@ -19,21 +20,31 @@ class StatusHandler(BaseHandler):
     endpoint = STATUS
 
     async def get(self):
-        database, caches, jobs, sampler = await self.database_view()
+        database, caches, jobs, sampler, volume = await self.database_view()
         upstream = self.services.upstream_status()
         limiter = self.limiter.status()
         embedded = self.services.embedded_database
         embedded = embedded.status() if embedded is not None else None
         connections = self.services.connection_stats
-        degraded = (
-            not database["reachable"]
-            or any(run.get("ok") is False for run in jobs.values())
-            or limiter["degraded"]
-            or (embedded is not None and embedded["state"] != "running")
-        )
+        reasons = []
+        if not database["reachable"]:
+            reasons.append("database unreachable")
+        reasons += [f"job {name} failed" for name, run in jobs.items() if run.get("ok") is False]
+        if limiter["degraded"]:
+            reasons.append("rate-counter flushes fail or lag")
+        if embedded is not None and embedded["state"] != "running":
+            reasons.append(f"embedded database {embedded['state']}")
+        records = volume.get("tank_records")
+        if embedded is not None and records is not None and records >= CEILING_WARN * EMBEDDED_CEILING_RECORDS:
+            reasons.append(
+                f"embedded database near its measured ceiling: {records:,} of {EMBEDDED_CEILING_RECORDS:,} "
+                "per-tank records; move to MongoDB (docs/deploy.md section 6)"
+            )
+        degraded = bool(reasons)
         self.respond(
             {
                 "health": "degraded" if degraded else "ok",
+                "health_reasons": reasons,
                 "version": VERSION,
                 "api_version": API_VERSION,
                 "uptime_seconds": int(time.time() - self.services.started_at),
@@ -46,6 +57,7 @@ class StatusHandler(BaseHandler):
                 "embedded_database": embedded,
                 "connections": connections() if connections is not None else None,
                 "caches": caches,
+                "volume": volume,
                 "online_sampler": sampler,
             }
         )
@@ -54,7 +66,7 @@ class StatusHandler(BaseHandler):
         """What the database says, read at most every CACHE_SECONDS by one request at a time."""
         cache = self.services.status_cache
         if not self.store.database_up():
-            return {"reachable": False, "ping_ms": None, "error": "heartbeat failed"}, {}, {}, {}
+            return {"reachable": False, "ping_ms": None, "error": "heartbeat failed"}, {}, {}, {}, {}
         if cache.get("value") is not None and time.monotonic() - cache["at"] < CACHE_SECONDS:
             return cache["value"]
         pending = cache.get("pending")
@@ -67,11 +79,12 @@ class StatusHandler(BaseHandler):
 
     async def _read_database(self) -> tuple:
         database = {"reachable": False, "ping_ms": None}
-        caches, jobs, sampler = {}, {}, {}
+        caches, jobs, sampler, volume = {}, {}, {}, {}
         try:
             database["ping_ms"] = await self.store.ping_ms()
             database["reachable"] = True
             caches = await self.store.newest_timestamps()
+            volume = await self.store.volume()
             jobs = await self.store.job_runs.all()
             sampler = {
                 doc["_id"]: {"last_success": doc.get("last_success"), "last_failure": doc.get("last_failure")}
@@ -81,7 +94,7 @@ class StatusHandler(BaseHandler):
             if not is_database_error(exc):  # timeouts included; anything else is a real fault
                 raise
             database["error"] = type(exc).__name__
-        return database, caches, jobs, sampler
+        return database, caches, jobs, sampler, volume
 
 
 routes = api_routes(StatusHandler)

@@ -332,8 +332,9 @@ PLAYER_SEARCH = Endpoint(
     summary="Find players by the start of their nickname",
     description="Accounts whose nickname starts with `search` (case-insensitive), at most "
     f"{SEARCH_RESULTS}, sorted by nickname. Served from the tracked accounts when any matches "
-    "(source: tracked); otherwise asked of the game API (source: upstream), one live lookup per "
-    "region searched, under the live-lookup limits. Without `region`, all regions are searched.",
+    "(source: tracked; the tracked accounts' answer to a region and prefix is reused for up to a "
+    "minute); otherwise asked of the game API (source: upstream), one live lookup per region "
+    "searched, under the live-lookup limits. Without `region`, all regions are searched.",
     tag="players",
     operation_id="PlayerSearch",
     limit_per_minute=30,
@@ -480,8 +481,11 @@ STATUS = Endpoint(
     example="/status",
     schema="Status",
     fields={
-        "health": "ok, or degraded when the database is unreachable, a job's last run failed, or "
-        "rate-counter flushes fail or lag (rate_limiter.degraded)",
+        "health": "ok, or degraded when the database is unreachable, a job's last run failed, "
+        "rate-counter flushes fail or lag (rate_limiter.degraded), the embedded database is not running, "
+        "or it holds 80 % of the per-tank records at which it was measured to keep its read goals",
+        "health_reasons": "why health is degraded, one sentence each (empty when ok)",
+        "volume": "tank_records: per-tank records stored (a kept count)",
         "database": "reachable, ping_ms",
         "upstream": "last_success, last_failure, requests, failures; budget: rate_per_second "
         "(configured), processes_sharing, share_per_second, effective_per_second, "

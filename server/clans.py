@@ -23,6 +23,7 @@ from server.upstream import (
 )
 from store.client import request_deadline
 from store.constants import REGIONS
+from store.players import PROFILE_TTL_SECONDS
 from store.store import Store
 
 if TYPE_CHECKING:  # types only
@@ -483,7 +484,7 @@ class ClanService:
     async def _due(self, now: float) -> tuple[list[tuple[str, int]], set[tuple[str, int]]]:
         gone = await self.store.clans.disbanded()
         referenced = set(await self.store.clans.seeded())
-        referenced |= set(await self.store.clans.referenced_by_players(REGIONS))
+        referenced |= set(await self.store.clans.referenced_by_players(REGIONS, now - PROFILE_TTL_SECONDS))
         referenced = {(r, c) for r, c in referenced if r in REGIONS and c > 0}
         candidates = referenced | set(await self.store.clans.referenced_since(now - REFERENCE_KEEP))
         candidates -= gone  # a disbanded clan stays dropped even while stale profiles still name it

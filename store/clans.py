@@ -7,6 +7,7 @@ import time
 
 from pymongo import ASCENDING, DESCENDING, UpdateOne
 
+from store.freshness import Freshness
 from store.retention import Expiring, ensure_expiry_index
 
 # A clan document outlives its last refresh by this long: upstream outages never drop a
@@ -17,6 +18,8 @@ DIGEST_TTL_SECONDS = 2 * 3600
 # A disbanded clan is remembered this long, so stale references do not bring it back to refresh.
 GONE_TTL_SECONDS = 30 * 86400
 IN_CHUNK = 1000  # ids per $in query
+# A clan reference of a player profile is kept this long (profiles are cached an hour).
+REF_TTL_SECONDS = 2 * 3600
 
 
 def clan_key(region: str, clan_id: int) -> str:
@@ -37,20 +40,29 @@ class Clans:
         self.digests = db["clan_digests"]
         self.seeds = db["clan_seeds"]
         self.gone = db["clans_disbanded"]
-        # Read only: which clans cached players belong to (the players family owns it).
-        self.players = db["players"]
+        # Which clans cached player profiles name: {_id: "region:clan_id", region, clan_id, at:
+        # the newest profile save naming it}, written by the players family (Players.save).
+        self.refs = db["clan_refs"]
+        self.freshness = Freshness(db)
 
     async def ensure_schema(self) -> None:
         # TTL fields are BSON dates; the monitor runs once a minute, so readers check
         # freshness themselves and never rely on deletion.
         await ensure_expiry_index(self.clans, "expires_at", 0, self.ttl_indexes)
         await self.clans.create_index([("cached_at", DESCENDING)])
+        await self.clans.create_index([("referenced_at", ASCENDING)])
+        await ensure_expiry_index(self.refs, "expires_at", 0, self.ttl_indexes)
+        await self.refs.create_index([("at", ASCENDING)])
         await ensure_expiry_index(self.digests, "expires_at", 0, self.ttl_indexes)
         await self.seeds.create_index([("region", ASCENDING), ("clan_id", ASCENDING)])
         await self.gone.create_index("expires_at", expireAfterSeconds=0)  # small: a TTL scan is cheap
 
     def expiring(self) -> list[Expiring]:
-        return [Expiring("clans", self.clans, "expires_at", 0), Expiring("clan_digests", self.digests, "expires_at", 0)]
+        return [
+            Expiring("clans", self.clans, "expires_at", 0),
+            Expiring("clan_digests", self.digests, "expires_at", 0),
+            Expiring("clan_refs", self.refs, "expires_at", 0),
+        ]
 
     # --- clan documents ------------------------------------------------------------
     async def get(self, region: str, clan_id: int) -> dict | None:
@@ -79,6 +91,7 @@ class Clans:
         fields.pop("_id", None)
         fields["expires_at"] = _utc(doc["cached_at"] + CLAN_TTL_SECONDS)
         await self.clans.update_one({"_id": clan_key(doc["region"], doc["clan_id"])}, {"$set": fields}, upsert=True)
+        await self.freshness.raise_to(self.status_name, doc["cached_at"])
 
     async def referenced_since(self, since: float) -> list[tuple[str, int]]:
         """Cached clans that a player or a seed referenced at or after `since`."""
@@ -94,8 +107,7 @@ class Clans:
         return [(doc["region"], doc["clan_id"]) async for doc in cursor]
 
     async def newest_timestamp(self) -> float | None:
-        doc = await self.clans.find_one({}, {"cached_at": 1}, sort=[("cached_at", DESCENDING)])
-        return doc["cached_at"] if doc else None
+        return await self.freshness.newest(self.status_name)
 
     async def forget_disbanded(self, region: str, clan_ids: list[int], now: float) -> None:
         """A clan the upstream says is disbanded: drop its data and seed, remember it is gone."""
@@ -129,13 +141,28 @@ class Clans:
         return {(doc["region"], doc["clan_id"]) async for doc in self.gone.find({}, {"region": 1, "clan_id": 1})}
 
     # --- which clans to refresh ------------------------------------------------------
-    async def referenced_by_players(self, regions: tuple[str, ...]) -> list[tuple[str, int]]:
-        """(region, clan_id) of every clan a cached player profile names."""
-        out: list[tuple[str, int]] = []
-        for region in regions:
-            ids = await self.players.distinct("clan_id", {"region": region, "clan_id": {"$gt": 0}})
-            out.extend((region, int(c)) for c in ids if c)
-        return out
+    async def referenced_by_players(self, regions: tuple[str, ...], since: float) -> list[tuple[str, int]]:
+        """(region, clan_id) of every clan a player profile saved at or after `since` named: one
+        bounded range of clan_refs' `at` index (O(clans named), however many profiles name them)."""
+        cursor = self.refs.find({"at": {"$gte": since}}, {"region": 1, "clan_id": 1})
+        return [(doc["region"], int(doc["clan_id"])) async for doc in cursor if doc.get("region") in regions]
+
+    async def note_references(self, refs: list[tuple[str, int, float]]) -> None:
+        """Profiles saved at `at` name (region, clan_id): keep the newest `at` per clan."""
+        if not refs:
+            return
+        ops = [
+            UpdateOne(
+                {"_id": clan_key(region, clan_id)},
+                {
+                    "$max": {"at": float(at), "expires_at": _utc(at + REF_TTL_SECONDS)},
+                    "$setOnInsert": {"region": region, "clan_id": int(clan_id)},
+                },
+                upsert=True,
+            )
+            for region, clan_id, at in refs
+        ]
+        await self.refs.bulk_write(ops, ordered=False)
 
     async def add_seeds(self, region: str, clan_ids: list[int], when: float | None = None) -> int:
         """Seed clans for the refresh job; returns how many were not seeded before."""

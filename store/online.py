@@ -74,6 +74,7 @@ class OnlineSamples:
         # Three small documents a day: a TTL scan of it costs nothing.
         await self.peak_docs.create_index("day", expireAfterSeconds=DAY_PEAK_TTL_SECONDS)
         await ensure_expiry_index(self.daily_docs, "day", DAILY_TTL_SECONDS, self.ttl_indexes)
+        await self.daily_docs.create_index([("game", ASCENDING), ("region", ASCENDING), ("date", ASCENDING)])
 
     def expiring(self) -> list[Expiring]:
         return [
@@ -212,11 +213,12 @@ class OnlineSamples:
     async def daily_range(self, game: str, region: str, first: dt.date, last: dt.date) -> dict[str, dict]:
         """Materialised days {date: {samples, peak, peak_minute, min, avg}} between first and last.
 
-        One range over _id ("game:region:YYYY-MM-DD" sorts by date): O(days), whatever is stored.
+        One equality-plus-range read of the (game, region, date) index: O(days), whatever is
+        stored (an _id range is a collection scan on the embedded database).
         Gap days are there too, with samples 0.
         """
         cursor = self.daily_docs.find(
-            {"_id": {"$gte": f"{game}:{region}:{first.isoformat()}", "$lte": f"{game}:{region}:{last.isoformat()}"}},
+            {"game": game, "region": region, "date": {"$gte": first.isoformat(), "$lte": last.isoformat()}},
             {f: 1 for f in DAILY_FIELDS},
         )
         return {doc["date"]: {f: doc.get(f) for f in DAILY_FIELDS} async for doc in cursor}

@@ -7,6 +7,7 @@ import datetime as dt
 
 from pymongo import ASCENDING, DESCENDING, UpdateOne
 
+from store.freshness import Freshness
 from store.retention import Expiring, ensure_expiry_index
 
 PROFILE_TTL_SECONDS = 3600
@@ -24,9 +25,11 @@ def _utc(ts: float) -> dt.datetime:
 class Players:
     status_name = "newest_player"
 
-    def __init__(self, db, ttl_indexes: bool = True):
+    def __init__(self, db, ttl_indexes: bool = True, clans=None):
+        self.clans = clans  # store.clans.Clans: told which clans saved profiles name
         self.profiles = db["players"]
         self.snapshots = db["snapshots"]
+        self.freshness = Freshness(db)
         self.ttl_indexes = ttl_indexes
 
     async def ensure_schema(self) -> None:
@@ -60,6 +63,9 @@ class Players:
         await self.profiles.update_one(
             {"_id": player_key(doc["region"], doc["account_id"])}, {"$set": fields}, upsert=True
         )
+        await self.freshness.raise_to(self.status_name, doc["cached_at"])
+        if self.clans is not None and int(doc.get("clan_id") or 0) > 0:
+            await self.clans.note_references([(doc["region"], int(doc["clan_id"]), doc["cached_at"])])
 
     async def set_ratings(self, region: str, account_id: int, cached_at: float, ratings: dict) -> bool:
         """Attach ratings to the profile version they were computed from."""
@@ -72,20 +78,21 @@ class Players:
         await self.profiles.update_one({"_id": player_key(region, account_id)}, {"$set": {"last_requested": when}})
 
     async def due_for_refresh(self, requested_since: float, cached_before: float, limit: int) -> list[dict]:
-        """Recently requested profiles that will expire soon: refreshed ahead of expiry."""
-        cursor = (
-            self.profiles.find(
-                {"last_requested": {"$gte": requested_since}, "cached_at": {"$lt": cached_before}},
-                {"region": 1, "account_id": 1},
-            )
-            .sort("last_requested", DESCENDING)
-            .limit(limit)
+        """Recently requested profiles that will expire soon: refreshed ahead of expiry.
+
+        One bounded range of the last_requested index (the profiles requested since
+        `requested_since`); the age test and the order are applied here, because a second range
+        predicate or a sort in the query makes the embedded database scan the collection."""
+        cursor = self.profiles.find(
+            {"last_requested": {"$gte": requested_since}},
+            {"region": 1, "account_id": 1, "cached_at": 1, "last_requested": 1},
         )
-        return await cursor.to_list(None)
+        docs = [doc for doc in await cursor.to_list(None) if float(doc.get("cached_at") or 0) < cached_before]
+        docs.sort(key=lambda doc: doc["last_requested"], reverse=True)
+        return [{"_id": doc["_id"], "region": doc["region"], "account_id": doc["account_id"]} for doc in docs[:limit]]
 
     async def newest_timestamp(self) -> float | None:
-        doc = await self.profiles.find_one({}, {"cached_at": 1}, sort=[("cached_at", DESCENDING)])
-        return doc["cached_at"] if doc else None
+        return await self.freshness.newest(self.status_name)
 
     # --- snapshots -----------------------------------------------------------------
     async def save_snapshots(self, snapshots: list[dict]) -> None:

@@ -27,6 +27,7 @@ class RateCounters:
         self.collection = db["rate_counters"]
         self.size_bytes = size_bytes
         self.capped = capped
+        self._expired_below: int | None = None  # windows below this were deleted by this process
 
     async def ensure_schema(self) -> None:
         existing = await self.db.list_collection_names(filter={"name": "rate_counters"})
@@ -72,20 +73,24 @@ class RateCounters:
             {"_id": key}, {"$inc": {"n": int(by)}, "$setOnInsert": {"w": window_of(key)}}, upsert=True
         )
 
-    async def expire_windows(self, before: int, batch: int = 2000) -> int:
-        """Delete counters of windows before `before` (plain collection only), a batch at a time."""
+    async def expire_windows(self, before: int) -> int:
+        """Delete counters of windows before `before` (plain collection only).
+
+        One equality delete per window since the last call (the w index; a range with a limit
+        would make the embedded database fetch every expired counter once per batch); a process's
+        first call, or one after a long pause, deletes the older windows with one indexed range."""
         if self.capped:
             return 0  # the capped collection forgets the oldest by itself
+        first = self._expired_below
+        if first is None or before - first > 60:
+            result = await self.collection.delete_many({"w": {"$lt": int(before)}})
+            self._expired_below = int(before)
+            return result.deleted_count
         deleted = 0
-        while True:
-            ids = [doc["_id"] async for doc in self.collection.find({"w": {"$lt": before}}, {"_id": 1}).limit(batch)]
-            if not ids:
-                return deleted
-            for start in range(0, len(ids), READ_CHUNK):  # $in stays small (quadratic on SecantusDB)
-                result = await self.collection.delete_many({"_id": {"$in": ids[start : start + READ_CHUNK]}})
-                deleted += result.deleted_count
-            if len(ids) < batch:
-                return deleted
+        for window in range(first, int(before)):
+            deleted += (await self.collection.delete_many({"w": window})).deleted_count
+        self._expired_below = max(first, int(before))
+        return deleted
 
     async def increment_below(self, key: str, cap: int) -> int | None:
         """Add one to `key` only while it is below `cap` (atomically); the new count, or None.

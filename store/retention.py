@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 IN_CHUNK = 100  # ids per $in: SecantusDB's $in is quadratic in the number of keys
@@ -22,6 +23,7 @@ class Expiring:
     field: str  # a BSON date field with a (plain) ascending index
     after_seconds: int  # expires when field < now - after_seconds (0: the field is the expiry time)
     timeseries: bool = False  # delete by time range (an _id lookup scans a time-series collection there)
+    on_deleted: Callable[[int], Awaitable[None]] | None = None  # told how many were deleted (a kept count)
 
 
 async def ensure_expiry_index(collection, field: str, after_seconds: int, ttl: bool) -> None:
@@ -51,6 +53,8 @@ async def delete_expired_batch(item: Expiring, cutoff: dt.datetime, batch: int =
         else:
             bound = {"$lte": docs[0][field]}  # one instant: bounded by the documents per instant
         result = await coll.delete_many({field: bound})
+        if item.on_deleted is not None and result.deleted_count:
+            await item.on_deleted(result.deleted_count)
         return result.deleted_count
     docs = await coll.find(expired, {"_id": 1}).sort(field, 1).limit(batch).to_list(batch)
     deleted = 0
@@ -59,4 +63,6 @@ async def delete_expired_batch(item: Expiring, cutoff: dt.datetime, batch: int =
         # The expiry condition again: a document refreshed since it was found is kept.
         result = await coll.delete_many({"_id": {"$in": ids}, **expired})
         deleted += result.deleted_count
+    if item.on_deleted is not None and deleted:
+        await item.on_deleted(deleted)
     return deleted

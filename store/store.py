@@ -83,8 +83,8 @@ class Store:
         self.rate_counters = RateCounters(self.db, rate_collection_bytes, capped=capped)
         self.leases = Leases(self.db)
         self.job_runs = JobRuns(self.db)
-        self.players = Players(self.db, ttl_indexes=ttl_indexes)
         self.clans = Clans(self.db, ttl_indexes=ttl_indexes)
+        self.players = Players(self.db, ttl_indexes=ttl_indexes, clans=self.clans)
         self.online = OnlineSamples(self.db, ttl_indexes=ttl_indexes)
         self.upstream_members = UpstreamMembers(self.db)
         self.tracked = Tracked(self.db)  # the tracker's accounts and (day, slice) claims
@@ -123,6 +123,10 @@ class Store:
         started = time.perf_counter()
         await self.client.admin.command("ping")
         return round((time.perf_counter() - started) * 1000, 2)
+
+    async def volume(self) -> dict:
+        """What the embedded database's ceiling is measured in: kept counts, one point read each."""
+        return {"tank_records": await self.tanks.count()}
 
     async def newest_timestamps(self) -> dict:
         """Newest cached item of each family that reports one (unix seconds or None)."""

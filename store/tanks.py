@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from bson import Binary
 from pymongo import ASCENDING, DESCENDING, ReplaceOne, UpdateOne
 
+from store.freshness import Freshness
 from store.retention import Expiring, ensure_expiry_index
 
 # The counters kept per tank, in the packed order (the upstream's tanks/stats `all` names).
@@ -43,6 +44,12 @@ RETENTION_DAYS = 440
 # for a year costs (RETENTION_DAYS - KEYFRAME_MAX_DAYS) / LOOKBACK + 2 small index reads.
 LOOKBACK = 90
 MIGRATION = "tank_records.a_d"  # marker of the (a, d) migration in `migrations`
+COUNT = "tank_records"  # the kept document count in `freshness` (store/freshness.py)
+# The most per-tank records at which the embedded database (SecantusDB) was measured to meet the
+# read goals (scripts/bench_scale.py, README "Scale"); /status says degraded from
+# CEILING_WARN of it on, since beyond it the service belongs on MongoDB (docs/deploy.md section 6).
+EMBEDDED_CEILING_RECORDS = 2_000_000
+CEILING_WARN = 0.8
 
 TankState = dict[int, list[int]]  # tank_id -> counters in COUNTERS order
 
@@ -205,6 +212,7 @@ class TankRecords:
         self.collection = db["tank_records"]
         self.migrations = db["migrations"]
         self.ttl_indexes = ttl_indexes
+        self.freshness = Freshness(db)
 
     async def ensure_schema(self) -> None:
         await ensure_expiry_index(self.collection, "x", RETENTION_DAYS * 86400, self.ttl_indexes)
@@ -212,7 +220,15 @@ class TankRecords:
         await self.migrate()
 
     def expiring(self) -> list[Expiring]:
-        return [Expiring("tank_records", self.collection, "x", RETENTION_DAYS * 86400)]
+        return [Expiring("tank_records", self.collection, "x", RETENTION_DAYS * 86400, on_deleted=self._count_deleted)]
+
+    async def _count_deleted(self, n: int) -> None:
+        await self.freshness.count_add(COUNT, -n)
+
+    async def count(self) -> int:
+        """How many records are stored: a kept figure (inserts add, the retention job's deletes
+        subtract; with TTL indexes, on MongoDB, deletions are not seen, so it is an upper bound)."""
+        return max(0, await self.freshness.count(COUNT) or 0)
 
     @staticmethod
     def record(
@@ -236,7 +252,8 @@ class TankRecords:
         """Write records (a record of the same account and day is replaced: a retried visit is idempotent)."""
         ops = [ReplaceOne({"_id": doc["_id"]}, doc, upsert=True) for doc in records]
         if ops:
-            await self.collection.bulk_write(ops, ordered=False)
+            result = await self.collection.bulk_write(ops, ordered=False)
+            await self.freshness.count_add(COUNT, result.upserted_count)
         return len(ops)
 
     async def _chain(self, account: str, day: str, projection: dict | None = None) -> list[dict]:
@@ -333,6 +350,8 @@ class TankRecords:
         done = await self.migrations.find_one({"_id": MIGRATION})
         if done is not None:
             return 0
+        # The kept count starts from one full count (once per database, like the migration).
+        await self.freshness.count_set(COUNT, await self.collection.count_documents({}))
         updated = 0
         ops: list[UpdateOne] = []
         async for doc in self.collection.find({"a": {"$exists": False}}, {"_id": 1}, batch_size=batch):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -11,9 +10,13 @@ from bson import Binary
 from pymongo import ASCENDING, UpdateOne
 from pymongo.errors import DuplicateKeyError
 
+from store.constants import REGIONS
+from store.freshness import Freshness
+
 PARKED = "~"  # last_visit_day of an account whose tracking ended: sorts after every day, so no pass finds it
 SLICES = 64  # the pass is partitioned into this many slices by a stable hash of (region, account_id)
 IN_CHUNK = 100  # ids per $in (SecantusDB's $in is quadratic in the number of keys)
+NICKNAME_END = "\U0010ffff"  # sorts after every character a nickname can hold
 # What the pass reads of a tracked account (the packed per-tank state is read apart, only for
 # accounts that played).
 VISIT_FIELDS = {
@@ -60,11 +63,12 @@ class Tracked:
     def __init__(self, db):
         self.collection = db["tracked"]
         self.slices = db["tracker_slices"]
+        self.freshness = Freshness(db)
 
     async def ensure_schema(self) -> None:
         await self.collection.create_index([("region", ASCENDING), ("nickname_lower", ASCENDING)])
         await self.collection.create_index([("slice", ASCENDING), ("last_visit_day", ASCENDING)])
-        await self.collection.create_index([("until", ASCENDING)])
+        await self.collection.create_index([("slice", ASCENDING), ("until", ASCENDING)])
         await self.slices.create_index([("day", ASCENDING)])
 
     # --- who is tracked ---------------------------------------------------------------
@@ -98,15 +102,20 @@ class Tracked:
     ) -> None:
         """Track an account until at least `until` (an existing account keeps a later end); `extra`
         fields are set too (a live fetch stores its per-tank state and counts as today's visit)."""
-        await self.collection.bulk_write(self._track_ops(region, account_id, nickname, until, now, extra))
+        result = await self.collection.bulk_write(self._track_ops(region, account_id, nickname, until, now, extra))
+        if result.upserted_count:
+            await self.freshness.raise_to(self.status_name, now)
 
     async def track_many(
         self, region: str, accounts: Iterable[tuple[int, str | None]], until: float, now: float
     ) -> int:
         """`track` for many (account_id, nickname) of one region, in one round trip per 100 accounts."""
         ops = [op for a, n in accounts for op in self._track_ops(region, a, n, until, now)]
+        inserted = 0
         for start in range(0, len(ops), 200):
-            await self.collection.bulk_write(ops[start : start + 200], ordered=True)
+            inserted += (await self.collection.bulk_write(ops[start : start + 200], ordered=True)).upserted_count
+        if inserted:
+            await self.freshness.raise_to(self.status_name, now)
         return len(ops) // 2
 
     async def extend(self, region: str, account_id: int, until: float) -> None:
@@ -132,38 +141,51 @@ class Tracked:
 
     async def search_prefix(self, region: str | None, prefix: str, limit: int = 10) -> list[dict]:
         """Tracked accounts whose nickname starts with `prefix` (case-insensitive), by nickname;
-        region None searches every region. An anchored regex on nickname_lower uses the index."""
-        query: dict[str, Any] = {"nickname_lower": {"$regex": "^" + re.escape(prefix.lower())}}
-        if region is not None:
-            query["region"] = region
-        cursor = (
-            self.collection.find(query, {"_id": 0, "account_id": 1, "nickname": 1, "region": 1})
-            .sort("nickname_lower", ASCENDING)
-            .limit(max(1, int(limit)))
-        )
+        region None searches every region (one query each).
+
+        Each query is an equality on region plus the range [prefix, prefix + U+10FFFF) of the
+        (region, nickname_lower) index: it examines the accounts whose nickname starts with the
+        prefix, never the collection (an anchored $regex is a collection scan on the embedded
+        database). That server reads the whole range whatever the limit, so a short, common
+        prefix costs its matches: the search is gated and its answers cached (server/search.py)."""
+        low = prefix.lower()
+        rows: list[dict] = []
+        for one in [region] if region is not None else list(REGIONS):
+            cursor = self.collection.find(
+                {"region": one, "nickname_lower": {"$gte": low, "$lt": low + NICKNAME_END}},
+                {"_id": 0, "account_id": 1, "nickname": 1, "nickname_lower": 1, "region": 1},
+            ).sort("nickname_lower", ASCENDING)
+            rows.extend(await cursor.to_list(None))
+        rows.sort(key=lambda doc: (doc.get("nickname_lower") or "", doc["region"], doc["account_id"]))
         return [
             {"account_id": doc["account_id"], "nickname": doc.get("nickname"), "region": doc["region"]}
-            for doc in await cursor.to_list(None)
+            for doc in rows[: max(1, int(limit))]
         ]
 
     async def count_active(self, now: float) -> int:
-        return await self.collection.count_documents({"until": {"$gte": now}})
+        """Accounts tracked at `now`: one small indexed count per slice ((slice, until) index), so
+        the figure (read every few minutes for /status) never holds the database for one long scan."""
+        total = 0
+        for slice_no in range(SLICES):
+            total += await self.collection.count_documents({"slice": slice_no, "until": {"$gte": now}})
+        return total
 
     async def newest_timestamp(self) -> float | None:
-        doc = await self.collection.find_one({}, {"since": 1}, sort=[("since", -1)])
-        return doc["since"] if doc else None
+        """When the newest tracked account started being tracked (a maintained figure)."""
+        return await self.freshness.newest(self.status_name)
 
     # --- the pass -----------------------------------------------------------------------
     async def due(self, slices: int | list[int], day: str, limit: int) -> list[dict]:
         """Accounts of the slice(s) not visited on `day` (nor parked), without their state. The
         caller parks those whose `until` has passed (their tracking ended)."""
-        which = {"$in": slices} if isinstance(slices, list) else slices
-        cursor = (
-            self.collection.find({"slice": which, "last_visit_day": {"$lt": day}}, VISIT_FIELDS)
-            .sort("last_visit_day", ASCENDING)
-            .limit(limit)
-        )
-        return await cursor.to_list(limit)
+        # One equality-plus-range query per slice on the (slice, last_visit_day) index: an $in over
+        # slices makes the embedded database scan the collection.
+        found: list[dict] = []
+        for slice_no in slices if isinstance(slices, list) else [slices]:
+            cursor = self.collection.find({"slice": slice_no, "last_visit_day": {"$lt": day}}, VISIT_FIELDS)
+            found.extend(await cursor.to_list(None))
+        found.sort(key=lambda doc: (doc.get("last_visit_day") or "", doc["_id"]))
+        return found[:limit]
 
     async def states(self, keys: list[str]) -> dict[str, bytes]:
         """The packed per-tank state of tracked accounts by _id (absent: none stored yet)."""
@@ -204,23 +226,39 @@ class Tracked:
 
     # --- (day, slice) claims ------------------------------------------------------------
     async def claim(self, day: str, slice_no: int, owner: str, now: float, ttl: float, due: float) -> bool:
-        """Take or renew the claim of (day, slice) if it is unfinished and free, expired or ours."""
-        try:
-            result = await self.slices.update_one(
-                {
-                    "_id": f"{day}:{slice_no:03d}",
-                    "finished": None,
-                    "$or": [{"owner": owner}, {"expires": {"$lt": now}}],
-                },
-                {
-                    "$set": {"owner": owner, "expires": now + ttl},
-                    "$setOnInsert": {"day": day, "slice": slice_no, "due": due, "started": now},
-                },
-                upsert=True,
-            )
-        except DuplicateKeyError:
-            return False  # held by another live owner, or finished
-        return result.matched_count == 1 or result.upserted_id is not None
+        """Take or renew the claim of (day, slice) if it is unfinished and free, expired or ours.
+
+        A point read, then a compare-and-set on (_id, owner, expires) as read: a query with $or
+        (ours or expired) is a collection scan on the embedded database. Two processes taking the
+        same expired claim: the first set changes `expires`, so the second matches nothing."""
+        key = f"{day}:{slice_no:03d}"
+        doc = await self.slices.find_one({"_id": key}, {"owner": 1, "expires": 1, "finished": 1})
+        if doc is None:
+            try:
+                await self.slices.insert_one(
+                    {
+                        "_id": key,
+                        "day": day,
+                        "slice": slice_no,
+                        "due": due,
+                        "started": now,
+                        "owner": owner,
+                        "expires": now + ttl,
+                        "finished": None,
+                    }
+                )
+            except DuplicateKeyError:
+                return False  # another process created it first
+            return True
+        if doc.get("finished") is not None:
+            return False
+        if doc.get("owner") != owner and float(doc.get("expires") or 0) >= now:
+            return False  # held by another live owner
+        result = await self.slices.update_one(
+            {"_id": key, "owner": doc.get("owner"), "expires": doc.get("expires"), "finished": None},
+            {"$set": {"owner": owner, "expires": now + ttl}},
+        )
+        return result.matched_count == 1
 
     async def add_spend(self, day: str, slice_no: int, counts: Mapping[str, int]) -> None:
         """Add a batch's figures (visited, info_requests, tanks_requests, records, record_bytes)."""
