@@ -1,0 +1,247 @@
+"""Bulk loader of tracked data for scripts/bench_scale.py: what the tracker's pass writes, without the pass.
+
+For each account and day it makes the decisions Tracker.visit makes for that account (played when
+its last_battle_time moved or it has no record yet; an idle account's newest record kept when
+rekey_due) through the tracker's own pure functions: tank_state, plan_visit (TankRecords.record),
+build_profile, compute_ratings, snapshot_of. It yields the documents the tracker's writers would
+leave in the database (TankRecords.save replaces by _id; Players.save_snapshots upserts by
+(region, account_id, date) with `day`; Tracked.track_many then mark_visited / mark_days), so they
+can be inserted thousands at a time. tests/test_bench_scale.py checks that the documents equal what
+the real pass writes for the same accounts and days.
+
+The players (`SyntheticPlayer`): a seeded model per account: a career of 5-40 tanks before the
+first day, then each day played with the account's own probability (30-50 %), 1-6 tanks a playing
+day (now and then a new one), 1-6 battles on each.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from bson import Binary
+
+from server import ratings as rating_maths
+from server.players import build_profile, snapshot_of
+from server.tracker import DAY_SECONDS, day_start, plan_visit, rekey_due, tank_state
+from server.upstream import TANK_COUNTERS
+from store.tanks import COUNTERS, unpack
+from store.tracker import slice_of, tracked_id
+
+# (info, raw tanks/stats) of an account as of a day's end: what account/info and tanks/stats answer.
+Truth = Callable[[str, int, float], tuple[dict | None, list | None]]
+
+
+def days_from(first: str, count: int) -> list[str]:
+    start = dt.date.fromisoformat(first)
+    return [(start + dt.timedelta(days=n)).isoformat() for n in range(count)]
+
+
+class SyntheticPlayer:
+    """One account's per-tank career counters day by day (a seeded model, cheap to advance)."""
+
+    def __init__(self, region: str, account_id: int, tank_ids: Sequence[int], first_day: str, nickname: str):
+        self.region = region
+        self.account_id = account_id
+        self.nickname = nickname
+        self.rng = random.Random(f"{region}:{account_id}")
+        rng = self.rng
+        self.tank_ids = tank_ids
+        self.play_share = rng.uniform(0.3, 0.5)
+        self.skill = rng.uniform(0.44, 0.58)
+        self.created_at = int(day_start(first_day)) - rng.randint(400, 3000) * DAY_SECONDS
+        self.last_battle_time = self.created_at + 3600
+        self.state: dict[int, list[int]] = {}
+        for tank_id in rng.sample(list(tank_ids), rng.randint(5, 40)):
+            self._play(tank_id, rng.randint(10, 400))
+        self.garage = sorted(self.state)
+
+    def _play(self, tank_id: int, battles: int) -> None:
+        rng = self.rng
+        row = self.state.get(tank_id)
+        if row is None:
+            row = self.state[tank_id] = [0] * len(COUNTERS)
+        wins = max(0, min(battles, int(battles * self.skill + rng.uniform(-0.5, 0.5))))
+        draws = 1 if battles >= 20 and rng.random() < 0.3 else 0
+        draws = min(draws, battles - wins)
+        shots = battles * rng.randint(5, 12)
+        tier = 1 + tank_id % 10
+        # battles, wins, losses, draws, damage_dealt, frags, spotted, dropped_capture_points,
+        # capture_points, xp, survived_battles, shots, hits
+        gains = (
+            battles,
+            wins,
+            battles - wins - draws,
+            draws,
+            int(battles * 180 * tier * rng.uniform(0.6, 1.4)),
+            int(battles * rng.uniform(0.4, 1.4)),
+            int(battles * rng.uniform(0.5, 1.8)),
+            int(battles * rng.uniform(0.0, 1.0)),
+            int(battles * rng.uniform(0.0, 1.5)),
+            int(battles * (300 + 60 * tier) * rng.uniform(0.7, 1.3)),
+            int(battles * rng.uniform(0.15, 0.45)),
+            shots,
+            int(shots * rng.uniform(0.55, 0.85)),
+        )
+        for i, gain in enumerate(gains):
+            row[i] += gain
+
+    def advance(self, day: str) -> bool:
+        """Play `day` (or not); True when the account played."""
+        rng = self.rng
+        if rng.random() >= self.play_share:
+            return False
+        for _ in range(rng.randint(1, 6)):
+            if rng.random() < 0.04:
+                tank_id = rng.choice(self.tank_ids)
+                if tank_id not in self.state:
+                    self.garage.append(tank_id)
+            else:
+                tank_id = rng.choice(self.garage)
+            self._play(tank_id, rng.randint(1, 6))
+        self.last_battle_time = int(day_start(day)) + rng.randint(36000, 80000)
+        return True
+
+    def info(self, totals: bool = True) -> dict:
+        """The account/info entry (with `fields`: statistics.all of the counters the service asks for)."""
+        stats = {name: 0 for name in TANK_COUNTERS}
+        if totals:
+            for row in self.state.values():
+                for name, value in zip(COUNTERS, row):
+                    stats[name] += value
+        return {
+            "account_id": self.account_id,
+            "nickname": self.nickname,
+            "clan_id": None,
+            "created_at": self.created_at,
+            "last_battle_time": self.last_battle_time,
+            "updated_at": self.last_battle_time,
+            "statistics": {"all": stats},
+        }
+
+    def raw_tanks(self) -> list[dict]:
+        """The tanks/stats entries (with `fields`: tank_id and the counters of `all`)."""
+        return [{"tank_id": tank_id, "all": dict(zip(COUNTERS, row))} for tank_id, row in sorted(self.state.items())]
+
+
+def visit(
+    book: dict,
+    region: str,
+    account_id: int,
+    day: str,
+    now: float,
+    info: dict | None,
+    raw_tanks: Callable[[], list | None],
+    expected: Any,
+    tiers: dict[int, int],
+    stored: dict[int, list[int]] | None = None,
+) -> tuple[list[dict], dict | None, dict, dict[int, list[int]] | None]:
+    """One account's visit on `day` as Tracker.visit makes it: (records, snapshot or None, tracked
+    fields to $set, the per-tank state now stored or None when unchanged). `book`: the tracked
+    document as the pass reads it (with its packed `state`); `stored`: unpack(book["state"]) when
+    the caller kept it (the same numbers, without unpacking them again)."""
+    if info is None:
+        raise ValueError(f"{region}:{account_id} unknown upstream on {day}")  # the pass would park it
+    if not book.get("record_day") or info.get("last_battle_time") != book.get("last_battle_time"):
+        raw = raw_tanks()
+        if raw is None:
+            raise ValueError(f"{region}:{account_id} has no tanks on {day}")
+        state = tank_state(raw)
+        base = None
+        if book.get("record_day") and "state" in book:
+            base = stored if stored is not None else unpack(book["state"])
+        records, set_fields = plan_visit(region, account_id, book, base, state, day)
+        fields: dict[str, Any] = {"last_visit_day": day, "last_battle_time": info.get("last_battle_time")}
+        fields.update(set_fields)
+        nickname = info.get("nickname")
+        if nickname:
+            fields.update(nickname=nickname, nickname_lower=nickname.lower())
+        doc = build_profile(region, account_id, info, raw, now)
+        if expected is not None:
+            doc["ratings"] = rating_maths.compute_ratings(doc["totals"], doc["tanks"], expected, tiers)
+            doc["ratings"]["calculated_at"] = int(now)
+        snapshot = snapshot_of(doc)
+        snapshot["day"] = dt.datetime.fromisoformat(snapshot["date"]).replace(tzinfo=dt.UTC)
+        return records, snapshot, fields, state if "state" in fields else None
+    if rekey_due(book, day) and "state" in book:
+        base = stored if stored is not None else unpack(book["state"])
+        records, set_fields = plan_visit(region, account_id, book, base, None, day)
+        return records, None, {"last_visit_day": day, **set_fields}, None
+    return [], None, {"last_visit_day": day}, None
+
+
+def load_account(
+    player: SyntheticPlayer,
+    days: Sequence[str],
+    *,
+    since: float,
+    until: float,
+    expected: Any,
+    tiers: dict[int, int],
+    truth_last_day: Truth | None = None,
+) -> tuple[list[dict], list[dict], dict]:
+    """Every document the pass leaves for `player` visited on each of `days` (at each day's last
+    second): (tank records, snapshots, the tracked document). With `truth_last_day`, the last day's
+    visit reads what that gives (the simulator's account as of then) instead of the model, so a
+    real pass on the next day finds the state the upstream has."""
+    region, account_id = player.region, player.account_id
+    book: dict[str, Any] = {
+        "_id": tracked_id(region, account_id),
+        "region": region,
+        "account_id": int(account_id),
+        "slice": slice_of(region, account_id),
+        "since": since,
+        "last_visit_day": "",
+        "until": until,
+    }
+    records: dict[str, dict] = {}
+    snapshots: list[dict] = []
+    last = len(days) - 1
+    stored: dict[int, list[int]] | None = None  # unpack(book["state"]), kept
+    for n, day in enumerate(days):
+        now = day_start(day) + DAY_SECONDS - 1
+        if truth_last_day is not None and n == last:
+            info, raw = truth_last_day(region, account_id, now)
+            made = visit(book, region, account_id, day, now, info, lambda: raw, expected, tiers, stored)
+        else:
+            played = player.advance(day)
+            if not played and book.get("record_day") and not rekey_due(book, day):
+                book["last_visit_day"] = day  # the common idle day: the visit mark only
+                continue
+            info = player.info(totals=played or not book.get("record_day"))
+            made = visit(book, region, account_id, day, now, info, player.raw_tanks, expected, tiers, stored)
+        new_records, snapshot, fields, state = made
+        if state is not None:
+            stored = state
+        for doc in new_records:
+            records[doc["_id"]] = doc  # a rewrite of the same account-day replaces it (TankRecords.save)
+        if snapshot is not None:
+            snapshots.append(snapshot)
+        book.update(fields)
+    if "state" in book:
+        book["state"] = Binary(book["state"])  # mark_visited stores it as BSON binary
+    return list(records.values()), snapshots, book
+
+
+def load_accounts(
+    players: Sequence[SyntheticPlayer],
+    days: Sequence[str],
+    *,
+    since: float,
+    until: float,
+    expected: Any,
+    tiers_by_region: dict[str, dict[int, int]],
+    truth_last_day: Truth | None = None,
+) -> Iterator[tuple[list[dict], list[dict], dict]]:
+    for player in players:
+        yield load_account(
+            player,
+            days,
+            since=since,
+            until=until,
+            expected=expected,
+            tiers=tiers_by_region.get(player.region, {}),
+            truth_last_day=truth_last_day,
+        )
