@@ -17,10 +17,14 @@ several processes) on a ManualClock, the simulator answering "as of" it. It prin
 - per-tank records stored per account-day, overall and per active account-day (collStats `size`
   of tank_records, BSON bytes, indexes apart and included), goal <= 1 KB per active account-day;
 - CPU milliseconds per account visit in this process (the tracker, its database client, the
-  upstream client; time.process_time over the measured days / visits);
+  upstream client; time.process_time over the measured days / visits) and in the database process
+  (SecantusDB's user + system CPU from /proc/<pid>/stat over the same days / visits), day by day;
 - accounts one process could keep current per day at 10 and at 20 requests/s: the smaller of
   the quota bound (the tracker may use (1 - the live reserve) of the rate) and the CPU bound
-  (86,400 s of one core / CPU per visit).
+  (86,400 s of one core / (service + database CPU per visit)), the CPU per visit measured at the
+  largest volume: the last step of `--scale-json` (bench-scale.json, scripts/bench_scale.py: a
+  day's pass over about a year of tracked data) when it holds more per-tank records than this run
+  wrote, else this run's last three days.
 """
 
 from __future__ import annotations
@@ -36,11 +40,13 @@ import sys
 import tempfile
 import time
 import urllib.request
+from typing import Any
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
+from scripts.loadkit.processes import cpu_seconds  # noqa: E402
 from scripts.upstream_sim.ids import REGION_RANGES, existing_accounts  # noqa: E402
 from server.demo import TimeTravelUpstream  # noqa: E402
 from server.embedded_db import EmbeddedDatabase  # noqa: E402
@@ -96,7 +102,7 @@ def start_simulator(rps: int, profile_cache: int) -> tuple[subprocess.Popen, str
 
 
 def accounts_for(total: int) -> dict[str, list[int]]:
-    out = {}
+    out: dict[str, list[int]] = {}
     for region, share in REGION_SHARES.items():
         n = round(total * share) if region != "asia" else total - sum(len(v) for v in out.values())
         out[region] = existing_accounts(region, n, start=REGION_RANGES[region][0] + 3_000_000)
@@ -161,7 +167,7 @@ async def main_async(args) -> dict:
     client = create_client(database.uri)
     import pymongo
 
-    measure_client = pymongo.MongoClient(database.uri, timeoutMS=600_000)
+    measure_client: pymongo.MongoClient = pymongo.MongoClient(database.uri, timeoutMS=600_000)
     MEASURE["db"] = measure_client["bench_tracker"]
     try:
         store = Store(client, "bench_tracker", rate_collection_bytes=1 << 20, ttl_indexes=False)
@@ -183,7 +189,7 @@ async def main_async(args) -> dict:
 
         started = time.monotonic()
         await run_day(trackers, clock, FIRST_DAY)  # warm-up: every account's first keyframe
-        warm = {
+        warm: dict[str, Any] = {
             "seconds": round(time.monotonic() - started, 1),
             "requests": requests_by_path(sim_get(sim_base, "/_sim/stats")),
             "tank_records": await asyncio.to_thread(coll_stats, "tank_records"),
@@ -191,12 +197,17 @@ async def main_async(args) -> dict:
         print(f"warm-up day: {warm}", flush=True)
         sim_post(sim_base, "/_sim/stats", {"reset": True})
         size_before = warm["tank_records"]
+        db_pid = database.process.pid if database.process else None
         cpu_before, wall_before = time.process_time(), time.monotonic()
+        db_before = cpu_seconds(db_pid) or 0.0
         day = FIRST_DAY
         visits = records = active = 0
+        daily: list[dict] = []
         for n in range(args.days):
             day = next_day(day)
+            day_cpu, day_db = time.process_time(), cpu_seconds(db_pid) or 0.0
             await run_day(trackers, clock, day)
+            day_cpu, day_db = time.process_time() - day_cpu, (cpu_seconds(db_pid) or 0.0) - day_db
             slices = await asyncio.to_thread(day_slices, day)
             assert len([s for s in slices if s.get("finished")]) == SLICES, f"{day}: pass unfinished"
             visited = sum(int(s.get("visited") or 0) for s in slices)
@@ -204,12 +215,21 @@ async def main_async(args) -> dict:
             visits += visited
             active += played
             records += sum(int(s.get("records") or 0) for s in slices)
+            daily.append(
+                {
+                    "day": day,
+                    "visits": visited,
+                    "service_cpu_ms_per_visit": round(1000 * day_cpu / max(1, visited), 3),
+                    "db_cpu_ms_per_visit": round(1000 * day_db / max(1, visited), 3),
+                }
+            )
             print(
                 f"{day}: visited {visited}, played {played} ({100 * played / max(1, visited):.1f} %), "
                 f"{time.monotonic() - wall_before:.0f} s so far",
                 flush=True,
             )
         cpu = time.process_time() - cpu_before
+        db_cpu = (cpu_seconds(db_pid) or 0.0) - db_before
         wall = time.monotonic() - wall_before
         stats = sim_get(sim_base, "/_sim/stats")
         by_method = requests_by_path(stats)
@@ -237,10 +257,12 @@ async def main_async(args) -> dict:
     # active account-days only.
     bytes_per_active = size_after["size"] / max(1, active)
     cpu_ms_per_visit = 1000 * cpu / max(1, visits)
+    db_cpu_ms_per_visit = 1000 * db_cpu / max(1, visits)
+    largest = cpu_at_largest_volume(daily, records + int(size_before.get("count") or 0), args.scale_json)
     per_day = {}
     for rate in (10, 20):
         quota = rate * (1 - LIVE_RESERVE_SHARE) * DAY_SECONDS / requests_per_account_day
-        cpu_bound = DAY_SECONDS * 1000 / cpu_ms_per_visit
+        cpu_bound = DAY_SECONDS * 1000 / max(1e-9, largest["service_cpu_ms_per_visit"] + largest["db_cpu_ms_per_visit"])
         per_day[rate] = {"quota_bound": int(quota), "cpu_bound": int(cpu_bound), "accounts": int(min(quota, cpu_bound))}
     result = {
         "accounts": args.accounts,
@@ -258,6 +280,9 @@ async def main_async(args) -> dict:
         "snapshots_bytes_per_active_account_day": round(int(snapshots.get("size") or 0) / max(1, active), 1),
         "tracked_bytes_per_account": round(int(tracked.get("size") or 0) / args.accounts, 1),
         "cpu_ms_per_visit": round(cpu_ms_per_visit, 3),
+        "db_cpu_ms_per_visit": round(db_cpu_ms_per_visit, 3),
+        "cpu_at_largest_volume": largest,
+        "daily_cpu": daily,
         "visits": visits,
         "wall_seconds": round(wall, 1),
         "accounts_per_day_at_10rps": per_day[10]["accounts"],
@@ -270,7 +295,35 @@ async def main_async(args) -> dict:
     return result
 
 
+def cpu_at_largest_volume(daily: list[dict], records: int, scale_json: str | None) -> dict:
+    """Service and database CPU ms per visit at the largest volume measured: bench-scale.json's
+    last step when it holds more per-tank records than this run (`records`), else this run's
+    last three days (visit-weighted)."""
+    if scale_json and os.path.exists(scale_json):
+        try:
+            with open(scale_json) as handle:
+                last = json.load(handle)["steps"][-1]
+            if int(last["tank_records"]) > records:
+                return {
+                    "source": f"{scale_json}, last step",
+                    "tank_records": int(last["tank_records"]),
+                    "service_cpu_ms_per_visit": float(last["pass"]["service_cpu_ms_per_visit"]),
+                    "db_cpu_ms_per_visit": float(last["pass"]["db_cpu_ms_per_visit"]),
+                }
+        except (OSError, ValueError, KeyError, IndexError, TypeError):
+            pass
+    tail = daily[-3:]
+    visits = max(1, sum(d["visits"] for d in tail))
+    return {
+        "source": "this run, last days",
+        "tank_records": records,
+        "service_cpu_ms_per_visit": round(sum(d["service_cpu_ms_per_visit"] * d["visits"] for d in tail) / visits, 3),
+        "db_cpu_ms_per_visit": round(sum(d["db_cpu_ms_per_visit"] * d["visits"] for d in tail) / visits, 3),
+    }
+
+
 def table(result: dict) -> str:
+    largest = result["cpu_at_largest_volume"]
     rows = [
         ("accounts x days", f"{result['accounts']:,} x {result['days']}"),
         ("accounts that played on a day", f"{100 * result['active_share']:.1f} %"),
@@ -285,6 +338,12 @@ def table(result: dict) -> str:
             f" with index {result['bytes_per_active_account_day_with_index']:.0f}; goal <= 1024)",
         ),
         ("CPU ms per account visit (service process)", f"{result['cpu_ms_per_visit']:.3f}"),
+        ("CPU ms per account visit (database process)", f"{result['db_cpu_ms_per_visit']:.3f}"),
+        (
+            "CPU ms per visit at the largest volume (service + database)",
+            f"{largest['service_cpu_ms_per_visit']:.3f} + {largest['db_cpu_ms_per_visit']:.3f}"
+            f" ({largest['source']}, {largest['tank_records']:,} per-tank records)",
+        ),
         ("accounts one process keeps current at 10 req/s", f"{result['accounts_per_day_at_10rps']:,}"),
         (
             "accounts one process keeps current at 20 req/s",
@@ -303,6 +362,11 @@ def main() -> None:
     parser.add_argument("--claimants", type=int, default=3, help="trackers sharing the pass in this process")
     parser.add_argument("--in-flight", type=int, default=8, help="tanks/stats requests of one batch at once")
     parser.add_argument("--json", default="bench-tracker.json")
+    parser.add_argument(
+        "--scale-json",
+        default=os.path.join(ROOT, "bench-scale.json"),
+        help="scripts/bench_scale.py's figures: the CPU bound uses its largest step's pass",
+    )
     args = parser.parse_args()
     # SIGTERM ends the run like Ctrl-C, so the database and simulator children are stopped too.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
