@@ -109,8 +109,10 @@ def header_components() -> dict:
         "X-RateLimit-Remaining": header("Requests left (sliding-window estimate).", {"type": "integer", "minimum": 0}),
         "X-RateLimit-Reset": header("Seconds until the current window ends.", {"type": "integer", "minimum": 0}),
         "Retry-After": header(
-            "Seconds to wait before retrying. Sent with every 429 and with 503 "
-            "`upstream_unavailable` (not with 503 `database_unavailable`).",
+            "Seconds to wait before retrying. Sent with every 429, with 503 `upstream_unavailable`, "
+            "and with 503 `database_unavailable` when the process already runs its maximum of heavy "
+            "reads, or when the reads of a history, a per-tank breakdown or a tracked-account search "
+            "pass their request's one deadline (under 2 s in all); not when the database is down.",
             {"type": "integer", "minimum": 1},
         ),
         "Allow": header("The methods every endpoint supports.", {"type": "string", "const": ALLOWED_METHODS}),
@@ -375,7 +377,9 @@ no endpoint gets 404 `unknown_endpoint`; an API version that does not exist (e.g
 
 **Headers.** Every answer has `Content-Type: application/json; charset=utf-8` (bodies), `Access-Control-Allow-Origin: *`
 and `Cache-Control`. Rate-limited answers carry `RateLimit-Policy`, `RateLimit` (IETF draft syntax) and
-`X-RateLimit-Limit/Remaining/Reset`; 429 answers carry `Retry-After`. `ETag` is computed from `data` only, so
+`X-RateLimit-Limit/Remaining/Reset`; 429 answers carry `Retry-After`, and so do 503 `upstream_unavailable` and
+the 503 `database_unavailable` of a full gate of heavy reads or of reads past their deadline (components/headers).
+`ETag` is computed from `data` only, so
 `If-None-Match` gives 304.
 
 **Rate limits** per client and endpoint, {index["rate_limits"]["window"]}; clients are identified by

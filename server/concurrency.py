@@ -1,12 +1,15 @@
-"""Request-path concurrency helpers: a fast 503 instead of a queue, and single-flight computations."""
+"""Request-path concurrency helpers: a fast 503 instead of a queue, one deadline per request's
+reads, and single-flight computations."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import AsyncIterator
 
 from server.errors import APIError
-from store.store import DatabaseBusy
+from store.client import REQUEST_DEADLINE_S, is_timeout, request_deadline
+from store.store import BUSY_RETRY_AFTER, DatabaseBusy
 
 
 @contextlib.asynccontextmanager
@@ -21,6 +24,29 @@ async def heavy_slot(gate):
             "the service is busy with other heavy requests; retry shortly",
             headers={"Retry-After": str(exc.retry_after)},
         ) from None
+
+
+@contextlib.asynccontextmanager
+async def bounded_read(gate, seconds: float = REQUEST_DEADLINE_S) -> AsyncIterator[None]:
+    """Every read of one request's build: one slot of `gate` (else 503 at once, never a queue) and
+    one deadline for all of them (store.client.request_deadline: the driver's clock and the event
+    loop's, `seconds` + 0.15 s in all); past it, 503 database_unavailable with Retry-After, as a
+    full gate answers. Other database errors (the database is down) pass through unchanged.
+
+    Opened once per build, around its reads only (the ratings inputs and the arithmetic come after);
+    in a single-flight build, callers who join it share its slot and its deadline."""
+    async with heavy_slot(gate):
+        try:
+            async with request_deadline(seconds):
+                yield
+        except Exception as exc:
+            if not is_timeout(exc):
+                raise
+            raise APIError(
+                "database_unavailable",
+                f"the database did not answer within the request's {seconds:.1f} s deadline; retry shortly",
+                headers={"Retry-After": str(BUSY_RETRY_AFTER)},
+            ) from None
 
 
 async def single_flight(flights: dict, key, make):

@@ -8,6 +8,7 @@ from typing import Any
 
 from server import recents
 from server.catalogue import MAX_DAYS
+from server.concurrency import bounded_read, single_flight
 from server.errors import APIError
 from server.ratings_source import RatingsSource
 from server.tracker import utc_day
@@ -100,12 +101,17 @@ class PeriodService:
     A period's start state is the newest per-tank record on or before its first day; an account
     tracked only since inside the period starts from its first record in it (as the history's
     deltas start from the earliest snapshot inside their period), and `from` says which day that is.
+
+    Reads on the request path are bounded: `tanks` (as PlayerService.history, which calls
+    `history_timeline` inside its own build) is one single-flight build per (account, region, days,
+    day) whose reads hold one slot of the store's history-reads gate under one deadline.
     """
 
     def __init__(self, store: Store, ratings_source: RatingsSource, clock=time.time):
         self.store = store
         self.ratings_source = ratings_source
         self.clock = clock
+        self._tanks_flights: dict[tuple, Any] = {}
 
     async def _inputs(self, region: str):
         expected = await self.ratings_source.expected_values()
@@ -113,8 +119,8 @@ class PeriodService:
         return expected, tiers
 
     async def _timeline(self, region: str, account_id: int, since: str, until: str) -> Timeline:
-        async with request_deadline():
-            return await self.store.tanks.timeline(region, account_id, since, until)
+        """The per-tank records of [since, until]; under the caller's deadline."""
+        return await self.store.tanks.timeline(region, account_id, since, until)
 
     @staticmethod
     def _figures(timeline: Timeline, first: str, last: str, expected, tiers) -> dict[str, Any] | None:
@@ -134,31 +140,47 @@ class PeriodService:
 
     async def period(self, region: str, account_id: int, first: str, last: str) -> dict[str, Any] | None:
         """Figures over [first, last] with the days they cover; None without per-tank records."""
-        timeline = await self._timeline(region, account_id, first, last)
+        async with request_deadline():
+            timeline = await self._timeline(region, account_id, first, last)
         return self._figures(timeline, first, last, *await self._inputs(region))
 
     async def recent(self, region: str, account_id: int, today: str) -> dict[str, Any] | None:
         """Figures over roughly the last RECENT_BATTLES battles: from the newest record at least
         that many battles before the newest one. None when the records do not reach that far."""
-        timeline = await self._timeline(region, account_id, _day(today, MAX_DAYS - 1), today)
+        async with request_deadline():
+            timeline = await self._timeline(region, account_id, _day(today, MAX_DAYS - 1), today)
         return self._recent(timeline, today, *await self._inputs(region))
 
-    async def history_figures(
+    @staticmethod
+    def _history_since(periods: list[tuple[str, str]], today: str, weeks: tuple[str, int] | None) -> str:
+        firsts = [first for first, _ in periods]
+        if weeks is not None:
+            firsts.append(week_bounds(*weeks)[0][0])
+        return min([_day(today, MAX_DAYS - 1), *firsts])
+
+    async def history_timeline(
         self,
         region: str,
         account_id: int,
         periods: list[tuple[str, str]],
         today: str,
         weeks: tuple[str, int] | None = None,
+    ) -> Timeline:
+        """The one read of the account's records a history answer needs (all of history_figures'
+        periods), under the caller's deadline and gate slot (PlayerService._build_history)."""
+        return await self._timeline(region, account_id, self._history_since(periods, today, weeks), today)
+
+    async def history_figures(
+        self,
+        timeline: Timeline,
+        region: str,
+        periods: list[tuple[str, str]],
+        today: str,
+        weeks: tuple[str, int] | None = None,
     ) -> tuple[list[dict[str, Any] | None], dict[str, Any] | None, list[dict[str, Any] | None] | None]:
         """The figures of each (first, last) period, of the last ~1,000 battles and, with `weeks`
-        = (last day, days), of each week of week_bounds(last day, days), from one read of the
-        account's records (a history answer needs all of them)."""
-        firsts = [first for first, _ in periods]
-        if weeks is not None:
-            firsts.append(week_bounds(*weeks)[0][0])
-        since = min([_day(today, MAX_DAYS - 1), *firsts])
-        timeline = await self._timeline(region, account_id, since, today)
+        = (last day, days), of each week of week_bounds(last day, days), from the timeline
+        history_timeline read (no database read; after the build's bounded reads)."""
         expected, tiers = await self._inputs(region)
         figures = [self._figures(timeline, first, last, expected, tiers) for first, last in periods]
         weekly = _weekly(timeline, weeks[0], weeks[1], expected, tiers) if weeks is not None else None
@@ -169,17 +191,28 @@ class PeriodService:
 
         The `days` end where the history's deltas end, on the newer of the account's last measured
         day and its newest snapshot (a profile fetched today writes today's snapshot before the
-        tracker's visit), so both cover the same days and `period` equals the history delta's."""
+        tracker's visit), so both cover the same days and `period` equals the history delta's.
+
+        Concurrent identical requests share one build (single-flight per account, region, days and
+        day); its reads hold one slot of the history-reads gate (else 503 at once) under one
+        deadline (503 database_unavailable with Retry-After past it)."""
         today = today or utc_day(self.clock())
-        async with request_deadline():
+        return await single_flight(
+            self._tanks_flights,
+            (region, account_id, days, today),
+            lambda: self._build_tanks(region, account_id, days, today),
+        )
+
+    async def _build_tanks(self, region: str, account_id: int, days: int, today: str) -> dict[str, Any]:
+        async with bounded_read(self.store.history_reads):
             measured = await self.store.tracked.last_measured_day(region, account_id)
             recent = await self.store.players.snapshots_since(
                 region, account_id, _day(today, 1), today, fields=("date",)
             )
-        newest = max([measured or "", *(doc["date"] for doc in recent)])
-        last = min(today, newest) if newest else today
-        first = _day(last, days)
-        timeline = await self._timeline(region, account_id, first, last)
+            newest = max([measured or "", *(doc["date"] for doc in recent)])
+            last = min(today, newest) if newest else today
+            first = _day(last, days)
+            timeline = await self._timeline(region, account_id, first, last)
         states = _states(timeline, first, last)
         if states is None:
             raise APIError("no_history", "no per-tank records for this account yet")

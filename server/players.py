@@ -9,7 +9,7 @@ import time
 from typing import TYPE_CHECKING
 
 from server import ratings as rating_maths
-from server.concurrency import heavy_slot, single_flight
+from server.concurrency import bounded_read, single_flight
 from server.errors import APIError
 from server.upstream import (
     ACCOUNT_FIELDS,
@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # types only
     from server.ratings_source import RatingsSource
     from server.tracker import Tracker
     from store.store import Store
+    from store.tanks import Timeline
 
 log = logging.getLogger("statsapi.players")
 
@@ -409,7 +410,10 @@ class PlayerService:
             log.warning("background write failed: %s", type(task.exception()).__name__)
 
     async def history(self, region: str, account_id: int, days: int) -> dict:
-        """Concurrent identical requests share one read (single-flight)."""
+        """Concurrent identical requests share one build (single-flight per account, region, days
+        and day). All of its reads (the snapshots, the tracker's last measured day, the per-tank
+        records) hold one slot of the history-reads gate (else 503 at once) under one deadline
+        (bounded_read: 503 database_unavailable with Retry-After past it)."""
         today = utc_date(self.clock())
         return await single_flight(
             self._history_flights,
@@ -421,36 +425,47 @@ class PlayerService:
         # Deltas need up to 90 days before the newest snapshot, whatever `days` is: one indexed
         # range read of at most one snapshot a day (≤ 493), only the fields the view uses.
         first = (dt.date.fromisoformat(today) - dt.timedelta(days=max(days, 91) + 1)).isoformat()
-        async with heavy_slot(self.store.history_reads):
-            async with request_deadline():
-                snapshots = await self.store.players.snapshots_since(
-                    region, account_id, first, today, fields=HISTORY_FIELDS
-                )
-                through = None  # the last day the tracker measured the account, for the carry-forward
-                if self.tracker is not None:
-                    through = await self.store.tracked.last_measured_day(region, account_id)
-        if not snapshots:
-            raise APIError("no_history")
-        view = history_view(region, account_id, snapshots, days, today, through=through)
-        if self.period is not None:
-            await self._add_period_figures(self.period, view, region, account_id, today)
+        period = self.period
+        timeline: Timeline | None = None
+        async with bounded_read(self.store.history_reads):
+            snapshots = await self.store.players.snapshots_since(
+                region, account_id, first, today, fields=HISTORY_FIELDS
+            )
+            if not snapshots:
+                raise APIError("no_history")
+            through = None  # the last day the tracker measured the account, for the carry-forward
+            if self.tracker is not None:
+                through = await self.store.tracked.last_measured_day(region, account_id)
+            view = history_view(region, account_id, snapshots, days, today, through=through)
+            if period is not None:
+                periods, weeks = self._figure_periods(view)
+                timeline = await period.history_timeline(region, account_id, periods, today, weeks)
+        if period is not None and timeline is not None:
+            await self._add_period_figures(period, view, timeline, region, today)
         return view
 
     @staticmethod
-    async def _add_period_figures(period: PeriodService, view: dict, region: str, account_id: int, today: str) -> None:
+    def _figure_periods(view: dict) -> tuple[list[tuple[str, str]], tuple[str, int]]:
+        """The (from, to) of each delta with two snapshots, and the weeks' (last day, days)."""
+        periods = [
+            (delta["from"], delta["to"])
+            for key, delta in view["deltas"].items()
+            if key != "recent_1000" and delta is not None
+        ]
+        return periods, (view["latest"]["date"], view["days"])
+
+    @classmethod
+    async def _add_period_figures(
+        cls, period: PeriodService, view: dict, timeline: Timeline, region: str, today: str
+    ) -> None:
         """Each delta's `period`: the figures of the battles played over its days, from the
         per-tank records (null without them); `recent_1000`: the last ~1,000 battles; `weekly`:
         the same figures per 7-day week over the `days` window, ending on the newest snapshot's
         day as the deltas do."""
-        deltas = {key: delta for key, delta in view["deltas"].items() if key != "recent_1000" and delta is not None}
-        figures, recent, weekly = await period.history_figures(
-            region,
-            account_id,
-            [(delta["from"], delta["to"]) for delta in deltas.values()],
-            today,
-            weeks=(view["latest"]["date"], view["days"]),
-        )
-        for delta, figure in zip(deltas.values(), figures):
+        periods, weeks = cls._figure_periods(view)
+        figures, recent, weekly = await period.history_figures(timeline, region, periods, today, weeks)
+        deltas = [delta for key, delta in view["deltas"].items() if key != "recent_1000" and delta is not None]
+        for delta, figure in zip(deltas, figures, strict=True):
             delta["period"] = figure
         view["deltas"]["recent_1000"] = recent
         view["weekly"] = weekly

@@ -7,12 +7,13 @@ import time
 from typing import Any, Protocol
 
 from server.catalogue import SEARCH, SEARCH_RESULTS, parse_value
+from server.concurrency import bounded_read, single_flight
 from server.errors import APIError
 from server.interfaces import Upstream
 from server.ratelimit import RateLimiter
 from server.upstream import UpstreamUnavailable
-from store.client import REQUEST_DEADLINE_S, deadline
 from store.constants import REGIONS
+from store.store import Gate
 
 MAX_RESULTS = SEARCH_RESULTS
 # An upstream answer is reused this long (nicknames change rarely; a reused answer costs no live
@@ -21,6 +22,13 @@ CACHE_SECONDS = 300.0
 CACHE_MAX = 10_000
 # A search that needs the upstream answers within this, like a live profile lookup.
 LIVE_DEADLINE = 8.0
+# The tracked accounts' answer to a (region, prefix) is reused this long (a newly tracked account
+# shows up in searches within a minute), at most TRACKED_CACHE_MAX answers per process.
+TRACKED_CACHE_SECONDS = 60.0
+TRACKED_CACHE_MAX = 10_000
+# Tracked-account prefix queries at once per process (one per region searched: a search of every
+# region takes three); one more is answered 503 database_unavailable with Retry-After at once.
+SEARCH_LIMIT = 12
 
 
 class TrackedIndex(Protocol):
@@ -49,15 +57,31 @@ class PlayerSearch:
     refused search consumes nothing). Upstream answers are reused for CACHE_SECONDS, and
     identical concurrent searches share one upstream call; both cost no live lookup.
     ``limiter`` None (scripts, tests) applies no live limits.
+
+    The tracked accounts are read per (region, lowercase prefix): answers are reused for
+    TRACKED_CACHE_SECONDS, identical concurrent reads share one query (single-flight), each query
+    holds a slot of ``gate`` (at most SEARCH_LIMIT at once, else 503 at once) under one deadline
+    (503 database_unavailable with Retry-After past it); a request's regions are read at once, so
+    it waits at most one deadline.
     """
 
-    def __init__(self, tracked: TrackedIndex, upstream: Upstream, limiter: RateLimiter | None = None, clock=time.time):
+    def __init__(
+        self,
+        tracked: TrackedIndex,
+        upstream: Upstream,
+        limiter: RateLimiter | None = None,
+        clock=time.time,
+        gate: Gate | None = None,
+    ):
         self.tracked = tracked
         self.upstream = upstream
         self.limiter = limiter
         self.clock = clock
+        self.gate = gate if gate is not None else Gate("search", SEARCH_LIMIT)
         self._cache: dict[tuple[str, str], tuple[float, list[dict]]] = {}
         self._flights: dict[tuple, asyncio.Future] = {}
+        self._tracked_cache: dict[tuple[str, str], tuple[float, list[dict]]] = {}
+        self._tracked_flights: dict[tuple[str, str], asyncio.Future] = {}
 
     async def search(self, region: str | None, text: str, client: str) -> dict:
         """{search, region, source, results: [{account_id, nickname, region, tracked}]} (at most 10).
@@ -78,8 +102,24 @@ class PlayerSearch:
         return {"search": text, "region": region, "source": source, "results": results}
 
     async def _tracked(self, regions: list[str], text: str) -> list[dict]:
-        with deadline(REQUEST_DEADLINE_S):
-            found = await asyncio.gather(*(self.tracked.search_prefix(r, text, limit=MAX_RESULTS) for r in regions))
+        key = text.lower()
+        now = self.clock()
+        found: dict[str, list[dict]] = {}
+        missing = []
+        for region in regions:
+            cached = self._tracked_cache.get((region, key))
+            if cached is not None and cached[0] > now:
+                found[region] = cached[1]
+            else:
+                missing.append(region)
+        if missing:
+            reads = await asyncio.gather(
+                *(
+                    single_flight(self._tracked_flights, (region, key), lambda r=region: self._read_tracked(r, key))
+                    for region in missing
+                )
+            )
+            found.update(zip(missing, reads, strict=True))
         rows = [
             {
                 "account_id": int(row["account_id"]),
@@ -87,10 +127,24 @@ class PlayerSearch:
                 "region": row["region"],
                 "tracked": True,
             }
-            for part in found
-            for row in part
+            for region in regions
+            for row in found[region]
         ]
         return sorted(rows, key=_sort_key)[:MAX_RESULTS]
+
+    async def _read_tracked(self, region: str, key: str) -> list[dict]:
+        """One region's tracked matches of the lowercase prefix `key`, read in a slot of the gate
+        and cached (a failure is not)."""
+        async with bounded_read(self.gate):
+            rows = await self.tracked.search_prefix(region, key, limit=MAX_RESULTS)
+        # Insertion order is expiry order (one lifetime for all; a re-read moves to the end): the
+        # oldest answers go first, the expired ones and, when full, the oldest live one.
+        cache, now = self._tracked_cache, self.clock()
+        cache.pop((region, key), None)
+        while cache and (len(cache) >= TRACKED_CACHE_MAX or next(iter(cache.values()))[0] <= now):
+            del cache[next(iter(cache))]
+        cache[(region, key)] = (now + TRACKED_CACHE_SECONDS, rows)
+        return rows
 
     async def _upstream(self, regions: list[str], text: str, client: str) -> list[dict]:
         key = text.lower()

@@ -16,7 +16,8 @@ from pymongo import errors, monitoring
 # minus the round trip) with every command, so a query that timed out for us stops on the
 # server too instead of running on after the 503.
 OPERATION_TIMEOUT_S = 1.8
-# Multi-step builds on the request path (a history, a digest) share one deadline.
+# Multi-step builds on the request path (a history, a digest) share one deadline: a request's
+# reads, however many, end within REQUEST_DEADLINE_S + REQUEST_GUARD_S (1.95 s; under 2 s).
 REQUEST_DEADLINE_S = 1.8
 
 
@@ -47,6 +48,11 @@ DATABASE_ERRORS = (
 
 def is_database_error(exc: BaseException) -> bool:
     return isinstance(exc, DATABASE_ERRORS)
+
+
+def is_timeout(exc: BaseException) -> bool:
+    """A deadline passed: the driver's (CSOT, maxTimeMS) or request_deadline's guard on the loop."""
+    return isinstance(exc, (errors.ExecutionTimeout, DatabaseTimeout))
 
 
 # Short timeouts so a request answers 503 in about 2 s when the database is down or hung,

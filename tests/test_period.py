@@ -7,6 +7,7 @@ import pytest
 from server.errors import APIError
 from server.period import PeriodService
 from server.ratings import ExpectedValues, TankExpectation
+from store.store import Gate
 from store.tanks import COUNTERS, Timeline, pack
 
 
@@ -75,6 +76,7 @@ class FakePlayers:
 
 class FakeStore:
     def __init__(self, records, measured: str | None = None, snapshot_dates: tuple[str, ...] = ()):
+        self.history_reads = Gate("history", 16)  # /tanks' build holds a slot (store.store.Store)
         self.tanks = FakeTanks(records)
         self.tracked = FakeTracked(measured)
         self.players = FakePlayers(snapshot_dates)
