@@ -250,7 +250,9 @@ class TankRecords:
 
     async def save(self, records: Iterable[dict]) -> int:
         """Write records (a record of the same account and day is replaced: a retried visit is idempotent)."""
-        ops = [ReplaceOne({"_id": doc["_id"]}, doc, upsert=True) for doc in records]
+        # The filter carries (a, d) beside _id: a point lookup either way, and on a cluster sharded
+        # by {a: 1, d: 1} (docs/deploy.md section 6) an upsert must name the whole shard key.
+        ops = [ReplaceOne({"_id": doc["_id"], "a": doc["a"], "d": doc["d"]}, doc, upsert=True) for doc in records]
         if ops:
             result = await self.collection.bulk_write(ops, ordered=False)
             await self.freshness.count_add(COUNT, result.upserted_count)
