@@ -28,6 +28,22 @@ HISTORY_DAYS (400) stays rebuildable: a newest record that serves days long afte
 account idle for weeks or months) is rewritten in place as a keyframe with a later expiry base
 (plan_visit), once when the account plays again after a gap and once a year while it stays idle.
 
+Same-day rewrites: an account has at most one record per UTC day, and a change record is the diff
+against the state as of the account's previous record DAY. A second write on one day (the pass, then
+a live lookup after more battles; two lookups) finds the tracked `state` and bookkeeping already at
+that day (record_day == day): diffing against them would make the replaced record a diff against
+the earlier same-day state, and every rebuild drift until the next keyframe. Such a write takes its
+base state and bookkeeping from TankRecords.prior (the newest record before the day, rebuilt from
+its chain) instead (same_day_base), and replaces the day's record even when nothing changed against
+that base: the records and state of one visit at the last write, the in-place keep included (prior's
+kept_day is the keep's). Only those accounts cost the extra reads; the pass checks the same, though
+it meets none unless a race undid the day's visit mark. A claimant's batch fetched again after its
+writes but before its visit marks is no rewrite (record_day is still the previous day, the stored
+state still its base): it writes the same records again. Not covered: a batch whose tracked
+documents were read (Tracked.due) before another write of that day landed (a live lookup, or a
+stalled claimant's marks, between the pass's due read and its state read) diffs that write's state
+against older bookkeeping; catching it needs record_day read with the state (Tracked.states).
+
 Time travel: the tracker reads time only from `clock` and asks the upstream through whatever
 client it is given, so tests and the demo seeder run months of passes in seconds with a
 ManualClock and an upstream that answers "as of" that clock (server.demo.TimeTravelUpstream).
@@ -54,6 +70,7 @@ from store.tanks import (
     KEYFRAME_MAX_RECORDS,
     RETENTION_DAYS,
     TankRecords,
+    TankState,
     changed,
     pack,
     unpack,
@@ -119,9 +136,12 @@ def tank_state(raw_tanks: list[dict] | None) -> dict[int, list[int]]:
 
 
 def next_record(
-    state: dict[int, list[int]], base: dict[int, list[int]] | None, book: dict, day: str
+    state: dict[int, list[int]], base: dict[int, list[int]] | None, book: dict, day: str, replace: bool = False
 ) -> tuple[bytes | None, bool, dict]:
     """(payload or None when nothing changed, keyframe?, the tracked fields of the keyframe policy).
+
+    `replace`: a record of `day` exists and is replaced (a same-day rewrite: `base` and `book` are
+    as of the day before), so a record is written even when nothing changed against `base`.
 
     A keyframe on the first record and when the changes since the last keyframe would outweigh a
     new one, or KEYFRAME_MAX_RECORDS records / KEYFRAME_MAX_DAYS days after it: a rebuild then
@@ -131,7 +151,7 @@ def next_record(
     change = None
     if base:
         rows = changed(state, base)
-        if not rows:
+        if not rows and not replace:
             return None, False, {}
         change = pack(rows, base)
     keyframe_day = book.get("keyframe_day") or ""
@@ -180,6 +200,7 @@ def plan_visit(
     base: dict[int, list[int]] | None,
     state: dict[int, list[int]] | None,
     day: str,
+    replace: bool = False,
 ) -> tuple[list[dict], dict[str, Any]]:
     """The records a visit on `day` writes and the tracked fields it sets (the bookkeeping).
 
@@ -189,6 +210,9 @@ def plan_visit(
     newest record is rewritten in place as a keyframe of `base` with expiry base `day` when its
     chain is kept from before KEEP_GAP days ago (the account played after a gap) or, for an idle
     account, REKEY_DAYS ago: what any of the last HISTORY_DAYS days needs is never expired.
+
+    A same-day rewrite passes `book` and `base` from same_day_base (as of the day before) and
+    `replace`; its fields then start from that book (see same_day_base).
     """
     records: list[dict] = []
     fields: dict[str, Any] = {}
@@ -200,12 +224,23 @@ def plan_visit(
         records.append(TankRecords.record(region, account_id, newest, battles, whole, True, kept=day))
         fields.update(keyframe_day=newest, keyframe_bytes=len(whole), chain_records=0, chain_bytes=0, kept_day=day)
     if state is not None:
-        payload, keyframe, policy = next_record(state, base, {**book, **fields}, day)
+        payload, keyframe, policy = next_record(state, base, {**book, **fields}, day, replace)
         if payload is not None:
             battles = sum(row[0] for row in state.values())
             records.append(TankRecords.record(region, account_id, day, battles, payload, keyframe))
             fields.update(policy, record_day=day, state=pack(state))  # bytes: stored as BSON binary
     return records, fields
+
+
+async def same_day_base(tanks: TankRecords, region: str, account_id: int, day: str) -> tuple[TankState | None, dict]:
+    """The base state and bookkeeping of a same-day rewrite on `day`: as of the newest record before
+    `day` (TankRecords.prior), or (None, {}) without one (the rewrite is then a keyframe). The
+    returned book holds every bookkeeping field: the caller sets them all, since the tracked ones
+    are the replaced write's."""
+    found = await tanks.prior(region, account_id, day)
+    if found is None:
+        return None, {}
+    return found
 
 
 def full_batches(accounts: list[dict], batch: int, last: bool) -> dict[str, list[dict]]:
@@ -290,11 +325,15 @@ class Tracker:
         fields: dict[str, Any] = {"last_visit_day": day, "last_battle_time": info.get("last_battle_time")}
         state = tank_state(raw_tanks)
         base = None
-        if existing and existing.get("record_day"):
+        same_day = book.get("record_day") == day  # a second write today (see the module docstring)
+        if same_day:
+            base, book = await same_day_base(self.store.tanks, region, account_id, day)
+            fields.update(book)
+        elif existing and existing.get("record_day"):
             base = unpack(
                 (await self.store.tracked.states([tracked_id(region, account_id)])).get(tracked_id(region, account_id))
             )
-        records, planned = plan_visit(region, account_id, book, base, state, day)
+        records, planned = plan_visit(region, account_id, book, base, state, day, replace=same_day)
         if records:
             await self.store.tanks.save(records)
         fields.update(planned)
@@ -414,10 +453,16 @@ class Tracker:
                 idle.append(tracked_id(region, account["account_id"]))
         if gone:
             await self.store.tracked.park(gone, now)
-        keys = [tracked_id(region, a["account_id"]) for a, _ in played] + [
+        # A same-day rewrite (record_day is today: see the module docstring) reads its base from the
+        # records; every other account that played, or is rekeyed, reads its stored state.
+        keys = [tracked_id(region, a["account_id"]) for a, _ in played if a.get("record_day") != day] + [
             tracked_id(region, a["account_id"]) for a in rekey
         ]
         states = await self.store.tracked.states(keys) if keys else {}
+        rewrites = [a["account_id"] for a, _ in played if a.get("record_day") == day]
+        bases = dict(
+            zip(rewrites, await asyncio.gather(*(same_day_base(self.store.tanks, region, a, day) for a in rewrites)))
+        )
         gate = asyncio.Semaphore(self.tanks_in_flight)
 
         async def tanks_of(account_id: int) -> list | None:
@@ -436,11 +481,18 @@ class Tracker:
                 gone.append(key)
                 continue
             state = tank_state(raw_tanks)
-            base = unpack(states.get(key)) if account.get("record_day") and key in states else None
-            planned, set_fields = plan_visit(region, account["account_id"], account, base, state, day)
+            fields: dict[str, Any] = {"last_visit_day": day, "last_battle_time": info.get("last_battle_time")}
+            if account["account_id"] in bases:
+                base, book = bases[account["account_id"]]
+                fields.update(book)
+            else:
+                base = unpack(states.get(key)) if account.get("record_day") and key in states else None
+                book = account
+            planned, set_fields = plan_visit(
+                region, account["account_id"], book, base, state, day, replace=account["account_id"] in bases
+            )
             self._count_records(counts, planned)
             records += planned
-            fields: dict[str, Any] = {"last_visit_day": day, "last_battle_time": info.get("last_battle_time")}
             fields.update(set_fields)
             nickname = info.get("nickname")
             if nickname:
