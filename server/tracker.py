@@ -39,10 +39,10 @@ that base: the records and state of one visit at the last write, the in-place ke
 kept_day is the keep's). Only those accounts cost the extra reads; the pass checks the same, though
 it meets none unless a race undid the day's visit mark. A claimant's batch fetched again after its
 writes but before its visit marks is no rewrite (record_day is still the previous day, the stored
-state still its base): it writes the same records again. Not covered: a batch whose tracked
-documents were read (Tracked.due) before another write of that day landed (a live lookup, or a
-stalled claimant's marks, between the pass's due read and its state read) diffs that write's state
-against older bookkeeping; catching it needs record_day read with the state (Tracked.states).
+state still its base): it writes the same records again. A write that lands between the pass's
+read of its batch (Tracked.due) and its visit (a live lookup, a stalled claimant's marks) is seen:
+the visit re-reads the tracked documents with their states (Tracked.books) after the upstream
+answers, and diffs against those (a same-day rewrite when that write was today's).
 
 Time travel: the tracker reads time only from `clock` and asks the upstream through whatever
 client it is given, so tests and the demo seeder run months of passes in seconds with a
@@ -453,13 +453,20 @@ class Tracker:
                 idle.append(tracked_id(region, account["account_id"]))
         if gone:
             await self.store.tracked.park(gone, now)
-        # A same-day rewrite (record_day is today: see the module docstring) reads its base from the
-        # records; every other account that played, or is rekeyed, reads its stored state.
-        keys = [tracked_id(region, a["account_id"]) for a, _ in played if a.get("record_day") != day] + [
+        # The tracked documents as they are now (one read, with the stored states): a live lookup
+        # may have written an account since `due` read it. A same-day rewrite (record_day is today:
+        # see the module docstring) reads its base from the records; every other account that
+        # played, or is rekeyed, diffs against its stored state and bookkeeping.
+        keys = [tracked_id(region, a["account_id"]) for a, _ in played] + [
             tracked_id(region, a["account_id"]) for a in rekey
         ]
-        states = await self.store.tracked.states(keys) if keys else {}
-        rewrites = [a["account_id"] for a, _ in played if a.get("record_day") == day]
+        books = await self.store.tracked.books(keys) if keys else {}
+        states = {key: doc["state"] for key, doc in books.items() if "state" in doc}
+        rewrites = [
+            a["account_id"]
+            for a, _ in played
+            if books.get(tracked_id(region, a["account_id"]), a).get("record_day") == day
+        ]
         bases = dict(
             zip(rewrites, await asyncio.gather(*(same_day_base(self.store.tanks, region, a, day) for a in rewrites)))
         )
@@ -486,8 +493,8 @@ class Tracker:
                 base, book = bases[account["account_id"]]
                 fields.update(book)
             else:
-                base = unpack(states.get(key)) if account.get("record_day") and key in states else None
-                book = account
+                book = {k: v for k, v in books.get(key, account).items() if k != "state"}
+                base = unpack(states.get(key)) if book.get("record_day") and key in states else None
             planned, set_fields = plan_visit(
                 region, account["account_id"], book, base, state, day, replace=account["account_id"] in bases
             )
@@ -509,7 +516,8 @@ class Tracker:
             if key not in states:
                 idle.append(key)
                 continue
-            planned, set_fields = plan_visit(region, account["account_id"], account, unpack(states[key]), None, day)
+            book = {k: v for k, v in books.get(key, account).items() if k != "state"}
+            planned, set_fields = plan_visit(region, account["account_id"], book, unpack(states[key]), None, day)
             self._count_records(counts, planned)
             records += planned
             marks[key] = {"last_visit_day": day, **set_fields}

@@ -198,6 +198,21 @@ class Tracked:
                 out[doc["_id"]] = bytes(doc["state"])
         return out
 
+    async def books(self, keys: list[str]) -> dict[str, dict]:
+        """The tracked documents by _id as they are now (VISIT_FIELDS and the packed `state` as
+        bytes, when stored): what a visit must diff against, read after its upstream answers
+        arrive, when a live lookup may have written the account since the pass read it (due)."""
+        out: dict[str, dict] = {}
+        for start in range(0, len(keys), IN_CHUNK):
+            cursor = self.collection.find(
+                {"_id": {"$in": keys[start : start + IN_CHUNK]}}, {**VISIT_FIELDS, "state": 1}
+            )
+            for doc in await cursor.to_list(None):
+                if "state" in doc:
+                    doc["state"] = bytes(doc["state"])
+                out[doc["_id"]] = doc
+        return out
+
     async def mark_visited(self, updates: Mapping[str, dict]) -> None:
         """Record a batch's visits ({_id: fields to set}); a `state` is stored as BSON binary."""
         ops = []

@@ -433,11 +433,6 @@ async def test_a_lookup_after_the_pass_on_the_same_day_does_not_drift(mongo_uri,
         client.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open (issue 20): a pass batch read before a same-day lookup landed diffs the lookup's state "
-    "against older bookkeeping; Tracked.states must return record_day with the state to detect it",
-)
 @pytest.mark.gen_test(timeout=60)
 async def test_a_lookup_between_the_pass_reading_its_batch_and_visiting_it_does_not_drift(mongo_uri, tanks, career):
     client, name, store = await new_store(mongo_uri)
