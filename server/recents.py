@@ -40,6 +40,12 @@ def _count(counters: Mapping[str, Any] | None, name: str) -> int:
     return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
 
 
+def _int(value: Any) -> int:
+    if type(value) is int:
+        return value
+    raise TypeError("not an int counter")  # tank_differences then takes the careful path
+
+
 def tank_differences(start: TankCounters, end: TankCounters) -> dict[int, dict[str, int]]:
     """Per-tank counters of the battles played between two states (end minus start).
 
@@ -55,7 +61,13 @@ def tank_differences(start: TankCounters, end: TankCounters) -> dict[int, dict[s
         battles = _count(after, "battles") - _count(before, "battles")
         if battles <= 0:
             continue
-        diff = {name: max(0, _count(after, name) - _count(before, name)) for name in PERIOD_COUNTERS}
+        try:  # the common case: both states hold every counter as an int (store.tanks.as_counters)
+            if before is None:
+                diff = {name: max(0, _int(after[name])) for name in PERIOD_COUNTERS}
+            else:
+                diff = {name: max(0, _int(after[name]) - _int(before[name])) for name in PERIOD_COUNTERS}
+        except (KeyError, TypeError):
+            diff = {name: max(0, _count(after, name) - _count(before, name)) for name in PERIOD_COUNTERS}
         for name in _AT_MOST_BATTLES:
             diff[name] = min(diff[name], battles)
         diff["hits"] = min(diff["hits"], diff["shots"])
@@ -67,7 +79,8 @@ def _sum(diffs: TankCounters) -> dict[str, int]:
     totals = dict.fromkeys(PERIOD_COUNTERS, 0)
     for diff in diffs.values():
         for name in PERIOD_COUNTERS:
-            totals[name] += _count(diff, name)
+            value = diff.get(name)
+            totals[name] += value if type(value) is int else _count(diff, name)
     return totals
 
 
@@ -90,7 +103,8 @@ def figures_of(diffs: TankCounters, expected: ExpectedValues | None, tiers: Mapp
     totals = _sum(diffs)
     battles = totals["battles"]
     rows: list[Mapping[str, Any]] = [
-        {"tank_id": tank_id, **{n: _count(c, n) for n in PERIOD_COUNTERS}} for tank_id, c in diffs.items()
+        {"tank_id": tank_id, **{n: (v if type(v := c.get(n)) is int else _count(c, n)) for n in PERIOD_COUNTERS}}
+        for tank_id, c in diffs.items()
     ]
     tier = average_tier(rows, tiers) if battles else None
     wn8 = account_wn8(rows, expected) if battles and expected is not None else None
