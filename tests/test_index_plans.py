@@ -617,6 +617,7 @@ REGISTRY: dict[str, list[Case]] = {
         Case(lambda s, n: s.tracked.due(DUE_SLICES[0], DAY, 500), label="one-slice", expect=lambda r: len(r) == 5),
     ],
     "Tracked.states": [Case(lambda s, n: s.tracked.states(WRITE_KEYS), expect=lambda r: len(r) == len(WRITE_KEYS))],
+    "Tracked.books": [Case(lambda s, n: s.tracked.books(WRITE_KEYS), expect=lambda r: len(r) == len(WRITE_KEYS))],
     "Tracked.mark_visited": [Case(lambda s, n: s.tracked.mark_visited(_visits(n)))],
     "Tracked.mark_days": [Case(lambda s, n: s.tracked.mark_days(WRITE_KEYS[10:], DAY))],
     "Tracked.park": [Case(lambda s, n: s.tracked.park(WRITE_KEYS[15:], NOW))],
