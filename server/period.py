@@ -14,7 +14,7 @@ from server.ratings_source import RatingsSource
 from server.tracker import utc_day
 from store.client import request_deadline
 from store.store import Store
-from store.tanks import TankState, Timeline, apply, as_counters
+from store.tanks import TankState, Timeline, apply_parsed, as_counters
 
 WEEK = 7  # days per bucket of the history's `weekly` series
 
@@ -50,11 +50,11 @@ def _states_on(timeline: Timeline, days: list[str]) -> list[tuple[str, dict[int,
     index = 0
     for day in days:
         while index < len(records) and records[index][0] <= day:
-            record_day, _, keyframe, payload = records[index]
+            record_day, _, keyframe, _ = records[index]
             if keyframe:
-                state = apply({}, payload)
+                state = apply_parsed({}, timeline.parsed(index))
             elif state is not None:
-                apply(state, payload)
+                apply_parsed(state, timeline.parsed(index))
             newest = record_day
             index += 1
         out.append((newest, as_counters(state)) if state is not None and newest is not None else None)

@@ -99,12 +99,21 @@ def pack(rows: Mapping[int, Sequence[int]], base: Mapping[int, Sequence[int]] | 
     return bytes(out)
 
 
+def parse(payload: bytes) -> tuple[int, list[int]]:
+    """A payload as (counters per tank, its decoded values): decoded once, applied many times."""
+    return (payload[0], _values(payload[1:])) if payload else (WIDTH, [])
+
+
 def apply(state: TankState, payload: bytes) -> TankState:
     """Add a payload's rows to `state` (in place; a keyframe applies to an empty state)."""
     if not payload:
         return state
-    width = payload[0]
-    values = _values(payload[1:])
+    return apply_parsed(state, parse(payload))
+
+
+def apply_parsed(state: TankState, parsed: tuple[int, list[int]]) -> TankState:
+    """`apply` for a payload already parsed (Timeline keeps each record's parsed payload)."""
+    width, values = parsed
     tank_id = 0
     for start in range(0, len(values), width + 1):
         tank_id += values[start]
@@ -172,6 +181,16 @@ class Timeline:
 
     def __init__(self, records: list[tuple[str, int, bool, bytes]]):
         self.records = records  # (day, account total battles, keyframe, payload)
+        # Each payload decoded at most once: one answer rebuilds states of many days from the same
+        # records (its periods, weeks and recent battles), and varint decoding was most of its CPU.
+        self._parsed: list[tuple[int, list[int]] | None] = [None] * len(records)
+
+    def parsed(self, index: int) -> tuple[int, list[int]]:
+        """The parsed payload of record `index` (see store.tanks.parse)."""
+        found = self._parsed[index]
+        if found is None:
+            found = self._parsed[index] = parse(self.records[index][3])
+        return found
 
     def battles_by_day(self, since: str, until: str) -> list[tuple[str, int]]:
         """(record day, account total battles) for every record day in [since, until], oldest first."""
@@ -191,8 +210,8 @@ class Timeline:
         if last is None or start is None:
             return None
         state: TankState = {}
-        for _, _, _, payload in self.records[start : last + 1]:
-            apply(state, payload)
+        for index in range(start, last + 1):
+            apply_parsed(state, self.parsed(index))
         return self.records[last][0], as_counters(state)
 
 
