@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import uuid
 
 import pytest
 
-from tests.helpers import ROOT, build_app, simulator
+from tests.helpers import EXPECTED_VALUES_FILE, ROOT, build_app, simulator
 
 
 @pytest.fixture(scope="session")
@@ -23,6 +24,28 @@ def mongo_uri():
 @pytest.fixture
 def db_name():
     return "t_" + uuid.uuid4().hex[:12]
+
+
+@pytest.fixture
+def store(io_loop, mongo_uri, db_name):
+    """A Store over the session's SecantusDB as the service runs it there (no TTL indexes)."""
+    from store import Store, create_client
+
+    client = create_client(mongo_uri)
+    store = Store(client, db_name, rate_collection_bytes=1 << 20, ttl_indexes=False)
+    io_loop.run_sync(store.ensure_schema)
+    yield store
+    io_loop.run_sync(lambda: client.drop_database(db_name))
+    client.close()
+
+
+@pytest.fixture(scope="module")
+def raw_table() -> dict[int, dict]:
+    """The real XVM table read straight from ../shared/data (the independent side of WN8 checks)."""
+    if not EXPECTED_VALUES_FILE.exists():
+        pytest.skip(f"real XVM table not available at {EXPECTED_VALUES_FILE}")
+    doc = json.loads(EXPECTED_VALUES_FILE.read_text())
+    return {int(row["IDNum"]): row for row in doc["data"]}
 
 
 @pytest.fixture(scope="session")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 
 import pytest
@@ -22,15 +21,6 @@ from tests.helpers import EXPECTED_VALUES_FILE, VEHICLES_FILE, xvm_wn8
 
 NOW = 1_750_000_000  # 2025-06-15
 MONTH = 30 * 86400
-
-
-@pytest.fixture(scope="module")
-def raw_table() -> dict[int, dict]:
-    """The real XVM table read straight from the file (the independent side of the checks)."""
-    if not EXPECTED_VALUES_FILE.exists():
-        pytest.skip(f"real XVM table not available at {EXPECTED_VALUES_FILE}")
-    doc = json.loads(EXPECTED_VALUES_FILE.read_text())
-    return {int(row["IDNum"]): row for row in doc["data"]}
 
 
 @pytest.fixture(scope="module")

@@ -9,22 +9,7 @@ import random
 import pytest
 
 from store.tanks import MIGRATION, TankRecords, pack
-
-
-@pytest.fixture
-def store(io_loop, mongo_uri, db_name):
-    from store import Store, create_client
-
-    client = create_client(mongo_uri)
-    store = Store(client, db_name, rate_collection_bytes=1 << 20, ttl_indexes=False)
-    io_loop.run_sync(store.ensure_schema)
-    yield store
-    io_loop.run_sync(lambda: client.drop_database(db_name))
-    client.close()
-
-
-def _day(n: int) -> str:
-    return (dt.date(2025, 1, 1) + dt.timedelta(days=n)).isoformat()
+from tests.test_tracker_store import _day
 
 
 @pytest.mark.gen_test(timeout=60)

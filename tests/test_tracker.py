@@ -37,18 +37,6 @@ def world():
     return World(expected_values=EXPECTED_VALUES_FILE, profile_cache=100_000)
 
 
-@pytest.fixture
-def store(io_loop, mongo_uri, db_name):
-    from store import Store, create_client
-
-    client = create_client(mongo_uri)
-    store = Store(client, db_name, rate_collection_bytes=1 << 20, ttl_indexes=False)
-    io_loop.run_sync(store.ensure_schema)
-    yield store
-    io_loop.run_sync(lambda: client.drop_database(db_name))
-    client.close()
-
-
 class Recording:
     """An upstream that notes which accounts each call asked for, by the tracker clock's day."""
 

@@ -15,7 +15,6 @@ import asyncio
 import copy
 import dataclasses
 import datetime as dt
-import json
 import random
 import uuid
 
@@ -49,15 +48,6 @@ def days_from(first: str, n: int) -> list[str]:
 
 
 DAY_LIST = days_from(FIRST_DAY, DAYS)
-
-
-@pytest.fixture(scope="module")
-def raw_table() -> dict[int, dict]:
-    """The real XVM table read straight from the file (the independent side of the WN8 checks)."""
-    if not EXPECTED_VALUES_FILE.exists():
-        pytest.skip(f"real XVM table not available at {EXPECTED_VALUES_FILE}")
-    doc = json.loads(EXPECTED_VALUES_FILE.read_text())
-    return {int(row["IDNum"]): row for row in doc["data"]}
 
 
 @pytest.fixture(scope="module")
