@@ -311,7 +311,7 @@ def cpu_at_largest_volume(daily: list[dict], records: int, scale_json: str | Non
                     "db_cpu_ms_per_visit": float(last["pass"]["db_cpu_ms_per_visit"]),
                 }
         except (OSError, ValueError, KeyError, IndexError, TypeError):
-            pass
+            pass  # no usable bench-scale.json: the CPU bound comes from this run's own last days
     tail = daily[-3:]
     visits = max(1, sum(d["visits"] for d in tail))
     return {

@@ -982,7 +982,7 @@ class Commands(monitoring.CommandListener):
             self.commands.append(dict(event.command))
 
     def succeeded(self, event) -> None:
-        pass
+        pass  # CommandListener requires it; only the commands sent are recorded
 
     def failed(self, event) -> None:
         pass
