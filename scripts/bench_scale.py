@@ -73,6 +73,7 @@ from server.tracker import DAY_SECONDS, ManualClock, Tracker, day_start  # noqa:
 from server.upstream import ACCOUNT_FIELDS, TANKS_FIELDS, UpstreamClient  # noqa: E402
 from server.upstream_budget import UpstreamBudget  # noqa: E402
 from store import Store, create_client  # noqa: E402
+from store.nicknames import sync_ops  # noqa: E402
 from store.tracker import SLICES  # noqa: E402
 
 EXPECTED = os.path.join(os.path.dirname(ROOT), "shared", "data", "wn8exp-2024-09-12.json")
@@ -160,6 +161,7 @@ class Writer:
         self.pending: collections.deque = collections.deque()
         self.buffers: dict[str, list[dict]] = {"tank_records": [], "snapshots": [], "tracked": []}
         self.written = dict.fromkeys(self.buffers, 0)
+        self.nickname_ops: list = []
 
     def add(self, name: str, docs: list[dict]) -> None:
         buffer = self.buffers[name]
@@ -181,6 +183,11 @@ class Writer:
             self._send(name)
         while self.pending:
             self.pending.popleft().result()
+        # What Tracked.sync_nicknames writes for each newly tracked nickname (the loaded documents
+        # carry nick_indexed), after the accounts themselves, as the service orders them.
+        ops, self.nickname_ops = self.nickname_ops, []
+        for start in range(0, len(ops), 1000):
+            self.db["nickname_prefixes"].bulk_write(ops[start : start + 1000], ordered=True)
 
 
 def pick_accounts(total: int, first_day: str) -> list[tuple[str, int]]:
@@ -251,6 +258,8 @@ def _load_all(writer: Writer, players, days, since, until, expected, tiers, trut
         writer.add("tank_records", records)
         writer.add("snapshots", snapshots)
         writer.add("tracked", [tracked])
+        if tracked.get("nickname"):
+            writer.nickname_ops.extend(sync_ops(tracked["region"], tracked["account_id"], None, tracked["nickname"]))
         if n % 500 == 0:
             elapsed = time.monotonic() - started
             docs = sum(writer.written.values())

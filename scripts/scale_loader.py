@@ -222,6 +222,8 @@ def load_account(
         book.update(fields)
     if "state" in book:
         book["state"] = Binary(book["state"])  # mark_visited stores it as BSON binary
+    if book.get("nickname"):
+        book["nick_indexed"] = book["nickname"]  # the search's prefix table told of it (Tracked.sync_nicknames)
     return list(records.values()), snapshots, book
 
 

@@ -12,6 +12,7 @@ from pymongo.errors import DuplicateKeyError
 
 from store.constants import REGIONS
 from store.freshness import Freshness
+from store.nicknames import NicknamePrefixes, entry, kept, sync_ops
 
 PARKED = "~"  # last_visit_day of an account whose tracking ended: sorts after every day, so no pass finds it
 SLICES = 64  # the pass is partitioned into this many slices by a stable hash of (region, account_id)
@@ -51,7 +52,8 @@ class Tracked:
      last_battle_time (as of the newest per-tank record), record_day, keyframe_day, keyframe_bytes,
      chain_records, chain_bytes (the keyframe policy's bookkeeping), kept_day (the expiry base of the
      newest record's chain: see server/tracker.py, plan_visit), state (the newest per-tank state,
-     packed as store.tanks.pack)}.
+     packed as store.tanks.pack), nick_indexed (the nickname `nickname_prefixes` was last told,
+     store/nicknames.py)}.
 
     Collection `tracker_slices`: one claim per (day, slice) of the daily pass, {_id: "day:slice",
     day, slice, owner, expires, due, started, finished, visited, info_requests, tanks_requests,
@@ -64,6 +66,7 @@ class Tracked:
         self.collection = db["tracked"]
         self.slices = db["tracker_slices"]
         self.freshness = Freshness(db)
+        self.prefixes = NicknamePrefixes(db)
 
     async def ensure_schema(self) -> None:
         await self.collection.create_index([("region", ASCENDING), ("nickname_lower", ASCENDING)])
@@ -105,17 +108,21 @@ class Tracked:
         result = await self.collection.bulk_write(self._track_ops(region, account_id, nickname, until, now, extra))
         if result.upserted_count:
             await self.freshness.raise_to(self.status_name, now)
+        if nickname:
+            await self.sync_nicknames([tracked_id(region, account_id)])
 
     async def track_many(
         self, region: str, accounts: Iterable[tuple[int, str | None]], until: float, now: float
     ) -> int:
         """`track` for many (account_id, nickname) of one region, in one round trip per 100 accounts."""
+        accounts = list(accounts)
         ops = [op for a, n in accounts for op in self._track_ops(region, a, n, until, now)]
         inserted = 0
         for start in range(0, len(ops), 200):
             inserted += (await self.collection.bulk_write(ops[start : start + 200], ordered=True)).upserted_count
         if inserted:
             await self.freshness.raise_to(self.status_name, now)
+        await self.sync_nicknames([tracked_id(region, a) for a, n in accounts if n])
         return len(ops) // 2
 
     async def extend(self, region: str, account_id: int, until: float) -> None:
@@ -141,26 +148,66 @@ class Tracked:
 
     async def search_prefix(self, region: str | None, prefix: str, limit: int = 10) -> list[dict]:
         """Tracked accounts whose nickname starts with `prefix` (case-insensitive), by nickname;
-        region None searches every region (one query each).
+        region None searches every region (one read each).
 
-        Each query is an equality on region plus the range [prefix, prefix + U+10FFFF) of the
-        (region, nickname_lower) index: it examines the accounts whose nickname starts with the
-        prefix, never the collection (an anchored $regex is a collection scan on the embedded
-        database). That server reads the whole range whatever the limit, so a short, common
-        prefix costs its matches: the search is gated and its answers cached (server/search.py)."""
+        A prefix of 3 to 8 characters is one point read of `nickname_prefixes` (store/nicknames.py),
+        which keeps the first 10 per (region, prefix); a missing or stale one is rebuilt from the
+        nickname index. Other prefixes read the index: an equality on region plus the range
+        [prefix, prefix + U+10FFFF) of (region, nickname_lower), never the collection (an anchored
+        $regex is a collection scan on the embedded database). That server reads the whole range
+        whatever the limit, so such a read costs the prefix's matches: the search is gated and its
+        answers cached (server/search.py)."""
         low = prefix.lower()
+        limit = max(1, int(limit))
         rows: list[dict] = []
         for one in [region] if region is not None else list(REGIONS):
+            if kept(low, limit):
+                found = await self.prefixes.first(one, low, limit, self._nickname_range)
+            else:
+                found = await self._nickname_range(one, low)
+            rows.extend({"region": one, **row} for row in found)
+        rows.sort(key=lambda row: (row["n"], row["region"], row["a"]))
+        return [{"account_id": row["a"], "nickname": row["d"], "region": row["region"]} for row in rows[:limit]]
+
+    async def _nickname_range(self, region: str, low: str) -> list[dict]:
+        """Every tracked account of `region` whose lowercase nickname starts with `low`, as
+        store.nicknames entries sorted by (nickname, account)."""
+        cursor = self.collection.find(
+            {"region": region, "nickname_lower": {"$gte": low, "$lt": low + NICKNAME_END}},
+            {"_id": 0, "account_id": 1, "nickname": 1},
+        )
+        rows = [entry(doc["account_id"], doc["nickname"]) for doc in await cursor.to_list(None) if doc.get("nickname")]
+        rows.sort(key=lambda row: (row["n"], row["a"]))
+        return rows
+
+    async def sync_nicknames(self, keys: list[str]) -> None:
+        """Tell `nickname_prefixes` the nicknames of these tracked accounts that changed since it
+        was last told (nick_indexed), then mark them told. Safe to repeat and to interrupt: an
+        account is marked only after its writes, and only if its nickname did not change meanwhile."""
+        for start in range(0, len(keys), IN_CHUNK):
             cursor = self.collection.find(
-                {"region": one, "nickname_lower": {"$gte": low, "$lt": low + NICKNAME_END}},
-                {"_id": 0, "account_id": 1, "nickname": 1, "nickname_lower": 1, "region": 1},
-            ).sort("nickname_lower", ASCENDING)
-            rows.extend(await cursor.to_list(None))
-        rows.sort(key=lambda doc: (doc.get("nickname_lower") or "", doc["region"], doc["account_id"]))
-        return [
-            {"account_id": doc["account_id"], "nickname": doc.get("nickname"), "region": doc["region"]}
-            for doc in rows[: max(1, int(limit))]
-        ]
+                {"_id": {"$in": keys[start : start + IN_CHUNK]}},
+                {"region": 1, "account_id": 1, "nickname": 1, "nick_indexed": 1},
+            )
+            changed = [doc for doc in await cursor.to_list(None) if doc.get("nickname") != doc.get("nick_indexed")]
+            if not changed:
+                continue
+            ops = [
+                op
+                for doc in changed
+                for op in sync_ops(doc["region"], doc["account_id"], doc.get("nick_indexed"), doc.get("nickname"))
+            ]
+            await self.prefixes.apply(ops)
+            await self.collection.bulk_write(
+                [
+                    UpdateOne(
+                        {"_id": doc["_id"], "nickname": doc.get("nickname")},
+                        {"$set": {"nick_indexed": doc.get("nickname")}},
+                    )
+                    for doc in changed
+                ],
+                ordered=False,
+            )
 
     async def count_active(self, now: float) -> int:
         """Accounts tracked at `now`: one small indexed count per slice ((slice, until) index), so
@@ -223,6 +270,7 @@ class Tracked:
             ops.append(UpdateOne({"_id": key}, {"$set": fields}))
         if ops:
             await self.collection.bulk_write(ops, ordered=False)
+            await self.sync_nicknames([key for key, fields in updates.items() if "nickname" in fields])
 
     async def mark_days(self, keys: list[str], day: str) -> None:
         """Accounts visited on `day` that had nothing new: only their visit mark is written."""

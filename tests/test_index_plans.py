@@ -43,6 +43,7 @@ from pymongo import MongoClient, monitoring
 
 import store as store_package
 from store.clans import CLAN_TTL_SECONDS, DIGEST_TTL_SECONDS, clan_key
+from store.nicknames import sync_ops
 from store.players import PROFILE_TTL_SECONDS, player_key
 from store.retention import Expiring, delete_expired_batch
 from store.tanks import COUNTERS, TankRecords, changed, pack
@@ -67,6 +68,7 @@ WINDOW = 30_000_000  # the rate counters' expiring windows are WINDOW + call num
 CURRENT = WINDOW + 10**7  # ... and every client's current window is this one
 GROWING = (
     "tracked",
+    "nickname_prefixes",
     "tracker_slices",
     "tank_records",
     "snapshots",
@@ -484,6 +486,20 @@ def member_targets() -> list[dict]:
 POPULATION: dict[str, tuple[Callable[[int], list[dict]], Callable[[], list[dict]]]] = {
     "tracked": (tracked_others, tracked_targets),
     "tracker_slices": (slice_others, slice_targets),
+    # The kept first nicknames of other accounts' 8-letter prefixes (the targets' are built by the
+    # untimed first call of each case, as the first search of a prefix builds it).
+    "nickname_prefixes": (
+        lambda n: [
+            {
+                "_id": f"eu:{_letters(i)}",
+                "top": [{"n": _letters(i) + "_" + str(i), "a": 100_000_000 + i, "d": _letters(i) + "_" + str(i)}],
+                "stale": False,
+                "v": 1,
+            }
+            for i in range(n)
+        ],
+        lambda: [],
+    ),
     "tank_records": (tank_others, tank_targets),
     "snapshots": (snapshot_others, snapshot_targets),
     "players": (profile_others, profile_targets),
@@ -608,7 +624,26 @@ REGISTRY: dict[str, list[Case]] = {
     ],
     "Tracked.search_prefix": [
         Case(lambda s, n: s.tracked.search_prefix("eu", SEARCH_PREFIX, 10), expect=lambda r: len(r) == 10),
+        Case(lambda s, n: s.tracked.search_prefix("eu", "qzar", 10), label="kept", expect=lambda r: len(r) == 10),
         Case(lambda s, n: s.tracked.search_prefix("eu", "qzar0", 5), label="5-of-10", expect=lambda r: len(r) == 5),
+    ],
+    "Tracked.sync_nicknames": [
+        Case(
+            lambda s, n: s.tracked.sync_nicknames([tracked_id("eu", WRITE_IDS[2])]),
+            setup=lambda s, n: s.tracked.collection.update_one(
+                {"_id": tracked_id("eu", WRITE_IDS[2])},
+                {"$set": {"nickname": f"Renamed{n}", "nickname_lower": f"renamed{n}"}},
+            ),
+        )
+    ],
+    "NicknamePrefixes.apply": [
+        Case(lambda s, n: s.tracked.prefixes.apply(sync_ops("eu", WRITE_IDS[3], None, f"Apply{n}")))
+    ],
+    "NicknamePrefixes.first": [
+        Case(
+            lambda s, n: s.tracked.prefixes.first("eu", "qzar", 10, s.tracked._nickname_range),
+            expect=lambda r: len(r) == 10,
+        )
     ],
     "Tracked.count_active": [Case(lambda s, n: s.tracked.count_active(NOW), expect=lambda r: r >= 30)],
     "Tracked.newest_timestamp": [Case(lambda s, n: s.tracked.newest_timestamp(), expect=lambda r: r == NOW)],
