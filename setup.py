@@ -3,10 +3,10 @@
 import pathlib
 import re
 
-from setuptools import setup
+from setuptools import find_packages, setup
 
-# The version is stated once, in server/config.py; read as text so packaging imports nothing.
-CONFIG = (pathlib.Path(__file__).resolve().parent / "server" / "config.py").read_text(encoding="utf-8")
+# The version is stated once, in server/api/config.py; read as text so packaging imports nothing.
+CONFIG = (pathlib.Path(__file__).resolve().parent / "server" / "api" / "config.py").read_text(encoding="utf-8")
 VERSION = re.search(r'^VERSION = "([^"]+)"$', CONFIG, re.MULTILINE).group(1)
 
 setup(
@@ -14,9 +14,9 @@ setup(
     version=VERSION,
     description="Public read-only JSON API for World of Tanks-style statistics",
     python_requires=">=3.11",
-    packages=["server", "handlers", "store"],
+    packages=find_packages(include=["server", "server.*", "handlers", "store"]),
     install_requires=[
-        "tornado>=6.5.5,<6.7",  # server/http.py relies on private Tornado code (checked on 6.6.1)
+        "tornado>=6.5.5,<6.7",  # server/compose/http.py relies on private Tornado code (checked on 6.6.1)
         "motor>=3.7,<4",
         "pymongo>=4.15.1",
         "ujson>=5.10",
@@ -46,5 +46,5 @@ setup(
             "mypy>=1.10",
         ],
     },
-    entry_points={"console_scripts": ["statsapi=server.__main__:main"]},
+    entry_points={"console_scripts": ["statsapi=server.compose.entry:main"]},
 )

@@ -13,27 +13,47 @@ import tornado.web
 import ujson
 
 from handlers.params import arguments
-from server.catalogue import Endpoint
-from server.config import API_VERSION, Config
-from server.errors import (
+from server.api.catalogue import Endpoint
+from server.api.config import API_VERSION, Config
+from server.api.errors import (
     ALLOWED_METHODS,
     COMMON_HEADERS,
     ERROR_MAX_AGE,
     APIError,
     render_error,
-    to_api_error,
 )
-from server.ratelimit import RateLimiter
-from server.services import Services
-from server.upstream import UpstreamError
-from store import DATABASE_ERRORS
-from store.store import Store
+from server.api.ratelimit import RateLimiter
+from server.services.registry import Services
+from server.upstream.client import UpstreamError
+from store.errors import DATABASE_ERRORS
 
 log = logging.getLogger("statsapi.handlers")
 
 
 def utc_now_iso() -> str:
     return dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat()
+
+
+def to_api_error(exc: BaseException | None, status_code: int) -> APIError:
+    """Map any exception (or a bare status) to one APIError; never expose internals."""
+    if isinstance(exc, APIError):
+        return exc
+    if isinstance(exc, DATABASE_ERRORS):
+        # SPEC 8.1: Retry-After is for 429; the upstream's 503 carries one too (issue 3).
+        return APIError("database_unavailable")
+    if isinstance(exc, UpstreamError):
+        # Any upstream failure (including a request it refused) is its unavailability to us.
+        retry = int(getattr(exc, "retry_after", 30) or 30)
+        return APIError("upstream_unavailable", headers={"Retry-After": str(max(1, retry))})
+    if status_code == 405:
+        return APIError("method_not_allowed")
+    if status_code in (403, 404):  # 403: a static path outside the site's folder
+        return APIError("unknown_endpoint")
+    if status_code == 431:
+        return APIError("request_too_large")
+    if 400 <= status_code < 500:
+        return APIError("bad_request")
+    return APIError("internal_error")
 
 
 class _MetaCache:
@@ -108,14 +128,10 @@ class BaseHandler(tornado.web.RequestHandler):
         assert self.endpoint is not None
         return arguments(self, self.endpoint.params, path_args)
 
-    # One-line dependencies over the Application settings (server.app.make_app puts them there).
+    # One-line dependencies over the Application settings (server.compose.app.make_app puts them there).
     @property
     def config(self) -> Config:
         return self.settings["config"]
-
-    @property
-    def store(self) -> Store:
-        return self.settings["store"]
 
     @property
     def limiter(self) -> RateLimiter:
@@ -133,7 +149,7 @@ class BaseHandler(tornado.web.RequestHandler):
 
     def set_default_headers(self) -> None:
         # Re-run by send_error after clear(): everything errors must keep is set here
-        # (write_error_answer then sets server.errors.error_headers on top).
+        # (write_error_answer then sets server.api.errors.error_headers on top).
         for name, value in COMMON_HEADERS.items():
             self.set_header(name, value)
         self.set_header("Cache-Control", f"public, max-age={self.cache_max_age}")
@@ -155,7 +171,7 @@ class BaseHandler(tornado.web.RequestHandler):
         """The rate-limit decision for a request to this handler, or None when it is not limited.
 
         Called by the Application as soon as the headers are in, so an over-limit request is
-        answered without ever building a handler (see server.app.RateLimitedDelegate).
+        answered without ever building a handler (see server.compose.app.RateLimitedDelegate).
         """
         if cls.bucket is None or request.method not in ("GET", "HEAD"):
             return None  # OPTIONS is free; other methods get 405 without spending quota
@@ -173,8 +189,8 @@ class BaseHandler(tornado.web.RequestHandler):
         self.rate_headers = headers = decision.headers()
         for name, value in headers.items():
             self.set_header(name, value)
-        # An over-limit request never gets here: server.app.RateLimitedDelegate answered it.
-        if self.needs_database and not self.store.database_up():
+        # An over-limit request never gets here: server.compose.app.RateLimitedDelegate answered it.
+        if self.needs_database and not self.services.database_up():
             raise APIError("database_unavailable")
 
     # --- methods -------------------------------------------------------------------
@@ -225,7 +241,7 @@ class BaseHandler(tornado.web.RequestHandler):
 
 def write_error_answer(handler: tornado.web.RequestHandler, status_code: int, exc_info) -> None:
     """Any handler's error answer (the API's and the site's `write_error`), rendered by
-    server.errors.render_error. An unexpected error keeps the 5xx status Tornado chose."""
+    server.api.errors.render_error. An unexpected error keeps the 5xx status Tornado chose."""
     error = to_api_error(exc_info[1] if exc_info else None, status_code)
     status, headers, body = render_error(error)
     if error.code != "internal_error" and handler.get_status() != status:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from handlers.base import BaseHandler, api_routes
-from server.catalogue import CLAN, WEEKLY
+from server.api.catalogue import CLAN, WEEKLY
 
 
 class ClanHandler(BaseHandler):

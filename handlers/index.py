@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from handlers.base import BaseHandler, api_routes
-from server.catalogue import CATALOGUE, INDEX, LIVE_GLOBAL, LIVE_PER_CLIENT, OPENAPI, PREFIX, Endpoint
-from server.config import API_VERSION
-from server.errors import ERROR_CODES
-from server.ratelimit import WINDOW_SECONDS, scaled_limit
+from server.api.catalogue import CATALOGUE, INDEX, LIVE_GLOBAL, LIVE_PER_CLIENT, OPENAPI, PREFIX, Endpoint
+from server.api.config import API_VERSION
+from server.api.errors import ERROR_CODES
+from server.api.ratelimit import WINDOW_SECONDS, scaled_limit
 from store.constants import GAMES, REGIONS
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from handlers.base import BaseHandler, api_routes
-from server.catalogue import ONLINE, ONLINE_HISTORY
+from server.api.catalogue import ONLINE, ONLINE_HISTORY
 
 
 class OnlineHandler(BaseHandler):

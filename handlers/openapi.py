@@ -11,7 +11,7 @@ import ujson
 from handlers.base import BaseHandler, api_routes
 from handlers.index import index_document
 from handlers.schemas import ref, schema_components
-from server.catalogue import (
+from server.api.catalogue import (
     CATALOGUE,
     LIVE_GLOBAL,
     LIVE_PER_CLIENT,
@@ -20,11 +20,11 @@ from server.catalogue import (
     Endpoint,
     Param,
 )
-from server.config import API_VERSION, VERSION
-from server.errors import ALLOWED_METHODS, ERROR_CODES, ERROR_MAX_AGE, EXPOSED_HEADERS, NO_STORE
-from server.ratelimit import WINDOW_SECONDS
+from server.api.config import API_VERSION, VERSION
+from server.api.errors import ALLOWED_METHODS, ERROR_CODES, ERROR_MAX_AGE, EXPOSED_HEADERS, NO_STORE
+from server.api.ratelimit import WINDOW_SECONDS
 
-# Everything about an endpoint comes from the catalogue (server/catalogue.py), its response shape
+# Everything about an endpoint comes from the catalogue (server/api/catalogue.py), its response shape
 # from handlers/schemas.py, its limit scaled as the index scales it; what is written here is the
 # OpenAPI form of those facts, the headers and the answers no single endpoint gives.
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from server.catalogue import Param, parse_value
-from server.errors import APIError
+from server.api.catalogue import Param, parse_value
+from server.api.errors import APIError
 
 
 def single_query_value(handler, name: str, code: str) -> str | None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from handlers.base import BaseHandler, api_routes
-from server.catalogue import HISTORY, PLAYER, PLAYER_SEARCH, TANKS
+from server.api.catalogue import HISTORY, PLAYER, PLAYER_SEARCH, TANKS
 
 
 class PlayerHandler(BaseHandler):
@@ -24,7 +24,7 @@ class PlayerHistoryHandler(BaseHandler):
 
     async def get(self, *path):
         args = self.arguments(path)
-        self.respond(await self.services.players.history(args["region"], args["account_id"], args["days"]))
+        self.respond(await self.services.history.history(args["region"], args["account_id"], args["days"]))
 
 
 class PlayerTanksHandler(BaseHandler):
@@ -32,7 +32,7 @@ class PlayerTanksHandler(BaseHandler):
 
     async def get(self, *path):
         args = self.arguments(path)
-        self.respond(await self.services.period.tanks(args["region"], args["account_id"], args["days"]))
+        self.respond(await self.services.history.tanks(args["region"], args["account_id"], args["days"]))
 
 
 class PlayerSearchHandler(BaseHandler):

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-from server.catalogue import CATALOGUE, SEARCH_RESULTS
-from server.config import API_VERSION
-from server.errors import ERROR_CODES
-from server.ratings import wn8_color
-from server.recents import ROW_COUNTERS, SUMMARY_FIGURES
-from server.tracker import SPEND_KEYS
-from store.constants import GAMES, REGIONS
+from server.api.catalogue import CATALOGUE, SEARCH_RESULTS
+from server.api.config import API_VERSION
+from server.api.errors import ERROR_CODES
+from server.domain.ratings import wn8_color
+from server.domain.recents import ROW_COUNTERS, SUMMARY_FIGURES
+from store.constants import GAMES, REGIONS, SPEND_KEYS
 
-# An endpoint's catalogue entry names its schema (server.catalogue.Endpoint.schema); each named
+# An endpoint's catalogue entry names its schema (server.api.catalogue.Endpoint.schema); each named
 # schema also gets "<name>Envelope", the success envelope around it.
 
 ISO_UTC_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00$"
 DATE_PATTERN = r"^\d{4}-\d{2}-\d{2}$"
-# The labels of the WN8 colour scale, in order, as server.ratings.wn8_color gives them.
+# The labels of the WN8 colour scale, in order, as server.domain.ratings.wn8_color gives them.
 WN8_COLOURS = list(dict.fromkeys(wn8_color(float(value)) for value in range(0, 10_001, 10)))
 
 

@@ -7,7 +7,7 @@ import os
 import tornado.web
 
 from handlers.base import write_error_answer
-from server.errors import ALLOWED_METHODS, EXPOSED_HEADERS, APIError, error_envelope, error_headers
+from server.api.errors import ALLOWED_METHODS, EXPOSED_HEADERS, APIError, error_envelope, error_headers
 
 # 416 (Content-Range says the size).
 RANGE_NOT_SATISFIABLE = error_envelope("range_not_satisfiable")

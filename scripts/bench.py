@@ -9,7 +9,7 @@
 #
 # - SecantusDB (`python -m secantus --storage-path :memory:`), the database;
 # - the upstream simulator (`python -m scripts.upstream_sim`), then seeds a small dataset through the
-#   real ingest code (`server.demo.seed_current_profiles`, the clan refresh, the online sampler);
+#   real ingest code (`server.compose.demo.seed_current_profiles`, the clan refresh, the online sampler);
 # - the *ceiling*: a bare Tornado handler answering a fixed ~1 KB JSON body;
 # - the service: `python -m server ... --no-jobs --trusted-proxies 127.0.0.1/32`, ONE process.
 #
@@ -74,7 +74,7 @@ from scripts.loadkit.processes import (  # noqa: E402
 from scripts.loadkit.profiling import PY_SPY_RATE, find_py_spy, summarize_profile  # noqa: E402
 from scripts.loadkit.report import evaluate_goals, format_report  # noqa: E402
 from scripts.loadkit.seeding import probe_database, seed_small, wait_for_database  # noqa: E402
-from server.catalogue import BY_NAME, PREFIX  # noqa: E402
+from server.api.catalogue import BY_NAME, PREFIX  # noqa: E402
 
 DEFAULT_JSON = os.path.join(ROOT, "bench-results.json")  # git-ignored (bench-results*.json)
 TRUSTED_PROXY = "127.0.0.1/32"

@@ -15,7 +15,7 @@ rebuilt). Each step:
    plays 30-50 % of days, 1-6 tanks a playing day), the account's last day from the upstream
    simulator's own account (so the real pass finds what the upstream has), inserted thousands at a
    time (tests/test_bench_scale.py: the same documents as the real pass writes);
-2. runs one day of the real pass (server/tracker.py, `--claimants` trackers in this process, the
+2. runs one day of the real pass (server/services/tracker.py, `--claimants` trackers in this process, the
    simulator answering "as of" a travelling clock) over every tracked account and measures account
    visits per second, this process's CPU (the tracker, its database and upstream clients) and the
    database process's CPU (/proc/<pid>/stat) per visit;
@@ -65,13 +65,14 @@ from scripts.scale_loader import SyntheticPlayer, days_from, load_account  # noq
 from scripts.upstream_sim.api import apply_fields  # noqa: E402
 from scripts.upstream_sim.ids import REGION_RANGES, account_created_at, existing_accounts, nickname  # noqa: E402
 from scripts.upstream_sim.world import World  # noqa: E402
-from server.catalogue import PREFIX  # noqa: E402
-from server.demo import TimeTravelUpstream  # noqa: E402
-from server.embedded_db import EmbeddedDatabase  # noqa: E402
-from server.ratings_source import RatingsSource  # noqa: E402
-from server.tracker import DAY_SECONDS, ManualClock, Tracker, day_start  # noqa: E402
-from server.upstream import ACCOUNT_FIELDS, TANKS_FIELDS, UpstreamClient  # noqa: E402
-from server.upstream_budget import UpstreamBudget  # noqa: E402
+from server.api.catalogue import PREFIX  # noqa: E402
+from server.compose.demo import TimeTravelUpstream  # noqa: E402
+from server.compose.embedded_db import EmbeddedDatabase  # noqa: E402
+from server.domain.days import DAY_SECONDS, ManualClock, day_start  # noqa: E402
+from server.services.tracker import Tracker  # noqa: E402
+from server.upstream.budget import UpstreamBudget  # noqa: E402
+from server.upstream.client import ACCOUNT_FIELDS, TANKS_FIELDS, UpstreamClient  # noqa: E402
+from server.upstream.expected_values import RatingsSource  # noqa: E402
 from store import Store, create_client  # noqa: E402
 from store.nicknames import sync_ops  # noqa: E402
 from store.tracker import SLICES  # noqa: E402
@@ -259,7 +260,9 @@ def _load_all(writer: Writer, players, days, since, until, expected, tiers, trut
         writer.add("snapshots", snapshots)
         writer.add("tracked", [tracked])
         if tracked.get("nickname"):
-            writer.nickname_ops.extend(sync_ops(tracked["region"], tracked["account_id"], None, tracked["nickname"]))
+            writer.nickname_ops.extend(
+                sync_ops(tracked["region"], tracked["account_id"], None, tracked["nickname"], complete=True)
+            )
         if n % 500 == 0:
             elapsed = time.monotonic() - started
             docs = sum(writer.written.values())

@@ -8,7 +8,7 @@ Starts SecantusDB (child process, on disk in a temporary directory) and the upst
 (`--rps` high, so the service itself is measured; its limits on ids per call stay strict), tracks
 M existing accounts of the three regions, runs one warm-up day (an account's first visit writes its
 first keyframe: in service that comes with the live lookup or clan refresh that made it tracked),
-then D measured days of the real pass (server/tracker.py, several claimants in this process like
+then D measured days of the real pass (server/services/tracker.py, several claimants in this process like
 several processes) on a ManualClock, the simulator answering "as of" it. It prints and writes to
 `--json` (default bench-tracker.json):
 
@@ -48,12 +48,13 @@ if ROOT not in sys.path:
 
 from scripts.loadkit.processes import cpu_seconds  # noqa: E402
 from scripts.upstream_sim.ids import REGION_RANGES, existing_accounts  # noqa: E402
-from server.demo import TimeTravelUpstream  # noqa: E402
-from server.embedded_db import EmbeddedDatabase  # noqa: E402
-from server.ratings_source import RatingsSource  # noqa: E402
-from server.tracker import DAY_SECONDS, ManualClock, Tracker, day_start  # noqa: E402
-from server.upstream import UpstreamClient  # noqa: E402
-from server.upstream_budget import LIVE_RESERVE_SHARE, UpstreamBudget  # noqa: E402
+from server.compose.demo import TimeTravelUpstream  # noqa: E402
+from server.compose.embedded_db import EmbeddedDatabase  # noqa: E402
+from server.domain.days import DAY_SECONDS, ManualClock, day_start  # noqa: E402
+from server.services.tracker import Tracker  # noqa: E402
+from server.upstream.budget import LIVE_RESERVE_SHARE, UpstreamBudget  # noqa: E402
+from server.upstream.client import UpstreamClient  # noqa: E402
+from server.upstream.expected_values import RatingsSource  # noqa: E402
 from store.tracker import SLICES  # noqa: E402
 
 EXPECTED = os.path.join(os.path.dirname(ROOT), "shared", "data", "wn8exp-2024-09-12.json")

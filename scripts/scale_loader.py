@@ -23,10 +23,11 @@ from typing import Any
 
 from bson import Binary
 
-from server import ratings as rating_maths
-from server.players import build_profile, snapshot_of
-from server.tracker import DAY_SECONDS, day_start, plan_visit, rekey_due, tank_state
-from server.upstream import TANK_COUNTERS
+from server.domain import ratings as rating_maths
+from server.domain.days import DAY_SECONDS, day_start
+from server.domain.profiles import build_profile, snapshot_of
+from server.services.tracker import plan_visit, rekey_due, tank_state
+from server.upstream.client import TANK_COUNTERS
 from store.tanks import COUNTERS, unpack
 from store.tracker import slice_of, tracked_id
 

@@ -28,10 +28,12 @@ def entry(account_id: int, nickname: str) -> dict:
     return {"n": nickname.lower(), "a": int(account_id), "d": nickname}
 
 
-def sync_ops(region: str, account_id: int, old: str | None, new: str | None) -> list[UpdateOne]:
+def sync_ops(region: str, account_id: int, old: str | None, new: str | None, complete: bool = False) -> list[UpdateOne]:
     """The writes that move one account from nickname `old` (what this table was last told, None:
     nothing) to `new` (None: no nickname). Applied in order, once or many times, they leave the same
     table: each push is conditional on the account's absence and each pull on a different name.
+    `complete`: every tracked nickname has been told (NicknamePrefixes.complete), so a prefix
+    document this creates holds every match; otherwise it is created stale.
 
     A prefix the account leaves (or whose entry changes name) loses the entry and is marked stale
     when the entry was there: the next nickname in line is unknown, so the next read rebuilds it
@@ -52,7 +54,9 @@ def sync_ops(region: str, account_id: int, old: str | None, new: str | None) -> 
         row = entry(account_id, new)
         for prefix in prefixes(new):
             key = prefix_id(region, prefix)
-            ops.append(UpdateOne({"_id": key}, {"$setOnInsert": {"top": [], "stale": True, "v": 0}}, upsert=True))
+            ops.append(
+                UpdateOne({"_id": key}, {"$setOnInsert": {"top": [], "stale": not complete, "v": 0}}, upsert=True)
+            )
             ops.append(
                 UpdateOne(
                     {"_id": key, "top.a": {"$ne": account_id}},
@@ -76,20 +80,31 @@ class NicknamePrefixes:
 
     def __init__(self, db):
         self.collection = db["nickname_prefixes"]
+        # Every tracked nickname has been told (Tracked.migrate_nicknames ran): a missing document
+        # then means no tracked nickname has the prefix, and new documents are created complete.
+        self.complete = False
 
     async def apply(self, ops: list[UpdateOne]) -> None:
         for start in range(0, len(ops), 500):
             await self.collection.bulk_write(ops[start : start + 500], ordered=True)
 
+    async def invalidate(self, region: str, prefix: str) -> None:
+        """The kept entries of (region, prefix) proved wrong: the next read rebuilds them."""
+        await self.collection.update_one(
+            {"_id": prefix_id(region, prefix)}, {"$set": {"stale": True}, "$inc": {"v": 1}}
+        )
+
     async def first(self, region: str, prefix: str, limit: int, read_range) -> list[dict]:
         """The first `limit` entries for (region, prefix) (kept(prefix, limit) must hold).
         `read_range(region, prefix)` returns every match as entries sorted by (n, a); it is called
-        only when the kept document is missing or stale, and what it returns is stored only if no
+        only when the kept document is stale, or missing before the table is complete, and what it returns is stored only if no
         change landed meanwhile (compare-and-set on `v`)."""
         key = prefix_id(region, prefix)
         doc = await self.collection.find_one({"_id": key})
         if doc is not None and not doc.get("stale"):
             return doc["top"][:limit]
+        if doc is None and self.complete:
+            return []
         if doc is None:
             await self.collection.update_one(
                 {"_id": key}, {"$setOnInsert": {"top": [], "stale": True, "v": 0}}, upsert=True

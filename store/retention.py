@@ -2,7 +2,7 @@
 
 SecantusDB's TTL monitor scans every collection that has a TTL index once a minute under a
 global lock, and never expires time-series collections. On that server (Store(ttl_indexes=False))
-the large collections carry a plain index on their expiry field instead, and server.retention
+the large collections carry a plain index on their expiry field instead, and server.jobs.retention
 deletes what expired in small batches found through that index: the cost is O(what expires).
 """
 

@@ -72,7 +72,7 @@ class Store:
         history_limit: int = HISTORY_LIMIT,
     ):
         """`ttl_indexes=False` (the embedded SecantusDB): large collections get plain indexes on
-        their expiry fields instead of TTL indexes, and server.retention deletes expired
+        their expiry fields instead of TTL indexes, and server.jobs.retention deletes expired
         documents in small indexed batches (that server's TTL monitor scans whole collections
         under a global lock and never expires time-series collections)."""
         self.client = client
@@ -110,7 +110,7 @@ class Store:
         return database_up(self.client)
 
     def expiring(self) -> list:
-        """What server.retention deletes: (name, collection, field, kind) of every family that
+        """What server.jobs.retention deletes: (name, collection, field, kind) of every family that
         expires by a job rather than a TTL index (empty with ttl_indexes=True)."""
         if self.ttl_indexes:
             return []

@@ -8,25 +8,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from bson import Binary
 from pymongo import ASCENDING, DESCENDING, ReplaceOne, UpdateOne
 
+from store.constants import TANK_COUNTERS
 from store.freshness import Freshness
 from store.retention import Expiring, ensure_expiry_index
 
-# The counters kept per tank, in the packed order (the upstream's tanks/stats `all` names).
-COUNTERS = (
-    "battles",
-    "wins",
-    "losses",
-    "draws",
-    "damage_dealt",
-    "frags",
-    "spotted",
-    "dropped_capture_points",
-    "capture_points",
-    "xp",
-    "survived_battles",
-    "shots",
-    "hits",
-)
+COUNTERS = TANK_COUNTERS  # the packed order
 WIDTH = len(COUNTERS)
 # A keyframe is written at least every KEYFRAME_MAX_RECORDS records and KEYFRAME_MAX_DAYS days after
 # the last one (on the account's next record), so a state is rebuilt from at most
@@ -36,7 +22,7 @@ KEYFRAME_MAX_DAYS = 30
 # The state of every day of the last HISTORY_DAYS must be rebuildable. A record expires RETENTION_DAYS
 # after its expiry base `x` (its own day, unless pushed later): a record whose chain serves days long
 # after it (an account idle for weeks or months) is rewritten in place as a keyframe with a later
-# base by the tracker (server/tracker.py, plan_visit), so what a day of the last HISTORY_DAYS needs
+# base by the tracker (server/services/tracker.py, plan_visit), so what a day of the last HISTORY_DAYS needs
 # never expires; every other record serves only days within RETENTION_DAYS - HISTORY_DAYS of its base.
 HISTORY_DAYS = 400
 RETENTION_DAYS = 440
@@ -284,7 +270,7 @@ class TankRecords:
         Every read is an equality on `a` plus a bounded range of `d` on the (a, d) index, so it
         examines only that account's records in that range, never the collection. The windows go
         back from `day` (_lookback_windows) until a keyframe is found: a change record is at most
-        KEYFRAME_MAX_DAYS days after its keyframe (server/tracker.py, next_record), so an account
+        KEYFRAME_MAX_DAYS days after its keyframe (server/services/tracker.py, next_record), so an account
         that played lately costs one read of at most KEYFRAME_MAX_DAYS + 1 records, and one idle
         for months a few more reads of empty ranges.
         """

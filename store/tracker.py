@@ -18,6 +18,7 @@ PARKED = "~"  # last_visit_day of an account whose tracking ended: sorts after e
 SLICES = 64  # the pass is partitioned into this many slices by a stable hash of (region, account_id)
 IN_CHUNK = 100  # ids per $in (SecantusDB's $in is quadratic in the number of keys)
 NICKNAME_END = "\U0010ffff"  # sorts after every character a nickname can hold
+NICKNAME_MIGRATION = "tracked.nickname_prefixes"  # marker in `migrations`: every nickname told once
 # What the pass reads of a tracked account (the packed per-tank state is read apart, only for
 # accounts that played).
 VISIT_FIELDS = {
@@ -48,10 +49,10 @@ class Tracked:
     """Collection `tracked`: one document per tracked account.
 
     {_id: "region:account_id", region, account_id, nickname, nickname_lower, slice, since,
-     until (tracking ends then: see server/tracker.py), last_visit_day ("" before the first visit),
+     until (tracking ends then: see server/services/tracker.py), last_visit_day ("" before the first visit),
      last_battle_time (as of the newest per-tank record), record_day, keyframe_day, keyframe_bytes,
      chain_records, chain_bytes (the keyframe policy's bookkeeping), kept_day (the expiry base of the
-     newest record's chain: see server/tracker.py, plan_visit), state (the newest per-tank state,
+     newest record's chain: see server/services/tracker.py, plan_visit), state (the newest per-tank state,
      packed as store.tanks.pack), nick_indexed (the nickname `nickname_prefixes` was last told,
      store/nicknames.py)}.
 
@@ -67,12 +68,34 @@ class Tracked:
         self.slices = db["tracker_slices"]
         self.freshness = Freshness(db)
         self.prefixes = NicknamePrefixes(db)
+        self.migrations = db["migrations"]
 
     async def ensure_schema(self) -> None:
         await self.collection.create_index([("region", ASCENDING), ("nickname_lower", ASCENDING)])
         await self.collection.create_index([("slice", ASCENDING), ("last_visit_day", ASCENDING)])
         await self.collection.create_index([("slice", ASCENDING), ("until", ASCENDING)])
         await self.slices.create_index([("day", ASCENDING)])
+        await self.migrate_nicknames()
+
+    async def migrate_nicknames(self, batch: int = 500) -> int:
+        """Tell `nickname_prefixes` every nickname tracked before it existed (or whose telling was
+        cut short); returns how many. One pass over the collection on the first start (a marker
+        remembers it), after which the table is complete (NicknamePrefixes.complete)."""
+        if await self.migrations.find_one({"_id": NICKNAME_MIGRATION}) is not None:
+            self.prefixes.complete = True
+            return 0
+        keys: list[str] = []
+        cursor = self.collection.find(
+            {"nickname": {"$exists": True}}, {"nickname": 1, "nick_indexed": 1}, batch_size=batch
+        )
+        async for doc in cursor:
+            if doc.get("nickname") != doc.get("nick_indexed"):
+                keys.append(doc["_id"])
+        for start in range(0, len(keys), batch):
+            await self.sync_nicknames(keys[start : start + batch])
+        await self.migrations.update_one({"_id": NICKNAME_MIGRATION}, {"$set": {"accounts": len(keys)}}, upsert=True)
+        self.prefixes.complete = True
+        return len(keys)
 
     # --- who is tracked ---------------------------------------------------------------
     @staticmethod
@@ -151,23 +174,38 @@ class Tracked:
         region None searches every region (one read each).
 
         A prefix of 3 to 8 characters is one point read of `nickname_prefixes` (store/nicknames.py),
-        which keeps the first 10 per (region, prefix); a missing or stale one is rebuilt from the
-        nickname index. Other prefixes read the index: an equality on region plus the range
+        which keeps the first 10 per (region, prefix), and one read of those accounts by _id to
+        check their names; a stale or wrong one is rebuilt from the nickname index. Other prefixes read the index: an equality on region plus the range
         [prefix, prefix + U+10FFFF) of (region, nickname_lower), never the collection (an anchored
         $regex is a collection scan on the embedded database). That server reads the whole range
         whatever the limit, so such a read costs the prefix's matches: the search is gated and its
-        answers cached (server/search.py)."""
+        answers cached (server/services/search.py)."""
         low = prefix.lower()
         limit = max(1, int(limit))
         rows: list[dict] = []
         for one in [region] if region is not None else list(REGIONS):
             if kept(low, limit):
                 found = await self.prefixes.first(one, low, limit, self._nickname_range)
+                if not await self._still_named(one, found):
+                    await self.prefixes.invalidate(one, low)
+                    found = await self.prefixes.first(one, low, limit, self._nickname_range)
             else:
                 found = await self._nickname_range(one, low)
             rows.extend({"region": one, **row} for row in found)
         rows.sort(key=lambda row: (row["n"], row["region"], row["a"]))
         return [{"account_id": row["a"], "nickname": row["d"], "region": row["region"]} for row in rows[:limit]]
+
+    async def _still_named(self, region: str, rows: list[dict]) -> bool:
+        """Whether every kept entry still names its account as it is now (one read of at most 10
+        ids). A wrong one (a rename the table was not told of: an account tracked before the table
+        existed, or two renames at once) makes the caller rebuild the prefix."""
+        if not rows:
+            return True
+        cursor = self.collection.find(
+            {"_id": {"$in": [tracked_id(region, row["a"]) for row in rows]}}, {"account_id": 1, "nickname": 1}
+        )
+        names = {doc["account_id"]: doc.get("nickname") for doc in await cursor.to_list(None)}
+        return all(names.get(row["a"]) == row["d"] for row in rows)
 
     async def _nickname_range(self, region: str, low: str) -> list[dict]:
         """Every tracked account of `region` whose lowercase nickname starts with `low`, as
@@ -195,7 +233,13 @@ class Tracked:
             ops = [
                 op
                 for doc in changed
-                for op in sync_ops(doc["region"], doc["account_id"], doc.get("nick_indexed"), doc.get("nickname"))
+                for op in sync_ops(
+                    doc["region"],
+                    doc["account_id"],
+                    doc.get("nick_indexed"),
+                    doc.get("nickname"),
+                    self.prefixes.complete,
+                )
             ]
             await self.prefixes.apply(ops)
             await self.collection.bulk_write(

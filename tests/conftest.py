@@ -14,7 +14,7 @@ from tests.helpers import EXPECTED_VALUES_FILE, ROOT, build_app, simulator
 @pytest.fixture(scope="session")
 def mongo_uri():
     """One SecantusDB server for the session; each test uses its own database name."""
-    from server.embedded_db import EmbeddedDatabase
+    from server.compose.embedded_db import EmbeddedDatabase
 
     database = EmbeddedDatabase(":memory:").start()
     yield database.uri

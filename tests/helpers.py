@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import datetime as dt
 import http.client
 import os
 import signal
@@ -15,6 +16,10 @@ from pathlib import Path
 
 import ujson
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest
+
+from server.domain.days import DAY_SECONDS, ManualClock, day_start
+from server.services.tracker import Tracker, due_at
+from store.tracker import SLICES
 
 CLIENT_TIMEOUT = 60.0  # "generous": anything slower counts as a hang
 
@@ -60,7 +65,7 @@ def simulator(rps: float):
 
 
 def make_config(**overrides):
-    from server.config import Config
+    from server.api.config import Config
 
     fields = {"jobs": False, "application_id": "test-app-id-secret"}
     fields.update(overrides)
@@ -71,9 +76,9 @@ def seed_tracking(io_loop, app, sim_url: str, accounts: dict[str, list[int]], da
     """`days` days of the tracker's pass over `accounts`, ending now, into the app's database
     (the demo's seeding code: the service's own tracker on a clock travelling through the days,
     against the simulator at `sim_url`). Returns the `now` it ended at."""
-    from server.demo import seed_player_history
-    from server.upstream import UpstreamClient
-    from server.upstream_budget import UpstreamBudget
+    from server.compose.demo import seed_player_history
+    from server.upstream.budget import UpstreamBudget
+    from server.upstream.client import UpstreamClient
 
     services, store = app.settings["services"], app.settings["store"]
     upstream = UpstreamClient("seed-test", base_url=sim_url, budget=UpstreamBudget(200, hold_first_window=False))
@@ -89,7 +94,7 @@ def seed_tracking(io_loop, app, sim_url: str, accounts: dict[str, list[int]], da
 
 def build_app(io_loop, uri: str, db_name: str, **config_overrides):
     """The real application over a real database, built inside the test's loop."""
-    from server.bootstrap import get_application
+    from server.compose.bootstrap import get_application
 
     config = make_config(mongodb_uri=uri, db_name=db_name, **config_overrides)
     app, store, limiter, services = io_loop.run_sync(lambda: get_application(config, uri))
@@ -211,7 +216,7 @@ def wait_until(predicate, timeout, step=0.1):
     return predicate()
 
 
-# --- the published WN8 formula, written out independently of server/ratings.py ---------------
+# --- the published WN8 formula, written out independently of server/domain/ratings.py ---------------
 def xvm_wn8(start: dict, end: dict, raw_table: dict) -> float:
     """XVM's account WN8 over the per-tank differences: sums of actual and expected values over the
     tanks present in the table (others left out of both sums), then the normalised ratios."""
@@ -250,3 +255,18 @@ def xvm_wn8(start: dict, end: dict, raw_table: dict) -> float:
         + 75 * r_def_c * r_frag_c
         + 145 * min(1.8, r_win_c)
     )
+
+
+async def run_days(tracker: Tracker, clock: ManualClock, first_day: str, days: int, *, at_end: bool = False) -> None:
+    """Time travel: run the pass of `days` UTC days from `first_day`, each slice at its due instant
+    (or every slice at the day's end with at_end), through the same code as the real pass."""
+    day = first_day
+    for _ in range(days):
+        if at_end:
+            clock.set(day_start(day) + DAY_SECONDS - 1)
+            await tracker.tick()
+        else:
+            for slice_no in range(SLICES):
+                clock.set(due_at(day, slice_no))
+                await tracker.work_slice(day, slice_no)
+        day = (dt.date.fromisoformat(day) + dt.timedelta(days=1)).isoformat()

@@ -1,6 +1,6 @@
 """scripts/scale_loader.py (the bulk loader of scripts/bench_scale.py) writes exactly what the real pass writes.
 
-The same seeded players answer the real tracker (server/tracker.py, run_days on a ManualClock)
+The same seeded players answer the real tracker (server/services/tracker.py, run_days on a ManualClock)
 as its upstream and feed the loader; per-tank records, snapshots and tracked documents must be
 equal document for document (snapshots apart from their ObjectId _id). 33 days: past the
 30-day keyframe bound, so the keyframe policy is exercised as well.
@@ -16,9 +16,10 @@ import pytest
 from bson.codec_options import CodecOptions
 
 from scripts.scale_loader import SyntheticPlayer, days_from, load_account
-from server.ratings import ExpectedValues
-from server.tracker import DAY_SECONDS, ManualClock, Tracker, day_start, run_days, utc_day
-from tests.helpers import EXPECTED_VALUES_FILE
+from server.domain.days import DAY_SECONDS, ManualClock, day_start, utc_day
+from server.domain.ratings import ExpectedValues
+from server.services.tracker import Tracker
+from tests.helpers import EXPECTED_VALUES_FILE, run_days
 
 ACCOUNTS = [
     ("eu", 500_100_001),

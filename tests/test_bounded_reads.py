@@ -16,9 +16,9 @@ import pytest
 import ujson
 from tornado.httpclient import HTTPRequest
 
-from server import search as search_module
-from server.players import TOTAL_FIELDS
-from server.search import PlayerSearch
+from server.domain.profiles import TOTAL_FIELDS
+from server.services import search as search_module
+from server.services.search import PlayerSearch
 from store.tanks import COUNTERS, TankRecords, pack
 
 REGION = "eu"

@@ -17,7 +17,7 @@ import pytest
 import ujson
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 
-from server.online import INLINE_DAYS, OnlineService
+from server.services.online import INLINE_DAYS, OnlineService
 from store.client import deadline
 
 DAY = dt.timedelta(days=1)
@@ -163,7 +163,7 @@ async def test_concurrent_distinct_long_histories_share_one_series_read(store):
 
 @pytest.mark.gen_test(timeout=60)
 async def test_a_full_gate_is_a_fast_503_never_a_queue(store):
-    from server.errors import APIError
+    from server.api.errors import APIError
 
     clock = Clock(NOW.timestamp())
     service = OnlineService(store, upstream=None, clock=clock)
@@ -238,12 +238,12 @@ async def test_concurrent_cold_history_leaves_other_endpoints_answering(app, htt
 @pytest.mark.gen_test(timeout=120)
 async def test_a_hung_database_gives_503_within_the_deadline(io_loop):
     """SIGSTOP a dedicated SecantusDB child: requests in flight and new ones answer 503 in ~2 s."""
-    from server.embedded_db import EmbeddedDatabase
+    from server.compose.embedded_db import EmbeddedDatabase
 
     database = EmbeddedDatabase(":memory:").start()
     stopped = False
     try:
-        from server.bootstrap import get_application
+        from server.compose.bootstrap import get_application
         from tests.helpers import make_config
 
         config = make_config(mongodb_uri=database.uri, db_name="hung")
@@ -304,7 +304,7 @@ async def test_a_hung_database_gives_503_within_the_deadline(io_loop):
 async def test_inline_aggregation_stops_at_its_time_budget(store):
     """Aggregations that take long (a year of minute samples on the embedded database: ~0.8 s a
     day) are not chained past INLINE_BUDGET_SECONDS: the request answers with the rest as gaps."""
-    from server.online import INLINE_BUDGET_SECONDS
+    from server.services.online import INLINE_BUDGET_SECONDS
 
     await seed_year(store, days=30)
     service = OnlineService(store, upstream=None, clock=Clock(NOW.timestamp()))
@@ -328,8 +328,8 @@ async def test_inline_aggregation_stops_at_its_time_budget(store):
 async def test_a_read_that_never_returns_is_a_503_not_a_hang():
     """Motor's executor threads all blocked on a hung database: the read has not even started,
     so the driver's own clock has not either. The request still ends at its deadline."""
-    from server.players import PlayerService
-    from store.client import is_database_error
+    from server.services.players import PlayerService
+    from store.errors import is_database_error
 
     class HungPlayers:
         async def get(self, region, account_id):

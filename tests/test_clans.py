@@ -13,7 +13,7 @@ import ujson
 from tornado.httpclient import HTTPRequest
 
 from scripts.upstream_sim import clan_members, existing_clans
-from server.upstream import UpstreamUnavailable
+from server.upstream.client import UpstreamUnavailable
 from tests.helpers import ROOT
 
 REGION = "eu"

@@ -225,7 +225,7 @@ import asyncio, logging, resource, sys
 resource.setrlimit(resource.RLIMIT_NOFILE, (128, 128))
 logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
 import tornado.web
-from server.http import JSONErrorHTTPServer
+from server.compose.http import JSONErrorHTTPServer
 
 class Hello(tornado.web.RequestHandler):
     def get(self):
@@ -371,7 +371,7 @@ def test_oversized_heads_answer_json(plain_server):
 
 
 def test_fd_limit_raised_to_hard_limit():
-    code = "from server.http import raise_fd_limit; print(raise_fd_limit())"
+    code = "from server.compose.http import raise_fd_limit; print(raise_fd_limit())"
     out = subprocess.run(
         [sys.executable, "-c", code],
         cwd=str(ROOT),
@@ -394,7 +394,7 @@ def test_full_server_sheds_only_connections_that_waited(tmp_path):
     SHED_MIN_WAIT for its head; otherwise the newcomer reads a JSON 503 (not a reset). So a
     client that has just connected is not shed by a churn of newcomers (issue 12: a legitimate
     connection was reset right after the connection-exhaustion attack)."""
-    from server.http import SHED_MIN_WAIT
+    from server.compose.http import SHED_MIN_WAIT
 
     port = free_port()
     with open(tmp_path / "capped.log", "wb") as log:

@@ -9,7 +9,7 @@ import pytest
 import ujson
 from tornado.httpclient import HTTPRequest
 
-from server.embedded_db import EmbeddedDatabase
+from server.compose.embedded_db import EmbeddedDatabase
 from tests.helpers import build_app, free_port
 
 ACCOUNT = 500000001

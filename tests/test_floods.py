@@ -14,8 +14,8 @@ import ujson
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 
 from scripts.upstream_sim import existing_accounts
-from server.config import parse_networks
-from server.ratelimit import MAX_KEYS_PER_FLUSH, RateLimiter, client_key
+from server.api.config import parse_networks
+from server.api.ratelimit import MAX_KEYS_PER_FLUSH, RateLimiter, client_key
 
 
 class Clock:
@@ -121,7 +121,7 @@ async def test_the_global_live_budget_admits_exactly_thirty_of_a_hundred_at_once
 
 @pytest.fixture
 def app_overrides():
-    # The counters as on the embedded database (a plain collection; see server.config).
+    # The counters as on the embedded database (a plain collection; see server.api.config).
     return {"trusted_proxies": parse_networks("127.0.0.1/32"), "rate_collection": "plain"}
 
 

@@ -4,7 +4,7 @@ Inputs: unicode, %00, percent-encoded garbage (also invalid UTF-8), huge and neg
 numbers, floats, repeated parameters, 8 KB segments, empty segments, trailing and doubled
 slashes, odd headers and methods. Requests are written as raw bytes on a socket, so nothing
 is normalised by an HTTP client on the way, to the real app (`build_app`) served by the HTTP
-server `python -m server` uses (`server.bootstrap.make_http_server`).
+server `python -m server` uses (`server.compose.bootstrap.make_http_server`).
 
 Every request gets an answer (a head of any size included: 431), with a documented status
 (DOCUMENTED; 204 for OPTIONS) -- never a 5xx but 503 -- and the JSON envelope (`success: false`,
@@ -28,8 +28,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from scripts.upstream_sim import existing_accounts, existing_clans
-from server.bootstrap import make_http_server
-from server.errors import ERROR_CODES
+from server.api.errors import ERROR_CODES
+from server.compose.bootstrap import make_http_server
 from tests.helpers import build_app, free_port
 
 MAX_EXAMPLES = 400
@@ -57,7 +57,7 @@ class Req:
 
 @pytest.fixture
 def served(io_loop, mongo_uri, db_name, upstream_sim):
-    """The real app behind the real server class, configured as server/__main__.py serves it."""
+    """The real app behind the real server class, configured as server/compose/entry.py serves it."""
     app = build_app(io_loop, mongo_uri, db_name, upstream_base_url=upstream_sim, rate_limit_scale=1000)
     port = free_port()
     server = make_http_server(app, app.settings["config"])
@@ -253,7 +253,7 @@ def requests(draw) -> Req:
 
 # --- the check ---------------------------------------------------------------------
 def check_answer(req: Req, status, headers, body) -> None:
-    """Every request gets an answer: server/http.py answers any oversized head with a JSON 431."""
+    """Every request gets an answer: server/compose/http.py answers any oversized head with a JSON 431."""
     context = (req.method, req.target[:300], len(req.target), status, headers, body[:300])
     assert status is not None, context  # the connection was closed without an answer
     assert status in DOCUMENTED, context
@@ -263,10 +263,10 @@ def check_answer(req: Req, status, headers, body) -> None:
         return
     assert "cache-control" in headers, context
     api = req.target.startswith(b"/api")
-    canned = status in (400, 413, 416, 431, 503) and "date" not in headers  # server/http.py's prebuilt bytes
+    canned = status in (400, 413, 416, 431, 503) and "date" not in headers  # server/compose/http.py's prebuilt bytes
     if req.method == "HEAD" and not canned:
         # HEAD never has a body, errors included -- except the canned protocol-level answers
-        # (server/http.py), sent when the request line itself could not be read.
+        # (server/compose/http.py), sent when the request line itself could not be read.
         assert not body, context
         return
     if status == 304 or (not api and status == 200):

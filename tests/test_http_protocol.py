@@ -7,7 +7,7 @@ import asyncio
 import pytest
 import ujson
 
-from server.bootstrap import make_http_server
+from server.compose.bootstrap import make_http_server
 from tests.helpers import build_app, free_port
 
 

@@ -639,6 +639,7 @@ REGISTRY: dict[str, list[Case]] = {
     "NicknamePrefixes.apply": [
         Case(lambda s, n: s.tracked.prefixes.apply(sync_ops("eu", WRITE_IDS[3], None, f"Apply{n}")))
     ],
+    "NicknamePrefixes.invalidate": [Case(lambda s, n: s.tracked.prefixes.invalidate("eu", "qzar"))],
     "NicknamePrefixes.first": [
         Case(
             lambda s, n: s.tracked.prefixes.first("eu", "qzar", 10, s.tracked._nickname_range),
@@ -880,6 +881,8 @@ EXEMPT: dict[str, str] = {
         )
     },
     "retention.ensure_expiry_index": SCHEMA,
+    "Tracked.migrate_nicknames": "the one-off telling of every tracked nickname to the search's prefix "
+    "table: one pass over the collection on the first start (a marker remembers it)",
     "TankRecords.migrate": "the one-off (a, d) migration: one pass over the collection on the first start "
     "after the upgrade, then a point read of its marker in `migrations`",
     "TankRecords.stored_bytes": "collStats of the whole collection (its size is the answer); asked by tests and "

@@ -33,6 +33,8 @@ steps = st.one_of(
     # nickname index and its store of what it read.
     # The prefix is of the account's old nickname (or of the new one when it had none).
     st.tuples(st.just("race"), regions, st.sampled_from(IDS), nicknames, st.integers(3, 5)),
+    # A process starts: it runs the one-off migration unless its marker is there.
+    st.tuples(st.just("restart")),
     st.tuples(
         st.just("search"),
         st.sampled_from(["eu", "na", None]),
@@ -64,7 +66,11 @@ def test_search_from_the_kept_prefixes_equals_a_search_of_every_nickname(io_loop
     answers, and a search after everything settles does too for every prefix of every nickname."""
     from store import create_client
 
-    seen = {"kept": 0, "rebuilt": 0, "renamed": 0, "crashed": 0, "raced": 0}
+    seen = {"kept": 0, "rebuilt": 0, "renamed": 0, "crashed": 0, "raced": 0, "legacy": 0, "migrated": 0, "exact": 0}
+
+    # Accounts tracked before the prefix table existed (no nick_indexed, no marker): searches
+    # rebuild from the nickname index until a restart's migration tells the table of them.
+    legacies = st.lists(st.tuples(regions, st.sampled_from(IDS[:10]), nicknames), max_size=15)
 
     @settings(
         max_examples=25,
@@ -72,8 +78,8 @@ def test_search_from_the_kept_prefixes_equals_a_search_of_every_nickname(io_loop
         phases=(Phase.explicit, Phase.reuse, Phase.generate),
         suppress_health_check=[HealthCheck.too_slow],
     )
-    @given(script=st.lists(steps, min_size=20, max_size=50))
-    def check(script):
+    @given(script=st.lists(steps, min_size=20, max_size=50), legacy=legacies)
+    def check(script, legacy):
         async def run() -> None:
             client = create_client(mongo_uri)
             name = "t_" + uuid.uuid4().hex[:12]
@@ -81,6 +87,20 @@ def test_search_from_the_kept_prefixes_equals_a_search_of_every_nickname(io_loop
             await tracked.ensure_schema()
             try:
                 names: dict[str, str] = {}
+                if legacy:
+                    await tracked.migrations.delete_many({})
+                    tracked.prefixes.complete = False
+                    for region, account, nick in legacy:
+                        key = tracked_id(region, account)
+                        names[key] = nick
+                        doc = {
+                            "region": region,
+                            "account_id": account,
+                            "nickname": nick,
+                            "nickname_lower": nick.lower(),
+                        }
+                        await tracked.collection.replace_one({"_id": key}, doc, upsert=True)
+                    seen["legacy"] += 1
                 for step in script:
                     kind = step[0]
                     if kind == "track":
@@ -115,6 +135,10 @@ def test_search_from_the_kept_prefixes_equals_a_search_of_every_nickname(io_loop
                             # The next write of its nickname (a lookup) repairs the table.
                             await tracked.track(region, account, nick, UNTIL, NOW)
                             names[key] = nick
+                    elif kind == "restart":
+                        tracked = Tracked(client[name])
+                        seen["migrated"] += await tracked.migrations.count_documents({}) == 0 and bool(legacy)
+                        await tracked.ensure_schema()
                     elif kind == "race":
                         _, region, account, nick, length = step
                         prefix = names.get(tracked_id(region, account), nick)[:length].lower()
@@ -125,17 +149,30 @@ def test_search_from_the_kept_prefixes_equals_a_search_of_every_nickname(io_loop
                         async def racing_range(one: str, low: str, region=region, account=account, nick=nick):
                             rows = await tracked._nickname_range(one, low)
                             await tracked.track(region, account, nick, UNTIL, NOW)
+                            names[tracked_id(region, account)] = nick
                             seen["raced"] += 1
                             return rows
 
-                        names[tracked_id(region, account)] = nick
                         await tracked.prefixes.first(region, prefix, KEEP, racing_range)
                     else:
                         _, region, text, limit = step
                         docs = await tracked.collection.find({}).to_list(None)
                         await check_searches(tracked, [(region, text, limit)], docs)
-                # Settled: every prefix of every nickname, at KEEP results.
                 docs = await tracked.collection.find({}).to_list(None)
+                if not legacy:
+                    # Told of every nickname from the start, the table itself is right: every
+                    # document not marked stale keeps exactly the first KEEP matches (the read's
+                    # name check only heals what a table that missed a rename would answer).
+                    for doc in await tracked.prefixes.collection.find({"stale": False}).to_list(None):
+                        region, prefix = doc["_id"].split(":", 1)
+                        truth = sorted(
+                            (d["nickname"].lower(), d["account_id"], d["nickname"])
+                            for d in docs
+                            if d["region"] == region and d["nickname"].lower().startswith(prefix)
+                        )[:KEEP]
+                        assert [(e["n"], e["a"], e["d"]) for e in doc["top"]] == truth, doc["_id"]
+                        seen["exact"] += 1
+                # Settled: every prefix of every nickname, at KEEP results.
                 assert {d["_id"]: d["nickname"] for d in docs} == names
                 asked = {(d["region"], d["nickname"][:k]) for d in docs for k in range(3, len(d["nickname"]) + 1)}
                 await check_searches(tracked, [(r, p, KEEP) for r, p in sorted(asked)], docs)
@@ -150,3 +187,30 @@ def test_search_from_the_kept_prefixes_equals_a_search_of_every_nickname(io_loop
 
     check()
     assert all(seen.values()), seen
+
+
+def test_an_account_tracked_before_the_table_and_renamed_leaves_its_old_prefix(io_loop, mongo_uri):
+    """The table was never told this account's old name (it was tracked before the table existed),
+    yet a search that kept it under that name drops it once it is renamed: the read checks names."""
+    from store import create_client
+
+    async def run() -> None:
+        client = create_client(mongo_uri)
+        name = "t_" + uuid.uuid4().hex[:12]
+        tracked = Tracked(client[name])
+        try:
+            key = tracked_id("eu", 7)
+            old = {"region": "eu", "account_id": 7, "nickname": "Abcdef", "nickname_lower": "abcdef"}
+            await tracked.collection.replace_one({"_id": key}, old, upsert=True)
+            await tracked.track("eu", 8, "Abcxyz", UNTIL, NOW)  # told: creates the prefix documents
+            # Before the migration marker, "abc" was rebuilt from the index with account 7 in it.
+            found = await tracked.search_prefix("eu", "abc", KEEP)
+            assert [r["account_id"] for r in found] == [7, 8]
+            await tracked.track("eu", 7, "Zed", UNTIL, NOW)  # renamed; its old name was never told
+            assert [r["account_id"] for r in await tracked.search_prefix("eu", "abc", KEEP)] == [8]
+            assert [r["nickname"] for r in await tracked.search_prefix("eu", "zed", KEEP)] == ["Zed"]
+        finally:
+            await client.drop_database(name)
+            client.close()
+
+    io_loop.run_sync(run, timeout=60)

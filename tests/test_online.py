@@ -10,9 +10,9 @@ import pytest
 import ujson
 from tornado.httpclient import HTTPRequest
 
-from server.jobs import JobRunner
-from server.online import GAMES, REGIONS, OnlineService, SamplingFailed
-from server.upstream import UpstreamUnavailable
+from server.jobs.runner import JobRunner
+from server.services.online import GAMES, REGIONS, OnlineService, SamplingFailed
+from server.upstream.client import UpstreamUnavailable
 
 
 # Constructed samples lie in the future: TTL monitors (samples 410 days, claims 2 days, day

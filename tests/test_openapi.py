@@ -21,9 +21,9 @@ from tornado.httpclient import HTTPRequest
 
 from handlers import openapi
 from handlers.index import index_document
-from server.catalogue import CATALOGUE, PREFIX
-from server.errors import ERROR_CODES
-from server.ratelimit import ENDPOINT_LIMITS
+from server.api.catalogue import CATALOGUE, PREFIX
+from server.api.errors import ERROR_CODES
+from server.api.ratelimit import ENDPOINT_LIMITS
 from tests.helpers import build_app, free_port, make_config
 
 DOC_URI = "urn:statsapi:openapi"
@@ -433,7 +433,7 @@ async def test_live_answers_conform_to_the_document(app, http_client, base_url):
 @pytest.fixture
 def raw_server(io_loop, mongo_uri, db_name, upstream_sim):
     """The real HTTP server class, so protocol-level rejections are the production ones."""
-    from server.bootstrap import make_http_server
+    from server.compose.bootstrap import make_http_server
 
     application = build_app(io_loop, mongo_uri, db_name, upstream_base_url=upstream_sim)
     port = free_port()

@@ -1,12 +1,12 @@
-"""PeriodService (server/period.py) over hand-built per-tank records: days covered, baselines, 404."""
+"""HistoryService (server/services/history.py) over hand-built per-tank records: days covered, baselines, 404."""
 
 from __future__ import annotations
 
 import pytest
 
-from server.errors import APIError
-from server.period import PeriodService
-from server.ratings import ExpectedValues, TankExpectation
+from server.api.errors import APIError
+from server.domain.ratings import ExpectedValues, TankExpectation
+from server.services.history import HistoryService
 from store.store import Gate
 from store.tanks import COUNTERS, Timeline, pack
 
@@ -112,7 +112,7 @@ RECORDS = {
 
 @pytest.fixture
 def service():
-    return PeriodService(FakeStore(RECORDS), FakeRatings())
+    return HistoryService(FakeStore(RECORDS), FakeRatings())
 
 
 @pytest.mark.gen_test
@@ -147,7 +147,7 @@ async def test_recent_1000_from_the_newest_record_at_least_1000_battles_back(ser
 
 @pytest.mark.gen_test
 async def test_recent_1000_is_none_when_the_records_do_not_reach_that_far():
-    service = PeriodService(FakeStore({d: RECORDS[d] for d in ("2026-01-20", "2026-01-25")}), FakeRatings())
+    service = HistoryService(FakeStore({d: RECORDS[d] for d in ("2026-01-20", "2026-01-25")}), FakeRatings())
     assert await service.recent("eu", 1, "2026-01-25") is None
 
 
@@ -167,7 +167,7 @@ async def test_tanks_rows_and_period(service):
 
 @pytest.mark.gen_test
 async def test_tanks_without_records_is_no_history():
-    service = PeriodService(FakeStore({}), FakeRatings())
+    service = HistoryService(FakeStore({}), FakeRatings())
     with pytest.raises(APIError) as raised:
         await service.tanks("eu", 1, 30, "2026-01-25")
     assert raised.value.code == "no_history"
@@ -180,11 +180,11 @@ async def test_tanks_end_where_the_history_deltas_end():
     (seen on the demo data: the two differed by the day before the tracker's visit)."""
     records = {d: RECORDS[d] for d in ("2026-01-01", "2026-01-10", "2026-01-20")}
     store = FakeStore(records, measured="2026-01-24", snapshot_dates=("2026-01-24", "2026-01-25"))
-    service = PeriodService(store, FakeRatings())
+    service = HistoryService(store, FakeRatings())
     data = await service.tanks("eu", 1, 15, "2026-01-25")
     delta = await service.period("eu", 1, "2026-01-10", "2026-01-25")  # the history's 15-day window
     assert (data["from"], data["to"]) == (delta["from"], delta["to"]) == ("2026-01-10", "2026-01-20")
     assert data["period"]["battles"] == delta["battles"] == 990
     # Without today's snapshot the days end on the last measured day.
-    service = PeriodService(FakeStore(records, measured="2026-01-24"), FakeRatings())
+    service = HistoryService(FakeStore(records, measured="2026-01-24"), FakeRatings())
     assert (await service.tanks("eu", 1, 15, "2026-01-25"))["from"] == "2026-01-01"

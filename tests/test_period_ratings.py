@@ -1,4 +1,4 @@
-"""Period figures (server/recents.py) against formulas written out here, on a simulated month."""
+"""Period figures (server/domain/recents.py) against formulas written out here, on a simulated month."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import math
 import pytest
 
 from scripts.upstream_sim import World, existing_accounts
-from server.ratings import ExpectedValues, load_expected_values_file
-from server.recents import (
+from server.domain.ratings import ExpectedValues, load_expected_values_file
+from server.domain.recents import (
     PERIOD_COUNTERS,
     ROW_COUNTERS,
     figures_of,
@@ -54,7 +54,7 @@ def active_month(world: World, raw_table: dict) -> tuple[dict, dict]:
     raise AssertionError("no simulated account with such a month among the first 300")
 
 
-# --- the published formulas, written out independently of server/ratings.py ---------------
+# --- the published formulas, written out independently of server/domain/ratings.py ---------------
 
 
 def period_totals(start: dict, end: dict) -> dict:

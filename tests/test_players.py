@@ -10,7 +10,7 @@ import ujson
 from tornado.httpclient import HTTPRequest
 
 from scripts.upstream_sim import existing_accounts, missing_accounts
-from server.players import history_view
+from server.domain.profiles import history_view
 from tests.helpers import EXPECTED_VALUES_FILE, sim_async
 
 ACCOUNTS = existing_accounts("eu", 60)
@@ -19,7 +19,7 @@ ACCOUNTS = existing_accounts("eu", 60)
 @pytest.fixture
 def app_overrides():
     # The test client is a trusted proxy here, so X-Forwarded-For stands for distinct clients.
-    from server.config import parse_networks
+    from server.api.config import parse_networks
 
     return {"trusted_proxies": parse_networks("127.0.0.1/32")}
 
@@ -180,7 +180,7 @@ def test_history_deltas_hand_checked():
 
 
 def independent_wn8(tanks: list[dict], table: dict) -> float:
-    """WN8 the XVM way, written out here from the published formula (not server.ratings)."""
+    """WN8 the XVM way, written out here from the published formula (not server.domain.ratings)."""
     expected = {row["IDNum"]: row for row in table["data"]}
     dmg = frags = spot = defence = wins = 0.0
     e_dmg = e_frags = e_spot = e_def = e_win = 0.0

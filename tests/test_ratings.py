@@ -1,4 +1,4 @@
-"""Tests for server.ratings: WN8, WN7, efficiency and the XVM expected-values table."""
+"""Tests for server.domain.ratings: WN8, WN7, efficiency and the XVM expected-values table."""
 
 import json
 from dataclasses import FrozenInstanceError
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from server.ratings import (
+from server.domain.ratings import (
     ExpectedValues,
     TankExpectation,
     account_wn8,

@@ -10,8 +10,8 @@ from tornado.httpclient import HTTPRequest
 
 from scripts.upstream_sim.ids import existing_accounts, nickname
 from scripts.upstream_sim.world import World
-from server.catalogue import CATALOGUE, PLAYER_SEARCH, SEARCH_RESULTS, TANKS
-from server.tracker import day_start, utc_day
+from server.api.catalogue import CATALOGUE, PLAYER_SEARCH, SEARCH_RESULTS, TANKS
+from server.domain.days import day_start, utc_day
 from store.tanks import COUNTERS
 from tests.helpers import EXPECTED_VALUES_FILE, seed_tracking, xvm_wn8
 
@@ -262,7 +262,7 @@ def test_weekly_pass_rebuilds_the_same_states_as_state_on_and_weeks_start_with_t
     """The one-pass states of period._weekly equal Timeline.state_on on every day (keyframes
     reset the state, change records apply to it); a week before the records is null, the week
     in which they start begins at the first one, a week without battles has battles 0."""
-    from server.period import _states_on, _weekly, week_bounds
+    from server.services.history import _states_on, _weekly, week_bounds
     from store.tanks import Timeline, pack
 
     def row(battles):

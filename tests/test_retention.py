@@ -13,7 +13,7 @@ import time
 import pytest
 from tornado.httpclient import HTTPRequest
 
-from server.retention import Retention
+from server.jobs.retention import Retention
 
 SNAPSHOTS = 40_000
 EXPIRED_SHARE = 2  # every second snapshot is older than its 410-day retention

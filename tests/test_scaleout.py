@@ -22,7 +22,7 @@ import ujson
 
 from tests.helpers import ServerProcess, sim
 
-LEASE_TTL = 60.0  # server.jobs.JobRunner.lease_ttl
+LEASE_TTL = 60.0  # server.jobs.runner.JobRunner.lease_ttl
 TAKEOVER_TIMEOUT = 100.0
 SAMPLER_CALLS_PER_RUN = 9  # wgn/servers/info for 3 games x 3 regions
 
@@ -143,7 +143,7 @@ def test_one_leader_and_failover_after_sigkill(pair, mongo_uri, upstream_sim):
 
 # --- rate limits across processes --------------------------------------------------------
 WEEKLY_LIMIT = 10  # /clan/{id}/{region}/weekly, per minute per client (SPEC 8.1)
-FLUSH_INTERVAL = 0.5  # server.ratelimit.RateLimiter.flush_interval
+FLUSH_INTERVAL = 0.5  # server.api.ratelimit.RateLimiter.flush_interval
 ROUND_PAUSE = 0.6
 
 

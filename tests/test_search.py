@@ -1,4 +1,4 @@
-"""Nickname search: the simulator's account/list, UpstreamClient.account_list and server/search.py."""
+"""Nickname search: the simulator's account/list, UpstreamClient.account_list and server/services/search.py."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from tornado.httpclient import HTTPRequest
 
 from scripts import upstream_sim as sim
 from scripts.upstream_sim.api import SEARCHABLE_IDS
-from server.errors import APIError
-from server.ratelimit import GLOBAL_CLIENT, WINDOW_SECONDS, RateLimiter, counter_key
-from server.search import PlayerSearch
-from server.upstream import UpstreamClient, UpstreamUnavailable
+from server.api.errors import APIError
+from server.api.ratelimit import GLOBAL_CLIENT, WINDOW_SECONDS, RateLimiter, counter_key
+from server.services.search import PlayerSearch
+from server.upstream.client import UpstreamClient, UpstreamUnavailable
 
 FROZEN_NOW = 1_750_000_000  # 2025-06-15
 APP_ID = "search-test-app"
@@ -169,7 +169,7 @@ async def test_upstream_client_account_list(upstream, call):
     assert stats["by_path"]["wot/account/list"] == 3 and stats["violations"]["total"] == 0
 
 
-# --- server/search.py ---------------------------------------------------------------------------
+# --- server/services/search.py ---------------------------------------------------------------------------
 
 
 class FakeTracked:

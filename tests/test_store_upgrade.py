@@ -53,7 +53,7 @@ async def test_records_written_before_the_account_and_day_fields_are_migrated_an
 async def test_kept_figures_follow_writes_and_deletes(store):
     """/status's figures are kept by the writers: the newest profile / clan / tracked account and the
     per-tank record count (inserts add, rewrites of the same account-day do not, retention subtracts)."""
-    from server.retention import Retention
+    from server.jobs.retention import Retention
 
     assert await store.players.newest_timestamp() is None
     for cached_at in (1000.0, 3000.0, 2000.0):
@@ -123,7 +123,7 @@ async def test_status_warns_when_the_embedded_database_nears_its_measured_ceilin
     async def status_with(records: int, embedded) -> dict:
         await store.tanks.freshness.count_set(COUNT, records)
         services.embedded_database = embedded
-        services.status_cache.clear()  # the database view is reused for CACHE_SECONDS
+        services.status._value = None  # the database view is reused for CACHE_SECONDS
         response = await http_client.fetch(base_url + "/api/v1/status", raise_error=False)
         assert response.code == 200
         return ujson.loads(response.body)["data"]

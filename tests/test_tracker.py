@@ -14,13 +14,14 @@ import pytest
 
 from scripts.upstream_sim.ids import existing_accounts, veteran_accounts
 from scripts.upstream_sim.world import World
-from server.demo import TimeTravelUpstream
-from server.tracker import ManualClock, Tracker, day_start, due_at, run_days, utc_day
-from server.upstream import UpstreamClient
-from server.upstream_budget import UpstreamBudget
+from server.compose.demo import TimeTravelUpstream
+from server.domain.days import ManualClock, day_start, utc_day
+from server.services.tracker import Tracker, due_at
+from server.upstream.budget import UpstreamBudget
+from server.upstream.client import UpstreamClient
 from store.tanks import COUNTERS
 from store.tracker import SLICES, slice_of
-from tests.helpers import EXPECTED_VALUES_FILE, ROOT, sim, simulator
+from tests.helpers import EXPECTED_VALUES_FILE, ROOT, run_days, sim, simulator
 
 FIRST_DAY = "2025-03-01"
 SIM_RPS = 100  # this module's own simulator: strict limits, a quota high enough for weeks in seconds
@@ -67,7 +68,7 @@ class Ratings:
     """The real table and tiers without a network fetch (the ratings source's interface)."""
 
     def __init__(self, world):
-        from server import ratings as rating_maths
+        from server.domain import ratings as rating_maths
 
         self.expected = rating_maths.parse_expected_values(EXPECTED_VALUES_FILE.read_bytes())
         self.tier_map = {t: v["tier"] for t, v in world.vehicles.items()}
@@ -162,7 +163,7 @@ async def test_two_weeks_of_passes_visit_once_a_day_and_rebuild_every_tank(store
 
 @pytest.mark.gen_test(timeout=300)
 async def test_ratings_and_history_fill_every_day_without_requests(store, fast_sim, world):
-    from server.players import PlayerService
+    from server.services.history import HistoryService
 
     accounts = [("eu", a) for a in existing_accounts("eu", 12, start=500_400_000)]
     days = days_from(FIRST_DAY, 10)
@@ -176,12 +177,12 @@ async def test_ratings_and_history_fill_every_day_without_requests(store, fast_s
     assert status["today"]["slices_finished"] == SLICES and status["today"]["eta_seconds"] == 0
     assert status["today"]["requests"]["tanks_stats"] == len(recording.tanks[days[-1]])
     assert status["today"]["requests"]["account_info"] >= 1
-    players = PlayerService(store, None, Ratings(world), None, clock=clock, tracker=tracker)
+    history_service = HistoryService(store, Ratings(world), clock=clock)
     expected = Ratings(world).expected
-    from server import ratings as rating_maths
+    from server.domain import ratings as rating_maths
 
     for region, account_id in accounts:
-        history = await players.history(region, account_id, days=10)
+        history = await history_service.history(region, account_id, days=10)
         entries = history["snapshots"]
         assert [e["date"] for e in entries] == days  # one entry per day, measured or carried
         played = {day for day in days if (region, account_id) in recording.tanks[day]}
@@ -384,8 +385,8 @@ async def test_the_pass_keeps_every_day_of_the_last_400_through_idle_years(store
     retention job daily, over 2 1/2 simulated years: every day of the last 400 rebuilds exactly."""
     from types import SimpleNamespace
 
-    from server.retention import Retention
-    from server.tracker import DAY_SECONDS
+    from server.domain.days import DAY_SECONDS
+    from server.jobs.retention import Retention
     from store.tanks import HISTORY_DAYS, RETENTION_DAYS, as_counters
 
     account_id = 500_000_123

@@ -6,7 +6,7 @@ that truth (issue 20, Build 3).
 The upstream is a small fake whose per-tank counters the test controls (`World`); the tracker,
 the store and the period figures are the real ones, on the embedded database. A same-day rewrite
 (the pass, then a lookup after more battles; two lookups) must give the records of one visit at
-the day's last fetch (server/tracker.py, module docstring).
+the day's last fetch (server/services/tracker.py, module docstring).
 """
 
 from __future__ import annotations
@@ -22,10 +22,11 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from server.period import PeriodService
-from server.ratings import load_expected_values_file
-from server.retention import Retention
-from server.tracker import DAY_SECONDS, ManualClock, Tracker, day_start, due_at, utc_day
+from server.domain.days import DAY_SECONDS, ManualClock, day_start, utc_day
+from server.domain.ratings import load_expected_values_file
+from server.jobs.retention import Retention
+from server.services.history import HistoryService
+from server.services.tracker import Tracker, due_at
 from store.tanks import COUNTERS, as_counters
 from store.tracker import slice_of
 from tests.helpers import EXPECTED_VALUES_FILE, xvm_wn8
@@ -230,7 +231,7 @@ class Sim:
     async def check_periods(self, raw_table: dict, lasts: list[str]) -> int:
         """(b) Period WN8 (and battles) over [last - span, last] equals XVM's formula over the truth.
         Returns how many periods had WN8 to compare."""
-        service = PeriodService(self.store, TableRatings(), clock=self.clock)
+        service = HistoryService(self.store, TableRatings(), clock=self.clock)
         compared = 0
         for account in ACCOUNTS:
             for last in lasts:
@@ -262,7 +263,7 @@ def drift(rebuilt: dict, want: dict) -> str:
 
 
 def expected_period(world: World, account, first: str, last: str, raw_table: dict) -> dict | None:
-    """The period as PeriodService defines it, from the truth alone: from the state at the end of
+    """The period as HistoryService defines it, from the truth alone: from the state at the end of
     `first` (or, for an account first fetched inside the period, its first fetch) to the end of
     `last`; WN8 the XVM way over the per-tank differences (tests/helpers.py xvm_wn8)."""
     end = world.truth(account, last)
@@ -289,7 +290,7 @@ day_script = st.tuples(
     st.booleans(),  # the pass gets through every slice by the day's end
 )
 # Per account: a rest of up to 80 days from a random day (no battles then): accounts idle for longer
-# than the keep gap (server/tracker.py KEEP_GAP), so the in-place keep is part of the interleavings.
+# than the keep gap (server/services/tracker.py KEEP_GAP), so the in-place keep is part of the interleavings.
 rests = st.lists(
     st.tuples(st.integers(0, DAYS - 1), st.integers(0, 80)), min_size=len(ACCOUNTS), max_size=len(ACCOUNTS)
 )

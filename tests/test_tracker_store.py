@@ -27,8 +27,8 @@ def _day(n: int) -> str:
 
 
 def test_counters_are_the_upstream_tank_counters():
-    from server.recents import PERIOD_COUNTERS
-    from server.upstream import TANK_COUNTERS
+    from server.domain.recents import PERIOD_COUNTERS
+    from server.upstream.client import TANK_COUNTERS
 
     assert COUNTERS == TANK_COUNTERS
     assert set(PERIOD_COUNTERS) <= set(COUNTERS)
@@ -124,8 +124,9 @@ async def test_every_day_of_the_last_400_rebuilds_through_idle_years_and_retenti
     timeline read)."""
     from types import SimpleNamespace
 
-    from server.retention import Retention
-    from server.tracker import DAY_SECONDS, day_start, plan_visit, rekey_due
+    from server.domain.days import DAY_SECONDS, day_start
+    from server.jobs.retention import Retention
+    from server.services.tracker import plan_visit, rekey_due
 
     region, account_id = "eu", 500_000_777
     rng = random.Random(11)

@@ -1,4 +1,4 @@
-"""server/upstream.py against the simulator (scripts/upstream_sim/) over real HTTP, in-process.
+"""server/upstream/client.py against the simulator (scripts/upstream_sim/) over real HTTP, in-process.
 
 Each test starts the simulator on a free port inside its own event loop (``asyncio.run``), with
 the simulated clock frozen, so answers are deterministic. No timing asserts: timeouts use a
@@ -18,7 +18,7 @@ from tornado.httpserver import HTTPServer
 from tornado.netutil import bind_sockets
 
 from scripts import upstream_sim as sim
-from server.upstream import (
+from server.upstream.client import (
     RETRY_AFTER_LIMIT,
     RETRY_AFTER_TRANSIENT,
     UpstreamBadRequest,

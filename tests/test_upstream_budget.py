@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from server.upstream_budget import RECOVER_EVERY, UpstreamBudget
+from server.upstream.budget import RECOVER_EVERY, UpstreamBudget
 
 
 def most_in_any_window(times: list[float], seconds: float = 1.0) -> int:

@@ -7,11 +7,12 @@ import asyncio
 import sys
 
 from scripts.upstream_sim.world import World
-from server import ratings as rating_maths
-from server.demo import TimeTravelUpstream
-from server.tracker import ManualClock, Tracker
-from server.upstream import UpstreamClient
-from server.upstream_budget import UpstreamBudget
+from server.compose.demo import TimeTravelUpstream
+from server.domain import ratings as rating_maths
+from server.domain.days import ManualClock
+from server.services.tracker import Tracker
+from server.upstream.budget import UpstreamBudget
+from server.upstream.client import UpstreamClient
 from store import Store, create_client
 from tests.helpers import EXPECTED_VALUES_FILE
 

@@ -10,7 +10,7 @@ import signal
 import threading
 import time
 
-from server.catalogue import PREFIX
+from server.api.catalogue import PREFIX
 from store.constants import REGIONS
 
 from .common import (

@@ -11,7 +11,7 @@ import threading
 import time
 
 from scripts.loadkit.generators import Load, PythonGenerator, WrkGenerator
-from server.catalogue import LIVE_GLOBAL, PREFIX
+from server.api.catalogue import LIVE_GLOBAL, PREFIX
 
 from .common import (
     CAUGHT_UP_KEYS,

@@ -48,23 +48,23 @@ LOOP_FRAME = "._run_once (asyncio/base_events.py)"  # BaseEventLoop._run_once: t
 
 # The costs worth naming, whether or not they make the top lists (inclusive shares).
 WATCHED_FRAMES = [
-    ("rate limiter: RateLimiter.hit", "RateLimiter.hit (server/ratelimit.py)"),
-    ("rate limiter: Decision.headers", "Decision.headers (server/ratelimit.py)"),
-    ("rate limiter: flush (bulk $inc + read back)", "RateLimiter.flush (server/ratelimit.py)"),
+    ("rate limiter: RateLimiter.hit", "RateLimiter.hit (server/api/ratelimit.py)"),
+    ("rate limiter: Decision.headers", "Decision.headers (server/api/ratelimit.py)"),
+    ("rate limiter: flush (bulk $inc + read back)", "RateLimiter.flush (server/api/ratelimit.py)"),
     ("client address: resolve_client_ip", "resolve_client_ip (handlers/base.py)"),
     ("envelope: BaseHandler.respond", "BaseHandler.respond (handlers/base.py)"),
     ("meta.generated: utc_now_iso", "utc_now_iso (handlers/base.py)"),
     ("headers: BaseHandler.set_default_headers", "BaseHandler.set_default_headers (handlers/base.py)"),
     ("errors: BaseHandler.write_error", "BaseHandler.write_error (handlers/base.py)"),
     ("errors: RequestHandler.send_error (tornado)", "RequestHandler.send_error (tornado/web.py)"),
-    ("access log: log_request", "log_request (server/app.py)"),
+    ("access log: log_request", "log_request (server/compose/app.py)"),
     ("logging: StreamHandler.emit", "StreamHandler.emit (logging/__init__.py)"),
-    ("player service: PlayerService.profile", "PlayerService.profile (server/players.py)"),
+    ("player service: PlayerService.profile", "PlayerService.profile (server/services/players.py)"),
     ("tornado: RequestHandler.finish", "RequestHandler.finish (tornado/web.py)"),
     ("tornado: RequestHandler.__init__", "RequestHandler.__init__ (tornado/web.py)"),
     ("tornado: routing (find_handler)", "RuleRouter.find_handler (tornado/routing.py)"),
     ("tornado: Date header (format_datetime)", "format_datetime (email/utils.py)"),
-    ("JSON error stream wrapper (server/http.py)", "_JSONRejectingStream.write (server/http.py)"),
+    ("JSON error stream wrapper (server/compose/http.py)", "_JSONRejectingStream.write (server/compose/http.py)"),
 ]
 
 
@@ -104,7 +104,7 @@ def summarize_profile(raw_path: str, rate: int, seconds: float, top: int = 15) -
     project = [
         (k, v)
         for k, v in incl_counts.most_common()
-        if any(f"({p}/" in k for p in ("server", "handlers", "store")) and "server/__main__.py" not in k
+        if any(f"({p}/" in k for p in ("server", "handlers", "store")) and "server/compose/entry.py" not in k
     ]
     return {
         "samples": loop,

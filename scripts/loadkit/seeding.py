@@ -10,11 +10,11 @@ import time
 async def seed_small(
     uri: str, db_name: str, sim_url: str, players: int, clans: int, online_minutes: int, capped_counters: bool = False
 ) -> dict:
-    from server import demo
-    from server.bootstrap import connect_store
-    from server.config import Config
-    from server.ratelimit import RateLimiter
-    from server.runtime import build_services
+    from server.api.config import Config
+    from server.api.ratelimit import RateLimiter
+    from server.compose import demo
+    from server.compose.bootstrap import connect_store
+    from server.compose.wiring import build_services
 
     demo._progress = lambda total, desc: None  # no progress bars in the bench output
     started = time.monotonic()
@@ -48,7 +48,7 @@ async def seed_small(
 
         if clans:
             try:
-                from server.clans import ClanService
+                from server.services.clans import ClanService
 
                 clan_ids = await lists.clans("eu", clans)
                 await store.clans.add_seeds("eu", clan_ids)

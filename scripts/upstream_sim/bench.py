@@ -15,7 +15,7 @@ from .api import apply_fields
 from .ids import MAX_IDS, existing_accounts, is_veteran
 from .world import World
 
-# What the service asks of wot/account/info (server/upstream.py ACCOUNT_FIELDS).
+# What the service asks of wot/account/info (server/upstream/client.py ACCOUNT_FIELDS).
 ACCOUNT_FIELDS = "account_id,nickname,clan_id,created_at,last_battle_time,updated_at," + ",".join(
     f"statistics.all.{name}"
     for name in (

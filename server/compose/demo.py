@@ -43,12 +43,13 @@ def _progress(total: int, desc: str):
 async def seed_player_history(
     store, upstream, ratings_source, accounts: dict[str, list[int]], days: int, now: float, track_days: int = 90
 ) -> dict:
-    """`days` days of the tracker's daily pass (server/tracker.py, the same code the service runs),
+    """`days` days of the tracker's daily pass (server/services/tracker.py, the same code the service runs),
     on a ManualClock with the simulator answering "as of" it: each past day's pass at the day's
     last second, today's due slices at `now` (the service's own tracker does the rest of today).
     The accounts are tracked as if looked up now. Snapshots and per-tank records are written on
     the days an account played; the history carries them forward over the other days."""
-    from server.tracker import SLICES, ManualClock, Tracker, day_start, utc_day
+    from server.domain.days import ManualClock, day_start, utc_day
+    from server.services.tracker import SLICES, Tracker
 
     first_day = (dt.datetime.fromtimestamp(now, dt.UTC).date() - dt.timedelta(days=days - 1)).isoformat()
     clock = ManualClock(day_start(first_day))
@@ -101,7 +102,7 @@ async def seed_online(store, upstream, days: int, now: float, recent_hours: int 
     """Past player counts through the real sampler: hourly, then every 10 minutes for the
     last `recent_hours` (minute-by-minute sampling of 30 days would take the seeder ~15 min;
     the live sampler adds a sample every minute from then on)."""
-    from server.online import OnlineService
+    from server.services.online import OnlineService
 
     last_minute = int(now // 60)
     recent_start = last_minute - recent_hours * 60

@@ -8,8 +8,6 @@ from collections.abc import Mapping
 import tornado.web
 import ujson
 
-from server.upstream import UpstreamError
-from store import DATABASE_ERRORS
 from store.constants import GAMES, REGIONS
 
 # Every error code the API can answer, with its status and meaning (listed by the index).
@@ -19,7 +17,7 @@ ERROR_CODES = {
     "invalid_region": (400, f"region is not one of {', '.join(REGIONS)}"),
     "invalid_days": (400, "days is not an integer in the allowed range"),
     "invalid_game": (400, f"game is not one of {', '.join(GAMES)}"),
-    # The lengths are the catalogue's (server.catalogue SEARCH), which imports this module: they
+    # The lengths are the catalogue's (server.api.catalogue SEARCH), which imports this module: they
     # are read from the index rather than restated here.
     "invalid_search": (
         400,
@@ -106,25 +104,3 @@ def render_error(error: APIError) -> tuple[int, dict[str, str], str]:
     """The one rendering of an error answer: (status, headers, JSON body)."""
     headers = error_headers(error.status_code, error.code, error.headers)
     return error.status_code, headers, error_envelope(error.code, error.message, **error.extra)
-
-
-def to_api_error(exc: BaseException | None, status_code: int) -> APIError:
-    """Map any exception (or a bare status) to one APIError; never expose internals."""
-    if isinstance(exc, APIError):
-        return exc
-    if isinstance(exc, DATABASE_ERRORS):
-        # SPEC 8.1: Retry-After is for 429; the upstream's 503 carries one too (issue 3).
-        return APIError("database_unavailable")
-    if isinstance(exc, UpstreamError):
-        # Any upstream failure (including a request it refused) is its unavailability to us.
-        retry = int(getattr(exc, "retry_after", 30) or 30)
-        return APIError("upstream_unavailable", headers={"Retry-After": str(max(1, retry))})
-    if status_code == 405:
-        return APIError("method_not_allowed")
-    if status_code in (403, 404):  # 403: a static path outside the site's folder
-        return APIError("unknown_endpoint")
-    if status_code == 431:
-        return APIError("request_too_large")
-    if 400 <= status_code < 500:
-        return APIError("bad_request")
-    return APIError("internal_error")

@@ -11,7 +11,7 @@ from tornado import httputil
 
 import handlers
 from handlers.base import NotFoundHandler
-from server.errors import APIError, render_error
+from server.api.errors import APIError, render_error
 
 SERVER_HEADER = "TornadoServer/" + tornado.version
 # The early 429's status, headers and body: rendered once, like every other error answer.

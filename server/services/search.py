@@ -6,12 +6,12 @@ import asyncio
 import time
 from typing import Any, Protocol
 
-from server.catalogue import SEARCH, SEARCH_RESULTS, parse_value
-from server.concurrency import bounded_read, single_flight
-from server.errors import APIError
-from server.interfaces import Upstream
-from server.ratelimit import RateLimiter
-from server.upstream import UpstreamUnavailable
+from server.api.catalogue import SEARCH, SEARCH_RESULTS, parse_value
+from server.api.errors import APIError
+from server.api.ratelimit import RateLimiter
+from server.services.concurrency import bounded_read, single_flight
+from server.upstream.client import UpstreamUnavailable
+from server.upstream.interface import Upstream
 from store.constants import REGIONS
 from store.store import Gate
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from store.store import Store
 
 if TYPE_CHECKING:
-    from server.metrics import Metrics
+    from server.api.metrics import Metrics
 
 log = logging.getLogger("statsapi.jobs")
 

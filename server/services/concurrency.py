@@ -7,8 +7,9 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
-from server.errors import APIError
-from store.client import REQUEST_DEADLINE_S, is_timeout, request_deadline
+from server.api.errors import APIError
+from store.client import REQUEST_DEADLINE_S, request_deadline
+from store.errors import is_timeout
 from store.store import BUSY_RETRY_AFTER, DatabaseBusy
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from server.ratings import ExpectedValues, account_wn8, average_tier, efficiency, tank_wn8, wn7
+from server.domain.ratings import ExpectedValues, account_wn8, average_tier, efficiency, tank_wn8, wn7
 
 # Per-tank career counters the period figures read (tracker records and tanks/stats "all" blocks).
 PERIOD_COUNTERS = (

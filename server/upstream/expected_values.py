@@ -6,9 +6,9 @@ import asyncio
 import logging
 import time
 
-from server import ratings as rating_maths
-from server.interfaces import Upstream
-from server.upstream import VEHICLE_FIELDS
+from server.domain import ratings as rating_maths
+from server.upstream.client import VEHICLE_FIELDS
+from server.upstream.interface import Upstream
 
 log = logging.getLogger("statsapi.ratings")
 

@@ -33,9 +33,12 @@ import logging
 import math
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from server.catalogue import LIVE_GLOBAL, LIVE_PER_CLIENT, bucket_limits
-from store.ratelimit import RateCounters
+from server.api.catalogue import LIVE_GLOBAL, LIVE_PER_CLIENT, bucket_limits
+
+if TYPE_CHECKING:  # types only: the counters are handed in (server/compose/wiring.py)
+    from store.ratelimit import RateCounters
 
 log = logging.getLogger("statsapi.ratelimit")
 

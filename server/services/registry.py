@@ -7,20 +7,21 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # types only: the services import nothing from here at run time
-    from server.clans import ClanService
-    from server.interfaces import Upstream
-    from server.jobs import JobRunner
-    from server.metrics import Metrics
-    from server.online import OnlineService
-    from server.period import PeriodService
-    from server.players import PlayerService
-    from server.ratings_source import RatingsSource
-    from server.search import PlayerSearch
-    from server.tracker import Tracker
+    from server.api.metrics import Metrics
+    from server.jobs.runner import JobRunner
+    from server.services.clans import ClanService
+    from server.services.history import HistoryService
+    from server.services.online import OnlineService
+    from server.services.players import PlayerService
+    from server.services.search import PlayerSearch
+    from server.services.status import StatusService
+    from server.services.tracker import Tracker
+    from server.upstream.expected_values import RatingsSource
+    from server.upstream.interface import Upstream
 
 
 class Supervised(Protocol):
-    """The embedded database's supervisor as /status reads it (server.embedded_db, composition layer)."""
+    """The embedded database's supervisor as /status reads it (server.compose.embedded_db, composition layer)."""
 
     def status(self) -> dict: ...
 
@@ -38,23 +39,24 @@ class Services:
         jobs: JobRunner | None = None,
         ratings_source: RatingsSource | None = None,
         metrics: Metrics | None = None,
-        period: PeriodService | None = None,
+        history: HistoryService | None = None,
         search: PlayerSearch | None = None,
         tracker: Tracker | None = None,
+        status: StatusService | None = None,
     ):
         self.started_at = time.time()
         self.inflight = 0  # requests being handled, so shutdown can let them finish
-        self.status_cache: dict = {}  # /status's database view, shared by concurrent requests
         self.ratings_source = ratings_source
         self.upstream = upstream
         self.players = players
-        self.period = period  # recents and the tanks endpoint
+        self.history = history  # history, period figures and the tanks endpoint
         self.search = search  # nickname search
         self.clans = clans
         self.online = online
         self.jobs = jobs
         self.tracker = tracker  # the daily pass
         self.metrics = metrics
+        self.status = status  # /status's database view
         # Set by run_server: the embedded database's supervisor (None with an external MongoDB)
         # and the HTTP server's connection figures.
         self.embedded_database: Supervised | None = None
@@ -73,6 +75,10 @@ class Services:
         if self.tracker is None:
             return {"enabled": False}
         return self.tracker.status()
+
+    def database_up(self) -> bool:
+        """The database answered the driver's last heartbeat (True when no status service is wired)."""
+        return self.status is None or self.status.database_up()
 
     def is_leader(self) -> bool:
         return bool(self.jobs and self.jobs.is_leader)

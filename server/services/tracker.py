@@ -23,7 +23,7 @@ whenever the changes since the last keyframe outweigh it, at least every 30 reco
 else only the tanks that changed), WN8/WN7/efficiency recomputed from the fresh per-tank data, a
 snapshot carrying them, and the cached profile (if any) refreshed. An account that did not play
 costs 1/100 of a request and writes nothing but its visit mark; the history carries its last
-snapshot forward over such days (server/players.py). The per-tank state of every day of the last
+snapshot forward over such days (server/services/players.py). The per-tank state of every day of the last
 HISTORY_DAYS (400) stays rebuildable: a newest record that serves days long after its own (an
 account idle for weeks or months) is rewritten in place as a keyframe with a later expiry base
 (plan_visit), once when the account plays again after a gap and once a year while it stays idle.
@@ -46,13 +46,12 @@ answers, and diffs against those (a same-day rewrite when that write was today's
 
 Time travel: the tracker reads time only from `clock` and asks the upstream through whatever
 client it is given, so tests and the demo seeder run months of passes in seconds with a
-ManualClock and an upstream that answers "as of" that clock (server.demo.TimeTravelUpstream).
+ManualClock and an upstream that answers "as of" that clock (server.compose.demo.TimeTravelUpstream).
 """
 
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 import logging
 import os
 import socket
@@ -60,9 +59,11 @@ import time
 import uuid
 from typing import Any
 
-from server import ratings as rating_maths
-from server.players import build_profile, snapshot_of
-from server.upstream import ACCOUNT_FIELDS, TANKS_FIELDS, UpstreamError
+from server.domain import ratings as rating_maths
+from server.domain.days import DAY_SECONDS, day_start, days_before, utc_day
+from server.domain.profiles import build_profile, snapshot_of
+from server.upstream.client import ACCOUNT_FIELDS, TANKS_FIELDS, UpstreamError
+from store.constants import SPEND_KEYS
 from store.tanks import (
     COUNTERS,
     HISTORY_DAYS,
@@ -79,7 +80,6 @@ from store.tracker import SLICES, tracked_id
 
 log = logging.getLogger("statsapi.tracker")
 
-DAY_SECONDS = 86400
 TRACK_DAYS = 90  # default of --track-days
 CLAN_TRACK_SECONDS = 2 * DAY_SECONDS  # clan refresh runs hourly: a member of a cached clan is re-listed long before
 BATCH = 100  # account/info takes 100 ids per request
@@ -105,24 +105,11 @@ DUE_BATCHES = 5  # due accounts read at once, in batches (of mixed regions: see 
 #   before anything the newest record serves expires.
 KEEP_GAP = RETENTION_DAYS - HISTORY_DAYS
 REKEY_DAYS = RETENTION_DAYS - 2 * KEYFRAME_MAX_DAYS - 20
-SPEND_KEYS = ("visited", "info_requests", "tanks_requests", "records", "record_bytes", "keyframes")
-
-
-def utc_day(ts: float) -> str:
-    return dt.datetime.fromtimestamp(ts, dt.UTC).date().isoformat()
-
-
-def day_start(day: str) -> float:
-    return dt.datetime.fromisoformat(day).replace(tzinfo=dt.UTC).timestamp()
 
 
 def due_at(day: str, slice_no: int) -> float:
     """When slice `slice_no` of `day` becomes due (spread evenly over the UTC day)."""
     return day_start(day) + slice_no * DAY_SECONDS / SLICES
-
-
-def _days_before(day: str, days: int) -> str:
-    return (dt.date.fromisoformat(day) - dt.timedelta(days=days)).isoformat()
 
 
 def tank_state(raw_tanks: list[dict] | None) -> dict[int, list[int]]:
@@ -158,7 +145,7 @@ def next_record(
     if (
         change is None
         or int(book.get("chain_records") or 0) + 1 >= KEYFRAME_MAX_RECORDS
-        or keyframe_day < _days_before(day, KEYFRAME_MAX_DAYS)
+        or keyframe_day < days_before(day, KEYFRAME_MAX_DAYS)
         or int(book.get("chain_bytes") or 0) + len(change) > int(book.get("keyframe_bytes") or 0)
     ):
         payload = pack(state)
@@ -190,7 +177,7 @@ def kept_from(book: dict) -> str:
 
 def rekey_due(book: dict, day: str) -> bool:
     """An idle account whose newest record must be kept again on `day` (its state is then needed)."""
-    return bool(book.get("record_day")) and kept_from(book) < _days_before(day, REKEY_DAYS)
+    return bool(book.get("record_day")) and kept_from(book) < days_before(day, REKEY_DAYS)
 
 
 def plan_visit(
@@ -218,7 +205,7 @@ def plan_visit(
     fields: dict[str, Any] = {}
     newest = book.get("record_day")
     gap = KEEP_GAP if state is not None else REKEY_DAYS
-    if base is not None and newest and newest < day and kept_from(book) < _days_before(day, gap):
+    if base is not None and newest and newest < day and kept_from(book) < days_before(day, gap):
         whole = pack(base)
         battles = sum(row[0] for row in base.values())
         records.append(TankRecords.record(region, account_id, newest, battles, whole, True, kept=day))
@@ -261,19 +248,6 @@ def full_batches(accounts: list[dict], batch: int, last: bool) -> dict[str, list
         largest = max(by_region, key=lambda region: len(by_region[region]))
         whole = {largest: by_region[largest]}
     return whole
-
-
-class ManualClock:
-    """A clock that stands still until set: time travel for tests, the demo seeder and the benchmark."""
-
-    def __init__(self, now: float):
-        self.now = float(now)
-
-    def __call__(self) -> float:
-        return self.now
-
-    def set(self, now: float) -> None:
-        self.now = float(now)
 
 
 class Tracker:
@@ -364,7 +338,7 @@ class Tracker:
         now = self.clock()
         day = utc_day(now)
         if self._last_cleanup != day:
-            await self.store.tracked.forget_slices_before(_days_before(day, 7))
+            await self.store.tracked.forget_slices_before(days_before(day, 7))
             self._last_cleanup = day
         finished = await self.store.tracked.finished_slices(day)
         due = [s for s in range(SLICES) if s not in finished and due_at(day, s) <= self.clock()]
@@ -554,7 +528,7 @@ class Tracker:
         mine = self.spent.setdefault(day, dict.fromkeys(SPEND_KEYS, 0))
         for key, value in counts.items():
             mine[key] = mine.get(key, 0) + value
-        for old in [d for d in self.spent if d < _days_before(day, 2)]:
+        for old in [d for d in self.spent if d < days_before(day, 2)]:
             del self.spent[old]
 
     async def refresh_status(self, force: bool = False) -> dict[str, Any]:
@@ -612,18 +586,3 @@ class Tracker:
             "spent_today": self.spent.get(utc_day(self.clock()), dict.fromkeys(SPEND_KEYS, 0)),
         }
         return status
-
-
-async def run_days(tracker: Tracker, clock: ManualClock, first_day: str, days: int, *, at_end: bool = False) -> None:
-    """Time travel: run the pass of `days` UTC days from `first_day`, each slice at its due instant
-    (or every slice at the day's end with at_end), through the same code as the real pass."""
-    day = first_day
-    for _ in range(days):
-        if at_end:
-            clock.set(day_start(day) + DAY_SECONDS - 1)
-            await tracker.tick()
-        else:
-            for slice_no in range(SLICES):
-                clock.set(due_at(day, slice_no))
-                await tracker.work_slice(day, slice_no)
-        day = (dt.date.fromisoformat(day) + dt.timedelta(days=1)).isoformat()

@@ -10,24 +10,26 @@ import re
 import time
 from typing import TYPE_CHECKING, cast
 
-from server.concurrency import heavy_slot
-from server.errors import APIError
-from server.interfaces import Upstream
-from server.players import TOTAL_FIELDS, PlayerService, build_profile, utc_date
-from server.upstream import (
+from server.api.errors import APIError
+from server.domain.days import utc_day
+from server.domain.profiles import TOTAL_FIELDS, build_profile
+from server.services.concurrency import heavy_slot
+from server.services.players import PlayerService
+from server.upstream.client import (
     ACCOUNT_FIELDS,
     ID_LIMITS,
     TANKS_FIELDS,
     UpstreamError,
     UpstreamUnavailable,
 )
+from server.upstream.interface import Upstream
 from store.client import request_deadline
 from store.constants import REGIONS
 from store.players import PROFILE_TTL_SECONDS
 from store.store import Store
 
 if TYPE_CHECKING:  # types only
-    from server.tracker import Tracker
+    from server.services.tracking import Tracking
 
 log = logging.getLogger("statsapi.clans")
 
@@ -45,6 +47,7 @@ CHANGES_KEEP = 35 * 86400  # observed joins and leaves are kept this long (diges
 HOT_SECONDS = 5.0  # clan views are held in-process this long (well inside the hour)
 DIGEST_DAYS = 7
 DIGEST_MAX_AGE = 3600
+DIGEST_EVERY = 3600  # seconds between digest runs (each builds the digests that are due)
 DIGEST_CLANS_PER_RUN = 5000
 TOP_N = 5
 TOP_MIN_BATTLES = 10  # WN8 and win-rate top lists only rank members with this many battles in the week
@@ -149,12 +152,12 @@ def _newest_rating(*candidates: dict | None) -> dict | None:
 
 
 def member_snapshot(region: str, account_id: int, info: dict, now: float, rating: dict | None) -> dict:
-    """A daily snapshot of the same shape as server.players.snapshot_of."""
+    """A daily snapshot of the same shape as server.services.players.snapshot_of."""
     usable = rating if rating and rating["calculated_at"] >= now - RATING_REUSE_MAX else {}
     return {
         "region": region,
         "account_id": account_id,
-        "date": utc_date(now),
+        "date": utc_day(now),
         "taken_at": int(now),
         "clan_id": info.get("clan_id"),
         **_account_totals(info),
@@ -178,7 +181,7 @@ def member_changes(old_doc: dict | None, members: list[dict], now: float) -> lis
                 "name": after[account_id],
                 "change": "joined",
                 "at": int(now),
-                "date": utc_date(now),
+                "date": utc_day(now),
             }
         )
     for account_id in sorted(before.keys() - after.keys()):
@@ -188,7 +191,7 @@ def member_changes(old_doc: dict | None, members: list[dict], now: float) -> lis
                 "name": before[account_id],
                 "change": "left",
                 "at": int(now),
-                "date": utc_date(now),
+                "date": utc_day(now),
             }
         )
     return changes
@@ -268,7 +271,7 @@ def weekly_digest(clan: dict, snapshots: list[dict], start: str, end: str, now: 
             joined[member["account_id"]] = {
                 "account_id": member["account_id"],
                 "name": member.get("name"),
-                "date": utc_date(joined_at),
+                "date": utc_day(joined_at),
             }
     left = []
     for change in clan.get("member_changes") or []:
@@ -361,10 +364,10 @@ class ClanService:
         clock=time.time,
         request_budget: int = REQUEST_BUDGET,
         rating_budget: int = RATING_BUDGET,
-        tracker: Tracker | None = None,
+        tracker: Tracking | None = None,
     ):
         self.store = store
-        self.tracker = tracker  # server.tracker.Tracker: members of cached clans are measured daily
+        self.tracker = tracker  # members of cached clans are measured daily (server/services/tracker.py)
         self.upstream = upstream
         self.players = players
         self.clock = clock
@@ -404,7 +407,7 @@ class ClanService:
         if (
             stored
             and now - DIGEST_MAX_AGE <= stored["computed_at"] <= now
-            and stored["period_end"] == utc_date(now)
+            and stored["period_end"] == utc_day(now)
             and stored["clan_cached_at"] == doc["cached_at"]
         ):
             return stored["data"]
@@ -423,7 +426,7 @@ class ClanService:
                 return await self._build_digest(doc, now)
 
     async def _build_digest(self, doc: dict, now: float) -> dict:
-        end = utc_date(now)
+        end = utc_day(now)
         start = (dt.date.fromisoformat(end) - dt.timedelta(days=DIGEST_DAYS)).isoformat()
         ids = [m["account_id"] for m in doc.get("members") or []]
         snapshots = await self.store.players.snapshots_for_accounts(doc["region"], ids, start, end) if ids else []

@@ -12,7 +12,6 @@ from prometheus_client import (
     generate_latest,
 )
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
-from pymongo import monitoring
 
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
@@ -72,22 +71,6 @@ class Metrics:
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
-
-
-class CommandTimer(monitoring.CommandListener):
-    """Feeds the database command histogram from the driver's events (any thread)."""
-
-    def __init__(self, metrics: Metrics):
-        self.metrics = metrics
-
-    def started(self, event) -> None:
-        """Only the outcome and its duration are recorded."""
-
-    def succeeded(self, event) -> None:
-        self.metrics.observe_command(event.command_name, True, event.duration_micros / 1e6)
-
-    def failed(self, event) -> None:
-        self.metrics.observe_command(event.command_name, False, event.duration_micros / 1e6)
 
 
 class _Snapshot:

@@ -6,17 +6,36 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
-from server.config import Config
+from pymongo import monitoring
+
+from server.api.config import Config
 
 if TYPE_CHECKING:
     import tornado.web
 
-    from server.http import JSONErrorHTTPServer
-    from server.ratelimit import RateLimiter
-    from server.services import Services
+    from server.api.metrics import Metrics
+    from server.api.ratelimit import RateLimiter
+    from server.compose.http import JSONErrorHTTPServer
+    from server.services.registry import Services
     from store import Store
 
 log = logging.getLogger("statsapi")
+
+
+class CommandTimer(monitoring.CommandListener):
+    """Feeds the database command histogram from the driver's events (any thread)."""
+
+    def __init__(self, metrics: Metrics):
+        self.metrics = metrics
+
+    def started(self, event) -> None:
+        """Only the outcome and its duration are recorded."""
+
+    def succeeded(self, event) -> None:
+        self.metrics.observe_command(event.command_name, True, event.duration_micros / 1e6)
+
+    def failed(self, event) -> None:
+        self.metrics.observe_command(event.command_name, False, event.duration_micros / 1e6)
 
 
 async def connect_store(config: Config, uri: str, listeners: tuple = ()) -> Store:
@@ -44,9 +63,9 @@ async def connect_store(config: Config, uri: str, listeners: tuple = ()) -> Stor
 
 def make_http_server(app: tornado.web.Application, config: Config) -> JSONErrorHTTPServer:
     """The HTTP server `app` is served with, by `python -m server` and by the tests: the head, body
-    and connection limits and the timeouts of server/http.py. Clients behind a trusted proxy share
+    and connection limits and the timeouts of server/compose/http.py. Clients behind a trusted proxy share
     its address, so the proxy is not capped per client."""
-    from server.http import BODY_TIMEOUT, IDLE_CONNECTION_TIMEOUT, JSONErrorHTTPServer
+    from server.compose.http import BODY_TIMEOUT, IDLE_CONNECTION_TIMEOUT, JSONErrorHTTPServer
 
     return JSONErrorHTTPServer(
         app,
@@ -59,10 +78,10 @@ def make_http_server(app: tornado.web.Application, config: Config) -> JSONErrorH
 
 async def get_application(config: Config, uri: str) -> tuple[tornado.web.Application, Store, RateLimiter, Services]:
     """Build everything one process serves with: (app, store, limiter, services). No listening."""
-    from server.app import make_app
-    from server.metrics import CommandTimer, Metrics
-    from server.ratelimit import RateLimiter
-    from server.runtime import build_services
+    from server.api.metrics import Metrics
+    from server.api.ratelimit import RateLimiter
+    from server.compose.app import make_app
+    from server.compose.wiring import build_services
 
     metrics = Metrics()  # first: the database client reports every command's time to it
     store = await connect_store(config, uri, (CommandTimer(metrics),))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
-from server.upstream import UpstreamClient
+from server.upstream.client import UpstreamClient
 from store.constants import GAMES
 
 # The services take the upstream as this Protocol rather than the class, so a test may hand
@@ -14,7 +14,7 @@ from store.constants import GAMES
 
 class Upstream(Protocol):
     """The Wargaming API as the services call it; every call takes a slot of the process's budget
-    under `caller`'s priority (server.upstream.UpstreamClient)."""
+    under `caller`'s priority (server.upstream.client.UpstreamClient)."""
 
     async def account_info(
         self,

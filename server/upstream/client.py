@@ -35,8 +35,8 @@ from tornado.httpclient import (
     HTTPResponse,
 )
 
-from server.upstream_budget import UpstreamBudget
-from store.constants import GAMES, REGIONS
+from server.upstream.budget import UpstreamBudget
+from store.constants import GAMES, REGIONS, TANK_COUNTERS
 
 log = logging.getLogger("statsapi.upstream")
 
@@ -60,21 +60,6 @@ ID_LIMITS = {
     "wot/stronghold/claninfo": 10,
 }
 # `fields` for what the service reads; without them tanks/stats is several KB per tank.
-TANK_COUNTERS = (
-    "battles",
-    "wins",
-    "losses",
-    "draws",
-    "damage_dealt",
-    "frags",
-    "spotted",
-    "dropped_capture_points",
-    "capture_points",
-    "xp",
-    "survived_battles",
-    "shots",
-    "hits",
-)
 ACCOUNT_FIELDS = "account_id,nickname,clan_id,created_at,last_battle_time,updated_at," + ",".join(
     f"statistics.all.{name}" for name in TANK_COUNTERS
 )

@@ -1,4 +1,4 @@
-"""Recents: period figures and per-tank breakdowns read from the tracker's per-tank records."""
+"""Player history and tanks: snapshots, deltas and period figures from the tracker's per-tank records."""
 
 from __future__ import annotations
 
@@ -6,12 +6,13 @@ import datetime as dt
 import time
 from typing import Any
 
-from server import recents
-from server.catalogue import MAX_DAYS
-from server.concurrency import bounded_read, single_flight
-from server.errors import APIError
-from server.ratings_source import RatingsSource
-from server.tracker import utc_day
+from server.api.catalogue import MAX_DAYS
+from server.api.errors import APIError
+from server.domain import recents
+from server.domain.days import utc_day
+from server.domain.profiles import HISTORY_FIELDS, history_view
+from server.services.concurrency import bounded_read, single_flight
+from server.upstream.expected_values import RatingsSource
 from store.client import request_deadline
 from store.store import Store
 from store.tanks import TankState, Timeline, apply_parsed, as_counters
@@ -95,14 +96,17 @@ def _weekly(timeline: Timeline, last: str, days: int, expected, tiers) -> list[d
     return weeks if any(week is not None for week in weeks) else None
 
 
-class PeriodService:
-    """Figures of the battles played between two days, per account and per tank.
+class HistoryService:
+    """A player's history (daily snapshots, deltas and the figures of the battles played in them)
+    and the tanks endpoint, both from the tracker's per-tank records.
+
+    Figures of the battles played between two days, per account and per tank.
 
     A period's start state is the newest per-tank record on or before its first day; an account
     tracked only since inside the period starts from its first record in it (as the history's
     deltas start from the earliest snapshot inside their period), and `from` says which day that is.
 
-    Reads on the request path are bounded: `tanks` (as PlayerService.history, which calls
+    Reads on the request path are bounded: `tanks` (as `history`, which calls
     `history_timeline` inside its own build) is one single-flight build per (account, region, days,
     day) whose reads hold one slot of the store's history-reads gate under one deadline.
     """
@@ -112,6 +116,7 @@ class PeriodService:
         self.ratings_source = ratings_source
         self.clock = clock
         self._tanks_flights: dict[tuple, Any] = {}
+        self._history_flights: dict[tuple, Any] = {}
 
     async def _inputs(self, region: str):
         expected = await self.ratings_source.expected_values()
@@ -167,7 +172,7 @@ class PeriodService:
         weeks: tuple[str, int] | None = None,
     ) -> Timeline:
         """The one read of the account's records a history answer needs (all of history_figures'
-        periods), under the caller's deadline and gate slot (PlayerService._build_history)."""
+        periods), under the caller's deadline and gate slot (_build_history)."""
         return await self._timeline(region, account_id, self._history_since(periods, today, weeks), today)
 
     async def history_figures(
@@ -185,6 +190,59 @@ class PeriodService:
         figures = [self._figures(timeline, first, last, expected, tiers) for first, last in periods]
         weekly = _weekly(timeline, weeks[0], weeks[1], expected, tiers) if weeks is not None else None
         return figures, self._recent(timeline, today, expected, tiers), weekly
+
+    async def history(self, region: str, account_id: int, days: int) -> dict:
+        """Concurrent identical requests share one build (single-flight per account, region, days
+        and day). All of its reads (the snapshots, the tracker's last measured day, the per-tank
+        records) hold one slot of the history-reads gate (else 503 at once) under one deadline
+        (bounded_read: 503 database_unavailable with Retry-After past it)."""
+        today = utc_day(self.clock())
+        return await single_flight(
+            self._history_flights,
+            (region, account_id, days, today),
+            lambda: self._build_history(region, account_id, days, today),
+        )
+
+    async def _build_history(self, region: str, account_id: int, days: int, today: str) -> dict:
+        # Deltas need up to 90 days before the newest snapshot, whatever `days` is: one indexed
+        # range read of at most one snapshot a day (≤ 493), only the fields the view uses.
+        first = (dt.date.fromisoformat(today) - dt.timedelta(days=max(days, 91) + 1)).isoformat()
+        async with bounded_read(self.store.history_reads):
+            snapshots = await self.store.players.snapshots_since(
+                region, account_id, first, today, fields=HISTORY_FIELDS
+            )
+            if not snapshots:
+                raise APIError("no_history")
+            through = None  # the last day the tracker measured the account, for the carry-forward
+            through = await self.store.tracked.last_measured_day(region, account_id)
+            view = history_view(region, account_id, snapshots, days, today, through=through)
+            periods, weeks = self._figure_periods(view)
+            timeline = await self.history_timeline(region, account_id, periods, today, weeks)
+        await self._add_period_figures(view, timeline, region, today)
+        return view
+
+    @staticmethod
+    def _figure_periods(view: dict) -> tuple[list[tuple[str, str]], tuple[str, int]]:
+        """The (from, to) of each delta with two snapshots, and the weeks' (last day, days)."""
+        periods = [
+            (delta["from"], delta["to"])
+            for key, delta in view["deltas"].items()
+            if key != "recent_1000" and delta is not None
+        ]
+        return periods, (view["latest"]["date"], view["days"])
+
+    async def _add_period_figures(self, view: dict, timeline: Timeline, region: str, today: str) -> None:
+        """Each delta's `period`: the figures of the battles played over its days, from the
+        per-tank records (null without them); `recent_1000`: the last ~1,000 battles; `weekly`:
+        the same figures per 7-day week over the `days` window, ending on the newest snapshot's
+        day as the deltas do."""
+        periods, weeks = self._figure_periods(view)
+        figures, recent, weekly = await self.history_figures(timeline, region, periods, today, weeks)
+        deltas = [delta for key, delta in view["deltas"].items() if key != "recent_1000" and delta is not None]
+        for delta, figure in zip(deltas, figures, strict=True):
+            delta["period"] = figure
+        view["deltas"]["recent_1000"] = recent
+        view["weekly"] = weekly
 
     async def tanks(self, region: str, account_id: int, days: int, today: str | None = None) -> dict[str, Any]:
         """The tanks endpoint's data: the whole period's figures and one row per tank owned.

@@ -6,8 +6,8 @@ import dataclasses
 import re
 from collections.abc import Mapping
 
-from server.config import API_VERSION
-from server.errors import APIError
+from server.api.config import API_VERSION
+from server.api.errors import APIError
 from store.constants import GAMES, REGIONS
 
 # Routes, parameter validation, the rate limiter's buckets, the index, the OpenAPI document and

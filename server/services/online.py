@@ -7,10 +7,10 @@ import datetime as dt
 import logging
 import time
 
-from server.catalogue import MAX_DAYS
-from server.concurrency import heavy_slot, single_flight
-from server.interfaces import Upstream
-from server.upstream import UpstreamError
+from server.api.catalogue import MAX_DAYS
+from server.services.concurrency import heavy_slot, single_flight
+from server.upstream.client import UpstreamError
+from server.upstream.interface import Upstream
 from store.client import deadline, request_deadline
 from store.constants import GAMES, REGIONS
 from store.store import Store
@@ -41,6 +41,8 @@ BACKFILL_PAUSE_SECONDS = 0.05
 # queries run one at a time there: 32 concurrent long histories reading it each queued past the
 # request deadline (every one answered 503) and held up every other client's reads meanwhile.
 DAILY_REFRESH_SECONDS = 60.0
+SAMPLE_EVERY = 60  # seconds between samples of the servers' player counts (one per game and region)
+MATERIALISE_EVERY = 600  # seconds between runs of the online_daily materialiser
 JOB_OPERATION_DEADLINE = 30.0
 
 
@@ -217,7 +219,7 @@ class OnlineService:
                 "age_seconds": max(0, int(now - _unix(newest))),
             },
             "today": today.isoformat(),
-            "sample_interval_seconds": 60,
+            "sample_interval_seconds": SAMPLE_EVERY,
         }
         self._current = (time.monotonic(), answer)
         return answer

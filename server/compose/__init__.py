@@ -1,0 +1,1 @@
+"""Composition: start-up steps, wiring, the Tornado Application and HTTP server, the embedded database, the demo."""

@@ -1,0 +1,179 @@
+"""`python -m server` / `statsapi serve`: start the database if needed, serve, shut down cleanly."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+import os
+import signal
+import sys
+
+import tornado.netutil
+
+from server.api.catalogue import PREFIX
+from server.api.config import Config, get_config
+from server.compose.bootstrap import get_application, make_http_server
+from server.compose.embedded_db import EmbeddedDatabase
+from server.compose.http import MAX_CONNECTIONS_PER_CLIENT, default_max_connections, raise_fd_limit
+from server.services.registry import Services
+from store import Store
+
+log = logging.getLogger("statsapi")
+
+
+def configure_logging(level: str) -> None:
+    logging.basicConfig(
+        level=getattr(logging, level.upper(), logging.INFO), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    logging.getLogger("tornado.access").setLevel(logging.WARNING)
+
+
+async def seed_if_empty(config: Config, store: Store, services: Services) -> None:
+    from server.compose.demo import SimulatorLists, seed_demo
+
+    if not config.upstream_base_url:
+        log.warning("--seed-demo needs the simulator (--upstream-base-url); not seeding")
+        return
+    if not await store.leases.acquire("demo_seed", services.jobs.owner, 900):
+        return  # another process is seeding
+    if await store.players.snapshots.find_one({}, {"_id": 1}) is not None:
+        log.info("database already holds data; not seeding")
+        return
+    log.info("empty database: seeding demo data (a few minutes)")
+    try:
+        summary = await seed_demo(store, services, SimulatorLists(config.upstream_base_url))
+        log.info("demo data seeded in %ss: %s", summary["seconds"], summary)
+    except Exception:
+        log.exception("seeding failed")
+
+
+def tune_garbage_collector() -> None:
+    """Fewer, cheaper cyclic collections: each request leaves a few cycles behind (handler <->
+    request), and the default thresholds made full collections over every long-lived object
+    (expected values, caches, the driver) show up as 10-30 ms stalls in p99."""
+    gc.collect()
+    gc.freeze()  # what exists at start-up lives for the whole process: never scan it again
+    gc.set_threshold(20_000, 20, 20)
+
+
+async def run_server(config: Config, uri: str, sockets=None, database: EmbeddedDatabase | None = None) -> None:
+    app, store, limiter, services = await get_application(config, uri)
+    # Connection caps, head deadline, body and head limits: server/compose/http.py (docs/deploy.md).
+    server = make_http_server(app, config)
+    # For /status and /metrics: the embedded database's supervisor figures (None with an
+    # external MongoDB) and this process's connection figures.
+    services.embedded_database = database
+    services.connection_stats = server.connection_stats
+    if sockets is None:
+        sockets = tornado.netutil.bind_sockets(config.port, config.host)
+    server.add_sockets(sockets)
+    tune_garbage_collector()
+    log.info("statsapi serving on http://%s:%s%s", config.host, config.port, PREFIX)
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    background = [
+        asyncio.create_task(limiter.run_flusher(stop)),
+        # Processes sharing the application_id split its rate between them.
+        asyncio.create_task(services.upstream.budget.run_membership(store.upstream_members, services.jobs.owner, stop)),
+    ]
+    if config.seed_demo:
+        # Serve at once; the demo data arrives in the background on the first start.
+        background.append(asyncio.create_task(seed_if_empty(config, store, services)))
+    if services.jobs is not None and config.jobs:
+        background.append(asyncio.create_task(services.jobs.run(stop)))
+    await stop.wait()
+
+    log.info("shutting down: no new connections; letting in-flight requests finish")
+    server.stop()
+    deadline = loop.time() + config.shutdown_grace
+    while services.inflight > 0 and loop.time() < deadline:
+        await asyncio.sleep(0.05)
+    await asyncio.wait(background, timeout=config.shutdown_grace)
+    try:
+        await asyncio.wait_for(limiter.flush(), 3)
+    except Exception as exc:  # the database may be gone too; the counts only matter for a minute
+        log.warning("last rate-counter flush failed: %s", type(exc).__name__)
+    await services.close()
+    services.upstream.close()
+    await asyncio.wait_for(server.close_all_connections(), 5)
+    store.client.close()
+
+
+def run_processes(config: Config, uri: str, database: EmbeddedDatabase | None = None) -> None:
+    """N server processes sharing the listening sockets; the parent forwards SIGTERM and waits.
+
+    A child that dies is replaced (its jobs lease expires and another process takes over).
+    """
+    sockets = tornado.netutil.bind_sockets(config.port, config.host)
+    children: dict[int, int] = {}
+    stopping = False
+
+    def spawn(index: int) -> None:
+        pid = os.fork()
+        if pid == 0:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            try:
+                asyncio.run(run_server(config, uri, sockets, database))
+            finally:
+                os._exit(0)
+        children[pid] = index
+
+    def forward(signum, frame):
+        nonlocal stopping
+        stopping = True
+        for pid in list(children):
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+
+    signal.signal(signal.SIGTERM, forward)
+    signal.signal(signal.SIGINT, forward)
+    for index in range(config.processes):
+        spawn(index)
+    while children:
+        try:
+            pid, status = os.wait()
+        except ChildProcessError:
+            break
+        index = children.pop(pid, None)  # None: the embedded database (its supervisor restarts it)
+        if index is not None and not stopping:
+            log.warning("server process %s exited (%s); starting a new one", pid, status)
+            spawn(index)
+
+
+def main(argv=None) -> int:
+    config = get_config(argv)
+    configure_logging(config.log_level)
+    fd_limit = raise_fd_limit()  # inherited by server processes and the embedded database
+    log.info(
+        "file descriptors: %s per process; at most %s connections per process, %s per client",
+        fd_limit,
+        default_max_connections(),
+        MAX_CONNECTIONS_PER_CLIENT,
+    )
+    database = None
+    uri = config.mongodb_uri
+    if config.embedded_database:
+        # Supervised by a thread of this process (the parent with --processes N): restarted
+        # on the same port and data directory when it exits unexpectedly.
+        database = EmbeddedDatabase(os.path.join(config.data_dir, "db")).start().supervise()
+        uri = database.uri
+    try:
+        if config.processes > 1:
+            run_processes(config, uri, database)
+        else:
+            asyncio.run(run_server(config, uri, database=database))
+    finally:
+        if database is not None:
+            database.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Background jobs: the runner, its schedule, retention."""

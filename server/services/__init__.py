@@ -1,0 +1,1 @@
+"""Domain services the handlers call: players, history and tanks, search, clans, online, the tracker."""

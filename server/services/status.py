@@ -1,0 +1,89 @@
+"""Service status: what the database says (read at most every few seconds) and why health is degraded."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING, Any
+
+from pymongo.errors import PyMongoError
+
+from store.errors import is_database_error
+from store.tanks import CEILING_WARN, EMBEDDED_CEILING_RECORDS
+
+if TYPE_CHECKING:
+    from store.store import Store
+
+CACHE_SECONDS = 2.0  # a monitor polling every second must not cost four queries each time
+
+
+def health_reasons(database: dict, jobs: dict, limiter: dict, embedded: dict | None, volume: dict) -> list[str]:
+    """Why /status says `degraded` (empty: ok)."""
+    reasons = []
+    if not database["reachable"]:
+        reasons.append("database unreachable")
+    reasons += [f"job {name} failed" for name, run in jobs.items() if run.get("ok") is False]
+    if limiter["degraded"]:
+        reasons.append("rate-counter flushes fail or lag")
+    if embedded is not None and embedded["state"] != "running":
+        reasons.append(f"embedded database {embedded['state']}")
+    records = volume.get("tank_records")
+    if embedded is not None and records is not None and records >= CEILING_WARN * EMBEDDED_CEILING_RECORDS:
+        reasons.append(
+            f"embedded database near its measured ceiling: {records:,} of {EMBEDDED_CEILING_RECORDS:,} "
+            "per-tank records; move to MongoDB (docs/deploy.md section 6)"
+        )
+    return reasons
+
+
+class StatusService:
+    """The database's part of /status: reachability, ping, cache timestamps, job runs, online
+    sampler, volume. Read by one request at a time, reused for CACHE_SECONDS."""
+
+    def __init__(self, store: Store):
+        self.store = store
+        self._value: tuple | None = None
+        self._at = 0.0
+        self._pending: asyncio.Future | None = None
+
+    def database_up(self) -> bool:
+        """The driver's last heartbeat succeeded (no query)."""
+        return self.store.database_up()
+
+    async def database_view(self) -> tuple[dict, dict, dict, dict, dict]:
+        """(database, caches, jobs, online sampler, volume)."""
+        if not self.store.database_up():
+            return {"reachable": False, "ping_ms": None, "error": "heartbeat failed"}, {}, {}, {}, {}
+        if self._value is not None and time.monotonic() - self._at < CACHE_SECONDS:
+            return self._value
+        if self._pending is None:
+            self._pending = asyncio.ensure_future(self._read_database())
+            self._pending.add_done_callback(self._read_done)
+        value = await asyncio.shield(self._pending)
+        self._value, self._at = value, time.monotonic()
+        return value
+
+    def _read_done(self, _: asyncio.Future) -> None:
+        self._pending = None
+
+    async def _read_database(self) -> tuple[dict, dict, dict, dict, dict]:
+        database: dict[str, Any] = {"reachable": False, "ping_ms": None}
+        caches: dict = {}
+        jobs: dict = {}
+        sampler: dict = {}
+        volume: dict = {}
+        try:
+            database["ping_ms"] = await self.store.ping_ms()
+            database["reachable"] = True
+            caches = await self.store.newest_timestamps()
+            volume = await self.store.volume()
+            jobs = await self.store.job_runs.all()
+            sampler = {
+                doc["_id"]: {"last_success": doc.get("last_success"), "last_failure": doc.get("last_failure")}
+                for doc in await self.store.online.latest()
+            }
+        except PyMongoError as exc:
+            if not is_database_error(exc):  # timeouts included; anything else is a real fault
+                raise
+            database["error"] = type(exc).__name__
+        return database, caches, jobs, sampler, volume
