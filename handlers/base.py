@@ -8,6 +8,8 @@ import hashlib
 import ipaddress
 import logging
 import time
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeAlias, cast
 
 import tornado.web
 import ujson
@@ -28,6 +30,11 @@ from server.upstream.client import UpstreamError
 from store.errors import DATABASE_ERRORS
 
 log = logging.getLogger("statsapi.handlers")
+
+# A route as tornado.web.Application takes it: (pattern, handler) or (pattern, handler, initialize() arguments).
+Route: TypeAlias = (
+    tuple[str, type[tornado.web.RequestHandler]] | tuple[str, type[tornado.web.RequestHandler], dict[str, Any]]
+)
 
 
 def utc_now_iso() -> str:
@@ -113,6 +120,10 @@ class BaseHandler(tornado.web.RequestHandler):
     cache_max_age = 0  # not cached unless the entry (or a handler outside the catalogue) says so
     needs_database = True  # answer 503 at once while the driver's heartbeat says the database is down
     rate_headers: dict = {}
+    # Every API handler's `get` is a coroutine function (`head` awaits it); an annotation only, so a
+    # handler without one still gets Tornado's 405.
+    get: Callable[..., Awaitable[None]]
+    _client_ip: str | None  # client_ip's cache (unset until first read, or copied from admit())
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
@@ -158,11 +169,18 @@ class BaseHandler(tornado.web.RequestHandler):
                 self.set_header(name, value)
 
     @property
+    def peer_ip(self) -> str:
+        """The TCP peer's address (never X-Forwarded-For)."""
+        # Typed Optional by Tornado for requests built by hand; its HTTPServer always sets it
+        # ("0.0.0.0" on a Unix socket).
+        return cast(str, self.request.remote_ip)
+
+    @property
     def client_ip(self) -> str:
         cached = getattr(self, "_client_ip", None)
         if cached is None:
             cached = self._client_ip = resolve_client_ip(
-                self.request.remote_ip, self.request.headers, self.config.trusted_proxies
+                self.peer_ip, self.request.headers, self.config.trusted_proxies
             )
         return cached
 
@@ -185,7 +203,8 @@ class BaseHandler(tornado.web.RequestHandler):
         decision = getattr(self.request, "statsapi_decision", None)
         if decision is None:
             return
-        self._client_ip = self.request.statsapi_client
+        # admit() sets statsapi_client together with statsapi_decision (Tornado's request has no such field).
+        self._client_ip = getattr(self.request, "statsapi_client", None)
         self.rate_headers = headers = decision.headers()
         for name, value in headers.items():
             self.set_header(name, value)

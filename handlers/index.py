@@ -5,7 +5,7 @@ from __future__ import annotations
 from handlers.base import BaseHandler, api_routes
 from server.api.catalogue import CATALOGUE, INDEX, LIVE_GLOBAL, LIVE_PER_CLIENT, OPENAPI, PREFIX, Endpoint
 from server.api.config import API_VERSION
-from server.api.errors import ERROR_CODES
+from server.api.errors import ERROR_CODES, RATE_HEADERS, RETRY_AFTER_SENT
 from server.api.ratelimit import WINDOW_SECONDS, scaled_limit
 from store.constants import GAMES, REGIONS
 
@@ -45,12 +45,9 @@ def index_document(config) -> dict:
             "window": f"sliding estimate over {WINDOW_SECONDS} s windows; the previous window counts at "
             "most limit - 1, so Retry-After is at most 60 s and a request sent then is admitted",
             "headers": [
-                "RateLimit-Policy",
-                "RateLimit",
-                "X-RateLimit-Limit",
-                "X-RateLimit-Remaining",
-                "X-RateLimit-Reset (seconds)",
-                "Retry-After (429 and upstream 503 only)",
+                *RATE_HEADERS[:-1],
+                f"{RATE_HEADERS[-1]} (seconds)",
+                f"Retry-After ({RETRY_AFTER_SENT})",
             ],
             "live_lookups": {"per_client_per_minute": LIVE_PER_CLIENT, "global_per_minute": LIVE_GLOBAL},
         },

@@ -18,7 +18,7 @@ class MetricsHandler(BaseHandler):
             return
         # The TCP peer, never X-Forwarded-For: a proxy in front must not open it to the world.
         try:
-            peer = ipaddress.ip_address(self.request.remote_ip)
+            peer = ipaddress.ip_address(self.peer_ip)
         except ValueError:
             peer = None
         if peer is None or not any(peer in network for network in self.config.metrics_allow):
@@ -26,6 +26,8 @@ class MetricsHandler(BaseHandler):
 
     async def get(self):
         metrics = self.services.metrics
+        if metrics is None:  # only a Services built without Metrics (tests, scripts): an internal error
+            raise RuntimeError("Services.metrics is not wired")
         self.set_header("Content-Type", metrics.content_type)
         self.set_header("Cache-Control", "no-store")
         self.finish(metrics.render())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import functools
 import hashlib
+from typing import Any
 
 import ujson
 
@@ -21,7 +22,15 @@ from server.api.catalogue import (
     Param,
 )
 from server.api.config import API_VERSION, VERSION
-from server.api.errors import ALLOWED_METHODS, ERROR_CODES, ERROR_MAX_AGE, EXPOSED_HEADERS, NO_STORE
+from server.api.errors import (
+    ALLOWED_METHODS,
+    ERROR_CODES,
+    ERROR_MAX_AGE,
+    EXPOSED_HEADERS,
+    NO_STORE,
+    RATE_HEADERS,
+    RETRY_AFTER_SENT,
+)
 from server.api.ratelimit import WINDOW_SECONDS
 
 # Everything about an endpoint comes from the catalogue (server/api/catalogue.py), its response shape
@@ -109,10 +118,7 @@ def header_components() -> dict:
         "X-RateLimit-Remaining": header("Requests left (sliding-window estimate).", {"type": "integer", "minimum": 0}),
         "X-RateLimit-Reset": header("Seconds until the current window ends.", {"type": "integer", "minimum": 0}),
         "Retry-After": header(
-            "Seconds to wait before retrying. Sent with every 429, with 503 `upstream_unavailable`, "
-            "and with 503 `database_unavailable` when the process already runs its maximum of heavy "
-            "reads, or when the reads of a history, a per-tank breakdown or a tracked-account search "
-            "pass their request's one deadline (under 2 s in all); not when the database is down.",
+            f"Seconds to wait before retrying. Sent {RETRY_AFTER_SENT}.",
             {"type": "integer", "minimum": 1},
         ),
         "Allow": header("The methods every endpoint supports.", {"type": "string", "const": ALLOWED_METHODS}),
@@ -164,7 +170,6 @@ def header_definitions(*parts) -> dict:
 
 # Statuses an operation only answers after the rate limiter ran (so with its headers).
 LIMITER_PASSED_STATUSES = ("200", "304", "404", "429", "503")
-RATE_HEADERS = ("RateLimit-Policy", "RateLimit", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset")
 
 
 def headers_for(status: str, method: str, rate_limited: bool) -> dict:
@@ -297,7 +302,7 @@ def operation(endpoint: Endpoint, method: str, limit: int, shared: dict) -> dict
     description = endpoint.description
     if method == "head":
         description = "Like GET, with the same status and headers but no body."
-    op = {
+    op: dict[str, Any] = {
         "operationId": ("get" if method == "get" else "head") + endpoint.operation_id,
         "summary": endpoint.summary + (" (headers only)" if method == "head" else ""),
         "description": description,
@@ -405,7 +410,8 @@ def openapi_document(config) -> dict:
     """The OpenAPI 3.1 document for this configuration (limits scaled as the index scales them)."""
     index = index_document(config)
     limits = {entry["name"]: entry["rate_limit_per_minute"] for entry in index["endpoints"]}
-    paths, shared = {}, {}
+    paths: dict[str, dict] = {}
+    shared: dict[str, dict] = {}  # components/responses, filled by shared_response
     for endpoint in CATALOGUE:
         limit = limits[endpoint.name]
         paths[endpoint.path or "/"] = {  # relative to servers[0]

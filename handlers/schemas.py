@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from server.api.catalogue import CATALOGUE, SEARCH_RESULTS
 from server.api.config import API_VERSION
 from server.api.errors import ERROR_CODES
@@ -26,9 +28,9 @@ def nullable(type_name: str, **extra) -> dict:
     return {"type": [type_name, "null"], **extra}
 
 
-def obj(properties: dict, required=None, closed: bool = True, **extra) -> dict:
+def obj(properties: dict, required: Iterable[str] | None = None, closed: bool = True, **extra: object) -> dict:
     """An object schema; every listed property is required unless `required` says otherwise."""
-    schema = {
+    schema: dict[str, object] = {
         "type": "object",
         "properties": properties,
         "required": list(properties) if required is None else list(required),

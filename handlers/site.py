@@ -6,7 +6,7 @@ import os
 
 import tornado.web
 
-from handlers.base import write_error_answer
+from handlers.base import Route, write_error_answer
 from server.api.errors import ALLOWED_METHODS, EXPOSED_HEADERS, APIError, error_envelope, error_headers
 
 # 416 (Content-Range says the size).
@@ -57,7 +57,7 @@ class SiteHandler(tornado.web.StaticFileHandler):
         write_error_answer(self, status_code, kwargs.get("exc_info"))
 
 
-routes = [
+routes: list[Route] = [
     (r"/()", SiteHandler, {"path": STATIC_DIR, "default_filename": "index.html"}),
     (r"/static/(.+)", SiteHandler, {"path": STATIC_DIR}),
 ]

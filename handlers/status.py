@@ -16,8 +16,8 @@ class StatusHandler(BaseHandler):
     async def get(self):
         database, caches, jobs, sampler, volume = await self.services.status.database_view()
         limiter = self.limiter.status()
-        embedded = self.services.embedded_database
-        embedded = embedded.status() if embedded is not None else None
+        supervisor = self.services.embedded_database
+        embedded = supervisor.status() if supervisor is not None else None
         connections = self.services.connection_stats
         reasons = health_reasons(database, jobs, limiter, embedded, volume)
         self.respond(

@@ -42,6 +42,8 @@ import time
 import urllib.request
 from typing import Any
 
+from server.compose.embedded_db import free_port
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
@@ -60,14 +62,6 @@ from store.tracker import SLICES  # noqa: E402
 EXPECTED = os.path.join(os.path.dirname(ROOT), "shared", "data", "wn8exp-2024-09-12.json")
 FIRST_DAY = "2025-03-01"
 REGION_SHARES = {"eu": 0.6, "na": 0.2, "asia": 0.2}
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def sim_get(base: str, path: str) -> dict:

@@ -17,6 +17,7 @@ from pathlib import Path
 import ujson
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 
+from server.compose.embedded_db import free_port
 from server.domain.days import DAY_SECONDS, ManualClock, day_start
 from server.services.tracker import Tracker, due_at
 from store.tracker import SLICES
@@ -27,12 +28,6 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
 EXPECTED_VALUES_FILE = SHARED_DATA / "wn8exp-2024-09-12.json"
 VEHICLES_FILE = SHARED_DATA / "vehicles-2018-06.json"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def wait_for_port(port: int, timeout: float = 30.0, proc: subprocess.Popen | None = None) -> None:

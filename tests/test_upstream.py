@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import socket
 
 import pytest
 import ujson
@@ -18,6 +17,7 @@ from tornado.httpserver import HTTPServer
 from tornado.netutil import bind_sockets
 
 from scripts import upstream_sim as sim
+from server.compose.embedded_db import free_port
 from server.upstream.client import (
     RETRY_AFTER_LIMIT,
     RETRY_AFTER_TRANSIENT,
@@ -123,12 +123,6 @@ def with_sim(**options):
 def missing_clan(region: str) -> int:
     base = sim.existing_clans(region, 1)[0] // 1000 * 1000
     return next(c for c in range(base, base + 1000) if not sim.clan_exists(region, c))
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 # --------------------------------------------------------------------------------------

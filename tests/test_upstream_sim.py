@@ -453,9 +453,15 @@ def test_package_layout_and_command_line():
 
 def _reference_rates(world, prof, tank_id: int) -> dict:
     """A tank's rates drawn with random.Random's own methods (the formulation the fast path inlines)."""
+    import hashlib
     import random
 
-    from scripts.upstream_sim.ids import _clamp, _seed
+    def _clamp(x: float, lo: float, hi: float) -> float:
+        return min(hi, max(lo, x))
+
+    def _seed(*parts) -> int:  # the simulator's stable seed, restated: this is the reference formulation
+        text = "\x1f".join(str(p) for p in parts).encode()
+        return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "big")
 
     exp = world.expectation(tank_id)
     vehicle = world.vehicles[tank_id]

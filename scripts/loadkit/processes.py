@@ -10,18 +10,11 @@ import socket
 import subprocess
 import time
 
+from server.compose.embedded_db import free_port as free_port  # re-exported for the scripts
+
 from . import ROOT
 
 HZ = os.sysconf("SC_CLK_TCK")
-
-
-# --------------------------------------------------------------------------------------
-# Child processes
-# --------------------------------------------------------------------------------------
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 60.0) -> None:

@@ -11,8 +11,10 @@ from server.api.errors import APIError
 from store.constants import GAMES, REGIONS
 
 # Routes, parameter validation, the rate limiter's buckets, the index, the OpenAPI document and
-# the site all derive from the records below; nothing else states a limit, a cache lifetime, a
-# parameter bound or a default. Response schemas are in handlers/schemas.py, by `schema` name.
+# the site all derive from the records below: every limit, cache lifetime, parameter bound and
+# default the public sees is stated here once, with the public facts the services share (delta
+# periods, cache ages, digest sizes), and the prose is formatted from them. Response schemas are in
+# handlers/schemas.py, by `schema` name (tests/test_field_guides.py holds the field guides to them).
 
 PREFIX = f"/api/{API_VERSION}"
 INT64_MAX = 2**63 - 1  # ids are positive and fit a signed 64-bit integer
@@ -20,8 +22,44 @@ MAX_DAYS = 400  # the longest history any endpoint serves (SPEC 8.3)
 LIVE_PER_CLIENT = 5  # live upstream lookups per client per minute (SPEC 8.2)
 LIVE_GLOBAL = 30  # live upstream lookups per minute across all clients (SPEC 8.2)
 SEARCH_RESULTS = 10  # the most accounts a nickname search answers
+SEARCH_MIN, SEARCH_MAX = 3, 24  # the length of a nickname search's text
+PROFILE_MAX_AGE = 3600  # a cached profile is at most this old (SPEC: about one hour)
+CLAN_MAX_AGE = 3600  # cached clan data is at most this old (SPEC: about one hour); refreshed hourly
+DELTA_PERIODS = (7, 30, 90)  # the days of the history's deltas
+RECENT_BATTLES = 1000  # the history's recent figures cover about this many battles
+WEEK_DAYS = 7  # the days of one bucket of the history's weekly series, and of a clan digest
+DIGEST_TOP = 5  # members in each top list of a clan's weekly digest
+DIGEST_MIN_BATTLES = 10  # a digest's WN8 and win-rate lists rank members with this many battles in the week
+DELTA_FIELDS = "deltas." + " / ".join(f"{p}d" for p in DELTA_PERIODS)  # "deltas.7d / 30d / 90d"
+TRACKED_SEARCH_CACHE_SECONDS = 60  # the tracked accounts' answer to a (region, prefix) is reused this long
 DEMO_ACCOUNT = 500000001
 DEMO_CLAN = 500000
+
+
+def one_of(values: tuple[str, ...]) -> str:
+    """'a, b or c'."""
+    return ", ".join(values[:-1]) + " or " + values[-1] if len(values) > 1 else values[0]
+
+
+def and_list(values: tuple) -> str:
+    """'7, 30 and 90'."""
+    words = [str(v) for v in values]
+    return ", ".join(words[:-1]) + " and " + words[-1] if len(words) > 1 else words[0]
+
+
+def hours(seconds: float) -> str:
+    return f"{seconds / 3600:g} h"
+
+
+def duration(seconds: float) -> str:
+    """'a minute', '5 minutes', '1 h', '90 s'."""
+    if seconds == 60:
+        return "a minute"
+    if seconds % 3600 == 0:
+        return hours(seconds)
+    return f"{seconds / 60:g} minutes" if seconds % 60 == 0 else f"{seconds:g} s"
+
+
 # Codes every rate-limited GET can answer, whatever the endpoint.
 COMMON_ERRORS = ("bad_request", "payload_too_large", "request_too_large", "rate_limited", "internal_error")
 
@@ -186,7 +224,9 @@ def _id_param(name: str, error: str, what: str, example: int) -> Param:
 
 ACCOUNT_ID = _id_param("account_id", "invalid_account_id", "Account ID", DEMO_ACCOUNT)
 CLAN_ID = _id_param("clan_id", "invalid_clan_id", "Clan ID", DEMO_CLAN)
-REGION = Param("region", "path", "string", "invalid_region", "Game region: eu, na or asia.", enum=REGIONS, example="eu")
+REGION = Param(
+    "region", "path", "string", "invalid_region", f"Game region: {one_of(REGIONS)}.", enum=REGIONS, example="eu"
+)
 
 
 def _days(default: int) -> Param:
@@ -207,10 +247,10 @@ SEARCH = Param(
     "query",
     "string",
     "invalid_search",
-    "The start of a nickname: 3 to 24 letters, digits or underscores, matched case-insensitively. "
-    "Give it exactly once.",
-    min_length=3,
-    max_length=24,
+    f"The start of a nickname: {SEARCH_MIN} to {SEARCH_MAX} letters, digits or underscores, matched "
+    "case-insensitively. Give it exactly once.",
+    min_length=SEARCH_MIN,
+    max_length=SEARCH_MAX,
     pattern=r"^[A-Za-z0-9_]+$",
     required=True,
 )
@@ -234,7 +274,7 @@ PLAYER = Endpoint(
     path="/player/{account_id}/{region}",
     summary="Player profile with WN8, WN7 and efficiency",
     description="Player profile with WN8, WN7 and efficiency. Served from the cache (at most "
-    "1 h old); a profile not cached is fetched live (live_fetched: true, "
+    f"{hours(PROFILE_MAX_AGE)} old); a profile not cached is fetched live (live_fetched: true, "
     "ratings.available: false) and its ratings follow seconds later.",
     tag="players",
     operation_id="Player",
@@ -252,7 +292,7 @@ PLAYER = Endpoint(
         "(%), hit_rate (%), average_tier (battle-weighted)",
         "ratings": "available, wn8, wn8_color (scale label), wn7, efficiency, calculated_at (unix), "
         "expected_values_version (XVM table date)",
-        "cached_at": "unix time the profile was stored (at most ~1 h old)",
+        "cached_at": f"unix time the profile was stored (at most ~{hours(PROFILE_MAX_AGE)} old)",
         "live_fetched": "true when fetched live for this request (then ratings.available is false)",
     },
     live_lookups=True,
@@ -261,10 +301,10 @@ PLAYER = Endpoint(
 HISTORY = Endpoint(
     name="history",
     path="/player/{account_id}/{region}/history",
-    summary="Player daily history with 7, 30 and 90 day deltas",
-    description="Daily snapshots (UTC days) of the last `days` days plus 7, 30 and 90 day deltas, each "
-    "with the ratings of the battles played in it (period WN8, WN7, efficiency), the same figures "
-    "over the last ~1,000 battles and week by week. 404 no_history when no snapshot exists.",
+    summary=f"Player daily history with {and_list(DELTA_PERIODS)} day deltas",
+    description=f"Daily snapshots (UTC days) of the last `days` days plus {and_list(DELTA_PERIODS)} day "
+    "deltas, each with the ratings of the battles played in it (period WN8, WN7, efficiency), the same "
+    f"figures over the last ~{RECENT_BATTLES:,} battles and week by week. 404 no_history when no snapshot exists.",
     tag="players",
     operation_id="PlayerHistory",
     limit_per_minute=20,
@@ -278,7 +318,7 @@ HISTORY = Endpoint(
         "win_rate, avg_damage, wn8, wn7, efficiency (null on days without ratings)",
         "snapshots[].measured": "false on a day the tracker found no new battle (the previous day's "
         "figures carried forward), true on a measured day",
-        "deltas.7d / 30d / 90d": "null without two snapshots in the period, else from, to (the earliest "
+        DELTA_FIELDS: "null without two snapshots in the period, else from, to (the earliest "
         "snapshot inside the period and the newest), battles, wins, win_rate, "
         "avg_damage, avg_frags, avg_xp over those battles, wn8_change (movement of the career WN8), "
         "win_rate_change, and period",
@@ -287,16 +327,18 @@ HISTORY = Endpoint(
         "avg_frags, avg_spotted, avg_defence, avg_xp, survival_rate, hit_rate, average_tier "
         "(battle-weighted), wn8 (XVM, over the per-tank differences), wn7, efficiency; battles 0 and "
         "nulls when nothing was played",
-        "deltas.recent_1000": "the same figures over roughly the last 1,000 battles: from the newest "
-        f"per-tank record at least 1,000 battles before the newest one, within the last {MAX_DAYS} days "
-        "(battles says exactly how many); null when the records do not reach 1,000 battles back in "
-        "that time",
-        "weekly[]": "the same figures per 7-day week, oldest first: ceil(days / 7) weeks, the last "
+        f"deltas.recent_{RECENT_BATTLES}": f"the same figures over roughly the last {RECENT_BATTLES:,} battles: "
+        f"from the newest per-tank record at least {RECENT_BATTLES:,} battles before the newest one, within "
+        f"the last {MAX_DAYS} days (battles says exactly how many); null when the records do not reach "
+        f"{RECENT_BATTLES:,} battles back in that time",
+        "weekly[]": f"the same figures per {WEEK_DAYS}-day week, oldest first: ceil(days / {WEEK_DAYS}) weeks, "
+        "the last "
         "ending on the newest snapshot's day (as the deltas); from, to are the week's bounds (the "
         "state at the end of `from` to the end of `to`; a week in which the per-tank records start "
         "begins at the first one); battles 0 and nulls in a week without battles; an entry is null "
         "for a week before the records begin; `weekly` is null without per-tank records",
         "days, first_date, last_date, snapshot_count, latest": "the window and the newest snapshot",
+        "account_id, region": "the account asked for",
     },
 )
 TANKS = Endpoint(
@@ -316,6 +358,7 @@ TANKS = Endpoint(
     errors=("no_history", "database_unavailable"),
     schema="PlayerTanks",
     fields={
+        "account_id, region, days": "the account and the days asked for",
         "from, to": "the days the period covers: the newest per-tank record on or before today-days "
         "(or the first one, for an account tracked since), and the newest",
         "expected_values_version": "XVM table the WN8 figures use (null when none is loaded)",
@@ -332,8 +375,8 @@ PLAYER_SEARCH = Endpoint(
     summary="Find players by the start of their nickname",
     description="Accounts whose nickname starts with `search` (case-insensitive), at most "
     f"{SEARCH_RESULTS}, sorted by nickname. Served from the tracked accounts when any matches "
-    "(source: tracked; the tracked accounts' answer to a region and prefix is reused for up to a "
-    "minute); otherwise asked of the game API (source: upstream), one live lookup per region "
+    "(source: tracked; the tracked accounts' answer to a region and prefix is reused for up to "
+    f"{duration(TRACKED_SEARCH_CACHE_SECONDS)}); otherwise asked of the game API (source: upstream), one live lookup per region "
     "searched, under the live-lookup limits. Without `region`, all regions are searched.",
     tag="players",
     operation_id="PlayerSearch",
@@ -390,10 +433,10 @@ WEEKLY = Endpoint(
     name="weekly",
     path="/clan/{clan_id}/{region}/weekly",
     summary="Weekly clan digest",
-    description="Weekly clan digest: period {start: today-7, end: today} (UTC). Each member's week is "
+    description=f"Weekly clan digest: period {{start: today-{WEEK_DAYS}, end: today}} (UTC). Each member's week is "
     "the difference between their first and last snapshot in the period; members without two "
     "snapshots are listed in not_measured. WN8 and win-rate top lists rank members with at "
-    "least 10 battles that week; by_wn8 ranks by WN8 at the end of the period.",
+    f"least {DIGEST_MIN_BATTLES} battles that week; by_wn8 ranks by WN8 at the end of the period.",
     tag="clans",
     operation_id="ClanWeekly",
     limit_per_minute=10,
@@ -403,10 +446,11 @@ WEEKLY = Endpoint(
     errors=("clan_not_cached", "no_digest", "database_unavailable"),
     schema="ClanWeekly",
     fields={
+        "clan_id, tag, name, region": "the clan",
         "period": "start, end (UTC dates), days",
         "activity": "members, measured_members, active_members (>= 1 battle), inactive[], not_measured[], "
         "battles_per_member, joined[], left[]",
-        "top": "min_battles, by_battles[], by_wn8[] (wn8, wn8_change, battles), by_win_rate[] (top 5 each)",
+        "top": f"min_battles, by_battles[], by_wn8[] (wn8, wn8_change, battles), by_win_rate[] (top {DIGEST_TOP} each)",
         "aggregates": "battles, wins, win_rate, avg_damage of the week, members_avg_change "
         "{win_rate, avg_damage, avg_battles: {start, end, change}}",
         "clan_cached_at, computed_at": "unix times",
@@ -426,6 +470,8 @@ ONLINE = Endpoint(
     errors=("database_unavailable",),
     schema="Online",
     fields={
+        "today": "the UTC day of the `peak.today` figures",
+        "sample_interval_seconds": "seconds between two samples of a server's player count",
         "games.<game>": "players (sum over regions), minute, complete (all regions sampled that minute), "
         "peak.today / peak.all_time {players, minute}, regions.<region> {players, minute, "
         "age_seconds, servers[] {server, players}, failing, peak}",
@@ -467,7 +513,11 @@ ONLINE_HISTORY = Endpoint(
     ),
     errors=("database_unavailable",),
     schema="OnlineHistory",
-    fields={"series[]": "date, samples, peak, peak_minute, min, avg"},
+    fields={
+        "game, region, days": "what was asked for (region all: the sum over every region)",
+        "from, to": "the first and last day of the series (UTC)",
+        "series[]": "date, samples, peak, peak_minute, min, avg",
+    },
 )
 STATUS = Endpoint(
     name="status",
@@ -494,6 +544,15 @@ STATUS = Endpoint(
         "jobs.<name>": "last_run, ok, message, last_success, last_failure",
         "caches": "newest_player, newest_clan, newest_online_sample (unix)",
         "version, uptime_seconds, leader, rate_limiter": "process facts",
+        "api_version": "the API version of the paths (/api/<api_version>)",
+        "tracker": "enabled, track_days, slices, tracked (accounts now), today {day, visited, total, "
+        "slices_finished, eta_seconds, requests {account_info, tanks_stats}, records, record_bytes}, "
+        "this_process {slices_claimed, spent_today}",
+        "embedded_database": "null on MongoDB; else the supervised SecantusDB child: state, restarts, "
+        "restart_attempts, last_restart, last_exit {at, code}",
+        "connections": "this process's client connections: open, max, max_per_client, waiting_for_head, "
+        "refused, shed_idle, head_timeouts, heads_too_large, accept_pauses",
+        "online_sampler": "per game/region: last_success, last_failure (unix)",
     },
     needs_database=False,  # it reports the database's state instead of failing with it
 )

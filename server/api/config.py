@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 VERSION = "1.0.0"
 API_VERSION = "v1"
 DEFAULT_METRICS_ALLOW = "127.0.0.1/32,::1/128"
+TRACK_DAYS = 90  # days after its last lookup that the tracker still measures an account daily
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,7 +38,7 @@ class Config:
     rate_collection: str = "auto"
     jobs: bool = True
     # The tracker visits an account daily until this many days after its last lookup.
-    track_days: int = 90
+    track_days: int = TRACK_DAYS
     seed_demo: bool = False
     shutdown_grace: float = 10.0
     log_level: str = "INFO"
@@ -108,7 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--track-days",
         type=int,
-        help="days after its last lookup that an account is still measured daily by the tracker (default 90)",
+        help=f"days after its last lookup that an account is still measured daily by the tracker (default {TRACK_DAYS})",
     )
     parser.add_argument("--seed-demo", action="store_true", help="seed demo data when the database is empty")
     parser.add_argument("--log-level")

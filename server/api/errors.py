@@ -58,8 +58,15 @@ class APIError(tornado.web.HTTPError):
 # --- the one error envelope, its headers and caching policy (API handlers, the site, the HTTP
 # server's protocol-level answers and the early 429 all render through these) ---------------
 ALLOWED_METHODS = "GET, HEAD, OPTIONS"
-EXPOSED_HEADERS = (
-    "ETag, Retry-After, RateLimit, RateLimit-Policy, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset"
+# The rate-limit headers every answer that passed the limiter carries (server/api/ratelimit.py).
+RATE_HEADERS = ("RateLimit-Policy", "RateLimit", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset")
+EXPOSED_HEADERS = ", ".join(("ETag", "Retry-After", *sorted(RATE_HEADERS)))
+# When an answer carries Retry-After (stated once: the index, OpenAPI and README say this).
+RETRY_AFTER_SENT = (
+    "with every 429, with 503 upstream_unavailable, and with 503 database_unavailable when the "
+    "process already runs its maximum of heavy reads, or when the reads of a history, a per-tank "
+    "breakdown or a tracked-account search pass their request's one deadline (under 2 s in all); "
+    "not when the database is down"
 )
 # On every API answer, success or error (the site's files carry all but the Content-Type).
 COMMON_HEADERS = {

@@ -36,6 +36,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from server.api.catalogue import LIVE_GLOBAL, LIVE_PER_CLIENT, bucket_limits
+from server.api.errors import RATE_HEADERS
 
 if TYPE_CHECKING:  # types only: the counters are handed in (server/compose/wiring.py)
     from store.ratelimit import RateCounters
@@ -63,13 +64,14 @@ class Decision:
     retry_after: int | None = None
 
     def headers(self) -> dict[str, str]:
-        headers = {
-            "RateLimit-Policy": f'"{self.bucket}";q={self.limit};w={WINDOW_SECONDS}',
-            "RateLimit": f'"{self.bucket}";r={self.remaining};t={self.reset}',
-            "X-RateLimit-Limit": str(self.limit),
-            "X-RateLimit-Remaining": str(self.remaining),
-            "X-RateLimit-Reset": str(self.reset),
-        }
+        values = (
+            f'"{self.bucket}";q={self.limit};w={WINDOW_SECONDS}',
+            f'"{self.bucket}";r={self.remaining};t={self.reset}',
+            str(self.limit),
+            str(self.remaining),
+            str(self.reset),
+        )
+        headers = dict(zip(RATE_HEADERS, values, strict=True))
         if self.retry_after is not None:
             headers["Retry-After"] = str(self.retry_after)
         return headers

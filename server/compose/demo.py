@@ -7,6 +7,7 @@ import datetime as dt
 import logging
 import time
 
+from server.api.config import TRACK_DAYS
 from store.constants import REGIONS
 
 log = logging.getLogger("statsapi.demo")
@@ -41,7 +42,7 @@ def _progress(total: int, desc: str):
 
 
 async def seed_player_history(
-    store, upstream, ratings_source, accounts: dict[str, list[int]], days: int, now: float, track_days: int = 90
+    store, upstream, ratings_source, accounts: dict[str, list[int]], days: int, now: float, track_days: int = TRACK_DAYS
 ) -> dict:
     """`days` days of the tracker's daily pass (server/services/tracker.py, the same code the service runs),
     on a ManualClock with the simulator answering "as of" it: each past day's pass at the day's

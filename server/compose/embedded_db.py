@@ -22,6 +22,7 @@ import subprocess
 import sys
 import threading
 import time
+from typing import Any
 
 log = logging.getLogger("statsapi.embedded_db")
 
@@ -107,13 +108,14 @@ class EmbeddedDatabase:
         log_path = os.path.join(self.storage_path, "secantus.log") if self.storage_path != ":memory:" else os.devnull
         self._log_file = open(log_path, "ab")
         self._stopping.clear()
-        self._spawn()
+        process = self._spawn()
         self.wait_ready(timeout)
-        self._update_shared(state=1, pid=self.process.pid)
+        self._update_shared(state=1, pid=process.pid)
         log.info("embedded database listening on %s:%s (data in %s)", self.host, self.port, self.storage_path)
         return self
 
-    def _spawn(self) -> None:
+    def _spawn(self) -> subprocess.Popen:
+        """Start the child as `self.process`, and return it."""
         cmd = [
             sys.executable,
             "-m",
@@ -129,10 +131,11 @@ class EmbeddedDatabase:
         ]
         if self.durable:
             cmd.append("--sync-on-commit")
-        self.process = subprocess.Popen(
+        self.process = process = subprocess.Popen(
             cmd, stdout=self._log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
         )
         self._started_at = time.monotonic()
+        return process
 
     # --- supervision --------------------------------------------------------------------
     def supervise(self) -> EmbeddedDatabase:
@@ -190,11 +193,10 @@ class EmbeddedDatabase:
             if self._stopping.is_set():
                 return False
             try:
-                self._spawn()
+                proc = self._spawn()
             except OSError as exc:
                 log.error("embedded database: cannot start: %s", exc)
                 return False
-            proc = self.process
         try:
             self.wait_ready(60)
         except Exception as exc:
@@ -220,7 +222,7 @@ class EmbeddedDatabase:
             try:
                 with socket.create_connection((self.host, self.port), timeout=0.5):
                     pass
-                client = MongoClient(self.uri, serverSelectionTimeoutMS=1000)
+                client: MongoClient[dict[str, Any]] = MongoClient(self.uri, serverSelectionTimeoutMS=1000)
                 try:
                     client.admin.command("ping")
                     return

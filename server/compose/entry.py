@@ -83,7 +83,7 @@ async def run_server(config: Config, uri: str, sockets=None, database: EmbeddedD
     if config.seed_demo:
         # Serve at once; the demo data arrives in the background on the first start.
         background.append(asyncio.create_task(seed_if_empty(config, store, services)))
-    if services.jobs is not None and config.jobs:
+    if config.jobs:
         background.append(asyncio.create_task(services.jobs.run(stop)))
     await stop.wait()
 
@@ -141,10 +141,10 @@ def run_processes(config: Config, uri: str, database: EmbeddedDatabase | None = 
             pid, status = os.wait()
         except ChildProcessError:
             break
-        index = children.pop(pid, None)  # None: the embedded database (its supervisor restarts it)
-        if index is not None and not stopping:
+        exited = children.pop(pid, None)  # None: the embedded database (its supervisor restarts it)
+        if exited is not None and not stopping:
             log.warning("server process %s exited (%s); starting a new one", pid, status)
-            spawn(index)
+            spawn(exited)
 
 
 def main(argv=None) -> int:
@@ -159,7 +159,7 @@ def main(argv=None) -> int:
     )
     database = None
     uri = config.mongodb_uri
-    if config.embedded_database:
+    if not uri:  # Config.embedded_database: no external MongoDB
         # Supervised by a thread of this process (the parent with --processes N): restarted
         # on the same port and data directory when it exits unexpectedly.
         database = EmbeddedDatabase(os.path.join(config.data_dir, "db")).start().supervise()

@@ -48,6 +48,8 @@ import re
 import resource
 import socket
 import time
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import tornado.httpserver
 import tornado.httputil
@@ -117,6 +119,11 @@ def raise_fd_limit() -> int:
     return target
 
 
+def _errno_name(code: int | None) -> str | int | None:
+    """errno's symbolic name for `code` (EMFILE), else `code` as it came (None included)."""
+    return errno.errorcode.get(code, code) if code is not None else None
+
+
 def default_max_connections() -> int:
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft == resource.RLIM_INFINITY:
@@ -158,7 +165,7 @@ class _JSONRejectingStream:
         self._stream = stream
         self._server = server
         self.client = client  # the peer address counted against the per-client cap (None: uncapped)
-        self.rejection = None  # what Tornado's next bare 400 means (set per request by _BodyGuard)
+        self.rejection: bytes | None = None  # what Tornado's next bare 400 means (set per request by _BodyGuard)
         # Called for every request: bound once here instead of looked up through __getattr__.
         self.set_close_callback = stream.set_close_callback
         self.closed = stream.closed
@@ -196,9 +203,7 @@ class _JSONRejectingStream:
             return await self._read_head(regex, max_bytes or server.max_header_size)
         finally:
             server._waiting.pop(self, None)
-            if self._deadline is not None:
-                self._deadline.cancel()
-                self._deadline = None
+            self.cancel_deadline()
 
     async def _read_head(self, regex, limit: int) -> bytes:
         pattern = _compiled(regex)
@@ -246,6 +251,11 @@ class _JSONRejectingStream:
 
     async def answer_and_close(self, answer: bytes) -> None:
         await answer_and_close(self._stream, answer)
+
+    def cancel_deadline(self) -> None:
+        if self._deadline is not None:
+            self._stream.io_loop.remove_timeout(self._deadline)
+            self._deadline = None
 
     def _head_timed_out(self) -> None:
         self._deadline = None
@@ -320,17 +330,20 @@ class _BodyGuard(tornado.httputil.HTTPMessageDelegate):
 
 
 class JSONErrorHTTPServer(tornado.httpserver.HTTPServer):
-    def initialize(
+    # Narrower than HTTPServer.initialize on purpose: its own options are keyword-only and
+    # Tornado's pass through **kwargs (every caller gives keywords after the application).
+    def initialize(  # type: ignore[override]
         self,
-        request_callback,
+        request_callback: tornado.httputil.HTTPServerConnectionDelegate
+        | Callable[[tornado.httputil.HTTPServerRequest], None],
         *,
         max_header_size: int | None = MAX_HEADER_SIZE,
         max_body_size: int | None = MAX_BODY_SIZE,
         head_timeout: float = HEAD_TIMEOUT,
         max_connections: int | None = None,
         max_connections_per_client: int = MAX_CONNECTIONS_PER_CLIENT,
-        uncapped_networks=(),
-        **kwargs,
+        uncapped_networks: Iterable[str | ipaddress.IPv4Network | ipaddress.IPv6Network] = (),
+        **kwargs: Any,
     ) -> None:
         super().initialize(
             request_callback,
@@ -380,7 +393,7 @@ class JSONErrorHTTPServer(tornado.httpserver.HTTPServer):
         """Tornado's netutil.add_accept_handler, plus: connection caps, and a pause instead
         of a busy loop when accept() fails (EMFILE: the socket stays readable)."""
         io_loop = IOLoop.current()
-        state = {"removed": False, "resume": None}
+        state: dict[str, object] = {"removed": False, "resume": None}  # "resume": the paused accept's timeout
 
         def accept_handler(fd, events) -> None:
             for _ in range(_ACCEPTS_PER_EVENT):
@@ -393,9 +406,7 @@ class JSONErrorHTTPServer(tornado.httpserver.HTTPServer):
                 except ConnectionAbortedError:
                     continue
                 except OSError as exc:
-                    self._accept_failed(
-                        f"{errno.errorcode.get(exc.errno, exc.errno)}; {len(self._streams)} connections open"
-                    )
+                    self._accept_failed(f"{_errno_name(exc.errno)}; {len(self._streams)} connections open")
                     if exc.errno in _OUT_OF_DESCRIPTORS:
                         self._shed_waiting(16)
                     io_loop.remove_handler(sock)
@@ -487,7 +498,8 @@ class JSONErrorHTTPServer(tornado.httpserver.HTTPServer):
         client = self._client_key(address)
         wrapped = _JSONRejectingStream(stream, self, client)
         context = _HTTPRequestContext(stream, address, self.protocol, self.trusted_downstream)
-        conn = HTTP1ServerConnection(wrapped, self.conn_params, context)
+        # The wrapper stands in for the IOStream (it delegates what it does not override).
+        conn = HTTP1ServerConnection(wrapped, self.conn_params, context)  # type: ignore[arg-type]
         self._connections.add(conn)
         self._streams[conn] = wrapped
         if client is not None:
@@ -504,9 +516,7 @@ class JSONErrorHTTPServer(tornado.httpserver.HTTPServer):
         if wrapped is None:
             return
         self._waiting.pop(wrapped, None)
-        if wrapped._deadline is not None:
-            wrapped._deadline.cancel()
-            wrapped._deadline = None
+        wrapped.cancel_deadline()
         client = wrapped.client
         if client is not None:
             left = self._per_client.get(client, 1) - 1

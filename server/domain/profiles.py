@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import datetime as dt
 
+from server.api.catalogue import DELTA_PERIODS
 from server.domain import ratings as rating_maths
 from server.domain.days import utc_day
 from store.constants import TANK_COUNTERS
 
 TANK_FIELDS = TANK_COUNTERS  # what we keep of each tank's `all` block (the upstream `fields` ask for these)
 TOTAL_FIELDS = TANK_FIELDS
-DELTA_PERIODS = (7, 30, 90)
 HISTORY_FIELDS = ("date", *TOTAL_FIELDS, "wn8", "wn7", "efficiency")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from server.api.catalogue import RECENT_BATTLES
 from server.domain.ratings import ExpectedValues, account_wn8, average_tier, efficiency, tank_wn8, wn7
 
 # Per-tank career counters the period figures read (tracker records and tanks/stats "all" blocks).
@@ -151,9 +152,6 @@ def period_figures(
 ) -> dict[str, Any]:
     """The figures of the battles played between two per-tank states ({tank_id: career counters})."""
     return figures_of(tank_differences(start, end), expected, tiers)
-
-
-RECENT_BATTLES = 1000
 
 
 def recent_baseline(records: Sequence[Mapping[str, Any]], battles: int = RECENT_BATTLES) -> int | None:

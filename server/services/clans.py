@@ -10,6 +10,7 @@ import re
 import time
 from typing import TYPE_CHECKING, cast
 
+from server.api.catalogue import CLAN_MAX_AGE, DIGEST_MIN_BATTLES, DIGEST_TOP, WEEK_DAYS
 from server.api.errors import APIError
 from server.domain.days import utc_day
 from server.domain.profiles import TOTAL_FIELDS, build_profile
@@ -34,7 +35,7 @@ if TYPE_CHECKING:  # types only
 log = logging.getLogger("statsapi.clans")
 
 BATCH = 100  # clans per refresh batch: clans/info and clanratings take 100 ids per request
-REFRESH_EVERY = 3600  # SPEC: cached clan data is at most about one hour old
+REFRESH_EVERY = CLAN_MAX_AGE  # refreshed hourly, so cached clan data is at most about one hour old
 # The job runs once per hour slot, at a slightly different second each time: a clan refreshed
 # 58 minutes ago is due, or it would only be refreshed every second hour.
 REFRESH_SLACK = 600
@@ -45,12 +46,12 @@ RATING_MAX_AGE = 20 * 3600  # a member's rating is recomputed about daily
 RATING_REUSE_MAX = 2 * 86400  # a rating older than this is not copied into a new snapshot
 CHANGES_KEEP = 35 * 86400  # observed joins and leaves are kept this long (digest needs 7 days)
 HOT_SECONDS = 5.0  # clan views are held in-process this long (well inside the hour)
-DIGEST_DAYS = 7
+DIGEST_DAYS = WEEK_DAYS
 DIGEST_MAX_AGE = 3600
 DIGEST_EVERY = 3600  # seconds between digest runs (each builds the digests that are due)
 DIGEST_CLANS_PER_RUN = 5000
-TOP_N = 5
-TOP_MIN_BATTLES = 10  # WN8 and win-rate top lists only rank members with this many battles in the week
+TOP_N = DIGEST_TOP
+TOP_MIN_BATTLES = DIGEST_MIN_BATTLES
 
 CLAN_FIELDS = "clan_id,is_clan_disbanded,tag,name,members_count,members"
 RATING_FIELDS = "clan_id,fb_elo_rating_10,fb_elo_rating_8"

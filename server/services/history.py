@@ -6,7 +6,7 @@ import datetime as dt
 import time
 from typing import Any
 
-from server.api.catalogue import MAX_DAYS
+from server.api.catalogue import MAX_DAYS, WEEK_DAYS
 from server.api.errors import APIError
 from server.domain import recents
 from server.domain.days import utc_day
@@ -17,7 +17,7 @@ from store.client import request_deadline
 from store.store import Store
 from store.tanks import TankState, Timeline, apply_parsed, as_counters
 
-WEEK = 7  # days per bucket of the history's `weekly` series
+WEEK = WEEK_DAYS  # days per bucket of the history's `weekly` series
 
 
 def _day(date: str, days_before: int) -> str:

@@ -7,6 +7,7 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
+from server.api.catalogue import PROFILE_MAX_AGE
 from server.api.errors import APIError
 from server.domain import ratings as rating_maths
 from server.domain.profiles import build_profile, profile_view, snapshot_of
@@ -26,7 +27,6 @@ if TYPE_CHECKING:  # types only
 
 log = logging.getLogger("statsapi.players")
 
-PROFILE_MAX_AGE = 3600  # SPEC: cached data is at most about one hour old
 HOT_SECONDS = 5.0  # hot profiles are held in-process this long (well inside the hour)
 TOUCH_EVERY = 300.0  # how often a request refreshes last_requested in the database
 TOUCHED_MAX = 100_000  # profiles whose last touch is remembered in-process

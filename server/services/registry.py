@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 if TYPE_CHECKING:  # types only: the services import nothing from here at run time
     from server.api.metrics import Metrics
@@ -16,8 +16,10 @@ if TYPE_CHECKING:  # types only: the services import nothing from here at run ti
     from server.services.search import PlayerSearch
     from server.services.status import StatusService
     from server.services.tracker import Tracker
+    from server.upstream.client import UpstreamClient
     from server.upstream.expected_values import RatingsSource
-    from server.upstream.interface import Upstream
+
+ServiceT = TypeVar("ServiceT")
 
 
 class Supervised(Protocol):
@@ -26,13 +28,22 @@ class Supervised(Protocol):
     def status(self) -> dict: ...
 
 
+def _wired(service: ServiceT | None, name: str) -> ServiceT:
+    if service is None:
+        raise RuntimeError(f"Services.{name} is not wired: this Services was built without it")
+    return service
+
+
 class Services:
     """Typed, so a reader (or mypy) can follow `self.services.players.profile` to its definition.
-    Each is None only in tests and scripts that build part of the service."""
+
+    A service is None only in tests and scripts that build part of the service: reading a missing
+    one through its property raises RuntimeError; the status methods below report it as absent.
+    """
 
     def __init__(
         self,
-        upstream: Upstream | None = None,
+        upstream: UpstreamClient | None = None,
         players: PlayerService | None = None,
         clans: ClanService | None = None,
         online: OnlineService | None = None,
@@ -47,25 +58,57 @@ class Services:
         self.started_at = time.time()
         self.inflight = 0  # requests being handled, so shutdown can let them finish
         self.ratings_source = ratings_source
-        self.upstream = upstream
-        self.players = players
-        self.history = history  # history, period figures and the tanks endpoint
-        self.search = search  # nickname search
-        self.clans = clans
-        self.online = online
-        self.jobs = jobs
+        self._upstream = upstream
+        self._players = players
+        self._history = history  # history, period figures and the tanks endpoint
+        self._search = search  # nickname search
+        self._clans = clans
+        self._online = online
+        self._jobs = jobs
         self.tracker = tracker  # the daily pass
-        self.metrics = metrics
-        self.status = status  # /status's database view
+        self.metrics = metrics  # optional: the early 429 reads it with getattr(..., None)
+        self._status = status  # /status's database view
         # Set by run_server: the embedded database's supervisor (None with an external MongoDB)
         # and the HTTP server's connection figures.
         self.embedded_database: Supervised | None = None
         self.connection_stats: Callable[[], dict] | None = None
 
+    @property
+    def upstream(self) -> UpstreamClient:
+        return _wired(self._upstream, "upstream")
+
+    @property
+    def players(self) -> PlayerService:
+        return _wired(self._players, "players")
+
+    @property
+    def history(self) -> HistoryService:
+        return _wired(self._history, "history")
+
+    @property
+    def search(self) -> PlayerSearch:
+        return _wired(self._search, "search")
+
+    @property
+    def clans(self) -> ClanService:
+        return _wired(self._clans, "clans")
+
+    @property
+    def online(self) -> OnlineService:
+        return _wired(self._online, "online")
+
+    @property
+    def jobs(self) -> JobRunner:
+        return _wired(self._jobs, "jobs")
+
+    @property
+    def status(self) -> StatusService:
+        return _wired(self._status, "status")
+
     def upstream_status(self) -> dict:
-        if self.upstream is None:
+        if self._upstream is None:
             return {"configured": False}
-        status = self.upstream.status()
+        status = self._upstream.status()
         if self.ratings_source is not None:
             status["expected_values"] = self.ratings_source.status()
         return status
@@ -78,13 +121,13 @@ class Services:
 
     def database_up(self) -> bool:
         """The database answered the driver's last heartbeat (True when no status service is wired)."""
-        return self.status is None or self.status.database_up()
+        return self._status is None or self._status.database_up()
 
     def is_leader(self) -> bool:
-        return bool(self.jobs and self.jobs.is_leader)
+        return bool(self._jobs and self._jobs.is_leader)
 
     async def close(self) -> None:
-        for service in (self.players, self.clans, self.online):
+        for service in (self._players, self._clans, self._online):
             close = getattr(service, "close", None)
             if close is not None:
                 await close()

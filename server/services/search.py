@@ -6,10 +6,11 @@ import asyncio
 import time
 from typing import Any, Protocol
 
-from server.api.catalogue import SEARCH, SEARCH_RESULTS, parse_value
+from server.api.catalogue import SEARCH, SEARCH_RESULTS, TRACKED_SEARCH_CACHE_SECONDS, parse_value
 from server.api.errors import APIError
 from server.api.ratelimit import RateLimiter
 from server.services.concurrency import bounded_read, single_flight
+from server.services.players import LIVE_DEADLINE as PLAYER_LIVE_DEADLINE
 from server.upstream.client import UpstreamUnavailable
 from server.upstream.interface import Upstream
 from store.constants import REGIONS
@@ -21,10 +22,10 @@ MAX_RESULTS = SEARCH_RESULTS
 CACHE_SECONDS = 300.0
 CACHE_MAX = 10_000
 # A search that needs the upstream answers within this, like a live profile lookup.
-LIVE_DEADLINE = 8.0
+LIVE_DEADLINE = PLAYER_LIVE_DEADLINE
 # The tracked accounts' answer to a (region, prefix) is reused this long (a newly tracked account
 # shows up in searches within a minute), at most TRACKED_CACHE_MAX answers per process.
-TRACKED_CACHE_SECONDS = 60.0
+TRACKED_CACHE_SECONDS = float(TRACKED_SEARCH_CACHE_SECONDS)
 TRACKED_CACHE_MAX = 10_000
 # Tracked-account prefix queries at once per process (one per region searched: a search of every
 # region takes three); one more is answered 503 database_unavailable with Retry-After at once.

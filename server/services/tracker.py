@@ -59,6 +59,7 @@ import time
 import uuid
 from typing import Any
 
+from server.api.config import TRACK_DAYS
 from server.domain import ratings as rating_maths
 from server.domain.days import DAY_SECONDS, day_start, days_before, utc_day
 from server.domain.profiles import build_profile, snapshot_of
@@ -80,7 +81,6 @@ from store.tracker import SLICES, tracked_id
 
 log = logging.getLogger("statsapi.tracker")
 
-TRACK_DAYS = 90  # default of --track-days
 CLAN_TRACK_SECONDS = 2 * DAY_SECONDS  # clan refresh runs hourly: a member of a cached clan is re-listed long before
 BATCH = 100  # account/info takes 100 ids per request
 CLAIM_TTL = 60.0  # a claim not renewed for this long may be taken over

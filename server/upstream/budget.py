@@ -25,7 +25,6 @@ PRIORITIES = {
     "reference": 2,
     "seed": 2,
 }
-CALLERS = tuple(PRIORITIES)
 
 DEFAULT_RATE = 10.0  # the commonly cited quota of a standalone application_id
 # A slot is held from the grant until W = 1 s + this margin after the answer arrived: the
