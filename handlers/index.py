@@ -5,7 +5,7 @@ from __future__ import annotations
 from handlers.base import BaseHandler, api_routes
 from server.api.catalogue import CATALOGUE, INDEX, LIVE_GLOBAL, LIVE_PER_CLIENT, OPENAPI, PREFIX, Endpoint
 from server.api.config import API_VERSION
-from server.api.errors import ERROR_CODES, RATE_HEADERS, RETRY_AFTER_SENT
+from server.api.errors import ALLOWED_METHODS, ERROR_CODES, RATE_HEADERS, RETRY_AFTER_SENT
 from server.api.ratelimit import WINDOW_SECONDS, scaled_limit
 from store.constants import GAMES, REGIONS
 
@@ -38,7 +38,7 @@ def index_document(config) -> dict:
         "site": config.site_url,
         "attribution": config.attribution,
         "openapi": OPENAPI.full_path,
-        "methods": ["GET", "HEAD", "OPTIONS"],
+        "methods": ALLOWED_METHODS.split(", "),
         "rate_limits": {
             "identified_by": "client IP address; IPv6 clients by their /64 network "
             "(X-Forwarded-For only from trusted proxies)",

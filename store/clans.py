@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import datetime as dt
 import time
+from typing import TYPE_CHECKING, Any
 
 from pymongo import ASCENDING, DESCENDING, UpdateOne
 
 from store.freshness import Freshness
 from store.retention import Expiring, ensure_expiry_index
+
+if TYPE_CHECKING:
+    from motor.motor_asyncio import AsyncIOMotorDatabase
 
 # A clan document outlives its last refresh by this long: upstream outages never drop a
 # clan, only clans nobody references any more (and whose refreshes stopped) disappear.
@@ -33,7 +37,7 @@ def _utc(ts: float) -> dt.datetime:
 class Clans:
     status_name = "newest_clan"
 
-    def __init__(self, db, ttl_indexes: bool = True):
+    def __init__(self, db: AsyncIOMotorDatabase[Any], ttl_indexes: bool = True) -> None:
         self.db = db
         self.ttl_indexes = ttl_indexes
         self.clans = db["clans"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pymongo
 from motor.motor_asyncio import AsyncIOMotorClient
@@ -36,7 +37,7 @@ CLIENT_OPTIONS = dict(
 )
 
 
-def deadline(seconds: float | None):
+def deadline(seconds: float | None) -> contextlib.AbstractContextManager[None]:
     """A context manager giving every database operation inside it one shared deadline.
 
     `with deadline(2): ...` bounds a multi-step request build as a whole; background jobs use
@@ -78,27 +79,27 @@ class DatabaseHealth(monitoring.ServerHeartbeatListener):
     lost member does not turn every request into a 503.
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.servers: dict = {}  # address -> last heartbeat succeeded
 
     @property
     def up(self) -> bool:
         return not self.servers or any(self.servers.values())
 
-    def started(self, event) -> None:
+    def started(self, event: monitoring.ServerHeartbeatStartedEvent) -> None:
         """Required by the listener interface; only the outcome matters here."""
 
-    def succeeded(self, event) -> None:
+    def succeeded(self, event: monitoring.ServerHeartbeatSucceededEvent) -> None:
         self.servers[event.connection_id] = True
 
-    def failed(self, event) -> None:
+    def failed(self, event: monitoring.ServerHeartbeatFailedEvent) -> None:
         # A failed *awaited* (streaming) hello is retried at once on a fresh connection, and
         # the driver cancels one shortly after every reconnect: only that retry's verdict counts.
         if not event.awaited:
             self.servers[event.connection_id] = False
 
 
-def create_client(uri: str, listeners: tuple = (), **options) -> AsyncIOMotorClient:
+def create_client(uri: str, listeners: tuple = (), **options: Any) -> AsyncIOMotorClient[Any]:
     """Create the process's one client; call it inside the running loop. `listeners`: more
     pymongo event listeners (e.g. the command timer of /metrics)."""
     health = DatabaseHealth()
@@ -107,6 +108,6 @@ def create_client(uri: str, listeners: tuple = (), **options) -> AsyncIOMotorCli
     return client
 
 
-def database_up(client) -> bool:
+def database_up(client: AsyncIOMotorClient[Any]) -> bool:
     health = getattr(client, "statsapi_health", None)
     return health.up if health is not None else True

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 REGIONS = ("eu", "na", "asia")
+HISTORY_DAYS = 400  # the longest history any endpoint serves (SPEC 8.3); every day of it stays rebuildable
 GAMES = ("wot", "wotb", "wows")  # as the upstream's servers endpoint names them
 # The counters kept per tank and per account (the upstream's tanks/stats `all` and account/info
 # `statistics.all` names), in the order per-tank states are packed (store/tanks.py).

@@ -6,12 +6,12 @@ from pymongo import errors
 
 
 class _TimedOutMeta(type):
-    def __instancecheck__(cls, obj) -> bool:
+    def __instancecheck__(cls, obj: object) -> bool:
         # pymongo marks every CSOT expiry with `timeout` (a BulkWriteError or an
         # OperationFailure can be one without being a ConnectionFailure subclass).
         return isinstance(obj, errors.PyMongoError) and bool(getattr(obj, "timeout", False))
 
-    def __subclasscheck__(cls, sub) -> bool:
+    def __subclasscheck__(cls, sub: type) -> bool:
         return False
 
 

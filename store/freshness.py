@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from pymongo.errors import DuplicateKeyError
+
+if TYPE_CHECKING:
+    from motor.motor_asyncio import AsyncIOMotorDatabase
 
 
 class Freshness:
@@ -11,7 +16,7 @@ class Freshness:
     newest document of a growing collection needs a sort, and counting it collStats or a count,
     each of which the embedded database runs as a collection scan."""
 
-    def __init__(self, db):
+    def __init__(self, db: AsyncIOMotorDatabase[Any]) -> None:
         self.collection = db["freshness"]
 
     async def raise_to(self, name: str, when: float) -> None:

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import TYPE_CHECKING, Any
 
 from pymongo.errors import DuplicateKeyError
+
+if TYPE_CHECKING:
+    from motor.motor_asyncio import AsyncIOMotorDatabase
 
 
 def _now() -> dt.datetime:
@@ -12,7 +16,7 @@ def _now() -> dt.datetime:
 
 
 class Leases:
-    def __init__(self, db):
+    def __init__(self, db: AsyncIOMotorDatabase[Any]) -> None:
         self.collection = db["leases"]
 
     async def ensure_schema(self) -> None:

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
 from pymongo import UpdateOne
+
+if TYPE_CHECKING:
+    from motor.motor_asyncio import AsyncIOMotorDatabase
 
 PREFIX_MIN = 3  # shorter prefixes are read from the nickname index (the API asks for 3 or more)
 PREFIX_MAX = 8  # longer prefixes too: few nicknames share 9 characters, so their range is small
@@ -78,7 +84,7 @@ class NicknamePrefixes:
     range [prefix, next prefix) costs every match, which grows with the tracked accounts. A search
     reads one document here instead; a missing or stale one is rebuilt from that range once."""
 
-    def __init__(self, db):
+    def __init__(self, db: AsyncIOMotorDatabase[Any]) -> None:
         self.collection = db["nickname_prefixes"]
         # Every tracked nickname has been told (Tracked.migrate_nicknames ran): a missing document
         # then means no tracked nickname has the prefix, and new documents are created complete.
@@ -94,7 +100,9 @@ class NicknamePrefixes:
             {"_id": prefix_id(region, prefix)}, {"$set": {"stale": True}, "$inc": {"v": 1}}
         )
 
-    async def first(self, region: str, prefix: str, limit: int, read_range) -> list[dict]:
+    async def first(
+        self, region: str, prefix: str, limit: int, read_range: Callable[[str, str], Awaitable[list[dict]]]
+    ) -> list[dict]:
         """The first `limit` entries for (region, prefix) (kept(prefix, limit) must hold).
         `read_range(region, prefix)` returns every match as entries sorted by (n, a); it is called
         only when the kept document is stale, or missing before the table is complete, and what it returns is stored only if no

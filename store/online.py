@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+from collections.abc import Iterable
+from typing import Any
 
 from pymongo import ASCENDING, DESCENDING, UpdateOne
 from pymongo.errors import (
@@ -42,7 +44,9 @@ class OnlineSamples:
 
     status_name = "newest_online_sample"
 
-    def __init__(self, db, ttl_indexes: bool = True):
+    # `db`: a motor database, typed Any: motor's stubs reject the **options of create_collection and
+    # the MutableMapping of options() as this module passes and returns them.
+    def __init__(self, db: Any, ttl_indexes: bool = True) -> None:
         self.db = db
         self.ttl_indexes = ttl_indexes
         self.samples = db["online_samples"]
@@ -195,7 +199,7 @@ class OnlineSamples:
         """One document per game/region: newest minute, players, servers, last success/failure."""
         return await self.status.find({}).to_list(None)
 
-    async def peaks(self, games, date: dt.date) -> dict[str, dict]:
+    async def peaks(self, games: Iterable[str], date: dt.date) -> dict[str, dict]:
         """{game: {"all_time": doc|None, "today": doc|None}}; docs map "total"/region to {players, minute}."""
         keys = {f"{g}:all_time": (g, "all_time") for g in games}
         keys.update({f"{g}:{date.isoformat()}": (g, "today") for g in games})

@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from pymongo import ASCENDING, DESCENDING, UpdateOne
 
 from store.freshness import Freshness
 from store.retention import Expiring, ensure_expiry_index
+
+if TYPE_CHECKING:
+    from motor.motor_asyncio import AsyncIOMotorDatabase
+
+    from store.clans import Clans
 
 PROFILE_TTL_SECONDS = 3600
 SNAPSHOT_TTL_SECONDS = 410 * 86400
@@ -25,7 +32,7 @@ def _utc(ts: float) -> dt.datetime:
 class Players:
     status_name = "newest_player"
 
-    def __init__(self, db, ttl_indexes: bool = True, clans=None):
+    def __init__(self, db: AsyncIOMotorDatabase[Any], ttl_indexes: bool = True, clans: Clans | None = None) -> None:
         self.clans = clans  # store.clans.Clans: told which clans saved profiles name
         self.profiles = db["players"]
         self.snapshots = db["snapshots"]
@@ -52,7 +59,9 @@ class Players:
     async def get(self, region: str, account_id: int) -> dict | None:
         return await self.profiles.find_one({"_id": player_key(region, account_id)})
 
-    async def get_many(self, region: str, account_ids: list[int], projection=None) -> list[dict]:
+    async def get_many(
+        self, region: str, account_ids: list[int], projection: dict[str, Any] | None = None
+    ) -> list[dict]:
         keys = [player_key(region, a) for a in account_ids]
         return await self.profiles.find({"_id": {"$in": keys}}, projection).to_list(None)
 
@@ -107,7 +116,12 @@ class Players:
             await self.snapshots.bulk_write(ops, ordered=False)
 
     async def snapshots_since(
-        self, region: str, account_id: int, first_date: str, last_date: str | None = None, fields=None
+        self,
+        region: str,
+        account_id: int,
+        first_date: str,
+        last_date: str | None = None,
+        fields: Iterable[str] | None = None,
     ) -> list[dict]:
         """One account's snapshots between two dates: an indexed range of at most one document a day."""
         projection = {f: 1 for f in fields} if fields else {"day": 0}

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from pymongo.errors import DuplicateKeyError, OperationFailure
+
+if TYPE_CHECKING:
+    from motor.motor_asyncio import AsyncIOMotorDatabase
 
 READ_CHUNK = 100
 WRITE_CHUNK = 1000
@@ -22,7 +27,7 @@ class RateCounters:
     `expire_windows` through the index on `w`.
     """
 
-    def __init__(self, db, size_bytes: int, capped: bool = True):
+    def __init__(self, db: AsyncIOMotorDatabase[Any], size_bytes: int, capped: bool = True) -> None:
         self.db = db
         self.collection = db["rate_counters"]
         self.size_bytes = size_bytes

@@ -26,7 +26,7 @@ class Expiring:
     on_deleted: Callable[[int], Awaitable[None]] | None = None  # told how many were deleted (a kept count)
 
 
-async def ensure_expiry_index(collection, field: str, after_seconds: int, ttl: bool) -> None:
+async def ensure_expiry_index(collection: Any, field: str, after_seconds: int, ttl: bool) -> None:
     """A TTL index on `field` when `ttl`, else a plain one; an index of the other kind is replaced."""
     name = f"{field}_1"
     existing = (await collection.index_information()).get(name)

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import datetime as dt
 import time
+from typing import TYPE_CHECKING, Any
 
 from pymongo.errors import DuplicateKeyError
 
+if TYPE_CHECKING:
+    from motor.motor_asyncio import AsyncIOMotorDatabase
+
 
 class JobRuns:
-    def __init__(self, db):
+    def __init__(self, db: AsyncIOMotorDatabase[Any]) -> None:
         self.collection = db["job_runs"]
         self.slots = db["job_slots"]
 
@@ -25,7 +29,7 @@ class JobRuns:
             return False
         return True
 
-    async def record(self, job: str, ok: bool, message: str = "", duration: float = 0.0, **extra) -> None:
+    async def record(self, job: str, ok: bool, message: str = "", duration: float = 0.0, **extra: Any) -> None:
         now = time.time()
         fields = {"last_run": now, "ok": ok, "message": message[:300], "duration_s": round(duration, 3), **extra}
         fields["last_success" if ok else "last_failure"] = now

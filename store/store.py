@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import time
-from typing import Protocol
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any, Protocol
 
 from store.clans import Clans
 from store.client import database_up
@@ -16,6 +17,9 @@ from store.status import JobRuns
 from store.tanks import TankRecords
 from store.tracker import Tracked
 from store.upstream_members import UpstreamMembers
+
+if TYPE_CHECKING:
+    from motor.motor_asyncio import AsyncIOMotorClient
 
 # Concurrent heavy database operations (aggregations, history and digest builds) per process.
 HEAVY_LIMIT = 4
@@ -43,7 +47,7 @@ class Gate:
         self.refused = 0
 
     @contextlib.asynccontextmanager
-    async def slot(self):
+    async def slot(self) -> AsyncIterator[None]:
         if self.active >= self.limit:
             self.refused += 1
             raise DatabaseBusy(self.name)
@@ -63,14 +67,14 @@ class CollectionFamily(Protocol):
 class Store:
     def __init__(
         self,
-        client,
+        client: AsyncIOMotorClient[Any],
         db_name: str,
         rate_collection_bytes: int = 32 << 20,
         capped: bool = True,
         ttl_indexes: bool = True,
         heavy_limit: int = HEAVY_LIMIT,
         history_limit: int = HISTORY_LIMIT,
-    ):
+    ) -> None:
         """`ttl_indexes=False` (the embedded SecantusDB): large collections get plain indexes on
         their expiry fields instead of TTL indexes, and server.jobs.retention deletes expired
         documents in small indexed batches (that server's TTL monitor scans whole collections

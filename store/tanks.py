@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from bson import Binary
 from pymongo import ASCENDING, DESCENDING, ReplaceOne, UpdateOne
@@ -11,6 +12,9 @@ from pymongo import ASCENDING, DESCENDING, ReplaceOne, UpdateOne
 from store.constants import TANK_COUNTERS
 from store.freshness import Freshness
 from store.retention import Expiring, ensure_expiry_index
+
+if TYPE_CHECKING:
+    from motor.motor_asyncio import AsyncIOMotorDatabase
 
 COUNTERS = TANK_COUNTERS  # the packed order
 WIDTH = len(COUNTERS)
@@ -24,7 +28,6 @@ KEYFRAME_MAX_DAYS = 30
 # after it (an account idle for weeks or months) is rewritten in place as a keyframe with a later
 # base by the tracker (server/services/tracker.py, plan_visit), so what a day of the last HISTORY_DAYS needs
 # never expires; every other record serves only days within RETENTION_DAYS - HISTORY_DAYS of its base.
-HISTORY_DAYS = 400
 RETENTION_DAYS = 440
 # Days per older window of an idle account's lookback (see TankRecords._chain): an account idle
 # for a year costs (RETENTION_DAYS - KEYFRAME_MAX_DAYS) / LOOKBACK + 2 small index reads.
@@ -213,7 +216,7 @@ class TankRecords:
 
     status_name = "newest_tank_record"
 
-    def __init__(self, db, ttl_indexes: bool = True):
+    def __init__(self, db: AsyncIOMotorDatabase[Any], ttl_indexes: bool = True) -> None:
         self.collection = db["tank_records"]
         self.migrations = db["migrations"]
         self.ttl_indexes = ttl_indexes

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bson import Binary
 from pymongo import ASCENDING, UpdateOne
@@ -13,6 +13,9 @@ from pymongo.errors import DuplicateKeyError
 from store.constants import REGIONS
 from store.freshness import Freshness
 from store.nicknames import NicknamePrefixes, entry, kept, sync_ops
+
+if TYPE_CHECKING:
+    from motor.motor_asyncio import AsyncIOMotorDatabase
 
 PARKED = "~"  # last_visit_day of an account whose tracking ended: sorts after every day, so no pass finds it
 SLICES = 64  # the pass is partitioned into this many slices by a stable hash of (region, account_id)
@@ -63,7 +66,7 @@ class Tracked:
 
     status_name = "newest_tracked"
 
-    def __init__(self, db):
+    def __init__(self, db: AsyncIOMotorDatabase[Any]) -> None:
         self.collection = db["tracked"]
         self.slices = db["tracker_slices"]
         self.freshness = Freshness(db)

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from motor.motor_asyncio import AsyncIOMotorDatabase
+
 FORGET_AFTER = 86400  # documents of processes that vanished without leaving are removed after a day
 
 
 class UpstreamMembers:
-    def __init__(self, db):
+    def __init__(self, db: AsyncIOMotorDatabase[Any]) -> None:
         self.collection = db["upstream_members"]
 
     async def ensure_schema(self) -> None:

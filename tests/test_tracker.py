@@ -387,7 +387,8 @@ async def test_the_pass_keeps_every_day_of_the_last_400_through_idle_years(store
 
     from server.domain.days import DAY_SECONDS
     from server.jobs.retention import Retention
-    from store.tanks import HISTORY_DAYS, RETENTION_DAYS, as_counters
+    from store.constants import HISTORY_DAYS
+    from store.tanks import RETENTION_DAYS, as_counters
 
     account_id = 500_000_123
     played = {*range(0, 30, 3), 80, *range(300, 320, 2)}

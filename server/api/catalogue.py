@@ -5,10 +5,11 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Mapping
+from typing import Any
 
 from server.api.config import API_VERSION
 from server.api.errors import APIError
-from store.constants import GAMES, REGIONS
+from store.constants import GAMES, HISTORY_DAYS, REGIONS
 
 # Routes, parameter validation, the rate limiter's buckets, the index, the OpenAPI document and
 # the site all derive from the records below: every limit, cache lifetime, parameter bound and
@@ -18,7 +19,7 @@ from store.constants import GAMES, REGIONS
 
 PREFIX = f"/api/{API_VERSION}"
 INT64_MAX = 2**63 - 1  # ids are positive and fit a signed 64-bit integer
-MAX_DAYS = 400  # the longest history any endpoint serves (SPEC 8.3)
+MAX_DAYS = HISTORY_DAYS  # the longest history any endpoint serves (SPEC 8.3), as the store keeps it
 LIVE_PER_CLIENT = 5  # live upstream lookups per client per minute (SPEC 8.2)
 LIVE_GLOBAL = 30  # live upstream lookups per minute across all clients (SPEC 8.2)
 SEARCH_RESULTS = 10  # the most accounts a nickname search answers
@@ -166,7 +167,7 @@ class Endpoint:
         return pattern if "." in self.full_path.rsplit("/", 1)[1] else pattern + "/?"
 
 
-def parse_value(param: Param, text: str):
+def parse_value(param: Param, text: str) -> Any:
     """`text` as `param` accepts it, or APIError(param.error).
 
     Integers the strict way: ASCII digits only (no sign, no spaces), within the bounds. A bad path

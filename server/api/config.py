@@ -6,7 +6,8 @@ import argparse
 import dataclasses
 import ipaddress
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 VERSION = "1.0.0"
 API_VERSION = "v1"
@@ -125,7 +126,7 @@ def get_config(argv: Sequence[str] | None = None, environ: Mapping[str, str] | N
     env = os.environ if environ is None else environ
     args = build_parser().parse_args(argv)
 
-    def pick(flag, name, default, convert=str):
+    def pick(flag: Any, name: str, default: Any, convert: Callable[[Any], Any] = str) -> Any:
         if flag is not None:
             return convert(flag)
         if name in env and env[name] != "":

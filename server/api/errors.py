@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.client
 from collections.abc import Mapping
+from typing import Any
 
 import tornado.web
 import ujson
@@ -46,7 +47,7 @@ ERROR_CODES = {
 class APIError(tornado.web.HTTPError):
     """An error with a stable machine code; rendered by `render_error`."""
 
-    def __init__(self, code: str, message: str | None = None, headers: dict | None = None, **extra):
+    def __init__(self, code: str, message: str | None = None, headers: dict | None = None, **extra: Any) -> None:
         status, meaning = ERROR_CODES[code]
         super().__init__(status, reason=http.client.responses.get(status, "Error"))
         self.code = code
@@ -101,7 +102,7 @@ def error_headers(status: int, code: str, extra: Mapping[str, str] | None = None
     return headers
 
 
-def error_envelope(code: str, message: str | None = None, **extra) -> str:
+def error_envelope(code: str, message: str | None = None, **extra: Any) -> str:
     """{"success": false, "error": {"code", "message", ...}} as JSON text."""
     body = {"code": code, "message": message or ERROR_CODES[code][1], **extra}
     return ujson.dumps({"success": False, "error": body}, ensure_ascii=False, escape_forward_slashes=False)

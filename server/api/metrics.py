@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -12,6 +13,14 @@ from prometheus_client import (
     generate_latest,
 )
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+if TYPE_CHECKING:  # types only: the gauges' sources are handed in (server/compose/wiring.py)
+    from prometheus_client.metrics_core import Metric
+
+    from server.api.ratelimit import RateLimiter
+    from server.services.registry import Services
+    from server.upstream.budget import UpstreamBudget
+    from store.store import Store
 
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
@@ -24,7 +33,7 @@ class Metrics:
 
     content_type = CONTENT_TYPE_LATEST
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         self.requests = Counter(
             "statsapi_http_requests",
@@ -79,15 +88,15 @@ class _Snapshot:
     def __init__(self, sources: list):
         self._sources = sources
 
-    def collect(self):
+    def collect(self) -> Iterator[Metric]:
         for source in self._sources:
             yield from source()
 
-    def describe(self):
+    def describe(self) -> list[Metric]:
         return []
 
 
-def upstream_families(budget) -> list:
+def upstream_families(budget: UpstreamBudget) -> list:
     """The upstream budget: requests and refusals by caller, rate, queue."""
     status = budget.status()
     sent = CounterMetricFamily("statsapi_upstream_requests", "Upstream requests sent, by caller.", labels=["caller"])
@@ -105,7 +114,7 @@ def upstream_families(budget) -> list:
     return [sent, refused, rate, queued]
 
 
-def limiter_families(limiter) -> list:
+def limiter_families(limiter: RateLimiter) -> list:
     status = limiter.status()
     rejected = CounterMetricFamily(
         "statsapi_rate_limit_rejections", "Requests refused with 429, by bucket.", labels=["bucket"]
@@ -123,13 +132,13 @@ def limiter_families(limiter) -> list:
     return [rejected, failures, lag, pending]
 
 
-def database_families(store) -> list:
+def database_families(store: Store) -> list:
     up = GaugeMetricFamily("statsapi_database_up", "1 while the driver's heartbeats succeed.")
     up.add_metric([], 1.0 if store.database_up() else 0.0)
     return [up]
 
 
-def process_families(services) -> list:
+def process_families(services: Services) -> list:
     """What run_server attaches to the services: the embedded database and the connections."""
     families = []
     embedded = services.embedded_database

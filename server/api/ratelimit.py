@@ -128,7 +128,7 @@ def counter_key(client: str, bucket: str, window: int) -> str:
 class _Count:
     __slots__ = ("seen", "pending", "inflight")
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.seen = 0  # total read back from the database (all processes)
         self.pending = 0  # admitted here, not yet sent to the database
         self.inflight = 0  # sent, not yet acknowledged

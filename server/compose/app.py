@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import TYPE_CHECKING, Any
 
 import tornado
 import tornado.web
@@ -13,6 +14,13 @@ import handlers
 from handlers.base import NotFoundHandler
 from server.api.errors import APIError, render_error
 
+if TYPE_CHECKING:  # types only
+    from server.api.config import Config
+    from server.api.metrics import Metrics
+    from server.api.ratelimit import Decision, RateLimiter
+    from server.services.registry import Services
+    from store.store import Store
+
 SERVER_HEADER = "TornadoServer/" + tornado.version
 # The early 429's status, headers and body: rendered once, like every other error answer.
 RATE_LIMITED_STATUS, RATE_LIMITED_HEADERS, _rate_limited_text = render_error(APIError("rate_limited"))
@@ -21,7 +29,13 @@ RATE_LIMITED_BODY = _rate_limited_text.encode()
 access_log = logging.getLogger("statsapi.access")
 
 
-def log_access(request, status: int, client: str | None, endpoint: str = "unknown", metrics=None) -> None:
+def log_access(
+    request: httputil.HTTPServerRequest,
+    status: int,
+    client: str | None,
+    endpoint: str = "unknown",
+    metrics: Metrics | None = None,
+) -> None:
     """One line per request (resolved client, method, path, status, duration) and its metrics."""
     if metrics is not None:
         metrics.observe_request(endpoint, status, request.request_time())
@@ -32,7 +46,7 @@ def log_access(request, status: int, client: str | None, endpoint: str = "unknow
     access_log.info("%s %s %s %d %.1fms", client or request.remote_ip, request.method[:16], path, status, duration_ms)
 
 
-def endpoint_name(handler_class) -> str:
+def endpoint_name(handler_class: type) -> str:
     """The metrics label of a handler: its rate-limit bucket, else its class name."""
     return getattr(handler_class, "bucket", None) or handler_class.__name__.removesuffix("Handler").lower()
 
@@ -69,15 +83,19 @@ class RateLimitedDelegate(httputil.HTTPMessageDelegate):
     coroutine, and sends the same headers and body BaseHandler would.
     """
 
-    def __init__(self, request, decision, metrics=None):
+    def __init__(self, request: httputil.HTTPServerRequest, decision: Decision, metrics: Metrics | None = None) -> None:
         self.request = request
         self.decision = decision
         self.metrics = metrics
 
-    def headers_received(self, start_line, headers):
+    def headers_received(
+        self,
+        start_line: httputil.RequestStartLine | httputil.ResponseStartLine,
+        headers: httputil.HTTPHeaders,
+    ) -> None:
         return None
 
-    def data_received(self, chunk):
+    def data_received(self, chunk: bytes) -> None:
         return None
 
     def finish(self) -> None:
@@ -92,9 +110,11 @@ class RateLimitedDelegate(httputil.HTTPMessageDelegate):
         headers["Content-Length"] = str(len(RATE_LIMITED_BODY))
         body = b"" if request.method == "HEAD" else RATE_LIMITED_BODY
         start_line = httputil.ResponseStartLine("", RATE_LIMITED_STATUS, "Too Many Requests")
-        request.connection.write_headers(start_line, headers, body)
-        request.connection.finish()
-        request._finish_time = time.time()
+        # Tornado types the connection Optional (None only for requests built outside a server) and its
+        # private _finish_time as None until set.
+        request.connection.write_headers(start_line, headers, body)  # type: ignore[union-attr]
+        request.connection.finish()  # type: ignore[union-attr]
+        request._finish_time = time.time()  # type: ignore[assignment]
         log_access(request, 429, getattr(request, "statsapi_client", None), self.decision.bucket, self.metrics)
 
     def on_connection_close(self) -> None:
@@ -102,7 +122,15 @@ class RateLimitedDelegate(httputil.HTTPMessageDelegate):
 
 
 class StatsApplication(tornado.web.Application):
-    def get_handler_delegate(self, request, target_class, target_kwargs=None, path_args=None, path_kwargs=None):
+    # Returns Tornado's _HandlerDelegate, or the early 429 in its place: any HTTPMessageDelegate.
+    def get_handler_delegate(  # type: ignore[override]
+        self,
+        request: httputil.HTTPServerRequest,
+        target_class: type[tornado.web.RequestHandler],
+        target_kwargs: dict[str, Any] | None = None,
+        path_args: list[bytes] | None = None,
+        path_kwargs: dict[str, bytes] | None = None,
+    ) -> httputil.HTTPMessageDelegate:
         admit = getattr(target_class, "admit", None)
         if admit is not None:
             decision = admit(self.settings, request)
@@ -111,8 +139,10 @@ class StatsApplication(tornado.web.Application):
         return super().get_handler_delegate(request, target_class, target_kwargs, path_args, path_kwargs)
 
 
-def make_app(config, store, limiter, services, **overrides) -> tornado.web.Application:
-    settings = dict(
+def make_app(
+    config: Config, store: Store, limiter: RateLimiter, services: Services, **overrides: Any
+) -> tornado.web.Application:
+    settings: dict[str, Any] = dict(
         config=config,
         store=store,
         limiter=limiter,

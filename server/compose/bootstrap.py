@@ -28,13 +28,13 @@ class CommandTimer(monitoring.CommandListener):
     def __init__(self, metrics: Metrics):
         self.metrics = metrics
 
-    def started(self, event) -> None:
+    def started(self, event: monitoring.CommandStartedEvent) -> None:
         """Only the outcome and its duration are recorded."""
 
-    def succeeded(self, event) -> None:
+    def succeeded(self, event: monitoring.CommandSucceededEvent) -> None:
         self.metrics.observe_command(event.command_name, True, event.duration_micros / 1e6)
 
-    def failed(self, event) -> None:
+    def failed(self, event: monitoring.CommandFailedEvent) -> None:
         self.metrics.observe_command(event.command_name, False, event.duration_micros / 1e6)
 
 

@@ -6,9 +6,20 @@ import asyncio
 import datetime as dt
 import logging
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from server.api.config import TRACK_DAYS
 from store.constants import REGIONS
+
+if TYPE_CHECKING:  # types only
+    from tqdm import tqdm
+
+    from server.services.players import PlayerService
+    from server.services.registry import Services
+    from server.upstream.expected_values import RatingsSource
+    from server.upstream.interface import Upstream
+    from store.store import Store
 
 log = logging.getLogger("statsapi.demo")
 
@@ -16,16 +27,16 @@ log = logging.getLogger("statsapi.demo")
 class TimeTravelUpstream:
     """The real upstream client, asking the simulator for its data "as of" `now()` (`_sim_now`)."""
 
-    def __init__(self, upstream, now):
+    def __init__(self, upstream: Upstream, now: Callable[[], float]) -> None:
         self._upstream = upstream
         self._now = now
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         method = getattr(self._upstream, name)
         if not callable(method) or name.startswith("_") or name == "fetch_json_url":
             return method
 
-        async def call(*args, **kwargs):
+        async def call(*args: Any, **kwargs: Any) -> Any:
             params = dict(kwargs.pop("params", None) or {})
             params["_sim_now"] = int(self._now())
             return await method(*args, params=params, **kwargs)
@@ -33,7 +44,7 @@ class TimeTravelUpstream:
         return call
 
 
-def _progress(total: int, desc: str):
+def _progress(total: int, desc: str) -> tqdm | None:
     try:
         from tqdm import tqdm
     except ImportError:  # progress bars are a nicety, not a requirement
@@ -42,7 +53,13 @@ def _progress(total: int, desc: str):
 
 
 async def seed_player_history(
-    store, upstream, ratings_source, accounts: dict[str, list[int]], days: int, now: float, track_days: int = TRACK_DAYS
+    store: Store,
+    upstream: Upstream,
+    ratings_source: RatingsSource,
+    accounts: dict[str, list[int]],
+    days: int,
+    now: float,
+    track_days: int = TRACK_DAYS,
 ) -> dict:
     """`days` days of the tracker's daily pass (server/services/tracker.py, the same code the service runs),
     on a ManualClock with the simulator answering "as of" it: each past day's pass at the day's
@@ -76,13 +93,13 @@ async def seed_player_history(
     return {"days": days, "first_day": first_day, "today": utc_day(now), **totals}
 
 
-async def seed_current_profiles(players, accounts: dict[str, list[int]]) -> int:
+async def seed_current_profiles(players: PlayerService, accounts: dict[str, list[int]]) -> int:
     """Fresh cached profiles with ratings, as if each had been opened on the site."""
     bar = _progress(sum(len(v) for v in accounts.values()), "current profiles")
     semaphore = asyncio.Semaphore(8)
     done = 0
 
-    async def one(region, account_id):
+    async def one(region: str, account_id: int) -> None:
         nonlocal done
         async with semaphore:
             try:
@@ -99,7 +116,7 @@ async def seed_current_profiles(players, accounts: dict[str, list[int]]) -> int:
     return done
 
 
-async def seed_online(store, upstream, days: int, now: float, recent_hours: int = 48) -> int:
+async def seed_online(store: Store, upstream: Upstream, days: int, now: float, recent_hours: int = 48) -> int:
     """Past player counts through the real sampler: hourly, then every 10 minutes for the
     last `recent_hours` (minute-by-minute sampling of 30 days would take the seeder ~15 min;
     the live sampler adds a sample every minute from then on)."""
@@ -114,7 +131,7 @@ async def seed_online(store, upstream, days: int, now: float, recent_hours: int 
     batch = 32
     for start in range(0, len(minutes), batch):
 
-        async def one(minute):
+        async def one(minute: int) -> None:
             clock = lambda minute=minute: minute * 60.0  # noqa: E731 - the sampler's "now"
             sampler = OnlineService(store, TimeTravelUpstream(upstream, clock), clock=clock)
             await sampler.sample(minute)
@@ -153,9 +170,9 @@ class SimulatorLists:
 
 
 async def seed_demo(
-    store,
-    services,
-    simulator_lists,
+    store: Store,
+    services: Services,
+    simulator_lists: SimulatorLists,
     players_per_region: int = 60,
     clans_per_region: int = 4,
     history_days: int = 120,
@@ -182,8 +199,14 @@ async def seed_demo(
         if simulator_lists.demo_account not in accounts[region] and region == "eu":
             accounts[region][0] = simulator_lists.demo_account
     summary = {"accounts": {r: len(v) for r, v in accounts.items()}, "clans": clans}
+    # build_services always wires ratings_source; Services types it Optional for partial test builds.
     summary["tracker"] = await seed_player_history(
-        store, services.upstream, services.ratings_source, accounts, history_days, now
+        store,
+        services.upstream,
+        services.ratings_source,  # type: ignore[arg-type]
+        accounts,
+        history_days,
+        now,
     )
     summary["profiles"] = await seed_current_profiles(services.players, accounts)
     for region, ids in clans.items():

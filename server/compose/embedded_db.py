@@ -68,10 +68,10 @@ class EmbeddedDatabase:
     def _read_shared(self) -> tuple:
         return _SHARED.unpack_from(self._shared, 0)
 
-    def _write_shared(self, *values) -> None:
+    def _write_shared(self, *values: float) -> None:
         _SHARED.pack_into(self._shared, 0, *values)
 
-    def _update_shared(self, **changes) -> None:
+    def _update_shared(self, **changes: float) -> None:
         names = ("restarts", "attempts", "last_restart", "last_exit_at", "last_exit_code", "pid", "state")
         values = dict(zip(names, self._read_shared()))
         values.update(changes)
@@ -251,8 +251,8 @@ class EmbeddedDatabase:
         self._log_file.close()
         log.info("embedded database stopped")
 
-    def __enter__(self):
+    def __enter__(self) -> EmbeddedDatabase:
         return self.start()
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.stop()

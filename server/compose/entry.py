@@ -8,6 +8,8 @@ import logging
 import os
 import signal
 import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import tornado.netutil
 
@@ -18,6 +20,10 @@ from server.compose.embedded_db import EmbeddedDatabase
 from server.compose.http import MAX_CONNECTIONS_PER_CLIENT, default_max_connections, raise_fd_limit
 from server.services.registry import Services
 from store import Store
+
+if TYPE_CHECKING:  # types only
+    import socket
+    from types import FrameType
 
 log = logging.getLogger("statsapi")
 
@@ -57,7 +63,9 @@ def tune_garbage_collector() -> None:
     gc.set_threshold(20_000, 20, 20)
 
 
-async def run_server(config: Config, uri: str, sockets=None, database: EmbeddedDatabase | None = None) -> None:
+async def run_server(
+    config: Config, uri: str, sockets: list[socket.socket] | None = None, database: EmbeddedDatabase | None = None
+) -> None:
     app, store, limiter, services = await get_application(config, uri)
     # Connection caps, head deadline, body and head limits: server/compose/http.py (docs/deploy.md).
     server = make_http_server(app, config)
@@ -123,7 +131,7 @@ def run_processes(config: Config, uri: str, database: EmbeddedDatabase | None = 
                 os._exit(0)
         children[pid] = index
 
-    def forward(signum, frame):
+    def forward(signum: int, frame: FrameType | None) -> None:
         nonlocal stopping
         stopping = True
         for pid in list(children):
@@ -147,7 +155,7 @@ def run_processes(config: Config, uri: str, database: EmbeddedDatabase | None = 
             spawn(exited)
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     config = get_config(argv)
     configure_logging(config.log_level)
     fd_limit = raise_fd_limit()  # inherited by server processes and the embedded database

@@ -48,8 +48,8 @@ import re
 import resource
 import socket
 import time
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, NoReturn
 
 import tornado.httpserver
 import tornado.httputil
@@ -161,7 +161,7 @@ class _JSONRejectingStream:
     """Delegates to the real stream; reads request heads within limits and a deadline, and
     rewrites Tornado's bare rejections as enveloped JSON."""
 
-    def __init__(self, stream: tornado.iostream.IOStream, server: JSONErrorHTTPServer, client):
+    def __init__(self, stream: tornado.iostream.IOStream, server: JSONErrorHTTPServer, client: str | None) -> None:
         self._stream = stream
         self._server = server
         self.client = client  # the peer address counted against the per-client cap (None: uncapped)
@@ -175,15 +175,15 @@ class _JSONRejectingStream:
         # The first head is due HEAD_TIMEOUT after the accept.
         self._deadline = stream.io_loop.call_later(server.head_timeout, self._head_timed_out)
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
 
-    def write(self, data, *args, **kwargs):
+    def write(self, data: bytes | memoryview, *args: Any, **kwargs: Any) -> asyncio.Future[None]:
         if data == _TORNADO_BAD_REQUEST:  # Tornado awaits this write, then closes the connection
             return asyncio.ensure_future(self.answer_and_close(self.rejection or BAD_REQUEST))
         return self._stream.write(data, *args, **kwargs)
 
-    def read_until_regex(self, regex, max_bytes=None):
+    def read_until_regex(self, regex: bytes, max_bytes: int | None = None) -> asyncio.Task[bytes]:
         """The request head, at most `max_bytes` long, within the head deadline.
 
         Tornado's own bounded read closes the socket before anything can be answered, so the
@@ -195,7 +195,7 @@ class _JSONRejectingStream:
         task.add_done_callback(_retrieve)
         return task
 
-    async def _read_until_regex(self, regex, max_bytes):
+    async def _read_until_regex(self, regex: bytes, max_bytes: int | None) -> bytes:
         server = self._server
         self.rejection = None
         server._waiting[self] = time.monotonic()  # waiting for a head: may be shed when the server is full
@@ -205,7 +205,7 @@ class _JSONRejectingStream:
             server._waiting.pop(self, None)
             self.cancel_deadline()
 
-    async def _read_head(self, regex, limit: int) -> bytes:
+    async def _read_head(self, regex: bytes, limit: int) -> bytes:
         pattern = _compiled(regex)
         stream = self._stream
         data = await stream.read_bytes(65536, partial=True)
@@ -237,14 +237,14 @@ class _JSONRejectingStream:
             await self._reject(TOO_MANY_LINES, f"request head over {MAX_HEADER_LINES} lines")
         return head
 
-    def _unread(self, extra) -> None:
+    def _unread(self, extra: bytes | bytearray) -> None:
         # Tornado internals (see the comment at the top of this module): no read is pending here, so the
         # stream's buffer holds only what follows `extra`.
         stream = self._stream
         stream._read_buffer[:0] = extra
         stream._read_buffer_size += len(extra)
 
-    async def _reject(self, answer: bytes, reason: str):
+    async def _reject(self, answer: bytes, reason: str) -> NoReturn:
         self._server._rejected_heads(reason)
         await self.answer_and_close(answer)
         raise tornado.iostream.UnsatisfiableReadError(reason)  # Tornado ends the connection quietly
@@ -282,12 +282,12 @@ async def answer_and_close(stream: tornado.iostream.IOStream, answer: bytes) -> 
 _PATTERNS: dict = {}
 
 
-def _retrieve(task) -> None:
+def _retrieve(task: asyncio.Future[Any]) -> None:
     if not task.cancelled():
         task.exception()
 
 
-def _compiled(regex):
+def _compiled(regex: bytes) -> re.Pattern[bytes]:
     pattern = _PATTERNS.get(regex)
     if pattern is None:
         pattern = _PATTERNS[regex] = re.compile(regex)
@@ -300,10 +300,19 @@ class _BodyGuard(tornado.httputil.HTTPMessageDelegate):
 
     __slots__ = ("_delegate", "_stream", "_limit")
 
-    def __init__(self, delegate, stream, limit: int):
+    def __init__(
+        self,
+        delegate: tornado.httputil.HTTPMessageDelegate,
+        stream: tornado.iostream.IOStream | _JSONRejectingStream,
+        limit: int,
+    ) -> None:
         self._delegate, self._stream, self._limit = delegate, stream, limit
 
-    def headers_received(self, start_line, headers):
+    def headers_received(
+        self,
+        start_line: tornado.httputil.RequestStartLine | tornado.httputil.ResponseStartLine,
+        headers: tornado.httputil.HTTPHeaders,
+    ) -> Awaitable[None] | None:
         length = headers.get("Content-Length")
         if length is not None or "Transfer-Encoding" in headers:
             too_large = "chunked" in headers.get("Transfer-Encoding", "").lower()
@@ -319,13 +328,13 @@ class _BodyGuard(tornado.httputil.HTTPMessageDelegate):
                 headers.pop("Expect", None)  # no "100 Continue" for a body we will not read
         return self._delegate.headers_received(start_line, headers)
 
-    def data_received(self, chunk):
+    def data_received(self, chunk: bytes) -> Awaitable[None] | None:
         return self._delegate.data_received(chunk)
 
-    def finish(self):
+    def finish(self) -> None:
         return self._delegate.finish()
 
-    def on_connection_close(self):
+    def on_connection_close(self) -> None:
         return self._delegate.on_connection_close()
 
 
@@ -384,18 +393,18 @@ class JSONErrorHTTPServer(tornado.httpserver.HTTPServer):
         }
 
     # --- accepting ----------------------------------------------------------------------
-    def add_sockets(self, sockets) -> None:
+    def add_sockets(self, sockets: Iterable[socket.socket]) -> None:
         for sock in sockets:
             self._sockets[sock.fileno()] = sock
             self._handlers[sock.fileno()] = self._add_accept_handler(sock)
 
-    def _add_accept_handler(self, sock: socket.socket):
+    def _add_accept_handler(self, sock: socket.socket) -> Callable[[], None]:
         """Tornado's netutil.add_accept_handler, plus: connection caps, and a pause instead
         of a busy loop when accept() fails (EMFILE: the socket stays readable)."""
         io_loop = IOLoop.current()
         state: dict[str, object] = {"removed": False, "resume": None}  # "resume": the paused accept's timeout
 
-        def accept_handler(fd, events) -> None:
+        def accept_handler(fd: socket.socket, events: int) -> None:
             for _ in range(_ACCEPTS_PER_EVENT):
                 if state["removed"]:
                     return
@@ -430,7 +439,7 @@ class JSONErrorHTTPServer(tornado.httpserver.HTTPServer):
         io_loop.add_handler(sock, accept_handler, IOLoop.READ)
         return remove
 
-    def _client_key(self, address):
+    def _client_key(self, address: Any) -> str | None:
         if not isinstance(address, tuple):
             return None  # a Unix socket: no peer address to cap
         peer = address[0]
@@ -443,7 +452,7 @@ class JSONErrorHTTPServer(tornado.httpserver.HTTPServer):
                 return None
         return peer
 
-    def _admit(self, connection: socket.socket, address) -> None:
+    def _admit(self, connection: socket.socket, address: Any) -> None:
         client = self._client_key(address)
         if client is not None and self._per_client.get(client, 0) >= self.max_connections_per_client:
             return self._refuse(connection, f"client {client} has {self.max_connections_per_client} open")
@@ -506,11 +515,14 @@ class JSONErrorHTTPServer(tornado.httpserver.HTTPServer):
             self._per_client[client] = self._per_client.get(client, 0) + 1
         conn.start_serving(self)
 
-    def start_request(self, server_conn, request_conn):
+    def start_request(
+        self, server_conn: object, request_conn: tornado.httputil.HTTPConnection
+    ) -> tornado.httputil.HTTPMessageDelegate:
         delegate = super().start_request(server_conn, request_conn)
-        return _BodyGuard(delegate, request_conn.stream, self.max_body_size)
+        # An HTTP1Connection (over the wrapper of handle_stream); the base class's type has no stream.
+        return _BodyGuard(delegate, request_conn.stream, self.max_body_size)  # type: ignore[attr-defined]
 
-    def on_close(self, server_conn) -> None:
+    def on_close(self, server_conn: object) -> None:
         super().on_close(server_conn)
         wrapped = self._streams.pop(server_conn, None)
         if wrapped is None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from server.api.metrics import (
     Metrics,
@@ -26,8 +28,19 @@ from server.upstream.budget import UpstreamBudget
 from server.upstream.client import UpstreamClient
 from server.upstream.expected_values import RatingsSource
 
+if TYPE_CHECKING:  # types only
+    from server.api.config import Config
+    from server.api.ratelimit import RateLimiter
+    from store.store import Store
 
-async def build_services(config, store, limiter, clock=time.time, metrics: Metrics | None = None) -> Services:
+
+async def build_services(
+    config: Config,
+    store: Store,
+    limiter: RateLimiter,
+    clock: Callable[[], float] = time.time,
+    metrics: Metrics | None = None,
+) -> Services:
     # One budget per process, shared by every caller (split between processes by run_server).
     budget = UpstreamBudget(config.upstream_rps)
     upstream = UpstreamClient(config.application_id, base_url=config.upstream_base_url, budget=budget)

@@ -88,7 +88,7 @@ def profile_view(doc: dict, live_fetched: bool) -> dict:
     }
 
 
-def build_profile(region: str, account_id: int, info: dict, raw_tanks, now: float) -> dict:
+def build_profile(region: str, account_id: int, info: dict, raw_tanks: list[dict] | None, now: float) -> dict:
     stats = (info.get("statistics") or {}).get("all") or {}
     return {
         "region": region,

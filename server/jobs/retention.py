@@ -14,9 +14,14 @@ import asyncio
 import datetime as dt
 import logging
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from store.client import deadline
 from store.retention import delete_expired_batch
+
+if TYPE_CHECKING:
+    from store.store import Store
 
 log = logging.getLogger("statsapi.retention")
 
@@ -29,8 +34,13 @@ BATCH_DEADLINE_SECONDS = 30.0
 
 class Retention:
     def __init__(
-        self, store, clock=time.time, batch: int = BATCH, max_batches: int = MAX_BATCHES, pause: float = PAUSE_SECONDS
-    ):
+        self,
+        store: Store,
+        clock: Callable[[], float] = time.time,
+        batch: int = BATCH,
+        max_batches: int = MAX_BATCHES,
+        pause: float = PAUSE_SECONDS,
+    ) -> None:
         self.store = store
         self.clock = clock
         self.batch = batch

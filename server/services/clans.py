@@ -8,6 +8,7 @@ import datetime as dt
 import logging
 import re
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
 from server.api.catalogue import CLAN_MAX_AGE, DIGEST_MIN_BATTLES, DIGEST_TOP, WEEK_DAYS
@@ -362,11 +363,11 @@ class ClanService:
         store: Store,
         upstream: Upstream,
         players: PlayerService,
-        clock=time.time,
+        clock: Callable[[], float] = time.time,
         request_budget: int = REQUEST_BUDGET,
         rating_budget: int = RATING_BUDGET,
         tracker: Tracking | None = None,
-    ):
+    ) -> None:
         self.store = store
         self.tracker = tracker  # members of cached clans are measured daily (server/services/tracker.py)
         self.upstream = upstream

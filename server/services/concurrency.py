@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
+from typing import TypeVar
 
 from server.api.errors import APIError
 from store.client import REQUEST_DEADLINE_S, request_deadline
 from store.errors import is_timeout
-from store.store import BUSY_RETRY_AFTER, DatabaseBusy
+from store.store import BUSY_RETRY_AFTER, DatabaseBusy, Gate
+
+T = TypeVar("T")  # what a single-flight computation returns
 
 
 @contextlib.asynccontextmanager
-async def heavy_slot(gate):
+async def heavy_slot(gate: Gate) -> AsyncIterator[None]:
     """A slot of a Store gate, or a fast 503 with Retry-After when it is full (never a queue)."""
     try:
         async with gate.slot():
@@ -28,7 +31,7 @@ async def heavy_slot(gate):
 
 
 @contextlib.asynccontextmanager
-async def bounded_read(gate, seconds: float = REQUEST_DEADLINE_S) -> AsyncIterator[None]:
+async def bounded_read(gate: Gate, seconds: float = REQUEST_DEADLINE_S) -> AsyncIterator[None]:
     """Every read of one request's build: one slot of `gate` (else 503 at once, never a queue) and
     one deadline for all of them (store.client.request_deadline: the driver's clock and the event
     loop's, `seconds` + 0.15 s in all); past it, 503 database_unavailable with Retry-After, as a
@@ -50,14 +53,14 @@ async def bounded_read(gate, seconds: float = REQUEST_DEADLINE_S) -> AsyncIterat
             ) from None
 
 
-async def single_flight(flights: dict, key, make):
+async def single_flight(flights: dict, key: Hashable, make: Callable[..., Awaitable[T]]) -> T:
     """Concurrent callers with one key share one computation (a task; one caller leaving does not
     cancel it for the others)."""
     task = flights.get(key)
     if task is None:
         task = flights[key] = asyncio.ensure_future(make())
 
-        def done(finished, key=key):
+        def done(finished: asyncio.Future, key: Hashable = key) -> None:
             if flights.get(key) is finished:
                 del flights[key]
             if not finished.cancelled():

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from server.api.catalogue import MAX_DAYS, WEEK_DAYS
 from server.api.errors import APIError
@@ -17,6 +18,9 @@ from store.client import request_deadline
 from store.store import Store
 from store.tanks import TankState, Timeline, apply_parsed, as_counters
 
+if TYPE_CHECKING:  # types only
+    from server.domain.ratings import ExpectedValues
+
 WEEK = WEEK_DAYS  # days per bucket of the history's `weekly` series
 
 
@@ -24,7 +28,9 @@ def _day(date: str, days_before: int) -> str:
     return (dt.date.fromisoformat(date) - dt.timedelta(days=days_before)).isoformat()
 
 
-def _states(timeline: Timeline, first: str, last: str):
+def _states(
+    timeline: Timeline, first: str, last: str
+) -> tuple[tuple[str, dict[int, dict[str, int]]], tuple[str, dict[int, dict[str, int]]]] | None:
     """((from_day, start_state), (to_day, end_state)) for [first, last], or None without records.
     An account whose records start inside the period starts from its first record there."""
     end = timeline.state_on(last)
@@ -69,7 +75,9 @@ def week_bounds(last: str, days: int) -> list[tuple[str, str]]:
     return [(_day(last, WEEK * (k + 1)), _day(last, WEEK * k)) for k in range(weeks - 1, -1, -1)]
 
 
-def _weekly(timeline: Timeline, last: str, days: int, expected, tiers) -> list[dict[str, Any] | None] | None:
+def _weekly(
+    timeline: Timeline, last: str, days: int, expected: ExpectedValues | None, tiers: Mapping[int, int]
+) -> list[dict[str, Any] | None] | None:
     """The figures of each week of week_bounds(last, days), from one pass over the timeline.
 
     A week's `from` / `to` are its bounds (the state as of the end of `from` to the end of `to`),
@@ -111,14 +119,14 @@ class HistoryService:
     day) whose reads hold one slot of the store's history-reads gate under one deadline.
     """
 
-    def __init__(self, store: Store, ratings_source: RatingsSource, clock=time.time):
+    def __init__(self, store: Store, ratings_source: RatingsSource, clock: Callable[[], float] = time.time) -> None:
         self.store = store
         self.ratings_source = ratings_source
         self.clock = clock
         self._tanks_flights: dict[tuple, Any] = {}
         self._history_flights: dict[tuple, Any] = {}
 
-    async def _inputs(self, region: str):
+    async def _inputs(self, region: str) -> tuple[ExpectedValues | None, dict[int, int]]:
         expected = await self.ratings_source.expected_values()
         tiers = await self.ratings_source.tiers(region)
         return expected, tiers
@@ -128,7 +136,9 @@ class HistoryService:
         return await self.store.tanks.timeline(region, account_id, since, until)
 
     @staticmethod
-    def _figures(timeline: Timeline, first: str, last: str, expected, tiers) -> dict[str, Any] | None:
+    def _figures(
+        timeline: Timeline, first: str, last: str, expected: ExpectedValues | None, tiers: Mapping[int, int]
+    ) -> dict[str, Any] | None:
         states = _states(timeline, first, last)
         if states is None:
             return None
@@ -136,7 +146,9 @@ class HistoryService:
         return {"from": from_day, "to": to_day, **recents.period_figures(start, end, expected, tiers)}
 
     @classmethod
-    def _recent(cls, timeline: Timeline, today: str, expected, tiers) -> dict[str, Any] | None:
+    def _recent(
+        cls, timeline: Timeline, today: str, expected: ExpectedValues | None, tiers: Mapping[int, int]
+    ) -> dict[str, Any] | None:
         records = timeline.battles_by_day(_day(today, MAX_DAYS - 1), today)
         index = recents.recent_baseline([{"battles": battles} for _, battles in records])
         if index is None:

@@ -6,6 +6,7 @@ import asyncio
 import datetime as dt
 import logging
 import time
+from collections.abc import Callable
 
 from server.api.catalogue import MAX_DAYS
 from server.services.concurrency import heavy_slot, single_flight
@@ -79,7 +80,7 @@ def _describe(exc: Exception) -> str:
     return f"{type(exc).__name__}: {text}"[:200] if text else type(exc).__name__
 
 
-def _server_rows(rows) -> list[dict]:
+def _server_rows(rows: object) -> list[dict]:
     """[{server, players}] from the upstream's [{server, players_online}]; ValueError when unusable."""
     if not isinstance(rows, list) or not rows:
         raise ValueError("no servers in the answer")
@@ -97,10 +98,10 @@ class OnlineService:
         self,
         store: Store,
         upstream: Upstream,
-        clock=time.time,
+        clock: Callable[[], float] = time.time,
         cache_seconds: float = CURRENT_CACHE_SECONDS,
         history_cache_seconds: float = HISTORY_CACHE_SECONDS,
-    ):
+    ) -> None:
         self.store = store
         self.upstream = upstream
         self.clock = clock

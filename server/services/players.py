@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any
 
 from server.api.catalogue import PROFILE_MAX_AGE
 from server.api.errors import APIError
@@ -43,9 +44,9 @@ class PlayerService:
         upstream: Upstream,
         ratings_source: RatingsSource,
         limiter: RateLimiter,  # tests that never look up live may pass None
-        clock=time.time,
+        clock: Callable[[], float] = time.time,
         tracker: Tracking | None = None,
-    ):
+    ) -> None:
         self.store = store
         self.tracker = tracker  # looked-up accounts are measured daily (server/services/tracker.py)
         self.upstream = upstream
@@ -169,7 +170,7 @@ class PlayerService:
             doc["ratings"] = ratings
             await self.store.players.save_snapshots([snapshot_of(doc)])
 
-    def _spawn(self, coro) -> None:
+    def _spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
         task = asyncio.create_task(coro)
         self._background.add(task)
         task.add_done_callback(self._task_done)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from server.api.catalogue import SEARCH, SEARCH_RESULTS, TRACKED_SEARCH_CACHE_SECONDS, parse_value
@@ -71,9 +72,9 @@ class PlayerSearch:
         tracked: TrackedIndex,
         upstream: Upstream,
         limiter: RateLimiter | None = None,
-        clock=time.time,
+        clock: Callable[[], float] = time.time,
         gate: Gate | None = None,
-    ):
+    ) -> None:
         self.tracked = tracked
         self.upstream = upstream
         self.limiter = limiter

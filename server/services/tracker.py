@@ -57,17 +57,17 @@ import os
 import socket
 import time
 import uuid
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from server.api.config import TRACK_DAYS
 from server.domain import ratings as rating_maths
 from server.domain.days import DAY_SECONDS, day_start, days_before, utc_day
 from server.domain.profiles import build_profile, snapshot_of
 from server.upstream.client import ACCOUNT_FIELDS, TANKS_FIELDS, UpstreamError
-from store.constants import SPEND_KEYS
+from store.constants import HISTORY_DAYS, SPEND_KEYS
 from store.tanks import (
     COUNTERS,
-    HISTORY_DAYS,
     KEYFRAME_MAX_DAYS,
     KEYFRAME_MAX_RECORDS,
     RETENTION_DAYS,
@@ -78,6 +78,11 @@ from store.tanks import (
     unpack,
 )
 from store.tracker import SLICES, tracked_id
+
+if TYPE_CHECKING:  # types only
+    from server.upstream.expected_values import RatingsSource
+    from server.upstream.interface import Upstream
+    from store.store import Store
 
 log = logging.getLogger("statsapi.tracker")
 
@@ -253,18 +258,18 @@ def full_batches(accounts: list[dict], batch: int, last: bool) -> dict[str, list
 class Tracker:
     def __init__(
         self,
-        store,
-        upstream,
-        ratings_source,
+        store: Store,
+        upstream: Upstream,
+        ratings_source: RatingsSource,
         *,
-        clock=time.time,
+        clock: Callable[[], float] = time.time,
         owner: str | None = None,
         track_days: int = TRACK_DAYS,
         claim_ttl: float = CLAIM_TTL,
         batch: int = BATCH,
         tanks_in_flight: int = TANKS_IN_FLIGHT,
         group: int = GROUP,
-    ):
+    ) -> None:
         self.store = store
         self.upstream = upstream
         self.ratings_source = ratings_source

@@ -8,7 +8,7 @@ import contextlib
 import logging
 import math
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Protocol
 
 log = logging.getLogger("statsapi.upstream")
@@ -66,11 +66,11 @@ class UpstreamBudget:
         self,
         rate: float = DEFAULT_RATE,
         *,
-        clock=time.monotonic,
-        wall=time.time,
+        clock: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
         margin: float = WINDOW_MARGIN,
         hold_first_window: bool = True,
-    ):
+    ) -> None:
         if rate <= 0:
             raise ValueError("upstream rate must be positive")
         self.rate = float(rate)

@@ -24,8 +24,8 @@ import logging
 import random
 import time
 import urllib.parse
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any, TypeVar
 
 import ujson
 from tornado.httpclient import (
@@ -37,6 +37,8 @@ from tornado.httpclient import (
 
 from server.upstream.budget import UpstreamBudget
 from store.constants import GAMES, REGIONS, TANK_COUNTERS
+
+T = TypeVar("T")  # what one attempt of a retried request returns
 
 log = logging.getLogger("statsapi.upstream")
 
@@ -468,7 +470,7 @@ class UpstreamClient:
 
         return await self._with_retries(attempt, safe, label)
 
-    async def _with_retries(self, attempt, safe: str, label: str):
+    async def _with_retries(self, attempt: Callable[[], Awaitable[T]], safe: str, label: str) -> T:
         last: _Retryable | None = None
         for number in range(self.max_retries + 1):
             if number:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 
 from server.domain import ratings as rating_maths
 from server.upstream.client import VEHICLE_FIELDS
@@ -18,7 +19,7 @@ TIERS_RETRY_SECONDS = 60  # after a failed vehicle fetch, callers use what they 
 
 
 class RatingsSource:
-    def __init__(self, upstream: Upstream, location: str | None, clock=time.time):
+    def __init__(self, upstream: Upstream, location: str | None, clock: Callable[[], float] = time.time) -> None:
         self.upstream = upstream
         self.location = location or XVM_URL
         self.clock = clock
