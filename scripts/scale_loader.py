@@ -27,8 +27,8 @@ from server.domain import ratings as rating_maths
 from server.domain.days import DAY_SECONDS, day_start
 from server.domain.profiles import build_profile, snapshot_of
 from server.services.tracker import plan_visit, rekey_due, tank_state
-from server.upstream.client import TANK_COUNTERS
-from store.tanks import COUNTERS, unpack
+from store.constants import TANK_COUNTERS
+from store.tanks import unpack
 from store.tracker import slice_of, tracked_id
 
 # (info, raw tanks/stats) of an account as of a day's end: what account/info and tanks/stats answer.
@@ -63,7 +63,7 @@ class SyntheticPlayer:
         rng = self.rng
         row = self.state.get(tank_id)
         if row is None:
-            row = self.state[tank_id] = [0] * len(COUNTERS)
+            row = self.state[tank_id] = [0] * len(TANK_COUNTERS)
         wins = max(0, min(battles, int(battles * self.skill + rng.uniform(-0.5, 0.5))))
         draws = 1 if battles >= 20 and rng.random() < 0.3 else 0
         draws = min(draws, battles - wins)
@@ -110,7 +110,7 @@ class SyntheticPlayer:
         stats = {name: 0 for name in TANK_COUNTERS}
         if totals:
             for row in self.state.values():
-                for name, value in zip(COUNTERS, row):
+                for name, value in zip(TANK_COUNTERS, row):
                     stats[name] += value
         return {
             "account_id": self.account_id,
@@ -124,7 +124,9 @@ class SyntheticPlayer:
 
     def raw_tanks(self) -> list[dict]:
         """The tanks/stats entries (with `fields`: tank_id and the counters of `all`)."""
-        return [{"tank_id": tank_id, "all": dict(zip(COUNTERS, row))} for tank_id, row in sorted(self.state.items())]
+        return [
+            {"tank_id": tank_id, "all": dict(zip(TANK_COUNTERS, row))} for tank_id, row in sorted(self.state.items())
+        ]
 
 
 def visit(

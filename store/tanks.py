@@ -16,8 +16,7 @@ from store.retention import Expiring, ensure_expiry_index
 if TYPE_CHECKING:
     from motor.motor_asyncio import AsyncIOMotorDatabase
 
-COUNTERS = TANK_COUNTERS  # the packed order
-WIDTH = len(COUNTERS)
+WIDTH = len(TANK_COUNTERS)
 # A keyframe is written at least every KEYFRAME_MAX_RECORDS records and KEYFRAME_MAX_DAYS days after
 # the last one (on the account's next record), so a state is rebuilt from at most
 # KEYFRAME_MAX_RECORDS + 1 documents.
@@ -40,7 +39,7 @@ COUNT = "tank_records"  # the kept document count in `freshness` (store/freshnes
 EMBEDDED_CEILING_RECORDS = 2_000_000
 CEILING_WARN = 0.8
 
-TankState = dict[int, list[int]]  # tank_id -> counters in COUNTERS order
+TankState = dict[int, list[int]]  # tank_id -> counters in TANK_COUNTERS order
 
 
 # --- packing --------------------------------------------------------------------------
@@ -126,7 +125,7 @@ def changed(state: Mapping[int, Sequence[int]], base: Mapping[int, Sequence[int]
 
 
 def as_counters(state: Mapping[int, Sequence[int]]) -> dict[int, dict[str, int]]:
-    return {tank_id: dict(zip(COUNTERS, row)) for tank_id, row in state.items()}
+    return {tank_id: dict(zip(TANK_COUNTERS, row)) for tank_id, row in state.items()}
 
 
 def account_key(region: str, account_id: int) -> str:

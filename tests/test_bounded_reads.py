@@ -16,10 +16,10 @@ import pytest
 import ujson
 from tornado.httpclient import HTTPRequest
 
-from server.domain.profiles import TOTAL_FIELDS
 from server.services import search as search_module
 from server.services.search import PlayerSearch
-from store.tanks import COUNTERS, TankRecords, pack
+from store.constants import TANK_COUNTERS
+from store.tanks import TankRecords, pack
 
 REGION = "eu"
 ACCOUNT = 500_000_777
@@ -56,13 +56,13 @@ async def seed_account(store, account_id: int = ACCOUNT) -> None:
                 "date": day,
                 "taken_at": int(time.time()),
                 "clan_id": None,
-                **{field: battles if field == "battles" else battles // 2 for field in TOTAL_FIELDS},
+                **{field: battles if field == "battles" else battles // 2 for field in TANK_COUNTERS},
                 "wn8": None,
                 "wn7": None,
                 "efficiency": None,
             }
         )
-        state = {1: [battles if c == "battles" else battles // 2 for c in COUNTERS]}
+        state = {1: [battles if c == "battles" else battles // 2 for c in TANK_COUNTERS]}
         records.append(TankRecords.record(REGION, account_id, day, battles, pack(state), keyframe=True))
     await store.players.save_snapshots(snapshots)
     await store.tanks.save(records)

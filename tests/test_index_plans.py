@@ -43,10 +43,11 @@ from pymongo import MongoClient, monitoring
 
 import store as store_package
 from store.clans import CLAN_TTL_SECONDS, DIGEST_TTL_SECONDS, clan_key
+from store.constants import TANK_COUNTERS
 from store.nicknames import sync_ops
 from store.players import PROFILE_TTL_SECONDS, player_key
 from store.retention import Expiring, delete_expired_batch
-from store.tanks import COUNTERS, TankRecords, changed, pack
+from store.tanks import TankRecords, changed, pack
 from store.tracker import PARKED, slice_of, tracked_id
 
 SMALL, LARGE = 2_000, 20_000  # documents per growing collection at 1x and at 10x
@@ -134,7 +135,7 @@ KEPT_COUNT = 123_456  # the kept per-tank record count in `freshness` (the same 
 
 # --- document builders: the shapes the store writes ------------------------------------------
 def _state(seed: int, tanks: int = 20) -> dict[int, list[int]]:
-    return {1 + 16 * t: [(seed + t) * (c + 1) % 100_000 + 1 for c in range(len(COUNTERS))] for t in range(tanks)}
+    return {1 + 16 * t: [(seed + t) * (c + 1) % 100_000 + 1 for c in range(len(TANK_COUNTERS))] for t in range(tanks)}
 
 
 PAYLOADS = [pack(_state(seed)) for seed in range(8)]
@@ -257,7 +258,7 @@ def tank_targets() -> list[dict]:
 
 
 def snapshot_doc(region: str, account_id: int, date: str) -> dict:
-    totals = {f: (account_id + i * 31) % 100_000 for i, f in enumerate(COUNTERS)}
+    totals = {f: (account_id + i * 31) % 100_000 for i, f in enumerate(TANK_COUNTERS)}
     return {
         "region": region,
         "account_id": account_id,
@@ -290,9 +291,9 @@ def profile_doc(region: str, account_id: int, cached_at: float, **fields) -> dic
         "created_at": 1_300_000_000,
         "last_battle_time": int(cached_at) - 3600,
         "updated_at": int(cached_at) - 3000,
-        "totals": {f: (account_id + i) % 90_000 for i, f in enumerate(COUNTERS)},
+        "totals": {f: (account_id + i) % 90_000 for i, f in enumerate(TANK_COUNTERS)},
         "tanks": [
-            {"tank_id": 1 + 16 * t, **{f: (account_id + t + i) % 5000 for i, f in enumerate(COUNTERS)}}
+            {"tank_id": 1 + 16 * t, **{f: (account_id + t + i) % 5000 for i, f in enumerate(TANK_COUNTERS)}}
             for t in range(5)
         ],
         "cached_at": cached_at,

@@ -7,8 +7,9 @@ import pytest
 from server.api.errors import APIError
 from server.domain.ratings import ExpectedValues, TankExpectation
 from server.services.history import HistoryService
+from store.constants import TANK_COUNTERS
 from store.store import Gate
-from store.tanks import COUNTERS, Timeline, pack
+from store.tanks import Timeline, pack
 
 
 def counters(battles: int, wins: int, damage: int) -> dict:
@@ -50,7 +51,7 @@ class FakeTanks:
                     day,
                     sum(t["battles"] for t in state.values()),
                     True,
-                    pack({tank_id: [c.get(name, 0) for name in COUNTERS] for tank_id, c in state.items()}),
+                    pack({tank_id: [c.get(name, 0) for name in TANK_COUNTERS] for tank_id, c in state.items()}),
                 )
                 for day, state in self.records.items()
                 if day <= until

@@ -12,7 +12,7 @@ from scripts.upstream_sim.ids import existing_accounts, nickname
 from scripts.upstream_sim.world import World
 from server.api.catalogue import CATALOGUE, PLAYER_SEARCH, SEARCH_RESULTS, TANKS
 from server.domain.days import day_start, utc_day
-from store.tanks import COUNTERS
+from store.constants import TANK_COUNTERS
 from tests.helpers import EXPECTED_VALUES_FILE, seed_tracking, xvm_wn8
 
 DAYS = 42  # of tracking, ending today
@@ -54,7 +54,7 @@ def _truth(world, account_id, day, now=None):
     """The simulator's per-tank career counters as the seeding pass saw them on `day`."""
     at = now if now is not None and day == utc_day(now) else day_start(day) + 86399
     tanks = world.tanks_stats(REGION, account_id, int(at), None) or []
-    return {t["tank_id"]: {c: t["all"][c] for c in COUNTERS} for t in tanks if t["all"]["battles"]}
+    return {t["tank_id"]: {c: t["all"][c] for c in TANK_COUNTERS} for t in tanks if t["all"]["battles"]}
 
 
 @pytest.fixture

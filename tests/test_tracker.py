@@ -19,7 +19,7 @@ from server.domain.days import ManualClock, day_start, utc_day
 from server.services.tracker import Tracker, due_at
 from server.upstream.budget import UpstreamBudget
 from server.upstream.client import UpstreamClient
-from store.tanks import COUNTERS
+from store.constants import TANK_COUNTERS
 from store.tracker import SLICES, slice_of
 from tests.helpers import EXPECTED_VALUES_FILE, ROOT, run_days, sim, simulator
 
@@ -103,7 +103,7 @@ def truth(world, region, account_id, day):
     """The simulator's per-tank counters at the instant the pass visits the account on `day`."""
     at = due_at(day, slice_of(region, account_id))
     tanks = world.tanks_stats(region, account_id, at, None) or []
-    return {t["tank_id"]: {c: t["all"][c] for c in COUNTERS} for t in tanks if t["all"]["battles"]}
+    return {t["tank_id"]: {c: t["all"][c] for c in TANK_COUNTERS} for t in tanks if t["all"]["battles"]}
 
 
 async def track_all(store, accounts, until, now):
@@ -200,7 +200,7 @@ async def test_ratings_and_history_fill_every_day_without_requests(store, fast_s
         last = max(played)
         snap = (await store.players.snapshots_since(region, account_id, last, last))[0]
         tanks = [{"tank_id": t, **c} for t, c in truth(world, region, account_id, last).items()]
-        totals = {c: sum(t[c] for t in tanks) for c in COUNTERS}
+        totals = {c: sum(t[c] for t in tanks) for c in TANK_COUNTERS}
         want = rating_maths.compute_ratings(totals, tanks, expected, Ratings(world).tier_map)
         assert snap["wn8"] == want["wn8"] and snap["wn7"] == want["wn7"] and snap["efficiency"] == want["efficiency"]
 
@@ -355,9 +355,9 @@ class ScriptedUpstream:
 
     def state(self, n: int) -> dict[int, list[int]]:
         games = sum(1 for p in self.played if p <= n)
-        tanks = {1: [3 * games + 1] * len(COUNTERS), 17: [5] * len(COUNTERS)}
+        tanks = {1: [3 * games + 1] * len(TANK_COUNTERS), 17: [5] * len(TANK_COUNTERS)}
         if games > 3:
-            tanks[2305] = [games] * len(COUNTERS)
+            tanks[2305] = [games] * len(TANK_COUNTERS)
         return tanks
 
     async def account_info(self, region, ids, **kwargs):
@@ -368,7 +368,9 @@ class ScriptedUpstream:
 
     async def tanks_stats(self, region, account_id, **kwargs):
         self.tanks_calls += 1
-        return [{"tank_id": t, "all": dict(zip(COUNTERS, row))} for t, row in self.state(self._day_number()).items()]
+        return [
+            {"tank_id": t, "all": dict(zip(TANK_COUNTERS, row))} for t, row in self.state(self._day_number()).items()
+        ]
 
 
 class NoRatings:
@@ -445,7 +447,7 @@ class CountingUpstream:
         return {a: {"nickname": f"n{a}", "last_battle_time": 1, "statistics": {"all": {}}} for a in ids}
 
     async def tanks_stats(self, region, account_id, **kwargs):
-        return [{"tank_id": 1, "all": dict.fromkeys(COUNTERS, 1)}]
+        return [{"tank_id": 1, "all": dict.fromkeys(TANK_COUNTERS, 1)}]
 
 
 @pytest.mark.gen_test(timeout=240)

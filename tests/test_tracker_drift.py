@@ -27,7 +27,8 @@ from server.domain.ratings import load_expected_values_file
 from server.jobs.retention import Retention
 from server.services.history import HistoryService
 from server.services.tracker import Tracker, due_at
-from store.tanks import COUNTERS, as_counters
+from store.constants import TANK_COUNTERS
+from store.tanks import as_counters
 from store.tracker import slice_of
 from tests.helpers import EXPECTED_VALUES_FILE, xvm_wn8
 
@@ -87,7 +88,7 @@ class World:
 
     def play(self, account: tuple[str, int], tank_id: int, battles: int, seed: int) -> None:
         rng = random.Random(seed)
-        row = self.tanks[account].setdefault(tank_id, [0] * len(COUNTERS))
+        row = self.tanks[account].setdefault(tank_id, [0] * len(TANK_COUNTERS))
         for _ in range(battles):
             outcome = rng.random()
             shots = rng.randrange(0, 16)
@@ -106,7 +107,7 @@ class World:
                 "shots": shots,
                 "hits": rng.randrange(0, shots + 1),
             }
-            for i, name in enumerate(COUNTERS):
+            for i, name in enumerate(TANK_COUNTERS):
                 row[i] += battle[name]
         self.battles += 1
         # A new last_battle_time on every play (what makes the pass fetch tanks/stats).
@@ -123,7 +124,7 @@ class World:
         account = (region, account_id)
         state = {t: row for t, row in self.tanks[account].items() if row[0] > 0}
         self.observed[account][utc_day(self.clock())] = copy.deepcopy(as_counters(state))
-        return [{"tank_id": t, "all": dict(zip(COUNTERS, row))} for t, row in state.items()]
+        return [{"tank_id": t, "all": dict(zip(TANK_COUNTERS, row))} for t, row in state.items()]
 
     def truth(self, account: tuple[str, int], day: str) -> dict[int, dict[str, int]] | None:
         """The counters as of the account's last fetch on or before `day` (None before the first)."""

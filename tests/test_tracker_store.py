@@ -7,18 +7,8 @@ import random
 
 import pytest
 
-from store.tanks import (
-    COUNTERS,
-    HISTORY_DAYS,
-    KEYFRAME_MAX_RECORDS,
-    RETENTION_DAYS,
-    TankRecords,
-    apply,
-    as_counters,
-    changed,
-    pack,
-    unpack,
-)
+from store.constants import HISTORY_DAYS, TANK_COUNTERS
+from store.tanks import KEYFRAME_MAX_RECORDS, RETENTION_DAYS, TankRecords, apply, as_counters, changed, pack, unpack
 from store.tracker import PARKED, SLICES, slice_of
 
 
@@ -27,29 +17,35 @@ def _day(n: int) -> str:
 
 
 def test_counters_are_the_upstream_tank_counters():
+    """The per-tank records keep exactly what the client asks the upstream for, and the period
+    figures read only kept counters."""
     from server.domain.recents import PERIOD_COUNTERS
-    from server.upstream.client import TANK_COUNTERS
+    from server.upstream.client import ACCOUNT_FIELDS, TANKS_FIELDS
 
-    assert COUNTERS == TANK_COUNTERS
-    assert set(PERIOD_COUNTERS) <= set(COUNTERS)
+    asked_per_tank = {f.removeprefix("all.") for f in TANKS_FIELDS.split(",") if f.startswith("all.")}
+    asked_per_account = {
+        f.removeprefix("statistics.all.") for f in ACCOUNT_FIELDS.split(",") if f.startswith("statistics.all.")
+    }
+    assert asked_per_tank == asked_per_account == set(TANK_COUNTERS)
+    assert set(PERIOD_COUNTERS) <= set(TANK_COUNTERS)
 
 
 def test_pack_round_trips_keyframes_and_changes():
     rng = random.Random(7)
     for _ in range(100):
         before = {
-            rng.randrange(1, 70_000): [rng.randrange(0, 10**7) for _ in COUNTERS] for _ in range(rng.randrange(60))
+            rng.randrange(1, 70_000): [rng.randrange(0, 10**7) for _ in TANK_COUNTERS] for _ in range(rng.randrange(60))
         }
         after = {t: [v + rng.randrange(0, 500) for v in row] for t, row in before.items()}
-        after[rng.randrange(1, 70_000)] = [rng.randrange(0, 100) for _ in COUNTERS]
+        after[rng.randrange(1, 70_000)] = [rng.randrange(0, 100) for _ in TANK_COUNTERS]
         assert unpack(pack(before)) == before
         state = unpack(pack(before))
         apply(state, pack(changed(after, before), before))
         assert state == {**before, **after}
     # A negative difference (a corrected counter upstream) survives too.
-    assert apply({5: [10] * len(COUNTERS)}, pack({5: [9] * len(COUNTERS)}, {5: [10] * len(COUNTERS)})) == {
-        5: [9] * len(COUNTERS)
-    }
+    assert apply(
+        {5: [10] * len(TANK_COUNTERS)}, pack({5: [9] * len(TANK_COUNTERS)}, {5: [10] * len(TANK_COUNTERS)})
+    ) == {5: [9] * len(TANK_COUNTERS)}
 
 
 def test_a_change_record_is_small():
@@ -66,7 +62,7 @@ async def test_state_on_rebuilds_any_day_from_keyframes_and_changes(store):
     tanks: TankRecords = store.tanks
     rng = random.Random(3)
     truth: dict[str, dict[int, list[int]]] = {}
-    state = {t: [0] * len(COUNTERS) for t in (1, 17, 2305)}
+    state = {t: [0] * len(TANK_COUNTERS) for t in (1, 17, 2305)}
     previous: dict[int, list[int]] = {}
     records = []
     since_key = 0
@@ -74,7 +70,7 @@ async def test_state_on_rebuilds_any_day_from_keyframes_and_changes(store):
         for tank in rng.sample(sorted(state), 2):
             state[tank] = [v + rng.randrange(1, 50) for v in state[tank]]
         if rng.random() < 0.1:
-            state[rng.randrange(3000, 4000)] = [rng.randrange(1, 9) for _ in COUNTERS]
+            state[rng.randrange(3000, 4000)] = [rng.randrange(1, 9) for _ in TANK_COUNTERS]
         current = {t: list(row) for t, row in state.items() if row[0]}
         keyframe = not previous or since_key >= KEYFRAME_MAX_RECORDS - 1
         since_key = 0 if keyframe else since_key + 1
@@ -93,7 +89,7 @@ async def test_state_on_rebuilds_any_day_from_keyframes_and_changes(store):
         got = await tanks.state_on("eu", 500000001, _day(n))
         record_day = _day(n - n % 2 if n < 100 else 98)
         assert got is not None and got[0] == record_day
-        assert got[1] == {t: dict(zip(COUNTERS, row)) for t, row in truth[record_day].items()}
+        assert got[1] == {t: dict(zip(TANK_COUNTERS, row)) for t, row in truth[record_day].items()}
 
     days = await tanks.battles_by_day("eu", 500000001, _day(10), _day(20))
     assert [d for d, _ in days] == [_day(n) for n in range(10, 21, 2)]
@@ -133,7 +129,7 @@ async def test_every_day_of_the_last_400_rebuilds_through_idle_years_and_retenti
     played = {0, *(n for n in range(1, 30) if rng.random() < 0.6), 29, 76, *range(200, 216, 2), 701}
     last_day = 701 + RETENTION_DAYS + 5
     checkpoints = {RETENTION_DAYS, 520, 640, 700, 702, 1000, last_day}
-    truth_state: dict[int, list[int]] = {t: [1] * len(COUNTERS) for t in (1, 17, 2305)}
+    truth_state: dict[int, list[int]] = {t: [1] * len(TANK_COUNTERS) for t in (1, 17, 2305)}
     truth: dict[str, dict[int, list[int]]] = {}
     book: dict = {}
     stored: dict[int, list[int]] | None = None
@@ -152,7 +148,7 @@ async def test_every_day_of_the_last_400_rebuilds_through_idle_years_and_retenti
             for tank in rng.sample(sorted(truth_state), 2):
                 truth_state[tank] = [v + rng.randrange(1, 40) for v in truth_state[tank]]
             if rng.random() < 0.2:
-                truth_state[rng.randrange(3000, 4000)] = [rng.randrange(1, 9) for _ in COUNTERS]
+                truth_state[rng.randrange(3000, 4000)] = [rng.randrange(1, 9) for _ in TANK_COUNTERS]
         truth[day] = {t: list(row) for t, row in truth_state.items()}
         now[0] = day_start(day) + 6 * 3600  # the pass's visit
         if n in played or rekey_due(book, day):

@@ -9,9 +9,7 @@ from server.domain import ratings as rating_maths
 from server.domain.days import utc_day
 from store.constants import TANK_COUNTERS
 
-TANK_FIELDS = TANK_COUNTERS  # what we keep of each tank's `all` block (the upstream `fields` ask for these)
-TOTAL_FIELDS = TANK_FIELDS
-HISTORY_FIELDS = ("date", *TOTAL_FIELDS, "wn8", "wn7", "efficiency")
+HISTORY_FIELDS = ("date", *TANK_COUNTERS, "wn8", "wn7", "efficiency")
 
 
 def flatten_tanks(raw_tanks: list[dict] | None) -> list[dict]:
@@ -20,7 +18,7 @@ def flatten_tanks(raw_tanks: list[dict] | None) -> list[dict]:
     for entry in raw_tanks or []:
         stats = entry.get("all") or {}
         if stats.get("battles"):
-            tanks.append({"tank_id": int(entry["tank_id"]), **{f: int(stats.get(f) or 0) for f in TANK_FIELDS}})
+            tanks.append({"tank_id": int(entry["tank_id"]), **{f: int(stats.get(f) or 0) for f in TANK_COUNTERS}})
     return tanks
 
 
@@ -98,7 +96,7 @@ def build_profile(region: str, account_id: int, info: dict, raw_tanks: list[dict
         "created_at": info.get("created_at"),
         "last_battle_time": info.get("last_battle_time"),
         "updated_at": info.get("updated_at"),
-        "totals": {f: int(stats.get(f) or 0) for f in TOTAL_FIELDS},
+        "totals": {f: int(stats.get(f) or 0) for f in TANK_COUNTERS},
         "tanks": flatten_tanks(raw_tanks),
         "cached_at": now,
         "ratings": None,
@@ -113,7 +111,7 @@ def snapshot_of(doc: dict) -> dict:
         "date": utc_day(doc["cached_at"]),
         "taken_at": int(doc["cached_at"]),
         "clan_id": doc.get("clan_id"),
-        **{f: doc["totals"].get(f, 0) for f in TOTAL_FIELDS},
+        **{f: doc["totals"].get(f, 0) for f in TANK_COUNTERS},
         "wn8": ratings.get("wn8"),
         "wn7": ratings.get("wn7"),
         "efficiency": ratings.get("efficiency"),
@@ -123,7 +121,7 @@ def snapshot_of(doc: dict) -> dict:
 def period_delta(first: dict, last: dict) -> dict:
     """What changed between two snapshots: battles played and the rates over those battles."""
     battles = last["battles"] - first["battles"]
-    diff = {f: last.get(f, 0) - first.get(f, 0) for f in TOTAL_FIELDS}
+    diff = {f: last.get(f, 0) - first.get(f, 0) for f in TANK_COUNTERS}
     return {
         "from": first["date"],
         "to": last["date"],

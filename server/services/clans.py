@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, cast
 from server.api.catalogue import CLAN_MAX_AGE, DIGEST_MIN_BATTLES, DIGEST_TOP, WEEK_DAYS
 from server.api.errors import APIError
 from server.domain.days import utc_day
-from server.domain.profiles import TOTAL_FIELDS, build_profile
+from server.domain.profiles import build_profile
 from server.services.concurrency import heavy_slot
 from server.services.players import PlayerService
 from server.upstream.client import (
@@ -26,7 +26,7 @@ from server.upstream.client import (
 )
 from server.upstream.interface import Upstream
 from store.client import request_deadline
-from store.constants import REGIONS
+from store.constants import REGIONS, TANK_COUNTERS
 from store.players import PROFILE_TTL_SECONDS
 from store.store import Store
 
@@ -139,7 +139,7 @@ def _members_of(info: dict) -> list[dict]:
 
 def _account_totals(info: dict) -> dict:
     stats = (info.get("statistics") or {}).get("all") or {}
-    return {f: int(stats.get(f) or 0) for f in TOTAL_FIELDS}
+    return {f: int(stats.get(f) or 0) for f in TANK_COUNTERS}
 
 
 def _rating_fields(ratings: dict | None) -> dict | None:

@@ -65,9 +65,8 @@ from server.domain import ratings as rating_maths
 from server.domain.days import DAY_SECONDS, day_start, days_before, utc_day
 from server.domain.profiles import build_profile, snapshot_of
 from server.upstream.client import ACCOUNT_FIELDS, TANKS_FIELDS, UpstreamError
-from store.constants import HISTORY_DAYS, SPEND_KEYS
+from store.constants import HISTORY_DAYS, SPEND_KEYS, TANK_COUNTERS
 from store.tanks import (
-    COUNTERS,
     KEYFRAME_MAX_DAYS,
     KEYFRAME_MAX_RECORDS,
     RETENTION_DAYS,
@@ -118,12 +117,12 @@ def due_at(day: str, slice_no: int) -> float:
 
 
 def tank_state(raw_tanks: list[dict] | None) -> dict[int, list[int]]:
-    """tanks/stats entries as {tank_id: counters in store.tanks.COUNTERS order} (tanks with battles)."""
+    """tanks/stats entries as {tank_id: counters in store.tanks.TANK_COUNTERS order} (tanks with battles)."""
     state: dict[int, list[int]] = {}
     for entry in raw_tanks or []:
         stats = entry.get("all") or {}
         if stats.get("battles"):
-            state[int(entry["tank_id"])] = [int(stats.get(name) or 0) for name in COUNTERS]
+            state[int(entry["tank_id"])] = [int(stats.get(name) or 0) for name in TANK_COUNTERS]
     return state
 
 
