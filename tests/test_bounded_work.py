@@ -266,7 +266,7 @@ async def test_a_hung_database_gives_503_within_the_deadline(io_loop):
                 for i in range(3)
             ]
         )
-        services.players.clock = lambda: NOW.timestamp()
+        services.history.clock = lambda: NOW.timestamp()  # the history is built as of NOW
         server = __import__("tornado.httpserver", fromlist=["HTTPServer"]).HTTPServer(app)
         sock, port = __import__("tornado.testing", fromlist=["bind_unused_port"]).bind_unused_port()
         server.add_sockets([sock])
