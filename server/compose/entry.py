@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import logging
 import os
@@ -135,10 +136,8 @@ def run_processes(config: Config, uri: str, database: EmbeddedDatabase | None = 
         nonlocal stopping
         stopping = True
         for pid in list(children):
-            try:
+            with contextlib.suppress(ProcessLookupError):  # it exited already: nothing to stop
                 os.kill(pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
 
     signal.signal(signal.SIGTERM, forward)
     signal.signal(signal.SIGINT, forward)
