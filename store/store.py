@@ -7,6 +7,9 @@ import time
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, Protocol
 
+from motor.motor_asyncio import AsyncIOMotorCollection
+from pymongo.errors import CollectionInvalid
+
 from store.clans import Clans
 from store.client import database_up
 from store.leases import Leases
@@ -109,6 +112,33 @@ class Store:
         """Idempotent: create collections and indexes that are missing."""
         for family in self.families:
             await family.ensure_schema()
+        await self.create_collections()
+
+    def collection_names(self) -> set[str]:
+        """Every collection a family keeps as an attribute (or in a store object it keeps)."""
+        names: set[str] = set()
+        pending: list[object] = list(self.families)
+        seen: set[int] = set()
+        while pending:
+            holder = pending.pop()
+            if id(holder) in seen:
+                continue
+            seen.add(id(holder))
+            for value in vars(holder).values():
+                if isinstance(value, AsyncIOMotorCollection):
+                    names.add(value.name)
+                elif type(value).__module__.startswith("store.") and hasattr(value, "__dict__"):
+                    pending.append(value)
+        return names
+
+    async def create_collections(self) -> None:
+        """Create every collection before the first request, not on its first write: the embedded
+        SecantusDB (0.7) makes a new collection's storage table then, and a kill -9 in that instant
+        leaves a table it cannot open again — the database would not start (seen in CI)."""
+        missing = self.collection_names() - set(await self.db.list_collection_names())
+        for name in sorted(missing):
+            with contextlib.suppress(CollectionInvalid):  # another process created it meanwhile
+                await self.db.create_collection(name)
 
     def database_up(self) -> bool:
         return database_up(self.client)

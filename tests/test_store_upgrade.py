@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import pathlib
 import random
+import re
 
 import pytest
 
+import store as store_package
 from store.tanks import MIGRATION, TankRecords, pack
 from tests.test_tracker_store import _day
 
@@ -47,6 +50,20 @@ async def test_records_written_before_the_account_and_day_fields_are_migrated_an
     ]
     # Once migrated, a start does not look again (and a second run would change nothing).
     assert await store.tanks.migrate() == 0
+
+
+@pytest.mark.gen_test(timeout=60)
+async def test_every_collection_the_store_names_exists_after_start(store):
+    """No collection is created by its first write (a kill -9 then left the embedded database
+    unable to start again): start-up creates every collection any store module names."""
+    named = set()
+    for path in pathlib.Path(store_package.__file__).parent.glob("*.py"):
+        named |= set(re.findall(r'db\["([a-z_]+)"\]', path.read_text()))
+    assert {"nickname_prefixes", "leases", "job_runs", "online_status", "tank_records"} <= named
+    await store.ensure_schema()
+    assert named <= set(await store.db.list_collection_names())
+    await store.ensure_schema()  # and again changes nothing (another process's start)
+    assert named <= set(await store.db.list_collection_names())
 
 
 @pytest.mark.gen_test(timeout=60)
