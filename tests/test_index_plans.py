@@ -2,8 +2,8 @@
 
 Each public async method of the store (store/*.py: found by reflection, so a new method without an
 entry in REGISTRY or EXEMPT fails `test_every_store_method_has_a_check`) runs against two databases
-on the session's SecantusDB child process: one with SMALL (2,000) documents in every collection that
-grows with accounts, days or clients, one with LARGE (20,000). The extra documents belong to other
+on the session's SecantusDB child process: one with SMALL (1,000) documents in every collection that
+grows with accounts, days or clients, one with LARGE (10,000). The extra documents belong to other
 accounts, clans, days, clients or keys, shaped as the store writes them, and never change the
 result: a case's first answer must be the same at both sizes. The calls alternate between the two
 sizes and each method fails when the median time at 10x exceeds RATIO_LIMIT times the median at 1x
@@ -50,7 +50,7 @@ from store.retention import Expiring, delete_expired_batch
 from store.tanks import TankRecords, changed, pack
 from store.tracker import PARKED, slice_of, tracked_id
 
-SMALL, LARGE = 2_000, 20_000  # documents per growing collection at 1x and at 10x
+SMALL, LARGE = 1_000, 10_000  # documents per growing collection at 1x and at 10x (a scan of 10,000 costs tens of ms: far past FLOOR_MS)
 RATIO_LIMIT = 3.0  # 10x the documents may cost at most this many times the time (or documents examined)
 FLOOR_MS = 3.0  # ... and a difference below this is noise, whatever the ratio
 REPEATS = 7  # timed calls per size (the median counts)
@@ -885,6 +885,7 @@ EXEMPT: dict[str, str] = {
         )
     },
     "retention.ensure_expiry_index": SCHEMA,
+    "Store.create_collections": SCHEMA + " (lists the collection names, creates the missing ones)",
     "Tracked.migrate_nicknames": "the one-off telling of every tracked nickname to the search's prefix "
     "table: one pass over the collection on the first start (a marker remembers it)",
     "TankRecords.migrate": "the one-off (a, d) migration: one pass over the collection on the first start "
@@ -1169,3 +1170,24 @@ def test_cost_grows_with_the_result_not_the_collection(world, key, case):
         f"  {e['plan']}: {e.get('1x')} -> {e.get('10x')} examined; {e['command']}" for e in figures["explain"]
     )
     assert not problems, f"{name} ({SMALL:,} -> {LARGE:,} documents): " + "; ".join(problems) + "\n" + plans
+
+
+# Queries known to scan on this server (the module's "facts measured"): the judge must catch each
+# at these sizes, or it could pass anything.
+KNOWN_SCANS = [
+    Case(
+        lambda s, n: s.tracked.collection.find({"nickname_lower": {"$regex": "^" + SEARCH_PREFIX}}).to_list(10),
+        label="anchored $regex",
+    ),
+    Case(
+        lambda s, n: s.tanks.collection.find({"_id": {"$gte": f"eu:{TANK_ACCOUNT}:", "$lt": f"eu:{TANK_ACCOUNT};"}})
+        .to_list(None),
+        label="_id range",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", KNOWN_SCANS, ids=[c.label for c in KNOWN_SCANS])
+def test_the_judge_catches_a_known_scan(world, case):
+    figures = asyncio.run(measure(world, case))
+    assert _verdict(figures), f"{case.label}: {figures['ms']} not judged a scan"

@@ -64,6 +64,13 @@ def tracked(io_loop, app, fast_upstream_sim, cast):
     return seed_tracking(io_loop, app, fast_upstream_sim, {REGION: ids}, DAYS)
 
 
+@pytest.fixture
+def briefly_tracked(io_loop, app, fast_upstream_sim, cast):
+    """The same cast after two days of the pass: tracked, with per-tank records (no long history)."""
+    ids = [*cast["grinders"], cast["quit"], *cast["ordinary"]]
+    return seed_tracking(io_loop, app, fast_upstream_sim, {REGION: ids}, 2)
+
+
 async def get(http_client, base_url, path, headers=None):
     request = HTTPRequest(base_url + path, headers=headers or {})
     response = await http_client.fetch(request, raise_error=False)
@@ -193,7 +200,7 @@ def _check_weekly(world, account_id, data, table, now):
 
 @pytest.mark.gen_test(timeout=300)
 async def test_tanks_and_search_answer_bad_input_and_unknown_players_clearly(
-    http_client, base_url, tracked, cast, upstream_sim
+    http_client, base_url, briefly_tracked, cast, upstream_sim
 ):
     ordinary = cast["ordinary"][0]
     untracked = existing_accounts(REGION, 1, start=500_010_000)[0]  # in the simulator's searchable range

@@ -15,8 +15,9 @@ from tornado.httpclient import HTTPRequest
 
 from server.jobs.retention import Retention
 
-SNAPSHOTS = 40_000
+SNAPSHOTS = 20_000
 EXPIRED_SHARE = 2  # every second snapshot is older than its 410-day retention
+BATCH, MAX_BATCHES = 500, 10  # per delete, per run: 10,000 expired snapshots take two runs
 DAY = dt.timedelta(days=1)
 
 
@@ -92,7 +93,7 @@ async def test_retention_deletes_in_batches_while_requests_are_served(app, http_
         ]
     )
 
-    retention = Retention(store, batch=1000, max_batches=20, pause=0.01)
+    retention = Retention(store, batch=BATCH, max_batches=MAX_BATCHES, pause=0.01)
     outcomes = []
 
     async def run_until_done():
@@ -131,9 +132,9 @@ async def test_retention_deletes_in_batches_while_requests_are_served(app, http_
     assert await store.players.snapshots.count_documents({}) == SNAPSHOTS // EXPIRED_SHARE + 3
     assert await store.online.samples.count_documents({"minute": {"$lt": cutoff}}) == 0
     assert await store.online.samples.count_documents({}) == 2 * 48 * 3
-    # Deleted in batches: at most 20 × 1000 snapshots a run, so several runs.
-    assert len(outcomes) >= (SNAPSHOTS // EXPIRED_SHARE) // 20_000
-    assert retention.batches_run >= (SNAPSHOTS // EXPIRED_SHARE) // 1000
+    # Deleted in batches: at most MAX_BATCHES × BATCH snapshots a run, so several runs.
+    assert len(outcomes) >= (SNAPSHOTS // EXPIRED_SHARE) // (MAX_BATCHES * BATCH)
+    assert retention.batches_run >= (SNAPSHOTS // EXPIRED_SHARE) // BATCH
     assert during >= 1 and set(served) == {200}
     client.close()
 
