@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import hashlib
+import http.client
 import ipaddress
 import logging
 import time
@@ -15,6 +16,7 @@ import tornado.web
 import ujson
 
 from handlers.params import arguments
+from server.api.answers import Answer, Tag, answer_key
 from server.api.catalogue import Endpoint
 from server.api.config import API_VERSION, Config
 from server.api.errors import (
@@ -189,7 +191,7 @@ class BaseHandler(tornado.web.RequestHandler):
         """The rate-limit decision for a request to this handler, or None when it is not limited.
 
         Called by the Application as soon as the headers are in, so an over-limit request is
-        answered without ever building a handler (see server.compose.app.RateLimitedDelegate).
+        answered without ever building a handler (see server.compose.app.OneShotDelegate).
         """
         if cls.bucket is None or request.method not in ("GET", "HEAD"):
             return None  # OPTIONS is free; other methods get 405 without spending quota
@@ -208,7 +210,7 @@ class BaseHandler(tornado.web.RequestHandler):
         self.rate_headers = headers = decision.headers()
         for name, value in headers.items():
             self.set_header(name, value)
-        # An over-limit request never gets here: server.compose.app.RateLimitedDelegate answered it.
+        # An over-limit request never gets here: server.compose.app.OneShotDelegate answered it.
         if self.needs_database and not self.services.database_up():
             raise APIError("database_unavailable")
 
@@ -231,21 +233,53 @@ class BaseHandler(tornado.web.RequestHandler):
     post = put = patch = delete = _method_not_allowed
 
     # --- responses -----------------------------------------------------------------
-    def respond(self, data, max_age: int | None = None, shared: bool = False) -> None:
+    def respond(self, data, max_age: int | None = None, shared: bool = False, tag: Tag | None = None) -> None:
         """Write the success envelope; the ETag covers `data` only, not meta.generated.
 
         `shared`: `data` is a cached object nobody mutates, so its rendering is reused.
+        `tag`: what the answer is built from; when given, the rendered answer is replayed for
+        the endpoint's answer_seconds (server/api/answers.py), or until this process writes it.
         """
         data_json, self._data_etag = _RenderCache.render(data, shared)
+        cache_control = f"public, max-age={self.cache_max_age if max_age is None else max_age}"
         if max_age is not None:
-            self.set_header("Cache-Control", f"public, max-age={max_age}")
-        self.finish('{"success":true,"meta":' + _MetaCache.get(self.config) + ',"data":' + data_json + "}")
+            self.set_header("Cache-Control", cache_control)
+        body = '{"success":true,"meta":' + _MetaCache.get(self.config) + ',"data":' + data_json + "}"
+        if tag is not None and max_age is None:
+            headers = {**COMMON_HEADERS, "Cache-Control": cache_control}
+            self.keep_answer(200, headers, body, self._data_etag, tag)
+        self.finish(body)
+
+    def keep_answer(self, status: int, headers: dict[str, str], body: str, etag: str | None, tag: Tag | None) -> None:
+        """Keep this answer for the next requests with the same path and query (the headers are
+        those the answer carries but Server, Date, Content-Length, Etag and the rate-limit headers)."""
+        endpoint = self.endpoint
+        if endpoint is None or not endpoint.answer_seconds or self.request.method not in ("GET", "HEAD"):
+            return
+        seconds = endpoint.answer_seconds if status == 200 else ERROR_MAX_AGE
+        answer = Answer(
+            status,
+            http.client.responses.get(status, "Unknown"),
+            tuple(headers.items()),
+            body.encode(),
+            etag,
+            time.time(),
+            time.monotonic() + seconds,
+            tag,
+            endpoint.bucket,
+        )
+        self.services.answers.put(answer_key(self.request.path, self.request.query), answer)
 
     def compute_etag(self):
         return getattr(self, "_data_etag", None)
 
     def write_error(self, status_code: int, **kwargs) -> None:
-        write_error_answer(self, status_code, kwargs.get("exc_info"))
+        exc_info = kwargs.get("exc_info")
+        status, headers, body = write_error_answer(self, status_code, exc_info)
+        error = exc_info[1] if exc_info else None
+        if isinstance(error, APIError) and self.endpoint is not None and error.code in self.endpoint.param_errors:
+            # A bad parameter is the request's own: the same path and query get the same answer.
+            self.keep_answer(status, headers, body, None, None)
 
     def log_exception(self, typ, value, tb) -> None:
         if isinstance(value, APIError):
@@ -258,9 +292,11 @@ class BaseHandler(tornado.web.RequestHandler):
         super().log_exception(typ, value, tb)
 
 
-def write_error_answer(handler: tornado.web.RequestHandler, status_code: int, exc_info) -> None:
+def write_error_answer(
+    handler: tornado.web.RequestHandler, status_code: int, exc_info
+) -> tuple[int, dict[str, str], str]:
     """Any handler's error answer (the API's and the site's `write_error`), rendered by
-    server.api.errors.render_error. An unexpected error keeps the 5xx status Tornado chose."""
+    server.api.errors.render_error, and returned. An unexpected error keeps the 5xx status Tornado chose."""
     error = to_api_error(exc_info[1] if exc_info else None, status_code)
     status, headers, body = render_error(error)
     if error.code != "internal_error" and handler.get_status() != status:
@@ -268,6 +304,7 @@ def write_error_answer(handler: tornado.web.RequestHandler, status_code: int, ex
     for name, value in headers.items():
         handler.set_header(name, value)
     handler.finish(body)
+    return status, headers, body
 
 
 def resolve_client_ip(peer: str, headers, trusted_proxies) -> str:
@@ -310,9 +347,11 @@ def _in_networks(address: str, networks) -> bool:
 
 
 class NotFoundHandler(BaseHandler):
-    """Every unmatched path: 404 unknown_endpoint (the Application's default handler)."""
+    """Every unmatched path: 404 unknown_endpoint (the Application's default handler; a GET or HEAD
+    is answered by server.compose.app.OneShotDelegate, with the same bytes, and never gets here)."""
 
     cache_max_age = ERROR_MAX_AGE
+    prebuilt_error = "unknown_endpoint"
 
     def prepare(self):
         if self.request.method == "OPTIONS":
@@ -325,6 +364,7 @@ class NotFoundHandler(BaseHandler):
 
 class UnknownVersionHandler(BaseHandler):
     cache_max_age = ERROR_MAX_AGE
+    prebuilt_error = "unknown_version"  # as NotFoundHandler's
 
     def prepare(self):
         if self.request.method == "OPTIONS":

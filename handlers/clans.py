@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from handlers.base import BaseHandler, api_routes
+from server.api.answers import clan_tag
 from server.api.catalogue import CLAN, WEEKLY
 
 
@@ -11,7 +12,8 @@ class ClanHandler(BaseHandler):
 
     async def get(self, *path):
         args = self.arguments(path)
-        self.respond(await self.services.clans.details(args["region"], args["clan_id"]), shared=True)
+        details = await self.services.clans.details(args["region"], args["clan_id"])
+        self.respond(details, shared=True, tag=clan_tag(args["region"], args["clan_id"]))
 
 
 class ClanWeeklyHandler(BaseHandler):
@@ -19,7 +21,8 @@ class ClanWeeklyHandler(BaseHandler):
 
     async def get(self, *path):
         args = self.arguments(path)
-        self.respond(await self.services.clans.weekly(args["region"], args["clan_id"]))
+        weekly = await self.services.clans.weekly(args["region"], args["clan_id"])
+        self.respond(weekly, tag=clan_tag(args["region"], args["clan_id"]))
 
 
 routes = api_routes(ClanHandler, ClanWeeklyHandler)

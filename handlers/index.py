@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from handlers.base import BaseHandler, api_routes
+from server.api.answers import INDEX_TAG
 from server.api.catalogue import CATALOGUE, INDEX, LIVE_GLOBAL, LIVE_PER_CLIENT, OPENAPI, PREFIX, Endpoint
 from server.api.config import API_VERSION
 from server.api.errors import ALLOWED_METHODS, ERROR_CODES, RATE_HEADERS, RETRY_AFTER_SENT
@@ -64,7 +65,7 @@ class IndexHandler(BaseHandler):
     endpoint = INDEX
 
     async def get(self):
-        self.respond(index_document(self.config))
+        self.respond(index_document(self.config), tag=INDEX_TAG)
 
 
 routes = api_routes(IndexHandler)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from handlers.base import BaseHandler, api_routes
+from server.api.answers import ONLINE_TAG
 from server.api.catalogue import ONLINE, ONLINE_HISTORY
 
 
@@ -10,7 +11,7 @@ class OnlineHandler(BaseHandler):
     endpoint = ONLINE
 
     async def get(self):
-        self.respond(await self.services.online.current(), shared=True)
+        self.respond(await self.services.online.current(), shared=True, tag=ONLINE_TAG)
 
 
 class OnlineHistoryHandler(BaseHandler):
@@ -18,7 +19,8 @@ class OnlineHistoryHandler(BaseHandler):
 
     async def get(self):
         args = self.arguments(())
-        self.respond(await self.services.online.history(args["game"], args["region"], args["days"]))
+        history = await self.services.online.history(args["game"], args["region"], args["days"])
+        self.respond(history, tag=ONLINE_TAG)
 
 
 routes = api_routes(OnlineHandler, OnlineHistoryHandler)

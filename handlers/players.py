@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from handlers.base import BaseHandler, api_routes
+from server.api.answers import player_tag
 from server.api.catalogue import HISTORY, PLAYER, PLAYER_SEARCH, TANKS
 
 
@@ -16,7 +17,10 @@ class PlayerHandler(BaseHandler):
             # A live answer has no ratings yet: don't let caches keep it for long.
             self.respond(profile, max_age=PLAYER.live_fetched_max_age)
         else:
-            self.respond(profile, shared=True)  # the service's hot-cache object
+            # Replayed only once rated, like the service's hot copy: its ratings follow a live fetch
+            # within seconds, perhaps written by another process.
+            tag = player_tag(args["region"], args["account_id"]) if profile["ratings"]["available"] else None
+            self.respond(profile, shared=True, tag=tag)  # the service's hot-cache object
 
 
 class PlayerHistoryHandler(BaseHandler):
@@ -24,7 +28,8 @@ class PlayerHistoryHandler(BaseHandler):
 
     async def get(self, *path):
         args = self.arguments(path)
-        self.respond(await self.services.history.history(args["region"], args["account_id"], args["days"]))
+        history = await self.services.history.history(args["region"], args["account_id"], args["days"])
+        self.respond(history, tag=player_tag(args["region"], args["account_id"]))
 
 
 class PlayerTanksHandler(BaseHandler):
@@ -32,7 +37,8 @@ class PlayerTanksHandler(BaseHandler):
 
     async def get(self, *path):
         args = self.arguments(path)
-        self.respond(await self.services.history.tanks(args["region"], args["account_id"], args["days"]))
+        tanks = await self.services.history.tanks(args["region"], args["account_id"], args["days"])
+        self.respond(tanks, tag=player_tag(args["region"], args["account_id"]))
 
 
 class PlayerSearchHandler(BaseHandler):

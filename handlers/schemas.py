@@ -737,6 +737,21 @@ def schema_components(index: dict) -> dict:
                     "time); empty when the database is unreachable.",
                     "additionalProperties": obj({"last_success": number_or_null, "last_failure": number_or_null}),
                 },
+                "answer_cache": obj(
+                    {
+                        "entries": {"type": "integer", "minimum": 0},
+                        "bytes": {"type": "integer", "minimum": 0},
+                        "max_bytes": {"type": "integer", "minimum": 0},
+                        "hits": {"type": "integer", "minimum": 0},
+                        "misses": {"type": "integer", "minimum": 0},
+                        "hit_rate": number_or_null,
+                        "evictions": {"type": "integer", "minimum": 0},
+                        "dropped_on_write": {"type": "integer", "minimum": 0},
+                    },
+                    description="This process's cache of rendered answers (replayed for the same path "
+                    "and query within the endpoint's answer_seconds, dropped when this process writes "
+                    "their data).",
+                ),
             }
         ),
         # --- index ---------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 from handlers.base import BaseHandler, api_routes
+from server.api.answers import STATUS_TAG
 from server.api.catalogue import STATUS
 from server.api.config import API_VERSION, VERSION
 from server.services.status import health_reasons
@@ -38,7 +39,9 @@ class StatusHandler(BaseHandler):
                 "caches": caches,
                 "volume": volume,
                 "online_sampler": sampler,
-            }
+                "answer_cache": self.services.answers.status(),
+            },
+            tag=STATUS_TAG,
         )
 
 

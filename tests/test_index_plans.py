@@ -50,7 +50,10 @@ from store.retention import Expiring, delete_expired_batch
 from store.tanks import TankRecords, changed, pack
 from store.tracker import PARKED, slice_of, tracked_id
 
-SMALL, LARGE = 1_000, 10_000  # documents per growing collection at 1x and at 10x (a scan of 10,000 costs tens of ms: far past FLOOR_MS)
+SMALL, LARGE = (
+    1_000,
+    10_000,
+)  # documents per growing collection at 1x and at 10x (a scan of 10,000 costs tens of ms: far past FLOOR_MS)
 RATIO_LIMIT = 3.0  # 10x the documents may cost at most this many times the time (or documents examined)
 FLOOR_MS = 3.0  # ... and a difference below this is noise, whatever the ratio
 REPEATS = 7  # timed calls per size (the median counts)
@@ -1180,8 +1183,9 @@ KNOWN_SCANS = [
         label="anchored $regex",
     ),
     Case(
-        lambda s, n: s.tanks.collection.find({"_id": {"$gte": f"eu:{TANK_ACCOUNT}:", "$lt": f"eu:{TANK_ACCOUNT};"}})
-        .to_list(None),
+        lambda s, n: s.tanks.collection.find(
+            {"_id": {"$gte": f"eu:{TANK_ACCOUNT}:", "$lt": f"eu:{TANK_ACCOUNT};"}}
+        ).to_list(None),
         label="_id range",
     ),
 ]

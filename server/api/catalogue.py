@@ -33,6 +33,10 @@ DIGEST_TOP = 5  # members in each top list of a clan's weekly digest
 DIGEST_MIN_BATTLES = 10  # a digest's WN8 and win-rate lists rank members with this many battles in the week
 DELTA_FIELDS = "deltas." + " / ".join(f"{p}d" for p in DELTA_PERIODS)  # "deltas.7d / 30d / 90d"
 TRACKED_SEARCH_CACHE_SECONDS = 60  # the tracked accounts' answer to a (region, prefix) is reused this long
+# A process keeps its hot copies (a rated profile, a clan view, /online) and the rendered answers
+# built from them this long, unless it writes the data meanwhile (other processes' writes show
+# after at most this long): well inside the hour a profile or clan may be old.
+HOT_COPY_SECONDS = 5.0
 DEMO_ACCOUNT = 500000001
 DEMO_CLAN = 500000
 
@@ -138,6 +142,10 @@ class Endpoint:
     # Cache-Control max-age of an answer fetched live for the request, when shorter than cache_max_age.
     live_fetched_max_age: int | None = None
     needs_database: bool = True  # answers 503 at once while the database is down
+    # How long a process replays this endpoint's rendered answer to a request with the same path and
+    # query (server/api/answers.py); 0: built for every request. Never longer than the data's own
+    # freshness (HOT_COPY_SECONDS for the services' hot copies).
+    answer_seconds: float = 0.0
 
     @property
     def bucket(self) -> str:
@@ -146,6 +154,11 @@ class Endpoint:
     @property
     def full_path(self) -> str:
         return PREFIX + self.path
+
+    @property
+    def param_errors(self) -> frozenset[str]:
+        """The codes of a bad parameter: answers decided by the request alone."""
+        return frozenset(param.error for param in self.params)
 
     @property
     def error_codes(self) -> tuple[str, ...]:
@@ -266,6 +279,7 @@ INDEX = Endpoint(
     operation_id="Index",
     limit_per_minute=120,  # SPEC 8.1 leaves the index's own limit to us
     cache_max_age=300,
+    answer_seconds=HOT_COPY_SECONDS,
     example="",
     schema="Index",
     needs_database=False,
@@ -281,6 +295,7 @@ PLAYER = Endpoint(
     operation_id="Player",
     limit_per_minute=30,
     cache_max_age=300,
+    answer_seconds=HOT_COPY_SECONDS,
     example=f"/player/{DEMO_ACCOUNT}/eu",
     params=(ACCOUNT_ID, REGION),
     errors=("player_not_found", "rate_limited_global", "database_unavailable", "upstream_unavailable"),
@@ -310,6 +325,7 @@ HISTORY = Endpoint(
     operation_id="PlayerHistory",
     limit_per_minute=20,
     cache_max_age=300,
+    answer_seconds=HOT_COPY_SECONDS,
     example=f"/player/{DEMO_ACCOUNT}/eu/history?days=30",
     params=(ACCOUNT_ID, REGION, _days(30)),
     errors=("no_history", "database_unavailable"),
@@ -354,6 +370,7 @@ TANKS = Endpoint(
     operation_id="PlayerTanks",
     limit_per_minute=20,
     cache_max_age=300,
+    answer_seconds=HOT_COPY_SECONDS,
     example=f"/player/{DEMO_ACCOUNT}/eu/tanks?days=30",
     params=(ACCOUNT_ID, REGION, _days(30)),
     errors=("no_history", "database_unavailable"),
@@ -416,6 +433,7 @@ CLAN = Endpoint(
     operation_id="Clan",
     limit_per_minute=30,
     cache_max_age=300,
+    answer_seconds=HOT_COPY_SECONDS,
     example=f"/clan/{DEMO_CLAN}/eu",
     params=(CLAN_ID, REGION),
     errors=("clan_not_cached", "database_unavailable"),
@@ -442,6 +460,7 @@ WEEKLY = Endpoint(
     operation_id="ClanWeekly",
     limit_per_minute=10,
     cache_max_age=300,
+    answer_seconds=HOT_COPY_SECONDS,
     example=f"/clan/{DEMO_CLAN}/eu/weekly",
     params=(CLAN_ID, REGION),
     errors=("clan_not_cached", "no_digest", "database_unavailable"),
@@ -467,6 +486,7 @@ ONLINE = Endpoint(
     operation_id="Online",
     limit_per_minute=60,
     cache_max_age=60,
+    answer_seconds=HOT_COPY_SECONDS,
     example="/online",
     errors=("database_unavailable",),
     schema="Online",
@@ -490,6 +510,7 @@ ONLINE_HISTORY = Endpoint(
     operation_id="OnlineHistory",
     limit_per_minute=30,
     cache_max_age=300,
+    answer_seconds=HOT_COPY_SECONDS,
     example="/online/history?game=wot&region=all&days=30",
     params=(
         Param(
@@ -529,6 +550,7 @@ STATUS = Endpoint(
     operation_id="Status",
     limit_per_minute=60,
     cache_max_age=10,
+    answer_seconds=1.0,  # uptime_seconds counts seconds; the database view is reused 2 s anyway
     example="/status",
     schema="Status",
     fields={
@@ -554,6 +576,9 @@ STATUS = Endpoint(
         "connections": "this process's client connections: open, max, max_per_client, waiting_for_head, "
         "refused, shed_idle, head_timeouts, heads_too_large, accept_pauses",
         "online_sampler": "per game/region: last_success, last_failure (unix)",
+        "answer_cache": "this process's rendered answers: entries, bytes, max_bytes, hits, misses, "
+        f"hit_rate, evictions, dropped_on_write (an answer is replayed at most {HOT_COPY_SECONDS:g} s, "
+        "1 s for /status, and dropped when this process writes its data)",
     },
     needs_database=False,  # it reports the database's state instead of failing with it
 )

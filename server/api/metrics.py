@@ -164,4 +164,13 @@ def process_families(services: Services) -> list:
         )
         timeouts.add_metric([], stats["head_timeouts"])
         families += [open_, refused, timeouts]
+    answers = services.answers.status()
+    lookups = CounterMetricFamily(
+        "statsapi_answer_cache_lookups", "Requests looked up in the answer cache, by outcome.", labels=["outcome"]
+    )
+    lookups.add_metric(["hit"], answers["hits"])
+    lookups.add_metric(["miss"], answers["misses"])
+    size = GaugeMetricFamily("statsapi_answer_cache_bytes", "Bytes the answer cache holds (bodies and overhead).")
+    size.add_metric([], answers["bytes"])
+    families += [lookups, size]
     return families

@@ -1,13 +1,21 @@
-"""Sliding-window rate limiter: exact in-process decisions, counters batched to MongoDB."""
+"""Sliding-window rate limiter: exact in-process decisions; a client's count shared once it could matter."""
 
-# Cross-process bound: each process decides from its own exact counts plus the totals it
-# read back at its last flush (every `flush_interval` seconds). With P processes a client
-# can therefore be admitted at most `limit + (P - 1) * (k + 1)` requests per window, where k is
-# the number of requests it gets admitted by one other process between two flushes
-# (k <= the client's request rate x flush_interval), and never more than P x limit. The "+1":
-# a client's first request in a window at a process is written but not read back (most clients
-# send one request; reading every total back was most of the database's work), so that process
-# learns the others' count one request later.
+# Sharing: a process writes a client's count (per bucket and window) to the database only once
+# that count reaches the sharing threshold t = max(2, floor(SHARE_FRACTION x limit / (P - 1))),
+# P being the live processes (the upstream budget's membership, server/upstream/budget.py). A
+# client far below its limit - most clients send a handful of requests - costs no database write
+# at all; with one process (P = 1) nothing is ever written and every count is exact in memory.
+# Until a process has read the membership once, P is unknown and t = 2 (as if many processes).
+#
+# Cross-process bound: each process decides from its own exact counts plus the totals it read
+# back at its last flush (every `flush_interval` seconds). What one process has admitted and the
+# others cannot see is at most max(t - 1, k): below t nothing is written; past it, the k requests
+# it admitted since its last flush. So with P processes a client is admitted at most
+#     limit + (P - 1) x (max(t - 1, k) + 1)
+# requests per window (the "+1": the request that takes a count to t is written with it, and
+# read back by the others at their next flush), and never more than P x limit. With
+# SHARE_FRACTION = 0.2 and k <= t - 1, that is about 1.2 x limit at any P.
+# tests/test_ratelimit_sharing.py checks it over random interleavings.
 #
 # Floods: the database's work per flush is bounded whatever the traffic. One flush runs at a
 # time; a flush sends at most MAX_KEYS_PER_FLUSH keys (clients seen more than once first); a
@@ -19,9 +27,9 @@
 #
 # IPv6 clients are counted per /64 (one host usually holds a whole /64).
 #
-# The shared live-lookup budget is not batched: each lookup makes a conditional atomic
-# reservation in the database (increment only while the window's count is below the budget), so
-# exactly the budget is admitted however many lookups arrive together.
+# The shared live-lookup budget is not batched nor thresholded: each lookup makes a conditional
+# atomic reservation in the database (increment only while the window's count is below the
+# budget), so exactly the budget is admitted however many lookups arrive together.
 
 from __future__ import annotations
 
@@ -52,6 +60,7 @@ FLUSH_SLICE = 500  # counters per database round trip
 MAX_KEYS_PER_FLUSH = 2000  # the most counters one flush sends (the rest stay local until the next)
 MAX_FLUSH_BACKOFF = 30.0  # seconds between flush attempts after repeated failures
 FLUSH_LAG_DEGRADED = 10.0  # /status says degraded when counts wait longer than this
+SHARE_FRACTION = 0.2  # of a limit: what the unshared counts of all other processes may add (see above)
 
 
 @dataclasses.dataclass
@@ -104,6 +113,15 @@ def seconds_until_allowed(previous: float, current: float, limit: int, now: floa
     return max(1, min(WINDOW_SECONDS, math.ceil(wait)))
 
 
+def share_threshold(limit: int, processes: int | None) -> int | None:
+    """The count at which a process writes a client's count (None: never, it runs alone)."""
+    if processes == 1:
+        return None
+    if processes is None:
+        return 2
+    return max(2, math.floor(SHARE_FRACTION * limit / (processes - 1)))
+
+
 def scaled_limit(limit: int, scale: float) -> int:
     """A per-minute limit multiplied by --rate-limit-scale (tests), never below 1."""
     return max(1, int(limit * scale))
@@ -126,12 +144,13 @@ def counter_key(client: str, bucket: str, window: int) -> str:
 
 
 class _Count:
-    __slots__ = ("seen", "pending", "inflight")
+    __slots__ = ("seen", "pending", "inflight", "shared")
 
     def __init__(self) -> None:
-        self.seen = 0  # total read back from the database (all processes)
+        self.seen = 0  # total read back from the database (all processes), plus what stays unshared
         self.pending = 0  # admitted here, not yet sent to the database
         self.inflight = 0  # sent, not yet acknowledged
+        self.shared = False  # reached the sharing threshold: every admission is written
 
     @property
     def value(self) -> int:
@@ -167,6 +186,16 @@ class RateLimiter:
         self.dropped_batches = 0  # batches that failed and were not re-sent (counted locally)
         self._behind_since: float | None = None  # since when flushes fail or leave counts behind
         self._expired_through = -1
+        self.processes: int | None = None  # live processes (None until the membership was read)
+        self._thresholds = {name: share_threshold(limit, None) for name, limit in self.limits.items()}
+
+    def set_processes(self, count: int | None) -> None:
+        """How many processes share the limits (server/upstream/budget.py's membership)."""
+        if count is not None:
+            count = max(1, int(count))
+        if count != self.processes:
+            self.processes = count
+            self._thresholds = {name: share_threshold(limit, count) for name, limit in self.limits.items()}
 
     def scaled(self, limit: int) -> int:
         return scaled_limit(limit, self.scale)
@@ -202,6 +231,11 @@ class RateLimiter:
             return Decision(bucket, False, limit, 0, reset, retry)
         count = self._count(client, bucket, window)
         count.pending += 1
+        if not count.shared:
+            threshold = self._thresholds[bucket]
+            if threshold is None or count.pending + count.seen < threshold:
+                return Decision(bucket, True, limit, max(0, math.floor(limit - estimate - 1)), reset)
+            count.shared = True  # from now on every admission is written
         self._dirty[(client, bucket, window)] = count
         remaining = max(0, math.floor(limit - estimate - 1))
         return Decision(bucket, True, limit, remaining, reset)
@@ -293,11 +327,8 @@ class RateLimiter:
     async def _flush_slice(self, items: list) -> None:
         for key, count in items:
             count.inflight, count.pending = count.pending, 0
-        # A key this process has seen once and never read needs no read-back: a second
-        # request here will make it read (this is the "+1" of the bound at the top of this module).
-        read_back = [counter_key(*key) for key, c in items if c.seen or c.inflight > 1]
         try:
-            totals = await self.counters.add({counter_key(*key): c.inflight for key, c in items}, read_back)
+            totals = await self.counters.add({counter_key(*key): c.inflight for key, c in items})
         except Exception:
             # The batch may have been applied (or still be running): never send it again.
             # This process keeps counting it for its own decisions.
@@ -307,9 +338,6 @@ class RateLimiter:
             raise
         for key, count in items:
             name = counter_key(*key)
-            if not count.seen and count.inflight == 1 and name not in totals:
-                count.seen, count.inflight = 1, 0  # not read back: our own request
-                continue
             total = totals.get(name)
             if total is None or total < count.seen + count.inflight:
                 # The capped collection dropped a live window: keep our own count.

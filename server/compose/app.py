@@ -12,7 +12,8 @@ from tornado import httputil
 
 import handlers
 from handlers.base import NotFoundHandler
-from server.api.errors import APIError, render_error
+from server.api.answers import Answer, answer_key, etag_matches, fixed_answer
+from server.api.errors import COMMON_HEADERS, APIError, render_error
 
 if TYPE_CHECKING:  # types only
     from server.api.config import Config
@@ -22,9 +23,6 @@ if TYPE_CHECKING:  # types only
     from store.store import Store
 
 SERVER_HEADER = "TornadoServer/" + tornado.version
-# The early 429's status, headers and body: rendered once, like every other error answer.
-RATE_LIMITED_STATUS, RATE_LIMITED_HEADERS, _rate_limited_text = render_error(APIError("rate_limited"))
-RATE_LIMITED_BODY = _rate_limited_text.encode()
 
 access_log = logging.getLogger("statsapi.access")
 
@@ -76,17 +74,26 @@ class _HeaderDate:
         return cls.text
 
 
-class RateLimitedDelegate(httputil.HTTPMessageDelegate):
-    """The 429 for a client already over its limit, written without building a RequestHandler.
+class OneShotDelegate(httputil.HTTPMessageDelegate):
+    """An answer written in one go once the request is in, without building a RequestHandler.
 
-    Abuse must be cheap: this skips the handler's construction, header bookkeeping and
-    coroutine, and sends the same headers and body BaseHandler would.
+    For what needs no handler: the early 429 (abuse must be cheap), a replayed answer of the
+    answer cache, the 404 of an unknown path. The answer carries what BaseHandler would send.
     """
 
-    def __init__(self, request: httputil.HTTPServerRequest, decision: Decision, metrics: Metrics | None = None) -> None:
+    def __init__(
+        self,
+        request: httputil.HTTPServerRequest,
+        answer: Answer,
+        decision: Decision | None = None,
+        metrics: Metrics | None = None,
+        endpoint: str | None = None,
+    ) -> None:
         self.request = request
+        self.answer = answer
         self.decision = decision
         self.metrics = metrics
+        self.endpoint = endpoint or answer.endpoint  # the access log's and the metrics' label
 
     def headers_received(
         self,
@@ -99,30 +106,52 @@ class RateLimitedDelegate(httputil.HTTPMessageDelegate):
         return None
 
     def finish(self) -> None:
-        request = self.request
+        request, answer = self.request, self.answer
         headers = httputil.HTTPHeaders()
+        # In the order Tornado's RequestHandler sends them.
         headers["Server"] = SERVER_HEADER
+        headers["Content-Type"] = COMMON_HEADERS["Content-Type"]
         headers["Date"] = _HeaderDate.get()
-        for name, value in RATE_LIMITED_HEADERS.items():
+        for name, value in answer.headers:
             headers[name] = value
-        for name, value in self.decision.headers().items():
-            headers[name] = value
-        headers["Content-Length"] = str(len(RATE_LIMITED_BODY))
-        body = b"" if request.method == "HEAD" else RATE_LIMITED_BODY
-        start_line = httputil.ResponseStartLine("", RATE_LIMITED_STATUS, "Too Many Requests")
+        if self.decision is not None:
+            for name, value in self.decision.headers().items():
+                headers[name] = value
+        if answer.etag is not None:
+            headers["Etag"] = answer.etag
+        status, reason = answer.status, answer.reason
+        if answer.etag is not None and etag_matches(request.headers.get("If-None-Match", ""), answer.etag):
+            # As RequestHandler.finish: 304 without the body and its representation headers.
+            status, reason, body = 304, "Not Modified", b""
+            for name in ("Content-Encoding", "Content-Language", "Content-Type"):
+                headers.pop(name, None)
+        else:
+            headers["Content-Length"] = str(len(answer.body))
+            body = b"" if request.method == "HEAD" else answer.body
         # Tornado types the connection Optional (None only for requests built outside a server) and its
-        # private _finish_time as None until set.
-        request.connection.write_headers(start_line, headers, body)  # type: ignore[union-attr]
+        # private _finish_time (read by request_time(), for the access log) as None until set.
+        request.connection.write_headers(httputil.ResponseStartLine("", status, reason), headers, body)  # type: ignore[union-attr]
         request.connection.finish()  # type: ignore[union-attr]
         request._finish_time = time.time()  # type: ignore[assignment]
-        log_access(request, 429, getattr(request, "statsapi_client", None), self.decision.bucket, self.metrics)
+        log_access(request, status, getattr(request, "statsapi_client", None), self.endpoint, self.metrics)
 
     def on_connection_close(self) -> None:
         """Nothing to cancel: the answer is written in one go by finish()."""
 
 
+def _error_answer(code: str, endpoint: str) -> Answer:
+    status, headers, text = render_error(APIError(code))
+    return fixed_answer(status, {k: v for k, v in headers.items() if k != "Content-Type"}, text.encode(), endpoint)
+
+
+# The early 429 (its rate-limit headers and Retry-After come with the request's decision), and the
+# 404s of an unknown path or version: rendered once, like every other error answer.
+RATE_LIMITED = _error_answer("rate_limited", "rate_limited")
+PREBUILT_ERRORS = {code: _error_answer(code, code) for code in ("unknown_endpoint", "unknown_version")}
+
+
 class StatsApplication(tornado.web.Application):
-    # Returns Tornado's _HandlerDelegate, or the early 429 in its place: any HTTPMessageDelegate.
+    # Returns Tornado's _HandlerDelegate, or a OneShotDelegate in its place: any HTTPMessageDelegate.
     def get_handler_delegate(  # type: ignore[override]
         self,
         request: httputil.HTTPServerRequest,
@@ -131,12 +160,32 @@ class StatsApplication(tornado.web.Application):
         path_args: list[bytes] | None = None,
         path_kwargs: dict[str, bytes] | None = None,
     ) -> httputil.HTTPMessageDelegate:
+        services = self.settings["services"]
+        metrics = getattr(services, "metrics", None)
+        prebuilt = getattr(target_class, "prebuilt_error", None)
+        if prebuilt is not None and request.method in ("GET", "HEAD"):
+            return OneShotDelegate(request, PREBUILT_ERRORS[prebuilt], None, metrics, endpoint_name(target_class))
         admit = getattr(target_class, "admit", None)
         if admit is not None:
             decision = admit(self.settings, request)
-            if decision is not None and not decision.allowed:
-                return RateLimitedDelegate(request, decision, getattr(self.settings["services"], "metrics", None))
+            if decision is not None:
+                if not decision.allowed:
+                    return OneShotDelegate(request, RATE_LIMITED, decision, metrics, decision.bucket)
+                answer = self.replay(target_class, request, services)
+                if answer is not None:
+                    return OneShotDelegate(request, answer, decision, metrics)
         return super().get_handler_delegate(request, target_class, target_kwargs, path_args, path_kwargs)
+
+    @staticmethod
+    def replay(target_class: type, request: httputil.HTTPServerRequest, services: Services) -> Answer | None:
+        """The answer cache's answer to this request, if it holds one (server/api/answers.py)."""
+        endpoint = getattr(target_class, "endpoint", None)
+        if endpoint is None or not endpoint.answer_seconds:
+            return None
+        # While the database is down the handler answers (503), as it would without the cache.
+        if endpoint.needs_database and not services.database_up():
+            return None
+        return services.answers.get(answer_key(request.path, request.query))
 
 
 def make_app(

@@ -86,8 +86,13 @@ async def run_server(
         loop.add_signal_handler(signum, stop.set)
     background = [
         asyncio.create_task(limiter.run_flusher(stop)),
-        # Processes sharing the application_id split its rate between them.
-        asyncio.create_task(services.upstream.budget.run_membership(store.upstream_members, services.jobs.owner, stop)),
+        # Processes sharing the application_id split its rate between them; the rate limiter
+        # writes a client's count once it could matter across that many processes.
+        asyncio.create_task(
+            services.upstream.budget.run_membership(
+                store.upstream_members, services.jobs.owner, stop, on_count=limiter.set_processes
+            )
+        ),
     ]
     if config.seed_demo:
         # Serve at once; the demo data arrives in the background on the first start.

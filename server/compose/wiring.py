@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from server.api.answers import AnswerCache
 from server.api.metrics import (
     Metrics,
     database_families,
@@ -51,12 +52,24 @@ async def build_services(
     metrics = metrics or Metrics()
     history = HistoryService(store, ratings_source, clock=clock)
     jobs = JobRunner(store, clock=clock, metrics=metrics)
+    # Rendered answers the HTTP layer replays; every service that writes drops what it wrote.
+    answers = AnswerCache()
     # Every process takes part in the tracker's daily pass (slices are claimed in the database).
-    tracker = Tracker(store, upstream, ratings_source, clock=clock, owner=jobs.owner, track_days=config.track_days)
+    tracker = Tracker(
+        store,
+        upstream,
+        ratings_source,
+        clock=clock,
+        owner=jobs.owner,
+        track_days=config.track_days,
+        on_write=answers.drop,
+    )
     jobs.add_loop(tracker.run)
-    players = PlayerService(store, upstream, ratings_source, limiter, clock=clock, tracker=tracker)
-    clans = ClanService(store, upstream, players, clock=clock, tracker=tracker)
-    online = OnlineService(store, upstream, clock=clock)
+    players = PlayerService(
+        store, upstream, ratings_source, limiter, clock=clock, tracker=tracker, on_write=answers.drop
+    )
+    clans = ClanService(store, upstream, players, clock=clock, tracker=tracker, on_write=answers.drop)
+    online = OnlineService(store, upstream, clock=clock, on_write=answers.drop)
     search = PlayerSearch(store.tracked, upstream, limiter, clock=clock)
     metrics.add_source(lambda: upstream_families(budget))
     metrics.add_source(lambda: limiter_families(limiter))
@@ -76,6 +89,7 @@ async def build_services(
         metrics=metrics,
         tracker=tracker,
         status=StatusService(store),
+        answers=answers,
     )
     metrics.add_source(lambda: process_families(services))
     return services

@@ -11,7 +11,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
-from server.api.catalogue import CLAN_MAX_AGE, DIGEST_MIN_BATTLES, DIGEST_TOP, WEEK_DAYS
+from server.api.answers import Tag, clan_tag, no_answer_cache
+from server.api.catalogue import CLAN_MAX_AGE, DIGEST_MIN_BATTLES, DIGEST_TOP, HOT_COPY_SECONDS, WEEK_DAYS
 from server.api.errors import APIError
 from server.domain.days import utc_day
 from server.domain.profiles import build_profile
@@ -46,7 +47,7 @@ RATING_BUDGET = 200  # of which at most this many tanks/stats calls for member r
 RATING_MAX_AGE = 20 * 3600  # a member's rating is recomputed about daily
 RATING_REUSE_MAX = 2 * 86400  # a rating older than this is not copied into a new snapshot
 CHANGES_KEEP = 35 * 86400  # observed joins and leaves are kept this long (digest needs 7 days)
-HOT_SECONDS = 5.0  # clan views are held in-process this long (well inside the hour)
+HOT_SECONDS = HOT_COPY_SECONDS  # clan views are held in-process this long (server.api.catalogue)
 DIGEST_DAYS = WEEK_DAYS
 DIGEST_MAX_AGE = 3600
 DIGEST_EVERY = 3600  # seconds between digest runs (each builds the digests that are due)
@@ -367,8 +368,10 @@ class ClanService:
         request_budget: int = REQUEST_BUDGET,
         rating_budget: int = RATING_BUDGET,
         tracker: Tracking | None = None,
+        on_write: Callable[[Tag], None] | None = None,
     ) -> None:
         self.store = store
+        self.on_write = on_write or no_answer_cache  # told of every clan it wrote (the answer cache)
         self.tracker = tracker  # members of cached clans are measured daily (server/services/tracker.py)
         self.upstream = upstream
         self.players = players
@@ -434,7 +437,13 @@ class ClanService:
         snapshots = await self.store.players.snapshots_for_accounts(doc["region"], ids, start, end) if ids else []
         data = weekly_digest(doc, snapshots, start, end, now)
         await self.store.clans.save_digest(doc["region"], doc["clan_id"], data, now, doc["cached_at"])
+        self.written(doc["region"], doc["clan_id"])
         return data
+
+    def written(self, region: str, clan_id: int) -> None:
+        """This process changed the clan's stored data: its next read shows it."""
+        self._hot.pop((region, clan_id), None)
+        self.on_write(clan_tag(region, clan_id))
 
     # --- jobs ----------------------------------------------------------------------
     async def build_digests(self, slot: int | None = None) -> str:
@@ -522,7 +531,7 @@ class ClanService:
             # Gone for good: its data is dropped (404 clan_not_cached) and it leaves the refresh.
             await self.store.clans.forget_disbanded(region, disbanded, self.clock())
             for clan_id in disbanded:
-                self._hot.pop((region, clan_id), None)
+                self.written(region, clan_id)
             run.disbanded += len(disbanded)
         found = [c for c in ids if infos.get(c) and c not in disbanded]
         run.not_found += len(ids) - len(found) - len(disbanded)
@@ -646,7 +655,9 @@ class ClanService:
         }
         await self.store.players.save_snapshots(snapshots)
         await self.store.clans.save(doc)
-        self._hot.pop((region, clan_id), None)
+        self.written(region, clan_id)
+        for snapshot in snapshots:  # the members' histories changed too
+            self.players.written(region, snapshot["account_id"])
         run.refreshed += 1
 
     async def _rate_members(
@@ -693,6 +704,7 @@ class ClanService:
             ratings["calculated_at"] = int(now)  # on this job's clock, like the snapshot it feeds
             profile["ratings"] = ratings
             await self.store.players.save(profile)
+            self.players.written(region, account_id)
             fresh[account_id] = _rating_fields(ratings)
             run.rated += 1
         return fresh

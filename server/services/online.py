@@ -8,7 +8,8 @@ import logging
 import time
 from collections.abc import Callable
 
-from server.api.catalogue import MAX_DAYS
+from server.api.answers import ONLINE_TAG, Tag, no_answer_cache
+from server.api.catalogue import HOT_COPY_SECONDS, MAX_DAYS
 from server.services.concurrency import heavy_slot, single_flight
 from server.upstream.client import UpstreamError
 from server.upstream.interface import Upstream
@@ -21,7 +22,7 @@ log = logging.getLogger("statsapi.online")
 # The sampler for 23:59 may finish just after midnight: a day counts as final an hour later.
 DAY_FINAL_AFTER_SECONDS = 3600
 # /online is cached by clients for 60 s anyway; a few seconds in-process spares the database.
-CURRENT_CACHE_SECONDS = 5.0
+CURRENT_CACHE_SECONDS = HOT_COPY_SECONDS
 # Today's aggregate scans today's samples; new ones arrive once a minute.
 HISTORY_CACHE_SECONDS = 60.0
 HISTORY_MAX_DAYS = MAX_DAYS  # what the online history endpoint can be asked for
@@ -101,8 +102,10 @@ class OnlineService:
         clock: Callable[[], float] = time.time,
         cache_seconds: float = CURRENT_CACHE_SECONDS,
         history_cache_seconds: float = HISTORY_CACHE_SECONDS,
+        on_write: Callable[[Tag], None] | None = None,
     ) -> None:
         self.store = store
+        self.on_write = on_write or no_answer_cache  # told when it stored counts (the answer cache)
         self.upstream = upstream
         self.clock = clock
         self.cache_seconds = cache_seconds
@@ -146,6 +149,7 @@ class OnlineService:
         self._current = None
         self._history.clear()
         self._today.clear()
+        self.on_write(ONLINE_TAG)
 
         servers = sum(len(rows) for rows in stored.values())
         outcome = f"{servers} servers sampled in {len(stored)} game/regions"

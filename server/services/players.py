@@ -8,7 +8,8 @@ import time
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
-from server.api.catalogue import PROFILE_MAX_AGE
+from server.api.answers import Tag, no_answer_cache, player_tag
+from server.api.catalogue import HOT_COPY_SECONDS, PROFILE_MAX_AGE
 from server.api.errors import APIError
 from server.domain import ratings as rating_maths
 from server.domain.profiles import build_profile, profile_view, snapshot_of
@@ -28,7 +29,7 @@ if TYPE_CHECKING:  # types only
 
 log = logging.getLogger("statsapi.players")
 
-HOT_SECONDS = 5.0  # hot profiles are held in-process this long (well inside the hour)
+HOT_SECONDS = HOT_COPY_SECONDS  # hot profiles are held in-process this long (server.api.catalogue)
 TOUCH_EVERY = 300.0  # how often a request refreshes last_requested in the database
 TOUCHED_MAX = 100_000  # profiles whose last touch is remembered in-process
 # A live lookup answers within this, whatever the upstream client's retries would allow:
@@ -46,6 +47,7 @@ class PlayerService:
         limiter: RateLimiter,  # tests that never look up live may pass None
         clock: Callable[[], float] = time.time,
         tracker: Tracking | None = None,
+        on_write: Callable[[Tag], None] | None = None,
     ) -> None:
         self.store = store
         self.tracker = tracker  # looked-up accounts are measured daily (server/services/tracker.py)
@@ -57,6 +59,7 @@ class PlayerService:
         self._touched: dict[tuple, float] = {}
         self._fetching: dict[tuple, asyncio.Future] = {}
         self._background: set[asyncio.Task] = set()
+        self.on_write = on_write or no_answer_cache  # told of every profile it wrote (the answer cache)
 
     # --- reads ---------------------------------------------------------------------
     async def profile(self, region: str, account_id: int, client: str) -> dict:
@@ -144,6 +147,7 @@ class PlayerService:
         doc["last_requested"] = self.clock()
         await self.store.players.save(doc)
         await self.store.players.save_snapshots([snapshot_of(doc)])
+        self.written(region, account_id)
         if caller == "live" and self.tracker is not None:
             # Tracked from its first successful lookup; this fetch is today's visit (in the background).
             self._spawn(self.tracker.adopt(region, account_id, info, raw_tanks, doc["cached_at"]))
@@ -169,6 +173,12 @@ class PlayerService:
         if await self.store.players.set_ratings(region, account_id, doc["cached_at"], ratings):
             doc["ratings"] = ratings
             await self.store.players.save_snapshots([snapshot_of(doc)])
+            self.written(region, account_id)
+
+    def written(self, region: str, account_id: int) -> None:
+        """This process changed the account's stored data: its next read shows it."""
+        self._hot.pop((region, account_id), None)
+        self.on_write(player_tag(region, account_id))
 
     def _spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
         task = asyncio.create_task(coro)

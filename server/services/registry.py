@@ -6,6 +6,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
+from server.api.answers import AnswerCache
+
 if TYPE_CHECKING:  # types only: the services import nothing from here at run time
     from server.api.metrics import Metrics
     from server.jobs.runner import JobRunner
@@ -54,8 +56,11 @@ class Services:
         search: PlayerSearch | None = None,
         tracker: Tracker | None = None,
         status: StatusService | None = None,
+        answers: AnswerCache | None = None,
     ):
         self.started_at = time.time()
+        # Rendered answers replayed by the HTTP layer; the services drop what they write.
+        self.answers = answers if answers is not None else AnswerCache()
         self.inflight = 0  # requests being handled, so shutdown can let them finish
         self.ratings_source = ratings_source
         self._upstream = upstream

@@ -60,6 +60,7 @@ import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from server.api.answers import Tag, no_answer_cache, player_tag
 from server.api.config import TRACK_DAYS
 from server.domain import ratings as rating_maths
 from server.domain.days import DAY_SECONDS, day_start, days_before, utc_day
@@ -268,8 +269,10 @@ class Tracker:
         batch: int = BATCH,
         tanks_in_flight: int = TANKS_IN_FLIGHT,
         group: int = GROUP,
+        on_write: Callable[[Tag], None] | None = None,
     ) -> None:
         self.store = store
+        self.on_write = on_write or no_answer_cache  # told of every account whose records it wrote (answer cache)
         self.upstream = upstream
         self.ratings_source = ratings_source
         self.clock = clock
@@ -510,6 +513,8 @@ class Tracker:
         # Visit marks last: an interrupted batch is visited again by whoever takes the slice over
         # (its record and snapshot writes are replacements, so nothing is stored twice).
         await self.store.tracked.mark_visited(marks)
+        for key in marks:
+            self.on_write(player_tag(region, int(key.rsplit(":", 1)[1])))
         if idle:
             await self.store.tracked.mark_days(idle, day)
         counts["visited"] += len(current)

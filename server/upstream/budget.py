@@ -300,9 +300,15 @@ class UpstreamBudget:
 
     # --- sharing the quota between processes -------------------------------------------
     async def run_membership(
-        self, members: Members, owner: str, stop: asyncio.Event, every: float = MEMBERSHIP_EVERY
+        self,
+        members: Members,
+        owner: str,
+        stop: asyncio.Event,
+        every: float = MEMBERSHIP_EVERY,
+        on_count: Callable[[int], None] | None = None,
     ) -> None:
-        """Announce this process every `every` s and take rate / (processes alive) as its share.
+        """Announce this process every `every` s and take rate / (processes alive) as its share;
+        `on_count` hears the count too (the rate limiter's sharing threshold follows it).
 
         A joining process sends nothing for one period (plus a margin), by which time every
         other process has re-read the membership and lowered its own share.
@@ -313,7 +319,10 @@ class UpstreamBudget:
                 try:
                     now = self.wall()
                     await members.heartbeat(owner, now)
-                    self.set_processes(await members.count_active(now - MEMBER_STALE))
+                    count = await members.count_active(now - MEMBER_STALE)
+                    self.set_processes(count)
+                    if on_count is not None:
+                        on_count(count)
                 except Exception as exc:  # keep the last share; the database may be back soon
                     log.warning("upstream membership not refreshed: %s", type(exc).__name__)
                 try:

@@ -1,0 +1,168 @@
+"""The answer cache: a replayed answer is the fresh one but for meta.generated and the per-request headers."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import ujson
+from tornado.httpclient import HTTPRequest
+
+from scripts.upstream_sim import existing_accounts
+from server.api.answers import Answer, AnswerCache, answer_key, etag_matches, player_tag
+from tests.helpers import sim_async
+
+ACCOUNTS = existing_accounts("eu", 80)[70:]
+PER_REQUEST = {"date", "ratelimit", "x-ratelimit-remaining", "x-ratelimit-reset"}  # and their values only
+
+
+@pytest.fixture
+def app_overrides():
+    # The test client is a trusted proxy, so X-Forwarded-For stands for distinct clients.
+    from server.api.config import parse_networks
+
+    return {"trusted_proxies": parse_networks("127.0.0.1/32")}
+
+
+async def fetch(http_client, base_url, path, client="198.51.100.10", method="GET", headers=None):
+    request = HTTPRequest(
+        base_url + path,
+        method=method,
+        headers={"X-Forwarded-For": client, **(headers or {})},
+        request_timeout=20,
+        body=b"" if method == "POST" else None,
+    )
+    return await http_client.fetch(request, raise_error=False)
+
+
+def fixed_headers(response) -> dict[str, str]:
+    return {k.lower(): v for k, v in response.headers.get_all() if k.lower() not in PER_REQUEST}
+
+
+def without_generated(response) -> dict:
+    body = ujson.loads(response.body)
+    body.get("meta", {}).pop("generated", None)
+    return body
+
+
+async def rated_player(http_client, base_url, account: int) -> None:
+    """A live fetch, then the background rating: the profile is then served from the cache."""
+    for _ in range(100):
+        response = await fetch(http_client, base_url, f"/api/v1/player/{account}/eu")
+        body = ujson.loads(response.body)
+        if response.code == 200 and body["data"]["ratings"]["available"]:
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError("no rated profile")
+
+
+# --- the cache itself ---------------------------------------------------------------------------------
+def answer(body: bytes, tag=None, expires: float = 100.0) -> Answer:
+    return Answer(200, "OK", (("Cache-Control", "public, max-age=300"),), body, '"e"', 0.0, expires, tag, "player")
+
+
+def test_entries_expire_and_the_bytes_stay_bounded():
+    now = [0.0]
+    cache = AnswerCache(max_bytes=64 * 1024, clock=lambda: now[0])
+    cache.put("a", answer(b"x" * 1000, expires=5.0))
+    assert cache.get("a") is not None
+    now[0] = 5.0
+    assert cache.get("a") is None  # expired
+    for n in range(200):
+        cache.put(f"k{n}", answer(b"y" * 1000))
+    assert cache.bytes <= cache.max_bytes and cache.evictions > 0
+    assert cache.get("k199") is not None and cache.get("k0") is None  # least recently used went first
+    assert cache.status()["hits"] == 2 and cache.status()["misses"] == 2
+
+
+def test_a_write_drops_every_answer_built_from_it():
+    cache = AnswerCache(clock=lambda: 0.0)
+    tag = player_tag("eu", 5)
+    cache.put("/p/5/eu", answer(b"1", tag))
+    cache.put("/p/5/eu/history?days=30", answer(b"2", tag))
+    cache.put("/p/6/eu", answer(b"3", player_tag("eu", 6)))
+    cache.drop(tag)
+    assert cache.get("/p/5/eu") is None and cache.get("/p/5/eu/history?days=30") is None
+    assert cache.get("/p/6/eu") is not None
+    assert cache.status()["dropped_on_write"] == 2
+
+
+def test_the_key_orders_parameters_by_name_and_keeps_everything_else():
+    assert answer_key("/x", "region=eu&days=30") == answer_key("/x", "days=30&region=eu")
+    assert answer_key("/x", "days=30") != answer_key("/x", "days=030")
+    assert answer_key("/x", "days=7&days=8") != answer_key("/x", "days=8&days=7")  # a repeated name keeps its order
+    assert answer_key("/x", "") == "/x"
+
+
+def test_if_none_match_compares_weakly_like_tornado():
+    assert etag_matches('"abc"', '"abc"') and etag_matches('W/"abc"', '"abc"') and etag_matches("*", '"abc"')
+    assert etag_matches('"x", "abc"', '"abc"')
+    assert not etag_matches('"abd"', '"abc"') and not etag_matches("", '"abc"')
+
+
+# --- over HTTP ----------------------------------------------------------------------------------------
+@pytest.mark.gen_test(timeout=90)
+async def test_a_replayed_answer_equals_a_fresh_one(app, http_client, base_url, upstream_sim):
+    await sim_async(upstream_sim, "/_sim/faults", {"reset": True})
+    answers = app.settings["services"].answers
+    account = ACCOUNTS[0]
+    await rated_player(http_client, base_url, account)
+    for path in (f"/api/v1/player/{account}/eu", "/api/v1/online", "/api/v1/status", "/api/v1/", "/api/v1/nope"):
+        answers.clear()
+        fresh = await fetch(http_client, base_url, path)
+        hits = answers.hits
+        replayed = await fetch(http_client, base_url, path)
+        if path != "/api/v1/nope":  # the 404 of an unknown path is prebuilt: never a handler
+            assert answers.hits == hits + 1, path
+        assert replayed.code == fresh.code, path
+        assert fixed_headers(replayed) == fixed_headers(fresh), path
+        assert [k.lower() for k, _ in replayed.headers.get_all()] == [k.lower() for k, _ in fresh.headers.get_all()]
+        assert without_generated(replayed) == without_generated(fresh), path
+        if fresh.code == 200 and path != "/api/v1/status":  # (whose figures change between two builds)
+            # 304 for a matching ETag, as the handler answers it; HEAD without the body.
+            etag = fresh.headers["Etag"]
+            replayed_304 = await fetch(http_client, base_url, path, headers={"If-None-Match": etag})
+            answers.clear()
+            fresh_304 = await fetch(http_client, base_url, path, headers={"If-None-Match": etag})
+            assert replayed_304.code == fresh_304.code == 304, path
+            assert fixed_headers(replayed_304) == fixed_headers(fresh_304), path
+            head = await fetch(http_client, base_url, path, method="HEAD")
+            assert head.code == 200 and head.body == b"" and head.headers["Content-Length"] == str(len(fresh.body))
+    # The unknown path answers the same to a method no cache serves (built by the handler).
+    posted = await fetch(http_client, base_url, "/api/v1/nope", method="POST")
+    got = await fetch(http_client, base_url, "/api/v1/nope")
+    assert posted.code == got.code == 404 and posted.body == got.body
+    assert fixed_headers(posted) == fixed_headers(got)
+
+
+@pytest.mark.gen_test(timeout=60)
+async def test_a_bad_parameter_is_replayed_and_limits_still_count(app, http_client, base_url):
+    answers = app.settings["services"].answers
+    path = "/api/v1/player/abc/eu"
+    first = await fetch(http_client, base_url, path, client="198.51.100.20")
+    second = await fetch(http_client, base_url, path, client="198.51.100.20")
+    assert first.code == second.code == 400 and answers.hits >= 1
+    assert first.body == second.body and fixed_headers(first) == fixed_headers(second)
+    # Per request: the rate-limit headers are the requester's own ...
+    assert int(second.headers["X-RateLimit-Remaining"]) == int(first.headers["X-RateLimit-Remaining"]) - 1
+    other = await fetch(http_client, base_url, path, client="198.51.100.21")
+    assert int(other.headers["X-RateLimit-Remaining"]) > int(second.headers["X-RateLimit-Remaining"])
+    # ... and a replayed answer still counts against the limit: 429 once it is spent.
+    codes = [(await fetch(http_client, base_url, path, client="198.51.100.20")).code for _ in range(40)]
+    assert codes.count(429) > 0 and set(codes) <= {400, 429}
+
+
+@pytest.mark.gen_test(timeout=90)
+async def test_a_write_by_this_process_is_visible_at_once(app, http_client, base_url, upstream_sim):
+    await sim_async(upstream_sim, "/_sim/faults", {"reset": True})
+    services = app.settings["services"]
+    account = ACCOUNTS[1]
+    await rated_player(http_client, base_url, account)
+    path = f"/api/v1/player/{account}/eu"
+    before = ujson.loads((await fetch(http_client, base_url, path)).body)["data"]
+    again = ujson.loads((await fetch(http_client, base_url, path)).body)["data"]
+    assert again == before  # replayed (or the hot copy): the same answer
+    await asyncio.sleep(1.1)  # a new second: the refresh's cached_at differs
+    doc = await services.players.fetch_and_store("eu", account, with_ratings=True)  # a refresh-ahead write
+    after = ujson.loads((await fetch(http_client, base_url, path)).body)["data"]
+    assert after["cached_at"] == int(doc["cached_at"]) != before["cached_at"]
