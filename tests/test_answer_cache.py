@@ -166,3 +166,24 @@ async def test_a_write_by_this_process_is_visible_at_once(app, http_client, base
     doc = await services.players.fetch_and_store("eu", account, with_ratings=True)  # a refresh-ahead write
     after = ujson.loads((await fetch(http_client, base_url, path)).body)["data"]
     assert after["cached_at"] == int(doc["cached_at"]) != before["cached_at"]
+
+
+def test_every_answer_is_in_the_access_log_and_the_metrics(tmp_path, upstream_sim):
+    """Replayed, prebuilt and handler-built answers alike: one access line each (written by the log's
+    own thread, all of them by the time the process exits) and one count in /metrics."""
+    from tests.helpers import ServerProcess, request
+
+    server = ServerProcess(tmp_path, "--data-dir", tmp_path / "data", "--upstream-base-url", upstream_sim, "--no-jobs")
+    try:
+        paths = ["/api/v1/", "/api/v1/", "/api/v1/nope", "/api/v1/nope", "/api/v1/player/abc/eu"] * 2
+        answers = [request(server.port, path) for path in paths]
+        assert [a.status for a in answers] == [200, 200, 404, 404, 400] * 2
+        metrics = request(server.port, "/metrics").body.decode()
+        assert 'statsapi_answer_cache_lookups_total{outcome="hit"}' in metrics
+        served = [line for line in metrics.splitlines() if line.startswith("statsapi_http_requests_total{")]
+        assert sum(float(line.rsplit(" ", 1)[1]) for line in served) >= len(paths), served
+    finally:
+        server.stop()
+    lines = [line for line in server.log_path.read_text().splitlines() if "statsapi.access" in line]
+    logged = [(line.split()[-3], line.split()[-2]) for line in lines if "/api/v1/" in line]
+    assert logged[: len(paths)] == [(p, str(a.status)) for p, a in zip(paths, answers, strict=True)], lines

@@ -6,10 +6,12 @@ import asyncio
 import contextlib
 import gc
 import logging
+import logging.handlers
 import os
 import signal
 import sys
 from collections.abc import Sequence
+from queue import SimpleQueue
 from typing import TYPE_CHECKING
 
 import tornado.netutil
@@ -34,6 +36,19 @@ def configure_logging(level: str) -> None:
         level=getattr(logging, level.upper(), logging.INFO), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     logging.getLogger("tornado.access").setLevel(logging.WARNING)
+
+
+def buffer_access_log() -> logging.handlers.QueueListener:
+    """The access log leaves the event loop at once: its records go to a queue, and a thread writes
+    them through the root logger's handlers (a slow stderr never holds a request). Per process:
+    started in run_server, after any fork; stopped (the queue drained) when it returns."""
+    queue: SimpleQueue[logging.LogRecord] = SimpleQueue()
+    listener = logging.handlers.QueueListener(queue, *logging.getLogger().handlers, respect_handler_level=True)
+    access = logging.getLogger("statsapi.access")
+    access.handlers = [logging.handlers.QueueHandler(queue)]
+    access.propagate = False
+    listener.start()
+    return listener
 
 
 async def seed_if_empty(config: Config, store: Store, services: Services) -> None:
@@ -65,6 +80,16 @@ def tune_garbage_collector() -> None:
 
 
 async def run_server(
+    config: Config, uri: str, sockets: list[socket.socket] | None = None, database: EmbeddedDatabase | None = None
+) -> None:
+    access_log = buffer_access_log()
+    try:
+        await serve(config, uri, sockets, database)
+    finally:
+        access_log.stop()
+
+
+async def serve(
     config: Config, uri: str, sockets: list[socket.socket] | None = None, database: EmbeddedDatabase | None = None
 ) -> None:
     app, store, limiter, services = await get_application(config, uri)
