@@ -58,7 +58,7 @@ if ROOT not in sys.path:
 
 from scripts.loadkit import EXPECTED_VALUES_FILE  # noqa: E402  (after the sys.path line above)
 from scripts.loadkit.ceiling import ceiling_payload, serve_ceiling  # noqa: E402
-from scripts.loadkit.generators import Load, PythonGenerator, WrkGenerator  # noqa: E402
+from scripts.loadkit.generators import Load, PythonGenerator, WrkGenerator, install_wrk  # noqa: E402
 from scripts.loadkit.processes import (  # noqa: E402
     Children,
     cpu_seconds,
@@ -80,7 +80,18 @@ DEFAULT_JSON = os.path.join(ROOT, "bench-results.json")  # git-ignored (bench-re
 TRUSTED_PROXY = "127.0.0.1/32"
 OVER_LIMIT_CLIENT = "203.0.113.7"  # TEST-NET-3: the one client of the 429 scenario
 
-ALL_SCENARIOS = ["player", "clan", "online", "status", "not_found", "bad_request", "rate_limited", "memory"]
+ALL_SCENARIOS = [
+    "player",
+    "clan",
+    "online",
+    "status",
+    "not_found",
+    "bad_request",
+    "history",
+    "tanks",
+    "rate_limited",
+    "memory",
+]
 
 
 class Bench:
@@ -102,7 +113,8 @@ class Bench:
         else:
             self.server_cpus = self.other_cpus = None
 
-        wrk = None if args.generator == "python" else shutil.which("wrk")
+        # A full run installs wrk when it is absent (root, Debian); --quick (the suite's smoke run) never does.
+        wrk = None if args.generator == "python" else (shutil.which("wrk") if args.quick else install_wrk())
         if args.generator == "wrk" and not wrk:
             raise SystemExit("--generator wrk: wrk is not installed (apt-get install -y wrk)")
         if wrk:
@@ -244,6 +256,7 @@ class Bench:
                 args.clans,
                 args.online_minutes,
                 args.capped_counters,
+                args.tracked_days,
             )
         )
         self.results["rate_counters_collection"] = (
@@ -254,6 +267,7 @@ class Bench:
         self.results["seed"] = {
             "seconds": seed["seconds"],
             "players_with_ratings": len(seed["players"]),
+            "tracked_players": seed["tracked"],
             "clans": seed["clans"],
             "online_samples": seed["online_samples"],
             "notes": seed["notes"],
@@ -294,6 +308,18 @@ class Bench:
             raise
         self.results["service_command"] = " ".join(service_cmd)
 
+    def answer_cache_lookups(self) -> tuple[float, float]:
+        """(hits, misses) of the service's answer cache so far, from /metrics (loopback only)."""
+        status, _, body = probe(self.port, "/metrics")
+        if status != 200:
+            return 0.0, 0.0
+        found = {}
+        for line in body.decode().splitlines():
+            if line.startswith("statsapi_answer_cache_lookups_total{"):
+                outcome = line.split('outcome="', 1)[1].split('"', 1)[0]
+                found[outcome] = float(line.rsplit(" ", 1)[1])
+        return found.get("hit", 0.0), found.get("miss", 0.0)
+
     def check(self, path: str, expected: int, client: str) -> dict:
         status, headers, body = probe(self.port, path, client)
         if status != expected:
@@ -306,6 +332,7 @@ class Bench:
         scenarios = self.results["scenarios"]
         player = self.seed["players"][0]
         player_path = f"{PREFIX}/player/{player}/eu"
+        tracked = (self.seed.get("tracked") or [None])[0]
 
         # Sanity: the player is served from the cache with ratings.
         answer = json.loads(self.check(player_path, 200, "198.51.100.1")["body"])
@@ -322,6 +349,8 @@ class Bench:
             ("status", f"{PREFIX}/status", "2xx"),
             ("not_found", f"{PREFIX}/nope", "404"),
             ("bad_request", f"{PREFIX}/player/abc/eu", "400"),
+            ("history", f"{PREFIX}/player/{tracked}/eu/history?days=30" if tracked else None, "2xx"),
+            ("tanks", f"{PREFIX}/player/{tracked}/eu/tanks?days=30" if tracked else None, "2xx"),
         ]
         for name, path, expected in plan:
             if name != "ceiling" and name not in args.scenarios:
@@ -333,13 +362,18 @@ class Bench:
                 scenarios[name]["path"] = "/ (ceiling)"
                 continue
             if path is None:
-                scenarios[name] = {"skipped": "no clan could be seeded (see seed notes)", "path": None}
-                self.say(f"  {name:<13} skipped: no clan seeded")
+                scenarios[name] = {"skipped": "nothing to ask for could be seeded (see seed notes)", "path": None}
+                self.say(f"  {name:<13} skipped: nothing seeded")
                 continue
             self.check(path, int(expected.replace("2xx", "200")), "198.51.100.2")
             load = Load(self.port, [path], pool=args.clients, base=self.fresh_clients(args.clients))
             self.say(f"  {name:<13} GET {path} ...")
+            before = self.answer_cache_lookups()
             scenarios[name] = self.measure(name, load, self.service_pid, seconds, warmup, expected)
+            after = self.answer_cache_lookups()
+            lookups = sum(after) - sum(before)
+            # Warm-up included: the share of this scenario's requests answered from the cache.
+            scenarios[name]["answer_cache_hit_rate"] = round((after[0] - before[0]) / lookups, 4) if lookups else None
 
         if "rate_limited" in args.scenarios:
             self.run_rate_limited(player_path)
@@ -601,6 +635,12 @@ def parse_args(argv=None):
         help="the service's --log-level (INFO: one access-log line per request, as deployed)",
     )
     parser.add_argument("--json", default=DEFAULT_JSON, help="where to write the results (default bench-results.json)")
+    parser.add_argument(
+        "--tracked-days",
+        type=int,
+        default=None,
+        help="days of the tracker's pass seeded for the history and tanks scenarios (default 31; quick: 8)",
+    )
     parser.add_argument("--quick", action="store_true", help="short smoke run (about a minute)")
     parser.add_argument("--keep", action="store_true", help="keep the work directory (logs, Lua, profiles)")
     parser.add_argument("--serve-ceiling", type=int, metavar="PORT", help=argparse.SUPPRESS)
@@ -618,6 +658,8 @@ def parse_args(argv=None):
         args.memory_clients = 1000 if quick else 10_000
     if args.players is None:
         args.players = 10 if quick else 50
+    if args.tracked_days is None:
+        args.tracked_days = 8 if quick else 31
     if args.online_minutes is None:
         args.online_minutes = 2 if quick else 5
     if args.profile is None:

@@ -13,6 +13,19 @@ import subprocess
 import time
 
 
+def install_wrk() -> str | None:
+    """The wrk binary: installed from Debian (apt-get) when absent and this runs as root; None when
+    it cannot be had (the bundled Python generator then runs, and the report says so)."""
+    found = shutil.which("wrk")
+    if found or os.geteuid() != 0 or not shutil.which("apt-get"):
+        return found
+    print("wrk not found: installing the Debian package (apt-get install wrk) ...", flush=True)
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "check": False}
+    subprocess.run(["apt-get", "update", "-qq"], **quiet)  # type: ignore[call-overload]
+    subprocess.run(["apt-get", "install", "-y", "-qq", "wrk"], **quiet)  # type: ignore[call-overload]
+    return shutil.which("wrk")
+
+
 @dataclasses.dataclass
 class Load:
     """What to send: paths (rotated) and client addresses (a rotating pool or one fixed address)."""

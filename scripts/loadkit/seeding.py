@@ -8,7 +8,14 @@ import time
 
 
 async def seed_small(
-    uri: str, db_name: str, sim_url: str, players: int, clans: int, online_minutes: int, capped_counters: bool = False
+    uri: str,
+    db_name: str,
+    sim_url: str,
+    players: int,
+    clans: int,
+    online_minutes: int,
+    capped_counters: bool = False,
+    tracked_days: int = 31,
 ) -> dict:
     from server.api.config import Config
     from server.api.ratelimit import RateLimiter
@@ -33,10 +40,18 @@ async def seed_small(
     )
     store = await connect_store(config, uri)
     services = await build_services(config, store, RateLimiter(store.rate_counters))
-    summary: dict = {"players": [], "clans": [], "online_samples": 0, "notes": []}
+    summary: dict = {"players": [], "clans": [], "online_samples": 0, "notes": [], "tracked": []}
     try:
         lists = demo.SimulatorLists(sim_url)
         accounts = await lists.accounts("eu", players)
+        if tracked_days:
+            # A month of the tracker's daily pass over a few of them: /history and /tanks have data.
+            tracked = accounts[:3]
+            outcome = await demo.seed_player_history(
+                store, services.upstream, services.ratings_source, {"eu": tracked}, tracked_days, time.time()
+            )
+            summary["tracked"] = tracked
+            summary["notes"].append(f"tracked {len(tracked)} players for {tracked_days} days: {outcome}")
         await demo.seed_current_profiles(services.players, {"eu": accounts})
         rated = []
         for doc in await store.players.get_many("eu", accounts, {"account_id": 1, "ratings": 1}):
