@@ -18,6 +18,7 @@ def index_entry(endpoint: Endpoint, scale: float) -> dict:
         "name": endpoint.name,
         "path": endpoint.full_path,
         "cache_max_age": endpoint.cache_max_age,
+        "answer_seconds": endpoint.answer_seconds,
         "parameters": [param.index_entry() for param in endpoint.params],
         "description": endpoint.description,
         "example": PREFIX + endpoint.example,

@@ -311,6 +311,7 @@ def operation(endpoint: Endpoint, method: str, limit: int, shared: dict) -> dict
         "responses": responses_for(endpoint, method, shared),
         "x-rate-limit-per-minute": limit,
         "x-cache-max-age": endpoint.cache_max_age,
+        "x-answer-seconds": endpoint.answer_seconds,
     }
     if endpoint.live_lookups:
         op["x-live-lookup-limits"] = {"per_client_per_minute": LIVE_PER_CLIENT, "global_per_minute": LIVE_GLOBAL}

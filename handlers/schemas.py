@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from server.api.catalogue import CATALOGUE, SEARCH_RESULTS
+from server.api.catalogue import CATALOGUE, HOT_COPY_SECONDS, SEARCH_RESULTS, STATUS
 from server.api.config import API_VERSION
 from server.api.errors import ERROR_CODES
 from server.domain.ratings import wn8_color
@@ -84,7 +84,13 @@ def schema_components(index: dict) -> dict:
             {
                 "source": {"type": "string", "description": "Name of the data source."},
                 "version": {"type": "string", "const": API_VERSION, "description": "API version."},
-                "generated": {**iso, "description": "When this answer was generated (ISO 8601, UTC, +00:00)."},
+                "generated": {
+                    **iso,
+                    "description": "When this answer was built (ISO 8601, UTC, +00:00): a process replays a "
+                    f"built answer to the same path and query for up to {HOT_COPY_SECONDS:g} s "
+                    f"({STATUS.answer_seconds:g} s for /status) unless it writes its data meanwhile, so it "
+                    "may be that much older than the request.",
+                },
                 "attribution": {
                     "type": "string",
                     "description": "Credit text; please link to the site when you reuse the data.",
@@ -774,6 +780,12 @@ def schema_components(index: dict) -> dict:
                             "name": {"type": "string", "enum": [endpoint.name for endpoint in CATALOGUE]},
                             "path": {"type": "string"},
                             "cache_max_age": {"type": "integer", "minimum": 0},
+                            "answer_seconds": {
+                                "type": "number",
+                                "minimum": 0,
+                                "description": "How long a process replays a built answer to the same path "
+                                "and query (meta.generated says when it was built); 0: built for every request.",
+                            },
                             "parameters": array({"type": "object", "required": ["name", "in", "type"]}),
                             "description": {"type": "string"},
                             "example": {"type": "string"},
