@@ -72,6 +72,13 @@ def test_entries_expire_and_the_bytes_stay_bounded():
         cache.put(f"k{n}", answer(b"y" * 1000))
     assert cache.bytes <= cache.max_bytes and cache.evictions > 0
     assert cache.get("k199") is not None and cache.get("k0") is None  # least recently used went first
+    # Expired answers leave as new ones arrive, not only when asked for again.
+    small = AnswerCache(max_bytes=64 * 1024, clock=lambda: now[0])
+    small.put("old", answer(b"z", expires=6.0))
+    small.put("live", answer(b"z", expires=100.0))
+    now[0] = 7.0
+    small.put("new", answer(b"z", expires=100.0))
+    assert small.status()["entries"] == 2 and small.evictions == 0
     assert cache.status()["hits"] == 2 and cache.status()["misses"] == 2
 
 

@@ -9,14 +9,7 @@ from hypothesis import strategies as st
 
 from server.api.catalogue import bucket_limits
 from server.api.ratelimit import RateLimiter, share_threshold
-
-
-class Clock:
-    def __init__(self, now: float):
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
+from server.domain.days import ManualClock
 
 
 class MemoryCounters:
@@ -55,7 +48,7 @@ def test_threshold_follows_the_limit_and_the_number_of_processes():
 
 def test_one_process_counts_exactly_in_memory_and_writes_nothing():
     counters = MemoryCounters()
-    limiter = RateLimiter(counters, clock=Clock(600.0))
+    limiter = RateLimiter(counters, clock=ManualClock(600.0))
     limiter.set_processes(1)
     limit = bucket_limits()["player"]
     admitted = sum(limiter.hit("203.0.113.9", "player").allowed for _ in range(limit + 5))
@@ -68,7 +61,7 @@ def test_one_process_counts_exactly_in_memory_and_writes_nothing():
 
 def test_a_client_far_below_its_limit_causes_no_counter_write():
     counters = MemoryCounters()
-    limiter = RateLimiter(counters, clock=Clock(600.0))
+    limiter = RateLimiter(counters, clock=ManualClock(600.0))
     limiter.set_processes(2)
     threshold = share_threshold(bucket_limits()["player"], 2)
     for n in range(1000):  # 1,000 clients, each one request under the threshold
@@ -95,7 +88,7 @@ def test_cross_process_bound_holds(processes, bucket, rounds):
     flushing after each round: admitted <= limit + (P - 1) * (max(t - 1, k) + 1), where t is the
     sharing threshold and k the most one process admits between two flushes."""
     counters = MemoryCounters()
-    clock = Clock(600.0)  # one window throughout
+    clock = ManualClock(600.0)  # one window throughout
     limiters = [RateLimiter(counters, clock=clock) for _ in range(processes)]
     for limiter in limiters:
         limiter.set_processes(processes)

@@ -1,6 +1,6 @@
 """The answer cache: rendered answers (bytes, ETag, fixed headers) by path and normalised query."""
 
-# A hit is written by server.compose.app.CachedAnswerDelegate without building a handler; the
+# A hit is written by server.compose.app.OneShotDelegate without building a handler; the
 # per-request headers (Date, the rate-limit headers) are spliced in there. An entry lives at most
 # its endpoint's `answer_seconds` (server/api/catalogue.py: never longer than the data's own
 # freshness, e.g. the 5-s hot profile copy), and goes at once when this process writes the data
@@ -123,9 +123,16 @@ class AnswerCache:
         self.bytes += answer.size
         if answer.tag is not None:
             self._by_tag.setdefault(answer.tag, set()).add(key)
-        while self.bytes > self.max_bytes and self._entries:
-            self._remove(next(iter(self._entries)))
-            self.evictions += 1
+        # Expired answers at the least recently used end go first (no sweep needed: a busy cache
+        # does not fill up with them), then live ones while over the bound.
+        now = self.clock()
+        while self._entries:
+            oldest = next(iter(self._entries))
+            if self._entries[oldest].expires > now and self.bytes <= self.max_bytes:
+                break
+            if self._entries[oldest].expires > now:
+                self.evictions += 1
+            self._remove(oldest)
 
     def drop(self, tag: Tag) -> None:
         """Forget every answer built from the data `tag` names (this process just wrote it)."""

@@ -14,7 +14,8 @@
 #     limit + (P - 1) x (max(t - 1, k) + 1)
 # requests per window (the "+1": the request that takes a count to t is written with it, and
 # read back by the others at their next flush), and never more than P x limit. With
-# SHARE_FRACTION = 0.2 and k <= t - 1, that is about 1.2 x limit at any P.
+# SHARE_FRACTION = 0.2 and k <= t - 1, (P - 1)(t - 1) <= 0.2 x limit: at most 1.2 x limit + P - 1
+# (beyond P - 1 = 0.1 x limit, t stays 2: limit + (P - 1)(k + 1), the bound before the threshold).
 # tests/test_ratelimit_sharing.py checks it over random interleavings.
 #
 # Floods: the database's work per flush is bounded whatever the traffic. One flush runs at a
