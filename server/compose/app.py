@@ -182,8 +182,8 @@ class StatsApplication(tornado.web.Application):
         endpoint = getattr(target_class, "endpoint", None)
         if endpoint is None or not endpoint.answer_seconds:
             return None
-        # While the database is down the handler answers (503), as it would without the cache.
-        if endpoint.needs_database and not services.database_up():
+        # While the database is down the handler answers (503; /status says so), as without the cache.
+        if not services.database_up():
             return None
         return services.answers.get(answer_key(request.path, request.query))
 
