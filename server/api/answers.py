@@ -66,6 +66,8 @@ def answer_key(path: str, query: str) -> str:
     `?region=eu&days=30` and `?days=30&region=eu` are one answer, `?days=030` another."""
     if not query:
         return path
+    if "&" not in query:  # one parameter (the usual case): nothing to order
+        return path + "?" + query
     parts = sorted((part for part in query.split("&") if part), key=_decoded_name)
     return path + "?" + "&".join(parts)
 

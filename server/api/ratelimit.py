@@ -74,17 +74,25 @@ class Decision:
     retry_after: int | None = None
 
     def headers(self) -> dict[str, str]:
-        values = (
-            f'"{self.bucket}";q={self.limit};w={WINDOW_SECONDS}',
-            f'"{self.bucket}";r={self.remaining};t={self.reset}',
-            str(self.limit),
-            str(self.remaining),
-            str(self.reset),
-        )
-        headers = dict(zip(RATE_HEADERS, values, strict=True))
-        if self.retry_after is not None:
-            headers["Retry-After"] = str(self.retry_after)
-        return headers
+        return dict(_rate_headers(self.bucket, self.limit, self.remaining, self.reset, self.retry_after))
+
+
+@functools.lru_cache(maxsize=8192)
+def _rate_headers(
+    bucket: str, limit: int, remaining: int, reset: int, retry_after: int | None
+) -> tuple[tuple[str, str], ...]:
+    # Few distinct values (remaining <= limit, reset <= 60 s): formatted once each, not per request.
+    values = (
+        f'"{bucket}";q={limit};w={WINDOW_SECONDS}',
+        f'"{bucket}";r={remaining};t={reset}',
+        str(limit),
+        str(remaining),
+        str(reset),
+    )
+    pairs = tuple(zip(RATE_HEADERS, values, strict=True))
+    if retry_after is not None:
+        pairs += (("Retry-After", str(retry_after)),)
+    return pairs
 
 
 def sliding_estimate(previous: float, current: float, fraction: float, limit: int | None = None) -> float:
