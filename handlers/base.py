@@ -207,6 +207,7 @@ class BaseHandler(tornado.web.RequestHandler):
             return
         # admit() sets statsapi_client together with statsapi_decision (Tornado's request has no such field).
         self._client_ip = getattr(self.request, "statsapi_client", None)
+        self._answer_started = self.services.answers.clock()  # see AnswerCache.put
         self.rate_headers = headers = decision.headers()
         for name, value in headers.items():
             self.set_header(name, value)
@@ -268,7 +269,8 @@ class BaseHandler(tornado.web.RequestHandler):
             tag,
             endpoint.bucket,
         )
-        self.services.answers.put(answer_key(self.request.path, self.request.query), answer)
+        started = getattr(self, "_answer_started", None)
+        self.services.answers.put(answer_key(self.request.path, self.request.query), answer, started)
 
     def compute_etag(self):
         return getattr(self, "_data_etag", None)

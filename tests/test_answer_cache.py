@@ -94,6 +94,20 @@ def test_a_write_drops_every_answer_built_from_it():
     assert cache.status()["dropped_on_write"] == 2
 
 
+def test_an_answer_built_across_a_write_of_its_data_is_not_kept():
+    now = [10.0]
+    cache = AnswerCache(clock=lambda: now[0])
+    tag = player_tag("eu", 7)
+    started = now[0]  # a build reads the old data ...
+    now[0] = 11.0
+    cache.drop(tag)  # ... the process writes it meanwhile ...
+    now[0] = 12.0
+    cache.put("/p/7/eu", answer(b"old", tag, expires=99.0), started)  # ... and would keep the old answer
+    assert cache.get("/p/7/eu") is None
+    cache.put("/p/7/eu", answer(b"new", tag, expires=99.0), now[0])  # a build begun after the write is kept
+    assert cache.get("/p/7/eu") is not None
+
+
 def test_the_key_orders_parameters_by_name_and_keeps_everything_else():
     assert answer_key("/x", "region=eu&days=30") == answer_key("/x", "days=30&region=eu")
     assert answer_key("/x", "days=30") != answer_key("/x", "days=030")

@@ -22,6 +22,9 @@ from collections.abc import Callable, Hashable, Mapping
 # that many tiny answers cannot exceed the bound either).
 ENTRY_OVERHEAD = 1024
 DEFAULT_MAX_BYTES = 32 << 20
+# When each tag was last dropped, so that an answer built from data written meanwhile is not kept;
+# marks older than this are forgotten (a build ends within its ~2 s deadline).
+DROP_MARK_SECONDS = 60.0
 
 Tag = Hashable
 
@@ -98,6 +101,7 @@ class AnswerCache:
         self.clock = clock
         self._entries: collections.OrderedDict[str, Answer] = collections.OrderedDict()
         self._by_tag: dict[Tag, set[str]] = {}
+        self._dropped_at: dict[Tag, float] = {}
         self.bytes = 0
         self.hits = 0
         self.misses = 0
@@ -116,9 +120,13 @@ class AnswerCache:
         self.misses += 1
         return None
 
-    def put(self, key: str, answer: Answer) -> None:
+    def put(self, key: str, answer: Answer, started: float | None = None) -> None:
+        """Keep `answer`, unless its data was written after `started` (the build's start, on this
+        cache's clock): it may then hold what was read before the write."""
         if answer.size > self.max_bytes // 8:
             return  # one answer may not push out most of the others
+        if started is not None and answer.tag is not None and self._dropped_at.get(answer.tag, -math.inf) >= started:
+            return
         if key in self._entries:
             self._remove(key)
         self._entries[key] = answer
@@ -138,6 +146,10 @@ class AnswerCache:
 
     def drop(self, tag: Tag) -> None:
         """Forget every answer built from the data `tag` names (this process just wrote it)."""
+        now = self.clock()
+        self._dropped_at[tag] = now
+        if len(self._dropped_at) > 100_000:
+            self._dropped_at = {t: at for t, at in self._dropped_at.items() if at > now - DROP_MARK_SECONDS}
         keys = self._by_tag.pop(tag, None)
         if not keys:
             return
