@@ -22,8 +22,16 @@ def mongo_uri():
 
 
 @pytest.fixture
-def db_name():
-    return "t_" + uuid.uuid4().hex[:12]
+def db_name(mongo_uri):
+    """A fresh database name; the database is dropped when the test ends. The session's SecantusDB
+    is in memory with a fixed cache (1 GB) and stalls when the tests' leftovers fill it (seen late
+    in a full run: point reads timing out)."""
+    from pymongo import MongoClient
+
+    name = "t_" + uuid.uuid4().hex[:12]
+    yield name
+    with MongoClient(mongo_uri, serverSelectionTimeoutMS=5000, timeoutMS=60_000) as client:
+        client.drop_database(name)
 
 
 @pytest.fixture
