@@ -242,12 +242,11 @@ class RateLimiter:
         count.pending += 1
         if not count.shared:
             threshold = self._thresholds[bucket]
-            if threshold is None or count.pending + count.seen < threshold:
-                return Decision(bucket, True, limit, max(0, math.floor(limit - estimate - 1)), reset)
-            count.shared = True  # from now on every admission is written
-        self._dirty[(client, bucket, window)] = count
-        remaining = max(0, math.floor(limit - estimate - 1))
-        return Decision(bucket, True, limit, remaining, reset)
+            # From the threshold on, every admission is written (below it, none is).
+            count.shared = threshold is not None and count.pending + count.seen >= threshold
+        if count.shared:
+            self._dirty[(client, bucket, window)] = count
+        return Decision(bucket, True, limit, max(0, math.floor(limit - estimate - 1)), reset)
 
     def refund(self, client: str, bucket: str) -> None:
         """Give back one admitted request (a live lookup that was not made after all)."""
