@@ -20,6 +20,10 @@ OPERATION_TIMEOUT_S = 1.8
 # Multi-step builds on the request path (a history, a digest) share one deadline: a request's
 # reads, however many, end within REQUEST_DEADLINE_S + REQUEST_GUARD_S (1.95 s; under 2 s).
 REQUEST_DEADLINE_S = 1.8
+# A background job's step (a tracker batch's writes, a clan batch's writes, a retention batch)
+# shares this deadline instead: nobody waits on it, and on a busy embedded database (one query
+# at a time) a 100-member write can wait behind request reads for longer than a request may.
+JOB_DEADLINE_S = 30.0
 
 
 # Short timeouts so a request answers 503 in about 2 s when the database is down or hung,
@@ -45,6 +49,11 @@ def deadline(seconds: float | None) -> contextlib.AbstractContextManager[None]:
     Works across motor's executor threads (motor copies the context into them).
     """
     return pymongo.timeout(seconds)
+
+
+def job_deadline() -> contextlib.AbstractContextManager[None]:
+    """`deadline(JOB_DEADLINE_S)`: one step of a background job."""
+    return pymongo.timeout(JOB_DEADLINE_S)
 
 
 # Past the driver's own deadline, this much more before the request gives up waiting: the

@@ -91,8 +91,10 @@ class NicknamePrefixes:
         self.complete = False
 
     async def apply(self, ops: list[UpdateOne]) -> None:
-        for start in range(0, len(ops), 500):
-            await self.collection.bulk_write(ops[start : start + 500], ordered=True)
+        # 100 updates per command: the embedded database runs one command at a time, so a
+        # clan's worth of members (~1,000 updates) in one command would hold every read behind it.
+        for start in range(0, len(ops), 100):
+            await self.collection.bulk_write(ops[start : start + 100], ordered=True)
 
     async def invalidate(self, region: str, prefix: str) -> None:
         """The kept entries of (region, prefix) proved wrong: the next read rebuilds them."""

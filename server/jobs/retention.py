@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from store.client import deadline
+from store.client import job_deadline
 from store.retention import delete_expired_batch
 
 if TYPE_CHECKING:
@@ -29,7 +29,6 @@ INTERVAL_SECONDS = 60
 BATCH = 1000
 MAX_BATCHES = 20  # per collection and run: at most 20,000 documents a minute each
 PAUSE_SECONDS = 0.05
-BATCH_DEADLINE_SECONDS = 30.0
 
 
 class Retention:
@@ -59,7 +58,7 @@ class Retention:
             cutoff = now - dt.timedelta(seconds=item.after_seconds)
             total = 0
             for number in range(self.max_batches):
-                with deadline(BATCH_DEADLINE_SECONDS):
+                with job_deadline():
                     count = await delete_expired_batch(item, cutoff, self.batch)
                 self.batches_run += 1
                 total += count

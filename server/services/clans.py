@@ -26,7 +26,7 @@ from server.upstream.client import (
     UpstreamUnavailable,
 )
 from server.upstream.interface import Upstream
-from store.client import request_deadline
+from store.client import job_deadline, request_deadline
 from store.constants import REGIONS, TANK_COUNTERS
 from store.players import PROFILE_TTL_SECONDS
 from store.store import Store
@@ -542,15 +542,16 @@ class ClanService:
             fetched = [(a, (accounts.get(a) or {}).get("nickname")) for a in member_ids if accounts.get(a)]
             if fetched:
                 await self.tracker.track_members(region, fetched, self.clock())
-        old_docs = await self.store.clans.get_many(region, found)
-        profiles = (
-            {
-                p["account_id"]: p
-                for p in await self.store.players.get_many(region, member_ids, {"account_id": 1, "ratings": 1})
-            }
-            if member_ids
-            else {}
-        )
+        with job_deadline():
+            old_docs = await self.store.clans.get_many(region, found)
+            profiles = (
+                {
+                    p["account_id"]: p
+                    for p in await self.store.players.get_many(region, member_ids, {"account_id": 1, "ratings": 1})
+                }
+                if member_ids
+                else {}
+            )
 
         for clan_id in found:
             members = _members_of(infos[clan_id])
@@ -653,8 +654,9 @@ class ClanService:
             "cached_at": now,
             "referenced_at": now if (region, clan_id) in referenced else (old_doc or {}).get("referenced_at", now),
         }
-        await self.store.players.save_snapshots(snapshots)
-        await self.store.clans.save(doc)
+        with job_deadline():  # a job's writes, not a request's: they may wait behind request reads
+            await self.store.players.save_snapshots(snapshots)
+            await self.store.clans.save(doc)
         self.written(region, clan_id)
         for snapshot in snapshots:  # the members' histories changed too
             self.players.written(region, snapshot["account_id"])
@@ -703,7 +705,8 @@ class ClanService:
                 continue
             ratings["calculated_at"] = int(now)  # on this job's clock, like the snapshot it feeds
             profile["ratings"] = ratings
-            await self.store.players.save(profile)
+            with job_deadline():
+                await self.store.players.save(profile)
             self.players.written(region, account_id)
             fresh[account_id] = _rating_fields(ratings)
             run.rated += 1

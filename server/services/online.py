@@ -13,7 +13,7 @@ from server.api.catalogue import HOT_COPY_SECONDS, MAX_DAYS
 from server.services.concurrency import heavy_slot, single_flight
 from server.upstream.client import UpstreamError
 from server.upstream.interface import Upstream
-from store.client import deadline, request_deadline
+from store.client import job_deadline, request_deadline
 from store.constants import GAMES, REGIONS
 from store.store import Store
 
@@ -45,7 +45,6 @@ BACKFILL_PAUSE_SECONDS = 0.05
 DAILY_REFRESH_SECONDS = 60.0
 SAMPLE_EVERY = 60  # seconds between samples of the servers' player counts (one per game and region)
 MATERIALISE_EVERY = 600  # seconds between runs of the online_daily materialiser
-JOB_OPERATION_DEADLINE = 30.0
 
 
 class SamplingFailed(Exception):
@@ -437,7 +436,7 @@ class OnlineService:
         gaps = 0
         for game in GAMES:
             for region in (*REGIONS, "all"):
-                with deadline(JOB_OPERATION_DEADLINE):
+                with job_deadline():
                     rows = await self.store.online.daily_range(game, region, first, today)
                     missing = [first + dt.timedelta(days=i) for i in range(HISTORY_MAX_DAYS)]
                     missing = [d for d in missing if d.isoformat() not in rows and self._final(d, final_before)]
@@ -449,7 +448,7 @@ class OnlineService:
         todo.sort(key=lambda item: item[2], reverse=True)  # yesterday first, for every series
         done = 0
         for game, region, date in todo[:budget]:
-            with deadline(JOB_OPERATION_DEADLINE):
+            with job_deadline():
                 row = await self._aggregate(game, region, date)
                 await self.store.online.save_days(game, region, [row])
                 self._remember(game, region, [row])

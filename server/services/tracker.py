@@ -66,6 +66,7 @@ from server.domain import ratings as rating_maths
 from server.domain.days import DAY_SECONDS, day_start, days_before, utc_day
 from server.domain.profiles import build_profile, snapshot_of
 from server.upstream.client import ACCOUNT_FIELDS, TANKS_FIELDS, UpstreamError
+from store.client import job_deadline
 from store.constants import HISTORY_DAYS, SPEND_KEYS, TANK_COUNTERS
 from store.tanks import (
     KEYFRAME_MAX_DAYS,
@@ -324,7 +325,8 @@ class Tracker:
 
     async def track_members(self, region: str, members: list[tuple[int, str | None]], now: float) -> None:
         """Members of a cached clan the clan refresh just fetched: tracked while the clan stays cached."""
-        await self.store.tracked.track_many(region, members, now + CLAN_TRACK_SECONDS, now)
+        with job_deadline():
+            await self.store.tracked.track_many(region, members, now + CLAN_TRACK_SECONDS, now)
 
     # --- the pass ---------------------------------------------------------------------------
     async def run(self, stop: asyncio.Event) -> None:
@@ -502,21 +504,22 @@ class Tracker:
             self._count_records(counts, planned)
             records += planned
             marks[key] = {"last_visit_day": day, **set_fields}
-        if records:
-            counts["records"] += await self.store.tanks.save(records)
-        if snapshots:
-            await self.store.players.save_snapshots(snapshots)
-        if profiles:
-            await self._refresh_cached_profiles(region, profiles)
-        if gone:
-            await self.store.tracked.park(gone, now)
-        # Visit marks last: an interrupted batch is visited again by whoever takes the slice over
-        # (its record and snapshot writes are replacements, so nothing is stored twice).
-        await self.store.tracked.mark_visited(marks)
-        for key in marks:
-            self.on_write(player_tag(region, int(key.rsplit(":", 1)[1])))
-        if idle:
-            await self.store.tracked.mark_days(idle, day)
+        with job_deadline():  # the batch's writes: one job step
+            if records:
+                counts["records"] += await self.store.tanks.save(records)
+            if snapshots:
+                await self.store.players.save_snapshots(snapshots)
+            if profiles:
+                await self._refresh_cached_profiles(region, profiles)
+            if gone:
+                await self.store.tracked.park(gone, now)
+            # Visit marks last: an interrupted batch is visited again by whoever takes the slice over
+            # (its record and snapshot writes are replacements, so nothing is stored twice).
+            await self.store.tracked.mark_visited(marks)
+            for key in marks:
+                self.on_write(player_tag(region, int(key.rsplit(":", 1)[1])))
+            if idle:
+                await self.store.tracked.mark_days(idle, day)
         counts["visited"] += len(current)
         return counts
 
