@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import operator
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -100,18 +101,27 @@ def apply(state: TankState, payload: bytes) -> TankState:
 
 
 def apply_parsed(state: TankState, parsed: tuple[int, list[int]]) -> TankState:
-    """`apply` for a payload already parsed (Timeline keeps each record's parsed payload)."""
+    """`apply` for a payload already parsed (Timeline keeps each record's parsed payload).
+
+    A changed tank gets a new row; rows are never changed in place, so a shallow copy of a state
+    (dict(state)) keeps that state while the original goes on being applied to."""
     width, values = parsed
     tank_id = 0
-    for start in range(0, len(values), width + 1):
+    step = width + 1
+    if width == WIDTH:  # every payload this version writes
+        for start in range(0, len(values), step):
+            tank_id += values[start]
+            diff = values[start + 1 : start + step]
+            row = state.get(tank_id)
+            state[tank_id] = diff if row is None else list(map(operator.add, row, diff))
+        return state
+    for start in range(0, len(values), step):  # a payload of another width: pad or cut to WIDTH
         tank_id += values[start]
-        diff = values[start + 1 : start + 1 + width]
-        row = state.get(tank_id)
-        if row is None:
-            state[tank_id] = (diff + [0] * (WIDTH - len(diff)))[:WIDTH]
-        else:
-            for i, value in enumerate(diff[:WIDTH]):
-                row[i] += value
+        diff = values[start + 1 : start + step][:WIDTH]
+        new = list(state.get(tank_id) or [0] * WIDTH)
+        for i, value in enumerate(diff):
+            new[i] += value
+        state[tank_id] = new
     return state
 
 
@@ -187,6 +197,11 @@ class Timeline:
     def state_on(self, day: str) -> tuple[str, dict[int, dict[str, int]]] | None:
         """As TankRecords.state_on for a day on or after the timeline's `since`: the state as of
         the newest record on or before `day`, with that record's day; None without one."""
+        found = self.raw_state_on(day)
+        return (found[0], as_counters(found[1])) if found is not None else None
+
+    def raw_state_on(self, day: str) -> tuple[str, TankState] | None:
+        """state_on with the state as rows in TANK_COUNTERS order (a new state, the caller's to keep)."""
         last = None
         start = None
         for index, (record_day, _, keyframe, _) in enumerate(self.records):
@@ -200,7 +215,7 @@ class Timeline:
         state: TankState = {}
         for index in range(start, last + 1):
             apply_parsed(state, self.parsed(index))
-        return self.records[last][0], as_counters(state)
+        return self.records[last][0], state
 
 
 class TankRecords:
@@ -338,13 +353,36 @@ class TankRecords:
         return await self.collection.find_one({"_id": record_id(region, account_id, day)})
 
     async def timeline(self, region: str, account_id: int, since: str, until: str) -> Timeline:
-        """The records that rebuild the state on any day of [since, until]: the chain state_on reads
-        for `since` (newest keyframe first), then every record after it through `until` (one range
-        of the (a, d) index), however many days are then asked of it."""
+        """The records that rebuild the state on any day of [since, until]: the chain of the newest
+        record on or before `since` (from its keyframe), then every record after it through `until`.
+
+        One range of the (a, d) index from KEYFRAME_MAX_DAYS before `since` usually holds both (a
+        record that old is at most that many days after its keyframe... or the keyframe is in it);
+        otherwise one more read: the chain of that record, or, when no record lies in those days,
+        the account's older records (none for an account tracked since after `since`, where
+        _chain's windows would be several empty reads)."""
         account = account_key(region, account_id)
-        chain = await self._chain(account, since)
-        after = await self._range(account, _days_after(since, 1), until, None, ASCENDING) if since < until else []
-        docs = [*reversed(chain), *after]
+        lo = _days_before(since, KEYFRAME_MAX_DAYS)
+        docs = await self._range(account, lo, until, None, ASCENDING)
+        head = [i for i, doc in enumerate(docs) if doc["d"] <= since]
+        if head:
+            newest = head[-1]
+            keyframes = [i for i in head if docs[i].get("k")]
+            if keyframes:
+                docs = docs[keyframes[-1] :]
+            else:  # its keyframe is older than `lo`
+                chain = await self._chain(account, docs[newest]["d"])
+                docs = [*reversed(chain), *docs[newest + 1 :]] if chain else docs[newest + 1 :]
+        else:
+            older = await self._range(account, "", _days_before(lo, 1), None, DESCENDING)
+            chain = []
+            for doc in older:  # newest first, back to its keyframe
+                chain.append(doc)
+                if doc.get("k"):
+                    break
+            else:
+                chain = []  # no keyframe under the newest older record: it cannot be rebuilt
+            docs = [*reversed(chain), *docs]
         return Timeline([(doc["d"], int(doc.get("b") or 0), bool(doc.get("k")), bytes(doc["t"])) for doc in docs])
 
     async def battles_by_day(self, region: str, account_id: int, since: str, until: str) -> list[tuple[str, int]]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scripts.upstream_sim import World, existing_accounts
 from server.domain.ratings import ExpectedValues, load_expected_values_file
@@ -14,9 +16,11 @@ from server.domain.recents import (
     figures_of,
     period_figures,
     recent_baseline,
+    state_differences,
     tank_differences,
     tank_rows,
 )
+from store.tanks import as_counters
 from tests.helpers import EXPECTED_VALUES_FILE, VEHICLES_FILE, xvm_wn8
 
 NOW = 1_750_000_000  # 2025-06-15
@@ -285,3 +289,21 @@ def test_recent_baseline_is_the_newest_record_at_least_1000_battles_back():
     assert recent_baseline([{"battles": 501}, {"battles": 1500}]) is None
     assert recent_baseline([{"battles": 5000}]) is None and recent_baseline([]) is None
     assert recent_baseline(days, battles=200) == 4
+
+
+counter = st.integers(min_value=-5, max_value=10**6)
+tracker_state = st.dictionaries(
+    st.integers(min_value=1, max_value=60_000), st.lists(counter, min_size=13, max_size=13), max_size=12
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(start=tracker_state, end=tracker_state, shared=st.booleans())
+def test_tracker_states_give_the_differences_their_counters_give(start, end, shared):
+    """A history compares tracker states (rows in TANK_COUNTERS order) without turning them into
+    counters first: the battles played must be exactly what the counters' differences say,
+    including tanks new in the period, counters that went down and wins past the battles."""
+    if shared:  # the common case: the same tanks on both sides, some played, some not
+        end = {tank_id: [v + (i % 3) * (tank_id % 2) for i, v in enumerate(row)] for tank_id, row in start.items()}
+    assert state_differences(start, end) == tank_differences(as_counters(start), as_counters(end))
+    assert state_differences(None, end) == tank_differences({}, as_counters(end))

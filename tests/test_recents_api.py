@@ -288,7 +288,7 @@ def test_weekly_pass_rebuilds_the_same_states_as_state_on_and_weeks_start_with_t
             previous = state
     timeline = Timeline(records)
     days = [(day0 + dt.timedelta(days=i)).isoformat() for i in range(-3, 45)]
-    assert _states_on(timeline, days) == [timeline.state_on(day) for day in days]
+    assert _states_on(timeline, days) == [timeline.raw_state_on(day) for day in days]
 
     last = records[-1][0]
     weeks = _weekly(timeline, last, 49, None, {})

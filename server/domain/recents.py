@@ -7,6 +7,7 @@ from typing import Any
 
 from server.api.catalogue import RECENT_BATTLES
 from server.domain.ratings import ExpectedValues, account_wn8, average_tier, efficiency, tank_wn8, wn7
+from store.constants import TANK_COUNTERS
 
 # Per-tank career counters the period figures read (tracker records and tanks/stats "all" blocks).
 PERIOD_COUNTERS = (
@@ -73,6 +74,46 @@ def tank_differences(start: TankCounters, end: TankCounters) -> dict[int, dict[s
             diff[name] = min(diff[name], battles)
         diff["hits"] = min(diff["hits"], diff["shots"])
         out[int(tank_id)] = diff
+    return out
+
+
+# Where each period counter sits in a tracker state's row (store.tanks.TankState: TANK_COUNTERS order).
+_PERIOD_INDEXES = tuple((name, TANK_COUNTERS.index(name)) for name in PERIOD_COUNTERS)
+_BATTLES = TANK_COUNTERS.index("battles")
+_WIDTH = len(TANK_COUNTERS)
+
+
+def state_differences(
+    start: Mapping[int, Sequence[int]] | None, end: Mapping[int, Sequence[int]]
+) -> dict[int, dict[str, int]]:
+    """tank_differences(as_counters(start), as_counters(end)) for tracker states ({tank_id: row of
+    TANK_COUNTERS}), without turning every tank of both states into a dict: a history answer compares
+    a dozen states of ~100 tanks each, and only the few tanks played in a period differ."""
+    start = start or {}
+    out: dict[int, dict[str, int]] = {}
+    for tank_id, after in end.items():
+        before = start.get(tank_id)
+        if len(after) != _WIDTH or (before is not None and len(before) != _WIDTH):
+            diff = tank_differences(  # a short row (not written by the tracker): the careful path
+                {tank_id: dict(zip(TANK_COUNTERS, before))} if before is not None else {},
+                {tank_id: dict(zip(TANK_COUNTERS, after))},
+            )
+            out.update(diff)
+            continue
+        if before is None:
+            battles = after[_BATTLES]
+            if battles <= 0:
+                continue
+            row = {name: max(0, after[i]) for name, i in _PERIOD_INDEXES}
+        else:
+            battles = after[_BATTLES] - before[_BATTLES]
+            if battles <= 0:
+                continue  # most tanks of a state were not played in a period
+            row = {name: max(0, after[i] - before[i]) for name, i in _PERIOD_INDEXES}
+        for name in _AT_MOST_BATTLES:
+            row[name] = min(row[name], battles)
+        row["hits"] = min(row["hits"], row["shots"])
+        out[int(tank_id)] = row
     return out
 
 
@@ -152,6 +193,16 @@ def period_figures(
 ) -> dict[str, Any]:
     """The figures of the battles played between two per-tank states ({tank_id: career counters})."""
     return figures_of(tank_differences(start, end), expected, tiers)
+
+
+def state_figures(
+    start: Mapping[int, Sequence[int]] | None,
+    end: Mapping[int, Sequence[int]],
+    expected: ExpectedValues | None,
+    tiers: Mapping[int, int],
+) -> dict[str, Any]:
+    """period_figures of two tracker states (rows in TANK_COUNTERS order), as state_differences reads them."""
+    return figures_of(state_differences(start, end), expected, tiers)
 
 
 def recent_baseline(records: Sequence[Mapping[str, Any]], battles: int = RECENT_BATTLES) -> int | None:

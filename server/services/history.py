@@ -28,29 +28,27 @@ def _day(date: str, days_before: int) -> str:
     return (dt.date.fromisoformat(date) - dt.timedelta(days=days_before)).isoformat()
 
 
-def _states(
-    timeline: Timeline, first: str, last: str
-) -> tuple[tuple[str, dict[int, dict[str, int]]], tuple[str, dict[int, dict[str, int]]]] | None:
+def _states(timeline: Timeline, first: str, last: str) -> tuple[tuple[str, TankState], tuple[str, TankState]] | None:
     """((from_day, start_state), (to_day, end_state)) for [first, last], or None without records.
     An account whose records start inside the period starts from its first record there."""
-    end = timeline.state_on(last)
+    end = timeline.raw_state_on(last)
     if end is None:
         return None
-    start = timeline.state_on(first)
+    start = timeline.raw_state_on(first)
     if start is None:
         days = timeline.battles_by_day(first, last)
         if not days:
             return None
-        start = timeline.state_on(days[0][0])
+        start = timeline.raw_state_on(days[0][0])
         if start is None:
             return None
     return start, end
 
 
-def _states_on(timeline: Timeline, days: list[str]) -> list[tuple[str, dict[int, dict[str, int]]] | None]:
-    """Timeline.state_on for each of `days` (ascending), in one pass over the records: O(records
-    + len(days) x tanks) where asking state_on per day would rebuild each state from its keyframe."""
-    out: list[tuple[str, dict[int, dict[str, int]]] | None] = []
+def _states_on(timeline: Timeline, days: list[str]) -> list[tuple[str, TankState] | None]:
+    """Timeline.raw_state_on for each of `days` (ascending), in one pass over the records: O(records
+    + len(days) x tanks) where asking per day would rebuild each state from its keyframe."""
+    out: list[tuple[str, TankState] | None] = []
     state: TankState | None = None  # None until the first keyframe (a change record needs its base)
     newest: str | None = None
     records = timeline.records
@@ -64,7 +62,8 @@ def _states_on(timeline: Timeline, days: list[str]) -> list[tuple[str, dict[int,
                 apply_parsed(state, timeline.parsed(index))
             newest = record_day
             index += 1
-        out.append((newest, as_counters(state)) if state is not None and newest is not None else None)
+        # A shallow copy keeps this day's state: apply_parsed replaces rows, never changes them.
+        out.append((newest, dict(state)) if state is not None and newest is not None else None)
     return out
 
 
@@ -100,7 +99,7 @@ def _weekly(
             (first, start_counters), _ = found
         else:
             start_counters = start[1]
-        weeks.append({"from": first, "to": to, **recents.period_figures(start_counters, end[1], expected, tiers)})
+        weeks.append({"from": first, "to": to, **recents.state_figures(start_counters, end[1], expected, tiers)})
     return weeks if any(week is not None for week in weeks) else None
 
 
@@ -143,7 +142,7 @@ class HistoryService:
         if states is None:
             return None
         (from_day, start), (to_day, end) = states
-        return {"from": from_day, "to": to_day, **recents.period_figures(start, end, expected, tiers)}
+        return {"from": from_day, "to": to_day, **recents.state_figures(start, end, expected, tiers)}
 
     @classmethod
     def _recent(
@@ -289,7 +288,7 @@ class HistoryService:
         (from_day, start), (to_day, end) = states
         expected, tiers = await self._inputs(region)
         vehicles = await self.ratings_source.vehicles(region)
-        figures = recents.period_figures(start, end, expected, tiers)
+        figures = recents.state_figures(start, end, expected, tiers)
         return {
             "account_id": account_id,
             "region": region,
@@ -298,5 +297,5 @@ class HistoryService:
             "to": to_day,
             "expected_values_version": expected.version if expected is not None else None,
             "period": {key: figures[key] for key in recents.SUMMARY_FIGURES},
-            "tanks": recents.tank_rows(start, end, expected, vehicles),
+            "tanks": recents.tank_rows(as_counters(start), as_counters(end), expected, vehicles),
         }
