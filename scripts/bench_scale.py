@@ -25,7 +25,9 @@ rebuilt). Each step:
    one of 2,000 X-Forwarded-For addresses, so no client meets its per-minute limit): a cached
    /player, /history?days=30 and 400, /tanks?days=30 and 400 (accounts tracked since the first
    step, a year of data each), /players?search= (3-5 character prefixes of tracked nicknames, a
-   new prefix each request) and /status. Non-200 answers are counted.
+   new prefix each request) and /status. Non-200 answers are counted. The history and tanks reads
+   rotate 400 accounts, more than one read's 305 requests, so every request builds its answer: the
+   answer cache (server/api/answers.py) would replay a repeat within 5 s.
 
 The days are placed so the last step's pass is today (UTC) and earlier steps' passes the days
 before it: the service reads with the real clock. Writes `--json` (bench-scale.json):
@@ -677,7 +679,12 @@ def main() -> None:
     parser.add_argument("--json", default="bench-scale.json")
     parser.add_argument("--requests", type=int, default=100, help="requests per read at 1 client")
     parser.add_argument("--requests-8", type=int, default=200, help="requests per read at 8 clients")
-    parser.add_argument("--read-accounts", type=int, default=40, help="accounts the history and tanks reads rotate")
+    parser.add_argument(
+        "--read-accounts",
+        type=int,
+        default=400,
+        help="accounts the history and tanks reads rotate (more than a read's 305 requests: each one builds its answer)",
+    )
     parser.add_argument("--player-accounts", type=int, default=10, help="cached profiles the /player read rotates")
     parser.add_argument("--claimants", type=int, default=2, help="trackers sharing the pass in this process")
     parser.add_argument("--sim-rps", type=int, default=2000, help="the simulator's quota (the pass is measured)")
