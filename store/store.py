@@ -15,6 +15,7 @@ from store.client import database_up
 from store.leases import Leases
 from store.online import OnlineSamples
 from store.players import Players
+from store.population import Population
 from store.ratelimit import RateCounters
 from store.status import JobRuns
 from store.tanks import TankRecords
@@ -96,6 +97,7 @@ class Store:
         self.upstream_members = UpstreamMembers(self.db)
         self.tracked = Tracked(self.db)  # the tracker's accounts and (day, slice) claims
         self.tanks = TankRecords(self.db, ttl_indexes=ttl_indexes)  # per-tank records by day
+        self.population = Population(self.db, ttl_indexes=ttl_indexes)  # per-tank changes, sums, distributions
         self.families: list[CollectionFamily] = [
             self.rate_counters,
             self.leases,
@@ -106,6 +108,7 @@ class Store:
             self.upstream_members,
             self.tracked,
             self.tanks,
+            self.population,
         ]
 
     async def ensure_schema(self) -> None:

@@ -46,6 +46,7 @@ from store.clans import CLAN_TTL_SECONDS, DIGEST_TTL_SECONDS, clan_key
 from store.constants import TANK_COUNTERS
 from store.nicknames import sync_ops
 from store.players import PROFILE_TTL_SECONDS, player_key
+from store.population import TankChanges
 from store.retention import Expiring, delete_expired_batch
 from store.tanks import TankRecords, changed, pack
 from store.tracker import PARKED, slice_of, tracked_id
@@ -87,6 +88,9 @@ GROWING = (
     "rate_counters",
     "leases",
     "upstream_members",
+    "tank_changes",
+    "tank_days",
+    "tank_series",
 )
 
 
@@ -261,6 +265,29 @@ def tank_targets() -> list[dict]:
         *tank_chain("eu", TANK_ACCOUNT, [day(k - 59) for k in range(60)]),
         *tank_chain("eu", TANK_IDLE, [day(-200)]),  # idle since: every lookback window is read
     ]
+
+
+POPULATION_ACCOUNTS = [960_000_001 + k for k in range(20)]  # the eu accounts that played on DAY
+
+
+def change_doc(region: str, account_id: int, date: str) -> dict:
+    return TankChanges.change(region, account_id, date, {t: [1, 1, 0, 0, 900] + [1] * 8 for t in (1, 17, 33)})
+
+
+def change_others(n: int) -> list[dict]:
+    # Other days' changes of eu accounts, and DAY's of other regions: only (r, d) separates them.
+    return [
+        change_doc("eu", 970_000_000 + i, day(-1 - i % 90)) if i % 4 else change_doc("na", 980_000_000 + i, DAY)
+        for i in range(n)
+    ]
+
+
+def tank_day_doc(region: str, date: str) -> dict:
+    return {"_id": f"{region}:{date}", "r": region, "d": date, "accounts": 3, "tanks": {"1": [3] + [1] * 13}}
+
+
+def series_doc(region: str, tank_id: int) -> dict:
+    return {"_id": f"{region}:{tank_id}", "r": region, "tank_id": tank_id, "through": DAY, "days": [DAY]}
 
 
 def snapshot_doc(region: str, account_id: int, date: str) -> dict:
@@ -528,6 +555,15 @@ POPULATION: dict[str, tuple[Callable[[int], list[dict]], Callable[[], list[dict]
     "leases": (lease_others, lambda: []),
     "upstream_members": (member_others, member_targets),
     "freshness": (lambda n: [], freshness_docs),  # one document per figure: does not grow
+    "tank_changes": (change_others, lambda: [change_doc("eu", a, DAY) for a in POPULATION_ACCOUNTS]),
+    "tank_days": (
+        lambda n: [tank_day_doc(("na", "asia", "eu")[i % 3], day(-1 - i // 3)) for i in range(n)],
+        lambda: [tank_day_doc("eu", DAY)],
+    ),
+    "tank_series": (
+        lambda n: [series_doc(("na", "asia")[i % 2], 100_000 + i) for i in range(n)],
+        lambda: [series_doc("eu", 17)],
+    ),
 }
 assert set(GROWING) <= set(POPULATION)
 
@@ -709,6 +745,22 @@ REGISTRY: dict[str, list[Case]] = {
     "TankRecords.battles_by_day": [
         Case(lambda s, n: s.tanks.battles_by_day("eu", TANK_ACCOUNT, day(-29), DAY), expect=lambda r: len(r) == 30)
     ],
+    # --- the population's per-tank changes, day sums and series: store/population.py
+    "TankChanges.save": [
+        Case(lambda s, n: s.population.changes.save([change_doc("eu", a, DAY) for a in WRITE_IDS[:10]]))
+    ],
+    "TankChanges.of_day": [
+        Case(lambda s, n: s.population.changes.of_day("eu", DAY), expect=lambda r: len(r) >= len(POPULATION_ACCOUNTS))
+    ],
+    "TankDays.save": [Case(lambda s, n: s.population.days.save("eu", day(1), 3, {1: [3] + [n] * 13}, NOW))],
+    "TankDays.get": [Case(lambda s, n: s.population.days.get("eu", DAY), expect=bool)],
+    "TankDays.days_built": [
+        Case(lambda s, n: s.population.days.days_built("eu", [day(-k) for k in range(90)]), expect=lambda r: DAY in r)
+    ],
+    "TankSeries.get": [Case(lambda s, n: s.population.series.get("eu", 17), expect=bool)],
+    "TankSeries.save_many": [
+        Case(lambda s, n: s.population.series.save_many([series_doc("eu", 18 + k) for k in range(5)]))
+    ],
     # --- profiles and daily snapshots: store/players.py
     "Players.get": [Case(lambda s, n: s.players.get("eu", NEWEST_PROFILE), expect=bool)],
     "Players.get_many": [Case(lambda s, n: s.players.get_many("eu", DUE_PROFILES), expect=lambda r: len(r) == 5)],
@@ -885,8 +937,15 @@ EXEMPT: dict[str, str] = {
             "UpstreamMembers",
             "Tracked",
             "TankRecords",
+            "Population",
+            "TankChanges",
+            "TankDays",
+            "TankPeriods",
+            "TankSeries",
         )
     },
+    "TankPeriods.get": "tank_periods: one document per (region, period), nine, read by _id",
+    "TankPeriods.save": "tank_periods: one document per (region, period), nine, replaced by _id",
     "retention.ensure_expiry_index": SCHEMA,
     "Store.create_collections": SCHEMA + " (lists the collection names, creates the missing ones)",
     "Tracked.migrate_nicknames": "the one-off telling of every tracked nickname to the search's prefix "

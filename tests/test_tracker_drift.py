@@ -22,13 +22,15 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from server.domain.days import DAY_SECONDS, ManualClock, day_start, utc_day
+from server.domain.days import DAY_SECONDS, ManualClock, day_start, days_before, utc_day
+from server.domain.population import played
 from server.domain.ratings import load_expected_values_file
 from server.jobs.retention import Retention
 from server.services.history import HistoryService
 from server.services.tracker import Tracker, due_at
 from store.constants import TANK_COUNTERS
-from store.tanks import as_counters
+from store.population import CHANGE_DAYS
+from store.tanks import as_counters, unpack
 from store.tracker import slice_of
 from tests.helpers import EXPECTED_VALUES_FILE, xvm_wn8
 
@@ -52,18 +54,26 @@ def days_from(first: str, n: int) -> list[str]:
 DAY_LIST = days_from(FIRST_DAY, DAYS)
 
 
-@pytest.fixture(scope="module")
-def tanks(raw_table) -> list[int]:
+def pick_tanks(raw_table: dict) -> list[int]:
     """Five tanks of the table, spread over it, and one it lacks."""
     known = sorted(raw_table)
     assert UNKNOWN_TANK not in raw_table
     return [known[i * len(known) // 5] for i in range(5)] + [UNKNOWN_TANK]
 
 
-@pytest.fixture(scope="module")
-def career(raw_table, tanks) -> list[int]:
+def pick_career(raw_table: dict, tanks: list[int]) -> list[int]:
     """Thirty more tanks every account played before the first day."""
     return [t for t in sorted(raw_table) if t not in tanks][7::25][:30]
+
+
+@pytest.fixture(scope="module")
+def tanks(raw_table) -> list[int]:
+    return pick_tanks(raw_table)
+
+
+@pytest.fixture(scope="module")
+def career(raw_table, tanks) -> list[int]:
+    return pick_career(raw_table, tanks)
 
 
 class World:
@@ -229,6 +239,38 @@ class Sim:
                 if rebuilt[1] != want:
                     raise AssertionError(f"{account} {day}: {drift(rebuilt[1], want)}")
 
+    async def check_changes(self, days: list[str]) -> int:
+        """(c) Each account-day's per-tank changes (the tank statistics' input) are what the truth
+        says was played that day: the counters at the day's last fetch minus those of the day
+        before, however many times the day was written; nothing before an account's first fetch.
+        Days the retention job may have expired (CHANGE_DAYS before now) need only match when kept.
+        Returns how many account-days played something."""
+        played_days = 0
+        kept_from = self.clock() - CHANGE_DAYS * DAY_SECONDS
+        for account in ACCOUNTS:
+            region, account_id = account
+            stored = {
+                doc["d"]: unpack(bytes(doc["t"]))
+                async for doc in self.store.population.changes.collection.find({"r": region, "a": account_id})
+            }
+            for day in days:
+                before = self.world.truth(account, days_before(day, 1))
+                after = self.world.truth(account, day)
+                want = {}
+                if before is not None and after is not None:
+                    want = played(
+                        {
+                            tank_id: [row[name] - (before.get(tank_id) or {}).get(name, 0) for name in TANK_COUNTERS]
+                            for tank_id, row in after.items()
+                        }
+                    )
+                if day not in stored and day_start(day) < kept_from:
+                    continue  # expired
+                got = played(stored.get(day) or {})
+                assert got == want, (account, day, got, want)
+                played_days += bool(want)
+        return played_days
+
     async def check_periods(self, raw_table: dict, lasts: list[str]) -> int:
         """(b) Period WN8 (and battles) over [last - span, last] equals XVM's formula over the truth.
         Returns how many periods had WN8 to compare."""
@@ -343,7 +385,14 @@ def test_any_interleaving_rebuilds_every_day_and_period_wn8_from_the_truth(
     """120 days of a random script per example (hypothesis): battles, pass visits as far as the
     pass has got, live lookups, cached reads, clan refreshes, retention runs and process restarts
     at random hours, the pass finishing the day or not. Each example runs on a fresh database."""
-    seen = {"same_day_rewrites": 0, "kept_records": 0, "change_records": 0, "restarts": 0, "wn8_periods": 0}
+    seen = {
+        "same_day_rewrites": 0,
+        "kept_records": 0,
+        "change_records": 0,
+        "restarts": 0,
+        "wn8_periods": 0,
+        "played_account_days": 0,
+    }
 
     # No shrinking: a failure names the account, day and tanks that drifted; shrinking 120-day
     # scripts would hold a failing run for up to 5 minutes.
@@ -361,6 +410,7 @@ def test_any_interleaving_rebuilds_every_day_and_period_wn8_from_the_truth(
                 sim = Sim.over(store, career)
                 await run_script(sim, tanks, script, rest)
                 await sim.check_every_day(DAY_LIST)
+                seen["played_account_days"] += await sim.check_changes(DAY_LIST)
                 seen["wn8_periods"] += await sim.check_periods(raw_table, DAY_LIST[29::30])
                 seen["same_day_rewrites"] += sim.same_day_rewrites
                 seen["restarts"] += sim.restarts
@@ -415,6 +465,7 @@ async def test_a_lookup_after_the_pass_on_the_same_day_does_not_drift(mongo_uri,
                 newcomer_record = await store.tanks.record_on(*newcomer, day)
         assert sim.same_day_rewrites == 3
         await sim.check_every_day(days)
+        assert await sim.check_changes(days) >= len(days) - 1
         got = await store.tanks.state_on(*account, days[-1])
         assert got is not None and got[1][tanks[0]]["battles"] == 100 + 11 + 1
         assert got[1][tanks[2]]["battles"] > 0

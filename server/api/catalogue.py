@@ -31,6 +31,11 @@ RECENT_BATTLES = 1000  # the history's recent figures cover about this many batt
 WEEK_DAYS = 7  # the days of one bucket of the history's weekly series, and of a clan digest
 DIGEST_TOP = 5  # members in each top list of a clan's weekly digest
 DIGEST_MIN_BATTLES = 10  # a digest's WN8 and win-rate lists rank members with this many battles in the week
+# The tank statistics of the tracked population (/tanks/stats, /tank/{tank_id}/{region}).
+POPULATION_PERIODS = (7, 30, 90)  # the periods (days, ending on the newest complete day) they cover
+POPULATION_MIN_BATTLES = 10  # a player counts in a tank's distributions with this many battles on it in the period
+POPULATION_MIN_PLAYERS = 20  # a population figure is null when fewer players stand behind it
+STANDING_MIN_BATTLES = 100  # an account counts in its region's WN8 standing with this many battles in the period
 DELTA_FIELDS = "deltas." + " / ".join(f"{p}d" for p in DELTA_PERIODS)  # "deltas.7d / 30d / 90d"
 TRACKED_SEARCH_CACHE_SECONDS = 60  # the tracked accounts' answer to a (region, prefix) is reused this long
 # A process keeps its hot copies (a rated profile, a clan view, /online) and the rendered answers

@@ -21,6 +21,7 @@ from server.services.clans import ClanService
 from server.services.history import HistoryService
 from server.services.online import OnlineService
 from server.services.players import PlayerService
+from server.services.population import PopulationService
 from server.services.registry import Services
 from server.services.search import PlayerSearch
 from server.services.status import StatusService
@@ -74,7 +75,8 @@ async def build_services(
     metrics.add_source(lambda: upstream_families(budget))
     metrics.add_source(lambda: limiter_families(limiter))
     metrics.add_source(lambda: database_families(store))
-    targets = JobTargets(ratings_source, players, online, clans, Retention(store, clock=clock))
+    population = PopulationService(store, ratings_source, clock=clock)
+    targets = JobTargets(ratings_source, players, online, clans, Retention(store, clock=clock), population)
     for job in SCHEDULE:
         jobs.add(job.name, job.every, job.run(targets))
     services = Services(

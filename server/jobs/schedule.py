@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from server.jobs import retention
-from server.services import clans, online, players
+from server.services import clans, online, players, population
 from server.upstream import expected_values
 
 if TYPE_CHECKING:
@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from server.services.clans import ClanService
     from server.services.online import OnlineService
     from server.services.players import PlayerService
+    from server.services.population import PopulationService
     from server.upstream.expected_values import RatingsSource
 
 JobRun = Callable[[int], Awaitable[str | None]]
@@ -29,6 +30,7 @@ class JobTargets:
     online: OnlineService
     clans: ClanService
     retention: Retention
+    population: PopulationService
 
 
 @dataclasses.dataclass(frozen=True)
@@ -46,4 +48,5 @@ SCHEDULE: tuple[Scheduled, ...] = (
     Scheduled("retention", retention.INTERVAL_SECONDS, lambda t: t.retention.run),
     Scheduled("clan_refresh", clans.REFRESH_EVERY, lambda t: t.clans.refresh),
     Scheduled("clan_weekly_digest", clans.DIGEST_EVERY, lambda t: t.clans.build_digests),
+    Scheduled("tank_statistics", population.BUILD_EVERY, lambda t: t.population.build),
 )

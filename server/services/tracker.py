@@ -68,6 +68,7 @@ from server.domain.profiles import build_profile, snapshot_of
 from server.upstream.client import ACCOUNT_FIELDS, TANKS_FIELDS, UpstreamError
 from store.client import job_deadline
 from store.constants import HISTORY_DAYS, SPEND_KEYS, TANK_COUNTERS
+from store.population import TankChanges
 from store.tanks import (
     KEYFRAME_MAX_DAYS,
     KEYFRAME_MAX_RECORDS,
@@ -225,6 +226,30 @@ def plan_visit(
     return records, fields
 
 
+def day_change(
+    region: str,
+    account_id: int,
+    base: dict[int, list[int]] | None,
+    state: dict[int, list[int]] | None,
+    day: str,
+    replace: bool = False,
+) -> dict | None:
+    """The account-day's per-tank differences (store.population.TankChanges) from the same base and
+    state as the day's record (plan_visit): None before the first record (no base: what was played
+    before is unknown) and when nothing changed, unless `replace` (a same-day rewrite replaces the
+    day's earlier document, so the account-day counts once, with its whole day)."""
+    if state is None or base is None:
+        return None
+    zero = [0] * len(TANK_COUNTERS)
+    rows = {
+        tank_id: [after - before for after, before in zip(row, base.get(tank_id) or zero)]
+        for tank_id, row in changed(state, base).items()
+    }
+    if not rows and not replace:
+        return None
+    return TankChanges.change(region, account_id, day, rows)
+
+
 async def same_day_base(tanks: TankRecords, region: str, account_id: int, day: str) -> tuple[TankState | None, dict]:
     """The base state and bookkeeping of a same-day rewrite on `day`: as of the newest record before
     `day` (TankRecords.prior), or (None, {}) without one (the rewrite is then a keyframe). The
@@ -318,6 +343,9 @@ class Tracker:
         records, planned = plan_visit(region, account_id, book, base, state, day, replace=same_day)
         if records:
             await self.store.tanks.save(records)
+        change = day_change(region, account_id, base, state, day, replace=same_day)
+        if change is not None:
+            await self.store.population.changes.save([change])
         fields.update(planned)
         await self.store.tracked.track(
             region, account_id, info.get("nickname"), self.lookup_until(now), now, extra=fields
@@ -465,6 +493,7 @@ class Tracker:
         expected = await self.ratings_source.expected_values() if played else None
         tiers = await self.ratings_source.tiers(region) if expected is not None else {}
         records, snapshots, profiles, marks = [], [], {}, {}
+        changes: list[dict] = []
         for (account, info), raw_tanks in zip(played, raw):
             key = tracked_id(region, account["account_id"])
             if raw_tanks is None:
@@ -483,6 +512,9 @@ class Tracker:
             )
             self._count_records(counts, planned)
             records += planned
+            change = day_change(region, account["account_id"], base, state, day, replace=account["account_id"] in bases)
+            if change is not None:
+                changes.append(change)
             fields.update(set_fields)
             nickname = info.get("nickname")
             if nickname:
@@ -507,6 +539,8 @@ class Tracker:
         with job_deadline():  # the batch's writes: one job step
             if records:
                 counts["records"] += await self.store.tanks.save(records)
+            if changes:
+                await self.store.population.changes.save(changes)
             if snapshots:
                 await self.store.players.save_snapshots(snapshots)
             if profiles:

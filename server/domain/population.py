@@ -1,0 +1,150 @@
+"""Tank statistics of the tracked population: daily sums, players' period averages and percentile grids."""
+
+from __future__ import annotations
+
+import statistics
+from bisect import bisect_left
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from server.domain.ratings import ExpectedValues, account_wn8, tank_wn8
+from store.constants import TANK_COUNTERS
+
+WIDTH = len(TANK_COUNTERS)
+BATTLES, WINS, DAMAGE = (TANK_COUNTERS.index(name) for name in ("battles", "wins", "damage_dealt"))
+# Counters that can never exceed the battles they were counted in, and hits the shots.
+_AT_MOST_BATTLES = tuple(TANK_COUNTERS.index(n) for n in ("wins", "losses", "draws", "survived_battles"))
+_SHOTS, _HITS = TANK_COUNTERS.index("shots"), TANK_COUNTERS.index("hits")
+
+Rows = Mapping[int, Sequence[int]]  # {tank_id: counter differences in TANK_COUNTERS order}
+
+
+def played(rows: Rows) -> dict[int, list[int]]:
+    """The tanks an account-day's differences say were played (battles > 0), each counter at least 0
+    and no more wins, losses, draws or survivals than battles, no more hits than shots: what the
+    upstream can never report, a corrupt or reset counter, counts as nothing played."""
+    out: dict[int, list[int]] = {}
+    for tank_id, row in rows.items():
+        if len(row) != WIDTH or row[BATTLES] <= 0:
+            continue
+        clean = [value if value > 0 else 0 for value in row]
+        battles = clean[BATTLES]
+        for i in _AT_MOST_BATTLES:
+            clean[i] = min(clean[i], battles)
+        clean[_HITS] = min(clean[_HITS], clean[_SHOTS])
+        out[int(tank_id)] = clean
+    return out
+
+
+def day_sums(changes: Iterable[tuple[int, Rows]]) -> tuple[int, dict[int, list[int]]]:
+    """(accounts that played anything, {tank_id: [players, then the 13 counter sums]}) of one day's changes."""
+    accounts = 0
+    tanks: dict[int, list[int]] = {}
+    for _, rows in changes:
+        clean = played(rows)
+        if not clean:
+            continue
+        accounts += 1
+        for tank_id, row in clean.items():
+            total = tanks.get(tank_id)
+            if total is None:
+                tanks[tank_id] = [1, *row]
+            else:
+                total[0] += 1
+                for i, value in enumerate(row, 1):
+                    total[i] += value
+    return accounts, tanks
+
+
+def percentile_grid(values: Sequence[float]) -> list[float] | None:
+    """The percentiles 1..99 of `values` (linear interpolation between the closest ranks, the
+    'inclusive' method: p0 is the smallest value and p100 the largest); None below two values."""
+    if len(values) < 2:
+        return None
+    return statistics.quantiles(values, n=100, method="inclusive")
+
+
+def standing(grid: Sequence[float] | None, value: float | None) -> int | None:
+    """The share (0..99, in percent) of a distribution lying below `value`, read from its grid of
+    percentiles 1..99: accurate to one percentile step."""
+    if grid is None or value is None:
+        return None
+    return bisect_left(list(grid), value)
+
+
+def _as_tank(tank_id: int, row: Sequence[int]) -> dict[str, Any]:
+    return {"tank_id": tank_id, **dict(zip(TANK_COUNTERS, row))}
+
+
+class PeriodAccumulator:
+    """Per (account, tank) counter sums over the days added so far (a period ending on the first day added)."""
+
+    def __init__(self) -> None:
+        self.accounts: dict[int, dict[int, list[int]]] = {}
+
+    def add(self, changes: Iterable[tuple[int, Rows]]) -> None:
+        for account_id, rows in changes:
+            clean = played(rows)
+            if not clean:
+                continue
+            mine = self.accounts.setdefault(account_id, {})
+            for tank_id, row in clean.items():
+                total = mine.get(tank_id)
+                if total is None:
+                    mine[tank_id] = list(row)
+                else:
+                    for i, value in enumerate(row):
+                        total[i] += value
+
+    def table(
+        self, expected: ExpectedValues | None, min_battles: int, min_players: int, account_min_battles: int
+    ) -> dict[str, Any]:
+        """Every tank's figures over the period and the accounts' WN8 distribution.
+
+        Per tank: `players` (accounts that played it), `sums` (the 13 counters summed over them),
+        `qualified` (players with at least `min_battles` battles on it), and the percentile grids
+        of the qualified players' per-battle average damage (`damage`) and WN8 of the tank (`wn8`,
+        over those the expected-values table rates), None when fewer than `min_players` stand
+        behind a grid. `accounts`: how many played, how many reached `account_min_battles`
+        battles, and the grid of those accounts' WN8 over the period."""
+        per_tank: dict[int, dict[str, Any]] = {}
+        account_wn8s: list[float] = []
+        for rows in self.accounts.values():
+            for tank_id, row in rows.items():
+                entry = per_tank.get(tank_id)
+                if entry is None:
+                    entry = per_tank[tank_id] = {"players": 0, "sums": [0] * WIDTH, "damage": [], "wn8": []}
+                entry["players"] += 1
+                sums = entry["sums"]
+                for i, value in enumerate(row):
+                    sums[i] += value
+                battles = row[BATTLES]
+                if battles >= min_battles:
+                    entry["damage"].append(row[DAMAGE] / battles)
+                    if expected is not None:
+                        rated = tank_wn8(_as_tank(tank_id, row), expected)
+                        if rated is not None:
+                            entry["wn8"].append(rated)
+            if expected is not None and sum(row[BATTLES] for row in rows.values()) >= account_min_battles:
+                rated = account_wn8([_as_tank(t, row) for t, row in rows.items()], expected)
+                if rated is not None:
+                    account_wn8s.append(rated)
+        tanks = {}
+        for tank_id, entry in per_tank.items():
+            damage, wn8 = entry["damage"], entry["wn8"]
+            tanks[tank_id] = {
+                "players": entry["players"],
+                "sums": entry["sums"],
+                "qualified": len(damage),
+                "damage": percentile_grid(damage) if len(damage) >= min_players else None,
+                "rated": len(wn8),
+                "wn8": percentile_grid(wn8) if len(wn8) >= min_players else None,
+            }
+        return {
+            "accounts": {
+                "players": len(self.accounts),
+                "qualified": len(account_wn8s),
+                "wn8": percentile_grid(account_wn8s) if len(account_wn8s) >= min_players else None,
+            },
+            "tanks": tanks,
+        }

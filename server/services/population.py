@@ -1,0 +1,164 @@
+"""The daily job behind the tank statistics: per-tank day sums, period tables and series from the tracked changes."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from server.api.catalogue import (
+    POPULATION_MIN_BATTLES,
+    POPULATION_MIN_PLAYERS,
+    POPULATION_PERIODS,
+    STANDING_MIN_BATTLES,
+)
+from server.domain.days import DAY_SECONDS, day_start, days_before, utc_day
+from server.domain.population import BATTLES, DAMAGE, WINS, PeriodAccumulator, day_sums
+from store.client import job_deadline
+from store.constants import REGIONS
+from store.population import pack_grid
+
+if TYPE_CHECKING:
+    from server.upstream.expected_values import RatingsSource
+    from store.store import Store
+
+log = logging.getLogger("statsapi.population")
+
+BUILD_EVERY = 3600  # seconds between looks for a new complete day
+# A UTC day's changes are complete this long after it ends: a pass batch or a live lookup begun
+# before midnight writes its changes under the day it began on.
+SETTLE_SECONDS = 3600
+SERIES_DAYS = max(POPULATION_PERIODS)  # a tank's daily series covers the longest period
+PAUSE_SECONDS = 0.02  # between two days' reads: requests run in between
+
+
+def newest_complete_day(now: float) -> str:
+    """The newest UTC day whose changes are all written (SETTLE_SECONDS after it ended)."""
+    return utc_day(now - SETTLE_SECONDS - DAY_SECONDS)
+
+
+class PopulationService:
+    """Builds, once per complete UTC day and region, from the tracked accounts' per-tank changes
+    (store.population.TankChanges, written by the tracker): the day sums per tank (tank_days),
+    the table of every tank over each period of POPULATION_PERIODS ending that day (tank_periods:
+    sums, players and the percentile grids of the players' average damage and tank WN8), and each
+    tank's daily series (tank_series). Database work per run and region: one indexed read per day
+    of the longest period (O(active account-days)), the writes replace whole documents (running
+    twice stores the same), and no upstream request."""
+
+    def __init__(self, store: Store, ratings_source: RatingsSource, clock: Callable[[], float] = time.time) -> None:
+        self.store = store
+        self.ratings_source = ratings_source
+        self.clock = clock
+        self.pause = PAUSE_SECONDS
+
+    async def build(self, slot: int | None = None, force: bool = False) -> str:
+        """The job: each region whose tables do not yet end on the newest complete day is built."""
+        through = newest_complete_day(self.clock())
+        built = []
+        for region in REGIONS:
+            with job_deadline():
+                current = await self.store.population.periods.get(region, max(POPULATION_PERIODS))
+            if not force and current is not None and current.get("through") == through:
+                continue
+            figures = await self.build_region(region, through)
+            built.append(f"{region} {figures['accounts']} accounts, {figures['tanks']} tanks")
+        return f"built through {through}: " + "; ".join(built) if built else f"up to date through {through}"
+
+    async def build_region(self, region: str, through: str) -> dict[str, int]:
+        """Read the longest period's changes of `region` day by day (newest first), store each day's
+        sums, each period's table when its first day is reached, then the tanks' series."""
+        expected = await self.ratings_source.expected_values()
+        accumulator = PeriodAccumulator()
+        sums_by_day: dict[str, dict[int, list[int]]] = {}
+        periods = sorted(POPULATION_PERIODS)
+        now = self.clock()
+        tanks_seen = 0
+        for k in range(max(periods)):
+            day = days_before(through, k)
+            with job_deadline():
+                changes = await self.store.population.changes.of_day(region, day)
+                accounts, sums = day_sums(changes)
+                await self.store.population.days.save(region, day, accounts, sums, now)
+            sums_by_day[day] = sums
+            accumulator.add(changes)
+            if k + 1 in periods:
+                table = accumulator.table(
+                    expected, POPULATION_MIN_BATTLES, POPULATION_MIN_PLAYERS, STANDING_MIN_BATTLES
+                )
+                tanks_seen = max(tanks_seen, len(table["tanks"]))
+                with job_deadline():
+                    await self.store.population.periods.save(
+                        period_document(region, k + 1, through, table, expected, now)
+                    )
+            await asyncio.sleep(self.pause)
+        with job_deadline():
+            await self.store.population.series.save_many(series_documents(region, through, sums_by_day))
+        return {"accounts": len(accumulator.accounts), "tanks": tanks_seen}
+
+
+def period_document(region: str, days: int, through: str, table: dict, expected: Any, now: float) -> dict:
+    """The tank_periods document of one (region, period) from PeriodAccumulator.table."""
+
+    def grid(values: list[float] | None) -> Any:
+        return pack_grid(values) if values is not None else None
+
+    accounts = table["accounts"]
+    return {
+        "_id": f"{region}:{days}",
+        "r": region,
+        "days": days,
+        "from": days_before(through, days - 1),
+        "through": through,
+        "min_battles": POPULATION_MIN_BATTLES,
+        "min_players": POPULATION_MIN_PLAYERS,
+        "expected_values_version": expected.version if expected is not None else None,
+        "built_at": now,
+        "accounts": {
+            "players": accounts["players"],
+            "qualified": accounts["qualified"],
+            "min_battles": STANDING_MIN_BATTLES,
+            "wn8": grid(accounts["wn8"]),
+        },
+        "tanks": {
+            str(tank_id): {
+                "players": entry["players"],
+                "sums": entry["sums"],
+                "qualified": entry["qualified"],
+                "rated": entry["rated"],
+                "damage": grid(entry["damage"]),
+                "wn8": grid(entry["wn8"]),
+            }
+            for tank_id, entry in table["tanks"].items()
+        },
+    }
+
+
+def series_documents(region: str, through: str, sums_by_day: dict[str, dict[int, list[int]]]) -> list[dict]:
+    """One tank_series document per tank played in the last SERIES_DAYS days (oldest day first)."""
+    out: dict[int, dict[str, Any]] = {}
+    for day in sorted(sums_by_day):
+        if day_start(day) < day_start(through) - (SERIES_DAYS - 1) * DAY_SECONDS:
+            continue
+        for tank_id, row in sums_by_day[day].items():
+            doc = out.get(tank_id)
+            if doc is None:
+                doc = out[tank_id] = {
+                    "_id": f"{region}:{tank_id}",
+                    "r": region,
+                    "tank_id": tank_id,
+                    "through": through,
+                    "days": [],
+                    "players": [],
+                    "battles": [],
+                    "wins": [],
+                    "damage": [],
+                }
+            doc["days"].append(day)
+            doc["players"].append(row[0])
+            doc["battles"].append(row[1 + BATTLES])
+            doc["wins"].append(row[1 + WINS])
+            doc["damage"].append(row[1 + DAMAGE])
+    return list(out.values())

@@ -1,0 +1,196 @@
+"""The tracked population per tank: each account-day's per-tank changes, daily sums and period distributions."""
+
+from __future__ import annotations
+
+import datetime as dt
+from array import array
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from bson import Binary
+from pymongo import ASCENDING, ReplaceOne
+
+from store.constants import TANK_COUNTERS
+from store.retention import Expiring, ensure_expiry_index
+from store.tanks import pack, unpack
+
+if TYPE_CHECKING:
+    from motor.motor_asyncio import AsyncIOMotorDatabase
+
+# Days of per-account changes kept: the longest period (90 days) and the days a late aggregation
+# may still need, with room to spare.
+CHANGE_DAYS = 100
+DAY_SUMS_DAYS = 400  # daily sums per tank: a tank's series reads at most 90 of them
+PERCENTILES = tuple(range(1, 100))  # the grid each distribution is kept as (p1 ... p99)
+
+
+def change_id(region: str, account_id: int, day: str) -> str:
+    return f"{region}:{int(account_id)}:{day}"
+
+
+def _day_date(day: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(day).replace(tzinfo=dt.UTC)
+
+
+def pack_grid(values: Sequence[float]) -> Binary:
+    """A percentile grid as 99 float32 (396 bytes, where a BSON array of doubles costs ~1.2 KB)."""
+    return Binary(array("f", values).tobytes())
+
+
+def unpack_grid(blob: bytes | None) -> list[float] | None:
+    if not blob:
+        return None
+    grid = array("f")
+    grid.frombytes(bytes(blob))
+    return [round(value, 2) for value in grid]
+
+
+class TankChanges:
+    """Collection `tank_changes`: what each tracked account played per tank on each UTC day.
+
+    {_id: "region:account_id:YYYY-MM-DD", r: region, d: day (indexed with r: a day's changes of a
+     region are one equality on the index), a: account_id, t: the per-tank differences (packed
+     like a keyframe: store.tanks.pack of {tank_id: counter differences}), x: the day as a date
+     (expires CHANGE_DAYS after it)}.
+
+    Written beside the day's per-tank record by the tracker, from the same base state: the record's
+    change is against the previous record's state, and so is this. A second write of the account on
+    the same day replaces the document (its base is then the day before's state, as the record's
+    is), so an account-day counts once however often it is written."""
+
+    def __init__(self, db: AsyncIOMotorDatabase[Any], ttl_indexes: bool = True) -> None:
+        self.collection = db["tank_changes"]
+        self.ttl_indexes = ttl_indexes
+
+    async def ensure_schema(self) -> None:
+        await ensure_expiry_index(self.collection, "x", CHANGE_DAYS * 86400, self.ttl_indexes)
+        await self.collection.create_index([("r", ASCENDING), ("d", ASCENDING)])
+
+    def expiring(self) -> list[Expiring]:
+        return [Expiring("tank_changes", self.collection, "x", CHANGE_DAYS * 86400)]
+
+    @staticmethod
+    def change(region: str, account_id: int, day: str, rows: Mapping[int, Sequence[int]]) -> dict:
+        """The document of one account-day: `rows` maps tank_id to its counter differences (TANK_COUNTERS order)."""
+        return {
+            "_id": change_id(region, account_id, day),
+            "r": region,
+            "d": day,
+            "a": int(account_id),
+            "t": Binary(pack(rows)),
+            "x": _day_date(day),
+        }
+
+    async def save(self, docs: Iterable[dict]) -> int:
+        ops = [ReplaceOne({"_id": doc["_id"]}, doc, upsert=True) for doc in docs]
+        if ops:
+            await self.collection.bulk_write(ops, ordered=False)
+        return len(ops)
+
+    async def of_day(self, region: str, day: str) -> list[tuple[int, dict[int, list[int]]]]:
+        """(account_id, {tank_id: counter differences}) of every account that played on `day` in `region`."""
+        cursor = self.collection.find({"r": region, "d": day}, {"a": 1, "t": 1, "_id": 0})
+        return [(int(doc["a"]), unpack(bytes(doc["t"]))) async for doc in cursor]
+
+
+class TankDays:
+    """Collection `tank_days`: per region and UTC day, the sums over the accounts that played each tank.
+
+    {_id: "region:YYYY-MM-DD", r, d, accounts: accounts with a change that day, tanks: {"tank_id":
+     [players, then the 13 counter sums in TANK_COUNTERS order]}, built_at, x: the day as a date}.
+    Rebuilt whole from that day's tank_changes (a replacement: running it twice stores the same)."""
+
+    def __init__(self, db: AsyncIOMotorDatabase[Any], ttl_indexes: bool = True) -> None:
+        self.collection = db["tank_days"]
+        self.ttl_indexes = ttl_indexes
+
+    async def ensure_schema(self) -> None:
+        await ensure_expiry_index(self.collection, "x", DAY_SUMS_DAYS * 86400, self.ttl_indexes)
+
+    def expiring(self) -> list[Expiring]:
+        return [Expiring("tank_days", self.collection, "x", DAY_SUMS_DAYS * 86400)]
+
+    async def save(self, region: str, day: str, accounts: int, tanks: Mapping[int, Sequence[int]], now: float) -> None:
+        doc = {
+            "_id": f"{region}:{day}",
+            "r": region,
+            "d": day,
+            "accounts": int(accounts),
+            "tanks": {str(tank_id): [int(v) for v in row] for tank_id, row in tanks.items()},
+            "built_at": now,
+            "x": _day_date(day),
+        }
+        await self.collection.replace_one({"_id": doc["_id"]}, doc, upsert=True)
+
+    async def days_built(self, region: str, days: Sequence[str]) -> set[str]:
+        """Which of `days` have their sums stored (point lookups by _id)."""
+        ids = [f"{region}:{day}" for day in days]
+        cursor = self.collection.find({"_id": {"$in": ids}}, {"d": 1})
+        return {doc["d"] async for doc in cursor}
+
+    async def get(self, region: str, day: str) -> dict | None:
+        return await self.collection.find_one({"_id": f"{region}:{day}"})
+
+
+SUM_WIDTH = 1 + len(TANK_COUNTERS)  # a tank_days row: players, then the counter sums
+
+
+class TankPeriods:
+    """Collection `tank_periods`: per region and period (7, 30 or 90 days ending `through`), every tank's figures.
+
+    {_id: "region:days", r, days, through: the period's last day, from: its first, min_battles,
+     built_at, accounts: {players, qualified, wn8: grid}, tanks: {"tank_id": {players: accounts
+     that played it, battles.., sums: [13 counter sums], qualified: players with >= min_battles,
+     damage: grid, wn8: grid}}} where a grid is the percentiles 1..99 (pack_grid) of the qualified
+    players' per-battle average damage (or WN8 of the tank), null below the answer's minimum.
+    One document per (region, period): a table of every tank, or one tank, is one read."""
+
+    def __init__(self, db: AsyncIOMotorDatabase[Any]) -> None:
+        self.collection = db["tank_periods"]
+
+    async def ensure_schema(self) -> None:
+        return None  # read by _id only
+
+    async def save(self, doc: dict) -> None:
+        await self.collection.replace_one({"_id": doc["_id"]}, doc, upsert=True)
+
+    async def get(self, region: str, days: int) -> dict | None:
+        return await self.collection.find_one({"_id": f"{region}:{int(days)}"})
+
+
+class TankSeries:
+    """Collection `tank_series`: per region and tank, its daily figures over the last 90 days.
+
+    {_id: "region:tank_id", r, tank_id, through, days: [YYYY-MM-DD...], players: [..], battles: [..],
+     wins: [..], damage: [..]} (oldest first; days without a player of the tank are left out)."""
+
+    def __init__(self, db: AsyncIOMotorDatabase[Any]) -> None:
+        self.collection = db["tank_series"]
+
+    async def ensure_schema(self) -> None:
+        return None  # read by _id only
+
+    async def save_many(self, docs: Iterable[dict]) -> None:
+        ops = [ReplaceOne({"_id": doc["_id"]}, doc, upsert=True) for doc in docs]
+        for start in range(0, len(ops), 100):
+            await self.collection.bulk_write(ops[start : start + 100], ordered=False)
+
+    async def get(self, region: str, tank_id: int) -> dict | None:
+        return await self.collection.find_one({"_id": f"{region}:{int(tank_id)}"})
+
+
+class Population:
+    """The population families together (Store.population)."""
+
+    def __init__(self, db: AsyncIOMotorDatabase[Any], ttl_indexes: bool = True) -> None:
+        self.changes = TankChanges(db, ttl_indexes=ttl_indexes)
+        self.days = TankDays(db, ttl_indexes=ttl_indexes)
+        self.periods = TankPeriods(db)
+        self.series = TankSeries(db)
+
+    async def ensure_schema(self) -> None:
+        for part in (self.changes, self.days, self.periods, self.series):
+            await part.ensure_schema()
+
+    def expiring(self) -> list[Expiring]:
+        return [*self.changes.expiring(), *self.days.expiring()]

@@ -1,0 +1,245 @@
+"""Tank statistics of the tracked population (issue 23): day sums, percentile grids and the daily job."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from server.api.catalogue import POPULATION_MIN_BATTLES, POPULATION_MIN_PLAYERS, POPULATION_PERIODS
+from server.domain.days import DAY_SECONDS, day_start, days_before
+from server.domain.population import PeriodAccumulator, day_sums, percentile_grid, played, standing
+from server.domain.ratings import load_expected_values_file
+from server.services.population import PopulationService, newest_complete_day
+from server.services.tracker import due_at
+from store.constants import TANK_COUNTERS
+from store.population import unpack_grid
+from store.tracker import slice_of
+from tests.helpers import EXPECTED_VALUES_FILE, xvm_wn8
+from tests.test_tracker_drift import ACCOUNTS, DAY_LIST, Sim, TableRatings, new_store, pick_career, pick_tanks
+
+B = {name: i for i, name in enumerate(TANK_COUNTERS)}
+
+
+def exact_percentile(values: list[float], p: int) -> float:
+    """The p-th percentile the way a spreadsheet's PERCENTILE.INC computes it: rank h = (n-1)p/100
+    in the sorted values, interpolated linearly between its neighbours."""
+    ordered = sorted(values)
+    h = (len(ordered) - 1) * p / 100
+    lo = math.floor(h)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (h - lo) * (ordered[hi] - ordered[lo])
+
+
+def battle_row(rng: random.Random, battles: int) -> list[int]:
+    """Counters of `battles` plausible battles, in TANK_COUNTERS order."""
+    wins = rng.randint(0, battles)
+    draws = rng.randint(0, battles - wins)
+    shots = rng.randint(0, 12 * battles)
+    row = dict(
+        battles=battles,
+        wins=wins,
+        losses=battles - wins - draws,
+        draws=draws,
+        damage_dealt=rng.randint(0, 4000 * battles),
+        frags=rng.randint(0, 3 * battles),
+        spotted=rng.randint(0, 3 * battles),
+        dropped_capture_points=rng.randint(0, 20 * battles),
+        capture_points=rng.randint(0, 20 * battles),
+        xp=rng.randint(100 * battles, 1500 * battles),
+        survived_battles=rng.randint(0, battles),
+        shots=shots,
+        hits=rng.randint(0, shots),
+    )
+    return [row[name] for name in TANK_COUNTERS]
+
+
+counter = st.integers(min_value=-3, max_value=5000)
+rows = st.dictionaries(st.integers(min_value=1, max_value=40), st.lists(counter, min_size=13, max_size=13), max_size=6)
+
+
+@settings(max_examples=200, deadline=None)
+@given(day=st.lists(st.tuples(st.integers(min_value=1, max_value=10**9), rows), max_size=12))
+def test_day_sums_are_each_tanks_players_and_counters_summed(day):
+    """What a day's changes add up to, written out here: a tank counts each account whose change
+    has battles on it once, and sums its counters with the impossible cut away (negative counters
+    as 0, no more wins / losses / draws / survivals than battles, no more hits than shots)."""
+    accounts, sums = day_sums(day)
+    want: dict[int, list[int]] = {}
+    playing = 0
+    for _, change in day:
+        any_tank = False
+        for tank_id, row in change.items():
+            if row[B["battles"]] <= 0:
+                continue
+            any_tank = True
+            clean = [max(0, v) for v in row]
+            for name in ("wins", "losses", "draws", "survived_battles"):
+                clean[B[name]] = min(clean[B[name]], clean[B["battles"]])
+            clean[B["hits"]] = min(clean[B["hits"]], clean[B["shots"]])
+            total = want.setdefault(tank_id, [0] * 14)
+            total[0] += 1
+            for i, value in enumerate(clean):
+                total[1 + i] += value
+        playing += any_tank
+    assert accounts == playing
+    assert sums == want
+
+
+@settings(max_examples=200, deadline=None)
+@given(values=st.lists(st.floats(min_value=0, max_value=10_000, allow_nan=False), min_size=2, max_size=300))
+def test_percentile_grid_is_the_exact_linear_interpolation(values):
+    grid = percentile_grid(values)
+    assert grid is not None and len(grid) == 99
+    for p in range(1, 100):
+        assert grid[p - 1] == pytest.approx(exact_percentile(values, p), rel=1e-9, abs=1e-9)
+    assert percentile_grid(values[:1]) is None
+
+
+def test_standing_is_the_share_below_within_one_percentile_step():
+    rng = random.Random(7)
+    values = [rng.lognormvariate(7, 0.5) for _ in range(2000)]
+    grid = percentile_grid(values)
+    for probe in [rng.lognormvariate(7, 0.6) for _ in range(300)] + [min(values), max(values)]:
+        share = 100 * sum(v < probe for v in values) / len(values)
+        got = standing(grid, probe)
+        assert got is not None and abs(got - share) <= 1.05, (probe, got, share)
+    assert standing(None, 1.0) is None
+
+
+@pytest.fixture(scope="module")
+def table():
+    return load_expected_values_file(EXPECTED_VALUES_FILE)
+
+
+def test_period_table_equals_an_exact_computation(raw_table, table):
+    """Three days of 150 accounts on 8 tanks: every tank's players, sums and grids, and the accounts'
+    WN8 grid, against the same figures computed here from the raw rows (XVM's formula for WN8)."""
+    rng = random.Random(11)
+    tank_ids = sorted(raw_table)[::97][:7] + [65_521]  # the last one is not in the table
+    days = []
+    for _ in range(3):
+        day = []
+        for account_id in range(1, 151):
+            if rng.random() < 0.7:
+                played_tanks = rng.sample(tank_ids, rng.randint(1, 4))
+                day.append((account_id, {t: battle_row(rng, rng.randint(1, 12)) for t in played_tanks}))
+        days.append(day)
+    accumulator = PeriodAccumulator()
+    for day in days:
+        accumulator.add(day)
+    table_out = accumulator.table(table, POPULATION_MIN_BATTLES, POPULATION_MIN_PLAYERS, 30)
+
+    per_account: dict[int, dict[int, list[int]]] = {}
+    for day in days:
+        for account_id, change in day:
+            for tank_id, row in change.items():
+                total = per_account.setdefault(account_id, {}).setdefault(tank_id, [0] * 13)
+                for i, value in enumerate(row):
+                    total[i] += value
+    checked_grids = 0
+    for tank_id in tank_ids:
+        players = {a: mine[tank_id] for a, mine in per_account.items() if tank_id in mine}
+        got = table_out["tanks"][tank_id]
+        assert got["players"] == len(players)
+        assert got["sums"] == [sum(row[i] for row in players.values()) for i in range(13)]
+        qualified = {a: row for a, row in players.items() if row[B["battles"]] >= POPULATION_MIN_BATTLES}
+        assert got["qualified"] == len(qualified)
+        averages = [row[B["damage_dealt"]] / row[B["battles"]] for row in qualified.values()]
+        if len(averages) < POPULATION_MIN_PLAYERS:
+            assert got["damage"] is None
+            continue
+        for p in (1, 10, 50, 65, 85, 95, 99):
+            assert got["damage"][p - 1] == pytest.approx(exact_percentile(averages, p))
+        if tank_id not in raw_table:
+            assert got["wn8"] is None and got["rated"] == 0
+            continue
+        wn8s = [xvm_wn8({}, {tank_id: dict(zip(TANK_COUNTERS, row))}, raw_table) for row in qualified.values()]
+        for p in (5, 50, 95):
+            assert got["wn8"][p - 1] == pytest.approx(exact_percentile(wn8s, p), abs=0.01)
+        checked_grids += 1
+    assert checked_grids >= 3
+    busy = [tanks for tanks in per_account.values() if sum(row[0] for row in tanks.values()) >= 30]
+    wn8s = [xvm_wn8({}, {t: dict(zip(TANK_COUNTERS, row)) for t, row in tanks.items()}, raw_table) for tanks in busy]
+    assert table_out["accounts"]["qualified"] == len(busy) >= POPULATION_MIN_PLAYERS
+    assert table_out["accounts"]["wn8"][49] == pytest.approx(exact_percentile(wn8s, 50), abs=0.01)
+
+
+def test_a_day_is_complete_an_hour_after_it_ends():
+    day = "2026-03-10"
+    assert newest_complete_day(day_start(day) + DAY_SECONDS + 3599) == days_before(day, 1)
+    assert newest_complete_day(day_start(day) + DAY_SECONDS + 3600) == day
+
+
+@pytest.mark.gen_test(timeout=120)
+async def test_the_daily_job_sums_what_the_truth_says_was_played(mongo_uri, raw_table):
+    """Twelve days of the tracker (pass visits, and same-day rewrites by live lookups after more
+    battles) on the fake upstream of tests/test_tracker_drift.py; then the job. Each day's sums per
+    tank equal the truth's per-account differences summed; a second run stores the same; every
+    period's table is there, with its players and sums."""
+    tanks = pick_tanks(raw_table)
+    client, name, store = await new_store(mongo_uri)
+    try:
+        sim = Sim.over(store, pick_career(raw_table, tanks))
+        days = DAY_LIST[:12]
+        for account in ACCOUNTS:
+            sim.world.play(account, tanks[0], 5, seed=account[1])
+            await sim.lookup(account)
+        for n, day in enumerate(days[1:], start=1):
+            for k, account in enumerate(ACCOUNTS):
+                sim.clock.set(max(sim.clock(), due_at(day, slice_of(*account))) + 1)
+                sim.world.play(account, tanks[(n + k) % 5], 1 + (n * k) % 7, seed=n * 10 + k)
+                await sim.pass_visits(day)
+                if (n + k) % 3 == 0:  # more battles, then a live lookup: the day's record rewritten
+                    sim.world.play(account, tanks[5], 2, seed=n * 100 + k)
+                    await sim.lookup(account)
+        sim.clock.set(day_start(days[-1]) + DAY_SECONDS + 3600)
+        service = PopulationService(store, TableRatings(), clock=sim.clock)
+        outcome = await service.build()
+        assert "built through " + days[-1] in outcome, outcome
+        assert (await service.build()).startswith("up to date"), "built twice for one day"
+
+        first_docs = {}
+        for day in days[1:]:
+            for region in ("eu", "na"):
+                want: dict[int, list[int]] = {}
+                for account in [a for a in ACCOUNTS if a[0] == region]:
+                    before = sim.world.truth(account, days_before(day, 1))
+                    after = sim.world.truth(account, day)
+                    diff = {
+                        t: [row[name] - (before.get(t) or {}).get(name, 0) for name in TANK_COUNTERS]
+                        for t, row in after.items()
+                    }
+                    for tank_id, row in played(diff).items():
+                        total = want.setdefault(tank_id, [0] * 14)
+                        total[0] += 1
+                        for i, value in enumerate(row):
+                            total[1 + i] += value
+                if region == "eu":
+                    assert want, day  # the eu accounts played every day
+                doc = await store.population.days.get(region, day)
+                assert doc is not None, (region, day)
+                assert {int(t): row for t, row in doc["tanks"].items()} == want, (region, day)
+                first_docs[(region, day)] = doc["tanks"]
+        await service.build(force=True)
+        for (region, day), tanks_doc in first_docs.items():
+            assert (await store.population.days.get(region, day))["tanks"] == tanks_doc
+
+        for days_n in POPULATION_PERIODS:
+            period = await store.population.periods.get("eu", days_n)
+            assert period is not None and period["through"] == days[-1]
+            assert period["from"] == days_before(days[-1], days_n - 1)
+            eu_battles = sum(row[1] for d in days[1:] for row in first_docs[("eu", d)].values())
+            if days_n >= len(days):
+                assert sum(t["sums"][0] for t in period["tanks"].values()) == eu_battles
+            # Three eu players: below every minimum, so no grid is published.
+            assert all(t["damage"] is None for t in period["tanks"].values())
+            assert unpack_grid(None) is None
+        series = await store.population.series.get("eu", tanks[0])
+        assert series is not None and series["days"] == sorted(series["days"])
+    finally:
+        await client.drop_database(name)
+        client.close()
