@@ -1,10 +1,11 @@
 """HTTP handlers; each module ends with its route list, gathered here."""
 
-from handlers import base, clans, index, metrics, online, openapi, players, site, status
+from handlers import base, clans, index, metrics, online, openapi, players, site, status, tanks
 
 routes = [
     *index.routes,
     *players.routes,
+    *tanks.routes,
     *clans.routes,
     *online.routes,
     *status.routes,

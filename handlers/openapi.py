@@ -436,6 +436,7 @@ def openapi_document(config) -> dict:
         "servers": [{"url": PREFIX, "description": f"API version {API_VERSION} on this host."}],
         "tags": [
             {"name": "players", "description": "Player profiles and history."},
+            {"name": "tanks", "description": "Tank statistics of the tracked population."},
             {"name": "clans", "description": "Clan details and the weekly digest."},
             {"name": "online", "description": "Player counts per game and region."},
             {"name": "meta", "description": "Index, status and this document."},

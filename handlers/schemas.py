@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from server.api.catalogue import CATALOGUE, HOT_COPY_SECONDS, SEARCH_RESULTS, STATUS
+from server.api.catalogue import (
+    CATALOGUE,
+    HOT_COPY_SECONDS,
+    SEARCH_RESULTS,
+    STATUS,
+    TABLE_PERCENTILES,
+    TANK_PAGE_MAX,
+    TANK_PERCENTILES,
+    TANK_SORTS,
+)
 from server.api.config import API_VERSION
 from server.api.errors import ERROR_CODES
 from server.domain.ratings import wn8_color
@@ -56,6 +65,36 @@ def schema_components(index: dict) -> dict:
     date = {"type": "string", "format": "date", "pattern": DATE_PATTERN, "description": "UTC calendar day."}
     region = {"type": "string", "enum": list(REGIONS)}
     member_ref = obj({"account_id": {"type": "integer"}, "name": nullable("string")})
+    population_period = {
+        "region": region,
+        "days": {"type": "integer", "minimum": 1},
+        "from": date,
+        "through": date,
+        "built_at": unix,
+        "population": {"type": "string"},
+        "min_battles": {"type": "integer", "minimum": 1},
+        "min_players": {"type": "integer", "minimum": 1},
+    }
+    tank_row = {
+        "tank_id": {"type": "integer", "minimum": 1},
+        "name": nullable("string"),
+        "tier": nullable("integer", minimum=1, maximum=11),
+        "type": nullable("string"),
+        "nation": nullable("string"),
+        "players": {"type": "integer", "minimum": 0},
+        "battles": {"type": "integer", "minimum": 0},
+        **{
+            key: number_or_null
+            for key in ("win_rate", "avg_damage", "avg_frags", "avg_xp", "survival_rate", "hit_rate")
+        },
+    }
+
+    def nullable_percentiles(points: Iterable[int]) -> dict:
+        return {
+            "oneOf": [obj({f"p{p}": {"type": "number"} for p in points}), {"type": "null"}],
+            "description": "Null below min_players qualified players.",
+        }
+
     period_figures = obj(
         {
             "from": date,
@@ -304,6 +343,63 @@ def schema_components(index: dict) -> dict:
                         }
                     ),
                     description="Every tank the player owns; sorted by period battles, then career battles.",
+                ),
+            }
+        ),
+        "TankStats": obj(
+            {
+                **population_period,
+                "sort": {"type": "string", "enum": list(TANK_SORTS)},
+                "order": {"type": "string", "enum": ["desc", "asc"]},
+                "total": {"type": "integer", "minimum": 0, "description": "Tanks matching the filters."},
+                "offset": {"type": "integer", "minimum": 0},
+                "limit": {"type": "integer", "minimum": 1, "maximum": TANK_PAGE_MAX},
+                "tanks": array(
+                    obj(
+                        {
+                            **tank_row,
+                            "damage_percentiles": nullable_percentiles(TABLE_PERCENTILES),
+                            "sample": obj(
+                                {
+                                    "players": {"type": "integer", "minimum": 0},
+                                    "battles": {"type": "integer", "minimum": 0},
+                                    "qualified": {"type": "integer", "minimum": 0},
+                                }
+                            ),
+                        }
+                    ),
+                    maxItems=TANK_PAGE_MAX,
+                ),
+            }
+        ),
+        "TankDetail": obj(
+            {
+                **population_period,
+                **tank_row,
+                "sample": obj(
+                    {
+                        "players": {"type": "integer", "minimum": 0},
+                        "battles": {"type": "integer", "minimum": 0},
+                        "qualified": {"type": "integer", "minimum": 0},
+                        "rated": {"type": "integer", "minimum": 0},
+                    }
+                ),
+                "percentiles": obj(
+                    {
+                        "damage": nullable_percentiles(TANK_PERCENTILES),
+                        "wn8": nullable_percentiles(TANK_PERCENTILES),
+                    }
+                ),
+                "series": array(
+                    obj(
+                        {
+                            "date": date,
+                            "players": {"type": "integer", "minimum": 0},
+                            "battles": {"type": "integer", "minimum": 0},
+                            "win_rate": number_or_null,
+                            "avg_damage": number_or_null,
+                        }
+                    )
                 ),
             }
         ),

@@ -194,6 +194,8 @@ def bad_values(param: Param) -> list[str]:
     if param.type == "integer":
         assert param.minimum is not None and param.maximum is not None
         values = [str(param.minimum - 1), str(param.maximum + 1), "-1", "1.5", "abc", "", " 1", "１"]
+        if param.enum is not None:  # within the bounds, not an allowed value
+            values.append(str(next(v for v in range(param.minimum, param.maximum) if v not in param.enum)))
         return [value for value in values if value or param.location == "query"]
     if param.enum is not None:
         return ["zz", param.enum[0].upper(), ""] if param.location == "query" else ["zz", param.enum[0].upper()]
@@ -234,10 +236,13 @@ def with_value(endpoint: Endpoint, param: Param, *values: str) -> str:
 
 
 def good_value(endpoint: Endpoint, param: Param) -> str:
-    """A value the parameter accepts: the example's, its default or its first allowed value."""
+    """A value the parameter accepts: the example's, its default, its first allowed value, its own
+    example or its minimum."""
     value = example_query(endpoint).get(param.name, param.default)
     if value is None and param.enum is not None:
         value = param.enum[0]
+    if value is None:
+        value = param.example if param.example is not None else param.minimum
     assert value is not None, (endpoint.name, param.name)
     return str(value)
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import math
 import random
+import time
 
 import pytest
+import ujson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -16,7 +18,7 @@ from server.domain.ratings import load_expected_values_file
 from server.services.population import PopulationService, newest_complete_day
 from server.services.tracker import due_at
 from store.constants import TANK_COUNTERS
-from store.population import unpack_grid
+from store.population import TankChanges, unpack_grid
 from store.tracker import slice_of
 from tests.helpers import EXPECTED_VALUES_FILE, xvm_wn8
 from tests.test_tracker_drift import ACCOUNTS, DAY_LIST, Sim, TableRatings, new_store, pick_career, pick_tanks
@@ -243,3 +245,91 @@ async def test_the_daily_job_sums_what_the_truth_says_was_played(mongo_uri, raw_
     finally:
         await client.drop_database(name)
         client.close()
+
+
+async def _get(http_client, base_url, path):
+    response = await http_client.fetch(base_url + "/api/v1" + path, raise_error=False)
+    return response.code, ujson.loads(response.body)
+
+
+@pytest.mark.gen_test(timeout=120)
+async def test_tank_endpoints_answer_the_built_tables(app, http_client, base_url, raw_table):
+    """30 eu accounts on three tanks over three days (written as the tracker writes its changes),
+    the job, then /tanks/stats and /tank: figures from the sums, percentiles from the players,
+    filters, sorting, paging; no_statistics before the build and for a tank nobody played."""
+    services, store = app.settings["services"], app.settings["store"]
+    code, body = await _get(http_client, base_url, "/tanks/stats?region=eu&days=7")
+    assert (code, body["error"]["code"]) == (404, "no_statistics")
+
+    through = newest_complete_day(time.time())
+    rng = random.Random(3)
+    played_rows: dict[int, dict[int, list[int]]] = {}
+    t34, pz4, t14 = 1, 17, 33  # tier 5 ussr / germany mediums and a tier 5 usa heavy (2018 list)
+    for k in range(3):
+        day = days_before(through, k)
+        docs = []
+        for account_id in range(500_100_000, 500_100_030):
+            rows = {t34: battle_row(rng, rng.randint(4, 9))}
+            if account_id % 2:
+                rows[pz4] = battle_row(rng, rng.randint(1, 3))
+            if account_id % 10 == 0:
+                rows[t14] = battle_row(rng, 2)
+            docs.append(TankChanges.change("eu", account_id, day, rows))
+            for tank_id, row in rows.items():
+                total = played_rows.setdefault(tank_id, {}).setdefault(account_id, [0] * 13)
+                for i, value in enumerate(row):
+                    total[i] += value
+        await store.population.changes.save(docs)
+    job = PopulationService(store, services.ratings_source)
+    await job.build(force=True)
+
+    code, body = await _get(http_client, base_url, "/tanks/stats?region=eu&days=7&sort=players")
+    assert code == 200, body
+    data = body["data"]
+    assert data["through"] == through and data["total"] == 3
+    assert [row["tank_id"] for row in data["tanks"]] == [t34, pz4, t14]
+    top = data["tanks"][0]
+    rows = played_rows[t34]
+    battles = sum(r[B["battles"]] for r in rows.values())
+    assert top["players"] == 30 and top["battles"] == battles
+    assert top["name"] == "T-34" and top["tier"] == 5 and top["nation"] == "ussr"
+    assert top["win_rate"] == round(100 * sum(r[B["wins"]] for r in rows.values()) / battles, 2)
+    assert top["avg_damage"] == round(sum(r[B["damage_dealt"]] for r in rows.values()) / battles, 2)
+    averages = [
+        r[B["damage_dealt"]] / r[B["battles"]] for r in rows.values() if r[B["battles"]] >= POPULATION_MIN_BATTLES
+    ]
+    assert top["sample"] == {"players": 30, "battles": battles, "qualified": len(averages)}
+    for p in (50, 65, 85, 95):
+        assert top["damage_percentiles"][f"p{p}"] == pytest.approx(exact_percentile(averages, p), rel=1e-5)
+    # Pz. IV: 15 players, below the minimum of 20: counted, no rates, no percentiles.
+    pz = data["tanks"][1]
+    assert pz["players"] == 15 and pz["win_rate"] is None and pz["damage_percentiles"] is None
+
+    code, body = await _get(http_client, base_url, "/tanks/stats?region=eu&days=7&nation=germany")
+    assert [row["tank_id"] for row in body["data"]["tanks"]] == [pz4]
+    code, body = await _get(http_client, base_url, "/tanks/stats?region=eu&days=7&type=heavyTank&tier=5")
+    assert [row["tank_id"] for row in body["data"]["tanks"]] == [t14]
+    code, body = await _get(
+        http_client, base_url, "/tanks/stats?region=eu&days=7&sort=players&order=asc&limit=1&offset=1"
+    )
+    assert [row["tank_id"] for row in body["data"]["tanks"]] == [pz4] and body["data"]["total"] == 3
+    code, body = await _get(http_client, base_url, "/tanks/stats?region=eu&days=7&sort=damage_p50")
+    assert body["data"]["tanks"][0]["tank_id"] == t34  # the others have no percentiles: nulls last
+
+    code, body = await _get(http_client, base_url, f"/tank/{t34}/eu?days=7")
+    assert code == 200, body
+    detail = body["data"]
+    assert detail["players"] == 30 and detail["sample"]["qualified"] == len(averages)
+    assert [point["date"] for point in detail["series"]] == [days_before(through, k) for k in (2, 1, 0)]
+    assert sum(point["battles"] for point in detail["series"]) == battles
+    assert detail["percentiles"]["damage"]["p99"] == pytest.approx(exact_percentile(averages, 99), rel=1e-5)
+    wn8s = [
+        xvm_wn8({}, {t34: dict(zip(TANK_COUNTERS, r))}, raw_table)
+        for r in rows.values()
+        if r[B["battles"]] >= POPULATION_MIN_BATTLES
+    ]
+    assert detail["percentiles"]["wn8"]["p50"] == pytest.approx(exact_percentile(wn8s, 50), abs=0.01)
+    code, body = await _get(http_client, base_url, "/tank/999999/eu?days=7")
+    assert (code, body["error"]["code"]) == (404, "no_statistics")
+    code, body = await _get(http_client, base_url, "/tank/1/eu?days=8")
+    assert (code, body["error"]["code"]) == (400, "invalid_days")

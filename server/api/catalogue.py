@@ -35,6 +35,24 @@ DIGEST_MIN_BATTLES = 10  # a digest's WN8 and win-rate lists rank members with t
 POPULATION_PERIODS = (7, 30, 90)  # the periods (days, ending on the newest complete day) they cover
 POPULATION_MIN_BATTLES = 10  # a player counts in a tank's distributions with this many battles on it in the period
 POPULATION_MIN_PLAYERS = 20  # a population figure is null when fewer players stand behind it
+TABLE_PERCENTILES = (50, 65, 85, 95)  # a tank table row's damage percentiles (the marks players chase)
+TANK_PERCENTILES = (10, 20, 30, 40, 50, 60, 65, 70, 80, 85, 90, 95, 99)  # one tank's percentiles
+TANK_PAGE_MAX = 100  # tanks per page of /tanks/stats
+VEHICLE_TYPES = ("lightTank", "mediumTank", "heavyTank", "AT-SPG", "SPG")
+TANK_SORTS = (
+    "battles",
+    "players",
+    "win_rate",
+    "avg_damage",
+    "avg_frags",
+    "avg_xp",
+    "survival_rate",
+    "hit_rate",
+    *(f"damage_p{p}" for p in TABLE_PERCENTILES),
+    "tier",
+    "tank_id",
+    "name",
+)
 STANDING_MIN_BATTLES = 100  # an account counts in its region's WN8 standing with this many battles in the period
 DELTA_FIELDS = "deltas." + " / ".join(f"{p}d" for p in DELTA_PERIODS)  # "deltas.7d / 30d / 90d"
 TRACKED_SEARCH_CACHE_SECONDS = 60  # the tracked accounts' answer to a (region, prefix) is reused this long
@@ -85,7 +103,7 @@ class Param:
     description: str
     minimum: int | None = None
     maximum: int | None = None
-    enum: tuple[str, ...] | None = None
+    enum: tuple[str, ...] | tuple[int, ...] | None = None
     min_length: int | None = None  # free text: length bounds and an anchored pattern
     max_length: int | None = None
     pattern: str | None = None
@@ -199,13 +217,18 @@ def parse_value(param: Param, text: str) -> Any:
             and text.isdigit()
             and len(text) <= len(str(param.maximum))
             and param.minimum <= int(text) <= param.maximum
+            and (param.enum is None or int(text) in param.enum)
         ):
             return int(text)
-        hint = f"{param.name} must be an integer from {param.minimum} to {param.maximum}"
+        hint = (
+            f"{param.name} must be {one_of(tuple(map(str, param.enum)))}"
+            if param.enum is not None
+            else f"{param.name} must be an integer from {param.minimum} to {param.maximum}"
+        )
     elif param.enum is not None:
         if text in param.enum:
             return text
-        hint = f"{param.name} must be one of " + ", ".join(param.enum)
+        hint = f"{param.name} must be one of " + ", ".join(map(str, param.enum))
     else:
         # Free text: within its length bounds and matching its pattern (anchored, so the
         # document's unanchored JSON Schema pattern means the same).
@@ -546,6 +569,161 @@ ONLINE_HISTORY = Endpoint(
         "series[]": "date, samples, peak, peak_minute, min, avg",
     },
 )
+
+
+def _period_param() -> Param:
+    return Param(
+        "days",
+        "query",
+        "integer",
+        "invalid_days",
+        f"The period: {one_of(tuple(map(str, POPULATION_PERIODS)))} UTC days, ending on the newest complete "
+        "day. Give it at most once.",
+        minimum=min(POPULATION_PERIODS),
+        maximum=max(POPULATION_PERIODS),
+        enum=POPULATION_PERIODS,
+        default=30,
+    )
+
+
+POPULATION_FIELDS = {
+    "region, days, from, through": "the region and the period: its first and last UTC day (the newest "
+    "complete day; built daily about an hour after a day ends)",
+    "built_at": "unix time the tables were built",
+    "population": "who the figures are about: the tracked accounts (players looked up here and members "
+    "of cached clans), not a random sample of the server",
+    "min_battles, min_players": f"a player counts in a tank's percentiles with at least min_battles "
+    f"({POPULATION_MIN_BATTLES}) battles on it in the period; a figure is null when fewer than "
+    f"min_players ({POPULATION_MIN_PLAYERS}) players stand behind it",
+}
+TANK_ROW_FIGURES = (
+    "tank_id, name, tier, type, nation (null when the encyclopedia lacks the tank), players (tracked "
+    "accounts that played it in the period), battles, win_rate (%), avg_damage, avg_frags, avg_xp, "
+    "survival_rate (%), hit_rate (%)"
+)
+TANK_STATS = Endpoint(
+    name="tank_stats",
+    path="/tanks/stats",
+    summary="Tank statistics of a region: win rate, damage and damage percentiles per tank",
+    description="Every tank the tracked accounts of a region played in the period, with its players, "
+    "battles, rates and averages and the percentiles of the players' average damage "
+    f"({', '.join(f'p{p}' for p in TABLE_PERCENTILES)}: the damage that puts a player in the top "
+    f"{', '.join(str(100 - p) for p in TABLE_PERCENTILES[1:])} % of the tank's players). Built daily "
+    "from the tracker's per-tank records, without any request to the game API. Filter by tier, type "
+    "and nation; sort by any figure; page with limit and offset. 404 no_statistics until the first "
+    "build.",
+    tag="tanks",
+    operation_id="TankStats",
+    limit_per_minute=30,
+    cache_max_age=300,
+    answer_seconds=HOT_COPY_SECONDS,
+    example="/tanks/stats?region=eu&days=30",
+    params=(
+        Param(
+            "region",
+            "query",
+            "string",
+            "invalid_region",
+            f"Game region: {one_of(REGIONS)}. Required; give it once.",
+            enum=REGIONS,
+            required=True,
+        ),
+        _period_param(),
+        Param("tier", "query", "integer", "invalid_tier", "Only tanks of this tier.", minimum=1, maximum=11),
+        Param("type", "query", "string", "invalid_type", "Only tanks of this type.", enum=VEHICLE_TYPES),
+        Param(
+            "nation",
+            "query",
+            "string",
+            "invalid_nation",
+            "Only tanks of this nation, as the game API names it (ussr, germany, usa, ...).",
+            min_length=2,
+            max_length=16,
+            pattern=r"^[a-z]+$",
+            example="ussr",
+        ),
+        Param(
+            "sort",
+            "query",
+            "string",
+            "invalid_sort",
+            "The figure to sort by (nulls last).",
+            enum=TANK_SORTS,
+            default="battles",
+        ),
+        Param("order", "query", "string", "invalid_order", "desc or asc.", enum=("desc", "asc"), default="desc"),
+        Param(
+            "limit",
+            "query",
+            "integer",
+            "invalid_limit",
+            "Tanks per page.",
+            minimum=1,
+            maximum=TANK_PAGE_MAX,
+            default=50,
+        ),
+        Param(
+            "offset",
+            "query",
+            "integer",
+            "invalid_offset",
+            "Tanks to skip (paging).",
+            minimum=0,
+            maximum=10_000,
+            default=0,
+        ),
+    ),
+    errors=("no_statistics", "database_unavailable"),
+    schema="TankStats",
+    fields={
+        **POPULATION_FIELDS,
+        "sort, order, total, offset, limit": "the order asked for, how many tanks match the filters, the page",
+        "tanks[]": f"{TANK_ROW_FIGURES}, damage_percentiles {{{', '.join(f'p{p}' for p in TABLE_PERCENTILES)}}} "
+        "(average damage per battle of the players with min_battles; null below min_players of them), "
+        "sample {players, battles, qualified (players with min_battles)}",
+    },
+)
+TANK = Endpoint(
+    name="tank",
+    path="/tank/{tank_id}/{region}",
+    summary="One tank's statistics: figures, daily series and percentiles",
+    description="One tank on a region over the period: the figures of /tanks/stats, a daily series "
+    "(players, battles, win rate, average damage) and the percentiles "
+    f"{TANK_PERCENTILES[0]} to {TANK_PERCENTILES[-1]} of the players' average damage and of their WN8 on it. "
+    "404 no_statistics when no tracked account played it in the period.",
+    tag="tanks",
+    operation_id="Tank",
+    limit_per_minute=30,
+    cache_max_age=300,
+    answer_seconds=HOT_COPY_SECONDS,
+    example="/tank/1/eu?days=30",
+    params=(
+        Param(
+            "tank_id",
+            "path",
+            "integer",
+            "invalid_tank_id",
+            "Tank ID (the game API's tank_id).",
+            minimum=1,
+            maximum=2**31 - 1,
+            example=1,
+        ),
+        REGION,
+        _period_param(),
+    ),
+    errors=("no_statistics", "database_unavailable"),
+    schema="TankDetail",
+    fields={
+        **POPULATION_FIELDS,
+        "tank_id, name, tier, type, nation, players, battles, win_rate, avg_damage, avg_frags, avg_xp, "
+        "survival_rate, hit_rate": TANK_ROW_FIGURES,
+        "sample": "players, battles, qualified (players with min_battles), rated (of those, on a tank "
+        "the expected-values table rates)",
+        "percentiles": f"damage and wn8: {{{', '.join(f'p{p}' for p in TANK_PERCENTILES)}}} of the qualified "
+        "players' average damage per battle and WN8 on the tank; null below min_players",
+        "series[]": "date, players, battles, win_rate, avg_damage: each day of the period someone played it",
+    },
+)
 STATUS = Endpoint(
     name="status",
     path="/status",
@@ -607,6 +785,8 @@ CATALOGUE: tuple[Endpoint, ...] = (
     HISTORY,
     TANKS,
     PLAYER_SEARCH,
+    TANK_STATS,
+    TANK,
     CLAN,
     WEEKLY,
     ONLINE,

@@ -25,6 +25,7 @@ from server.services.population import PopulationService
 from server.services.registry import Services
 from server.services.search import PlayerSearch
 from server.services.status import StatusService
+from server.services.tank_stats import TankStatsService
 from server.services.tracker import Tracker
 from server.upstream.budget import UpstreamBudget
 from server.upstream.client import UpstreamClient
@@ -92,6 +93,7 @@ async def build_services(
         tracker=tracker,
         status=StatusService(store),
         answers=answers,
+        tank_stats=TankStatsService(store, ratings_source, clock=clock),
     )
     metrics.add_source(lambda: process_families(services))
     return services

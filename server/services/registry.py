@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # types only: the services import nothing from here at run ti
     from server.services.players import PlayerService
     from server.services.search import PlayerSearch
     from server.services.status import StatusService
+    from server.services.tank_stats import TankStatsService
     from server.services.tracker import Tracker
     from server.upstream.client import UpstreamClient
     from server.upstream.expected_values import RatingsSource
@@ -57,6 +58,7 @@ class Services:
         tracker: Tracker | None = None,
         status: StatusService | None = None,
         answers: AnswerCache | None = None,
+        tank_stats: TankStatsService | None = None,
     ):
         self.started_at = time.time()
         # Rendered answers replayed by the HTTP layer; the services drop what they write.
@@ -73,6 +75,7 @@ class Services:
         self.tracker = tracker  # the daily pass
         self.metrics = metrics  # optional: the early 429 reads it with getattr(..., None)
         self._status = status  # /status's database view
+        self._tank_stats = tank_stats  # /tanks/stats and /tank
         # Set by run_server: the embedded database's supervisor (None with an external MongoDB)
         # and the HTTP server's connection figures.
         self.embedded_database: Supervised | None = None
@@ -105,6 +108,10 @@ class Services:
     @property
     def jobs(self) -> JobRunner:
         return _wired(self._jobs, "jobs")
+
+    @property
+    def tank_stats(self) -> TankStatsService:
+        return _wired(self._tank_stats, "tank_stats")
 
     @property
     def status(self) -> StatusService:

@@ -1,0 +1,228 @@
+"""Tank statistics answers (/tanks/stats, /tank/{tank_id}/{region}) from the daily job's tables."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from server.api.catalogue import (
+    HOT_COPY_SECONDS,
+    POPULATION_MIN_BATTLES,
+    POPULATION_MIN_PLAYERS,
+    TABLE_PERCENTILES,
+    TANK_PERCENTILES,
+)
+from server.api.errors import APIError
+from store.client import request_deadline
+from store.constants import TANK_COUNTERS
+from store.population import unpack_grid
+
+if TYPE_CHECKING:
+    from server.upstream.expected_values import RatingsSource
+    from store.store import Store
+
+C = {name: i for i, name in enumerate(TANK_COUNTERS)}
+POPULATION_NOTE = (
+    "the tracked accounts (players looked up here and members of cached clans), measured daily: "
+    "not a random sample of the server"
+)
+
+
+def _rate(part: int, whole: int) -> float | None:
+    return round(100.0 * part / whole, 2) if whole else None
+
+
+def _per(part: int, battles: int) -> float | None:
+    return round(part / battles, 2) if battles else None
+
+
+def _percentiles(grid: Sequence[float] | None, points: Sequence[int]) -> dict[str, float] | None:
+    return {f"p{p}": grid[p - 1] for p in points} if grid is not None else None
+
+
+def tank_figures(entry: Mapping[str, Any], min_players: int) -> dict[str, Any]:
+    """The population figures of one tank over a period from its tank_periods entry: null below
+    `min_players` players (the sample is always given)."""
+    sums, players = entry["sums"], int(entry["players"])
+    battles = sums[C["battles"]]
+    enough = players >= min_players
+    return {
+        "players": players,
+        "battles": battles,
+        "win_rate": _rate(sums[C["wins"]], battles) if enough else None,
+        "avg_damage": _per(sums[C["damage_dealt"]], battles) if enough else None,
+        "avg_frags": _per(sums[C["frags"]], battles) if enough else None,
+        "avg_xp": _per(sums[C["xp"]], battles) if enough else None,
+        "survival_rate": _rate(sums[C["survived_battles"]], battles) if enough else None,
+        "hit_rate": _rate(sums[C["hits"]], sums[C["shots"]]) if enough else None,
+    }
+
+
+class PeriodTable:
+    """One decoded tank_periods document: its tanks' figures, grids unpacked on first use."""
+
+    def __init__(self, doc: Mapping[str, Any]) -> None:
+        self.doc = doc
+        self.entries: dict[int, Mapping[str, Any]] = {int(t): e for t, e in doc["tanks"].items()}
+        self._grids: dict[tuple[int, str], list[float] | None] = {}
+
+    def grid(self, tank_id: int, kind: str) -> list[float] | None:
+        key = (tank_id, kind)
+        if key not in self._grids:
+            entry = self.entries.get(tank_id) or {}
+            self._grids[key] = unpack_grid(entry.get(kind))
+        return self._grids[key]
+
+    def account_grid(self) -> list[float] | None:
+        return unpack_grid((self.doc.get("accounts") or {}).get("wn8"))
+
+
+class TankStatsService:
+    """Reads the tables the daily job (server/services/population.py) builds. A table is one
+    document per (region, period); it is decoded once and reused HOT_COPY_SECONDS."""
+
+    def __init__(self, store: Store, ratings_source: RatingsSource, clock: Callable[[], float] = time.time) -> None:
+        self.store = store
+        self.ratings_source = ratings_source
+        self.clock = clock
+        self._tables: dict[tuple[str, int], tuple[float, PeriodTable | None]] = {}
+
+    async def table(self, region: str, days: int) -> PeriodTable | None:
+        """The (region, days) table, None before the job built one."""
+        key = (region, days)
+        kept = self._tables.get(key)
+        now = time.monotonic()
+        if kept is not None and now - kept[0] < HOT_COPY_SECONDS:
+            return kept[1]
+        async with request_deadline():
+            doc = await self.store.population.periods.get(region, days)
+        table = PeriodTable(doc) if doc is not None else None
+        self._tables[key] = (now, table)
+        return table
+
+    async def _vehicles(self, region: str) -> Mapping[int, Mapping[str, Any]]:
+        return await self.ratings_source.vehicles(region)
+
+    @staticmethod
+    def _period(region: str, days: int, table: PeriodTable) -> dict[str, Any]:
+        doc = table.doc
+        return {
+            "region": region,
+            "days": days,
+            "from": doc["from"],
+            "through": doc["through"],
+            "built_at": int(doc["built_at"]),
+            "population": POPULATION_NOTE,
+            "min_battles": int(doc.get("min_battles", POPULATION_MIN_BATTLES)),
+            "min_players": int(doc.get("min_players", POPULATION_MIN_PLAYERS)),
+        }
+
+    def _row(self, tank_id: int, table: PeriodTable, vehicle: Mapping[str, Any] | None) -> dict[str, Any]:
+        entry = table.entries[tank_id]
+        min_players = int(table.doc.get("min_players", POPULATION_MIN_PLAYERS))
+        facts = vehicle or {}
+        return {
+            "tank_id": tank_id,
+            "name": facts.get("name"),
+            "tier": facts.get("tier"),
+            "type": facts.get("type"),
+            "nation": facts.get("nation"),
+            **tank_figures(entry, min_players),
+            "damage_percentiles": _percentiles(table.grid(tank_id, "damage"), TABLE_PERCENTILES),
+            "sample": {
+                "players": int(entry["players"]),
+                "battles": int(entry["sums"][C["battles"]]),
+                "qualified": int(entry["qualified"]),
+            },
+        }
+
+    async def tank_table(
+        self,
+        region: str,
+        days: int,
+        tier: int | None,
+        vehicle_type: str | None,
+        nation: str | None,
+        sort: str,
+        order: str,
+        limit: int,
+        offset: int,
+    ) -> dict[str, Any]:
+        table = await self.table(region, days)
+        if table is None:
+            raise APIError("no_statistics")
+        vehicles = await self._vehicles(region)
+        rows = []
+        for tank_id in table.entries:
+            facts = vehicles.get(tank_id)
+            if tier is not None and (facts or {}).get("tier") != tier:
+                continue
+            if vehicle_type is not None and (facts or {}).get("type") != vehicle_type:
+                continue
+            if nation is not None and (facts or {}).get("nation") != nation:
+                continue
+            rows.append(self._row(tank_id, table, facts))
+        rows.sort(key=lambda row: row["tank_id"])  # ties (and nulls) in tank_id order
+        present = [row for row in rows if _sort_value(row, sort) is not None]
+        missing = [row for row in rows if _sort_value(row, sort) is None]
+        present.sort(key=lambda row: _sort_value(row, sort), reverse=order == "desc")
+        ordered = present + missing  # nulls last either way
+        return {
+            **self._period(region, days, table),
+            "sort": sort,
+            "order": order,
+            "total": len(ordered),
+            "offset": offset,
+            "limit": limit,
+            "tanks": ordered[offset : offset + limit],
+        }
+
+    async def tank(self, region: str, tank_id: int, days: int) -> dict[str, Any]:
+        table = await self.table(region, days)
+        if table is None or tank_id not in table.entries:
+            raise APIError("no_statistics", "no tracked account played this tank in the period" if table else None)
+        vehicles = await self._vehicles(region)
+        row = self._row(tank_id, table, vehicles.get(tank_id))
+        async with request_deadline():
+            series_doc = await self.store.population.series.get(region, tank_id)
+        first = table.doc["from"]
+        series = []
+        if series_doc is not None and series_doc.get("through") == table.doc["through"]:
+            for day, players, battles, wins, damage in zip(
+                series_doc["days"],
+                series_doc["players"],
+                series_doc["battles"],
+                series_doc["wins"],
+                series_doc["damage"],
+            ):
+                if day >= first:
+                    series.append(
+                        {
+                            "date": day,
+                            "players": players,
+                            "battles": battles,
+                            "win_rate": _rate(wins, battles),
+                            "avg_damage": _per(damage, battles),
+                        }
+                    )
+        entry = table.entries[tank_id]
+        row.pop("damage_percentiles")
+        sample = row.pop("sample")
+        return {
+            **self._period(region, days, table),
+            **row,
+            "sample": {**sample, "rated": int(entry.get("rated", 0))},
+            "percentiles": {
+                "damage": _percentiles(table.grid(tank_id, "damage"), TANK_PERCENTILES),
+                "wn8": _percentiles(table.grid(tank_id, "wn8"), TANK_PERCENTILES),
+            },
+            "series": series,
+        }
+
+
+def _sort_value(row: Mapping[str, Any], sort: str) -> Any:
+    if sort.startswith("damage_p"):
+        percentiles = row.get("damage_percentiles")
+        return percentiles.get(sort.removeprefix("damage_")) if percentiles else None
+    return row.get(sort)
