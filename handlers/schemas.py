@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from server.api.catalogue import (
     CATALOGUE,
     HOT_COPY_SECONDS,
+    POPULATION_PERIODS,
     SEARCH_RESULTS,
     STATUS,
     TABLE_PERCENTILES,
@@ -113,7 +114,32 @@ def schema_components(index: dict) -> dict:
             "wn8": nullable("number", description="XVM WN8 over the per-tank differences of the period."),
             "wn7": number_or_null,
             "efficiency": number_or_null,
+            "wn8_percentile": nullable(
+                "integer",
+                minimum=0,
+                maximum=99,
+                description="History deltas 7d, 30d and 90d only: the share (%) of the region's tracked "
+                "accounts with enough battles in the same population period whose WN8 over it was lower.",
+            ),
         },
+        required=[
+            "from",
+            "to",
+            "battles",
+            "wins",
+            "win_rate",
+            "avg_damage",
+            "avg_frags",
+            "avg_spotted",
+            "avg_defence",
+            "avg_xp",
+            "survival_rate",
+            "hit_rate",
+            "average_tier",
+            "wn8",
+            "wn7",
+            "efficiency",
+        ],
         description="The ratings of the battles played between two days, from per-tank records; "
         "battles 0 and null rates when nothing was played.",
     )
@@ -340,6 +366,19 @@ def schema_components(index: dict) -> dict:
                                 },
                                 description="Raw counters of the period's battles on this tank, and rates.",
                             ),
+                            "standing": {
+                                "oneOf": [
+                                    obj(
+                                        {
+                                            "period_days": {"type": "integer", "enum": list(POPULATION_PERIODS)},
+                                            "damage_percentile": nullable("integer", minimum=0, maximum=99),
+                                            "wn8_percentile": nullable("integer", minimum=0, maximum=99),
+                                        }
+                                    ),
+                                    {"type": "null"},
+                                ],
+                                "description": "Share (%) of the tank's tracked players below this period.",
+                            },
                         }
                     ),
                     description="Every tank the player owns; sorted by period battles, then career battles.",

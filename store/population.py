@@ -42,7 +42,7 @@ def unpack_grid(blob: bytes | None) -> list[float] | None:
         return None
     grid = array("f")
     grid.frombytes(bytes(blob))
-    return [round(value, 2) for value in grid]
+    return grid.tolist()
 
 
 class TankChanges:

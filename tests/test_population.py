@@ -269,7 +269,7 @@ async def test_tank_endpoints_answer_the_built_tables(app, http_client, base_url
         day = days_before(through, k)
         docs = []
         for account_id in range(500_100_000, 500_100_030):
-            rows = {t34: battle_row(rng, rng.randint(4, 9))}
+            rows = {t34: battle_row(rng, rng.randint(35, 45))}  # >= 100 battles each over the 3 days
             if account_id % 2:
                 rows[pz4] = battle_row(rng, rng.randint(1, 3))
             if account_id % 10 == 0:
@@ -333,3 +333,31 @@ async def test_tank_endpoints_answer_the_built_tables(app, http_client, base_url
     assert (code, body["error"]["code"]) == (404, "no_statistics")
     code, body = await _get(http_client, base_url, "/tank/1/eu?days=8")
     assert (code, body["error"]["code"]) == (400, "invalid_days")
+    # A player's period on a tank, placed among the tank's players (as /player/.../tanks shows it).
+    median = exact_percentile(averages, 50)
+    rows = [
+        {"tank_id": t34, "period": {"battles": 12, "avg_damage": median + 0.01, "wn8": None}},  # float32: see below
+        {"tank_id": t34, "period": {"battles": 12, "avg_damage": min(averages) - 1, "wn8": 0.0}},
+        {"tank_id": t34, "period": {"battles": POPULATION_MIN_BATTLES - 1, "avg_damage": 9999.0, "wn8": 9999.0}},
+        {"tank_id": pz4, "period": {"battles": 12, "avg_damage": 500.0, "wn8": 500.0}},
+    ]
+    standings = [row["standing"] for row in await services.history._with_standing("eu", 5, rows)]
+    assert standings[0] == {"period_days": 7, "damage_percentile": 50, "wn8_percentile": None}
+    assert standings[1] == {"period_days": 7, "damage_percentile": 0, "wn8_percentile": 0}
+    assert standings[2] == {"period_days": 7, "damage_percentile": None, "wn8_percentile": None}
+    assert standings[3] == {"period_days": 7, "damage_percentile": None, "wn8_percentile": None}
+
+    # The history's 7-day delta, placed among the accounts with 100 battles in the 7-day tables.
+    account_wn8s = [
+        xvm_wn8(
+            {}, {t: dict(zip(TANK_COUNTERS, played_rows[t][a])) for t in played_rows if a in played_rows[t]}, raw_table
+        )
+        for a in range(500_100_000, 500_100_030)
+    ]
+    middle = exact_percentile(account_wn8s, 50)
+    history = services.history
+    # (+0.01: the grid is kept as float32, within 0.001 at WN8 values below 16,384)
+    assert await history._wn8_standing("eu", "7d", {"battles": 150, "wn8": middle + 0.01}) == 50
+    assert await history._wn8_standing("eu", "7d", {"battles": 150, "wn8": max(account_wn8s) + 1}) == 99
+    assert await history._wn8_standing("eu", "7d", {"battles": 99, "wn8": middle}) is None
+    assert await history._wn8_standing("eu", "30d", {"battles": 150, "wn8": middle}) is not None

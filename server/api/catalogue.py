@@ -371,7 +371,9 @@ HISTORY = Endpoint(
         "records (null without them): from, to (the days it covers), battles, wins, win_rate, avg_damage, "
         "avg_frags, avg_spotted, avg_defence, avg_xp, survival_rate, hit_rate, average_tier "
         "(battle-weighted), wn8 (XVM, over the per-tank differences), wn7, efficiency; battles 0 and "
-        "nulls when nothing was played",
+        "nulls when nothing was played; wn8_percentile: the share (0-99 %) of the region's tracked accounts "
+        f"with at least {STANDING_MIN_BATTLES} battles in the same period of the tank statistics whose WN8 "
+        f"over it was lower (null below {STANDING_MIN_BATTLES} battles or before the tables are built)",
         f"deltas.recent_{RECENT_BATTLES}": f"the same figures over roughly the last {RECENT_BATTLES:,} battles: "
         f"from the newest per-tank record at least {RECENT_BATTLES:,} battles before the newest one, within "
         f"the last {MAX_DAYS} days (battles says exactly how many); null when the records do not reach "
@@ -412,7 +414,11 @@ TANKS = Endpoint(
         "tanks[]": "tank_id, name, tier, type, nation (null for a tank the encyclopedia lacks), career "
         "{battles, wins, win_rate, avg_damage, wn8}, period {battles, wins, damage_dealt, frags, "
         "spotted, dropped_capture_points, capture_points, xp, survived_battles, win_rate, "
-        "avg_damage, avg_frags, wn8}; sorted by period battles, then career battles",
+        "avg_damage, avg_frags, wn8}, standing {period_days, damage_percentile, wn8_percentile}: the "
+        "share (0-99 %) of the tank's tracked players (GET /tanks/stats) below this period's average "
+        f"damage and WN8 on it, over the population period nearest to `days` ({one_of(tuple(map(str, POPULATION_PERIODS)))}; null until "
+        "built; a percentile null under the tables' min_battles on the tank); sorted by period battles, "
+        "then career battles",
     },
 )
 PLAYER_SEARCH = Endpoint(

@@ -52,7 +52,8 @@ async def build_services(
         location = config.upstream_base_url.rstrip("/") + "/wn8exp.json"
     ratings_source = RatingsSource(upstream, location, clock=clock)
     metrics = metrics or Metrics()
-    history = HistoryService(store, ratings_source, clock=clock)
+    tank_stats = TankStatsService(store, ratings_source, clock=clock)
+    history = HistoryService(store, ratings_source, clock=clock, tank_stats=tank_stats)
     jobs = JobRunner(store, clock=clock, metrics=metrics)
     # Rendered answers the HTTP layer replays; every service that writes drops what it wrote.
     answers = AnswerCache()
@@ -93,7 +94,7 @@ async def build_services(
         tracker=tracker,
         status=StatusService(store),
         answers=answers,
-        tank_stats=TankStatsService(store, ratings_source, clock=clock),
+        tank_stats=tank_stats,
     )
     metrics.add_source(lambda: process_families(services))
     return services

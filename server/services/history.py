@@ -7,12 +7,14 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from server.api.catalogue import MAX_DAYS, WEEK_DAYS
+from server.api.catalogue import MAX_DAYS, POPULATION_PERIODS, STANDING_MIN_BATTLES, WEEK_DAYS
 from server.api.errors import APIError
 from server.domain import recents
 from server.domain.days import utc_day
+from server.domain.population import standing
 from server.domain.profiles import HISTORY_FIELDS, history_view
 from server.services.concurrency import bounded_read, single_flight
+from server.services.tank_stats import standing_period, tank_standing
 from server.upstream.expected_values import RatingsSource
 from store.client import request_deadline
 from store.store import Store
@@ -20,6 +22,7 @@ from store.tanks import TankState, Timeline, apply_parsed, as_counters
 
 if TYPE_CHECKING:  # types only
     from server.domain.ratings import ExpectedValues
+    from server.services.tank_stats import TankStatsService
 
 WEEK = WEEK_DAYS  # days per bucket of the history's `weekly` series
 
@@ -118,10 +121,17 @@ class HistoryService:
     day) whose reads hold one slot of the store's history-reads gate under one deadline.
     """
 
-    def __init__(self, store: Store, ratings_source: RatingsSource, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        store: Store,
+        ratings_source: RatingsSource,
+        clock: Callable[[], float] = time.time,
+        tank_stats: TankStatsService | None = None,
+    ) -> None:
         self.store = store
         self.ratings_source = ratings_source
         self.clock = clock
+        self.tank_stats = tank_stats  # the population tables a tank row's standing is read from
         self._tanks_flights: dict[tuple, Any] = {}
         self._history_flights: dict[tuple, Any] = {}
 
@@ -249,11 +259,23 @@ class HistoryService:
         day as the deltas do."""
         periods, weeks = self._figure_periods(view)
         figures, recent, weekly = await self.history_figures(timeline, region, periods, today, weeks)
-        deltas = [delta for key, delta in view["deltas"].items() if key != "recent_1000" and delta is not None]
-        for delta, figure in zip(deltas, figures, strict=True):
+        deltas = [(key, delta) for key, delta in view["deltas"].items() if key != "recent_1000" and delta is not None]
+        for (key, delta), figure in zip(deltas, figures, strict=True):
+            if figure is not None:
+                figure["wn8_percentile"] = await self._wn8_standing(region, key, figure)
             delta["period"] = figure
         view["deltas"]["recent_1000"] = recent
         view["weekly"] = weekly
+
+    async def _wn8_standing(self, region: str, key: str, figure: dict[str, Any]) -> int | None:
+        """The share (0..99 %) of the region's tracked accounts with STANDING_MIN_BATTLES battles in
+        the population period of delta `key` ("7d": 7 days) whose WN8 over it was below this one's;
+        null below that many battles, or before the tables are built."""
+        days = int(key.removesuffix("d"))
+        if self.tank_stats is None or days not in POPULATION_PERIODS or figure["battles"] < STANDING_MIN_BATTLES:
+            return None
+        table = await self.tank_stats.table(region, days)
+        return standing(table.account_grid(), figure["wn8"]) if table is not None else None
 
     async def tanks(self, region: str, account_id: int, days: int, today: str | None = None) -> dict[str, Any]:
         """The tanks endpoint's data: the whole period's figures and one row per tank owned.
@@ -297,5 +319,18 @@ class HistoryService:
             "to": to_day,
             "expected_values_version": expected.version if expected is not None else None,
             "period": {key: figures[key] for key in recents.SUMMARY_FIGURES},
-            "tanks": recents.tank_rows(as_counters(start), as_counters(end), expected, vehicles),
+            "tanks": await self._with_standing(
+                region, days, recents.tank_rows(as_counters(start), as_counters(end), expected, vehicles)
+            ),
         }
+
+    async def _with_standing(self, region: str, days: int, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Each row gains `standing`: where its period stands among the tank's tracked players over
+        the nearest population period (null before the tables are built)."""
+        table = await self.tank_stats.table(region, standing_period(days)) if self.tank_stats is not None else None
+        for row in rows:
+            period = row["period"]
+            row["standing"] = tank_standing(
+                table, row["tank_id"], period["battles"], period["avg_damage"], period["wn8"]
+            )
+        return rows

@@ -10,10 +10,12 @@ from server.api.catalogue import (
     HOT_COPY_SECONDS,
     POPULATION_MIN_BATTLES,
     POPULATION_MIN_PLAYERS,
+    POPULATION_PERIODS,
     TABLE_PERCENTILES,
     TANK_PERCENTILES,
 )
 from server.api.errors import APIError
+from server.domain.population import standing
 from store.client import request_deadline
 from store.constants import TANK_COUNTERS
 from store.population import unpack_grid
@@ -38,7 +40,7 @@ def _per(part: int, battles: int) -> float | None:
 
 
 def _percentiles(grid: Sequence[float] | None, points: Sequence[int]) -> dict[str, float] | None:
-    return {f"p{p}": grid[p - 1] for p in points} if grid is not None else None
+    return {f"p{p}": round(grid[p - 1], 2) for p in points} if grid is not None else None
 
 
 def tank_figures(entry: Mapping[str, Any], min_players: int) -> dict[str, Any]:
@@ -219,6 +221,26 @@ class TankStatsService:
             },
             "series": series,
         }
+
+
+def standing_period(days: int) -> int:
+    """The population period a player's `days` are compared with: the nearest (the shorter on a tie)."""
+    return min(POPULATION_PERIODS, key=lambda period: (abs(period - days), period))
+
+
+def tank_standing(table: PeriodTable | None, tank_id: int, battles: int, avg_damage: Any, wn8: Any) -> dict | None:
+    """Where a player's period on one tank stands among the tank's players in `table`: the share
+    (0..99 %) of them below its average damage and below its WN8 on the tank; a figure is null
+    when the player has fewer than min_battles battles on it or the tank no percentiles."""
+    if table is None:
+        return None
+    doc = table.doc
+    counted = battles >= int(doc.get("min_battles", POPULATION_MIN_BATTLES))
+    return {
+        "period_days": int(doc["days"]),
+        "damage_percentile": standing(table.grid(tank_id, "damage"), avg_damage) if counted else None,
+        "wn8_percentile": standing(table.grid(tank_id, "wn8"), wn8) if counted else None,
+    }
 
 
 def _sort_value(row: Mapping[str, Any], sort: str) -> Any:
