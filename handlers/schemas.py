@@ -223,6 +223,12 @@ def schema_components(index: dict) -> dict:
                 "expected_values_version": nullable(
                     "string", description="Version (date) of the XVM expected-values table WN8 was computed with."
                 ),
+                "wn8_percentile": nullable(
+                    "integer",
+                    minimum=0,
+                    maximum=99,
+                    description="Share (%) of the region's tracked accounts with a lower career WN8.",
+                ),
             }
         ),
         "PlayerProfile": obj(

@@ -19,7 +19,8 @@ from server.services.population import PopulationService, newest_complete_day
 from server.services.tracker import due_at
 from store.constants import TANK_COUNTERS
 from store.population import TankChanges, unpack_grid
-from store.tracker import slice_of
+from store.tanks import pack
+from store.tracker import slice_of, tracked_id
 from tests.helpers import EXPECTED_VALUES_FILE, xvm_wn8
 from tests.test_tracker_drift import ACCOUNTS, DAY_LIST, Sim, TableRatings, new_store, pick_career, pick_tanks
 
@@ -280,6 +281,17 @@ async def test_tank_endpoints_answer_the_built_tables(app, http_client, base_url
                 for i, value in enumerate(row):
                     total[i] += value
         await store.population.changes.save(docs)
+    # Their tracked documents (the tracker's stored career states): the career WN8 distribution.
+    careers = {
+        a: {t: [3 * v for v in played_rows[t][a]] for t in played_rows if a in played_rows[t]}
+        for a in range(500_100_000, 500_100_030)
+    }
+    await store.tracked.collection.insert_many(
+        [
+            {"_id": tracked_id("eu", a), "region": "eu", "account_id": a, "state": pack(state)}
+            for a, state in careers.items()
+        ]
+    )
     job = PopulationService(store, services.ratings_source)
     await job.build(force=True)
 
@@ -361,3 +373,13 @@ async def test_tank_endpoints_answer_the_built_tables(app, http_client, base_url
     assert await history._wn8_standing("eu", "7d", {"battles": 150, "wn8": max(account_wn8s) + 1}) == 99
     assert await history._wn8_standing("eu", "7d", {"battles": 99, "wn8": middle}) is None
     assert await history._wn8_standing("eu", "30d", {"battles": 150, "wn8": middle}) is not None
+
+    career_wn8s = sorted(
+        xvm_wn8({}, {t: dict(zip(TANK_COUNTERS, row)) for t, row in state.items()}, raw_table)
+        for state in careers.values()
+    )
+    career_middle = exact_percentile(career_wn8s, 50)
+    assert await services.tank_stats.career_standing("eu", career_middle + 0.01, 500) == 50
+    assert await services.tank_stats.career_standing("eu", career_wn8s[0] - 1, 500) == 0
+    assert await services.tank_stats.career_standing("eu", career_middle, 99) is None
+    assert (await store.population.periods.get("eu", 90))["career"]["qualified"] == 30

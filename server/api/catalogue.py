@@ -335,7 +335,10 @@ PLAYER = Endpoint(
         "avg_defence (dropped capture points), avg_capture, avg_xp (per battle), survival_rate "
         "(%), hit_rate (%), average_tier (battle-weighted)",
         "ratings": "available, wn8, wn8_color (scale label), wn7, efficiency, calculated_at (unix), "
-        "expected_values_version (XVM table date)",
+        "expected_values_version (XVM table date), wn8_percentile: the share (0-99 %) of the region's "
+        f"tracked accounts that played in the last {max(POPULATION_PERIODS)} days, with at least "
+        f"{STANDING_MIN_BATTLES} career battles, whose career WN8 is lower (null below {STANDING_MIN_BATTLES} "
+        "battles or before the tank statistics are built)",
         "cached_at": f"unix time the profile was stored (at most ~{hours(PROFILE_MAX_AGE)} old)",
         "live_fetched": "true when fetched live for this request (then ratings.available is false)",
     },

@@ -69,7 +69,14 @@ async def build_services(
     )
     jobs.add_loop(tracker.run)
     players = PlayerService(
-        store, upstream, ratings_source, limiter, clock=clock, tracker=tracker, on_write=answers.drop
+        store,
+        upstream,
+        ratings_source,
+        limiter,
+        clock=clock,
+        tracker=tracker,
+        on_write=answers.drop,
+        tank_stats=tank_stats,
     )
     clans = ClanService(store, upstream, players, clock=clock, tracker=tracker, on_write=answers.drop)
     online = OnlineService(store, upstream, clock=clock, on_write=answers.drop)

@@ -148,3 +148,24 @@ class PeriodAccumulator:
             },
             "tanks": tanks,
         }
+
+
+def career_table(
+    states: Iterable[Rows], expected: ExpectedValues | None, min_battles: int, min_players: int
+) -> dict[str, Any]:
+    """The accounts' career WN8 distribution: `states` are their per-tank career counters (the
+    tracker's stored states); an account counts with at least `min_battles` career battles."""
+    rated: list[float] = []
+    players = 0
+    for state in states:
+        players += 1
+        if expected is None or sum(row[BATTLES] for row in state.values()) < min_battles:
+            continue
+        wn8 = account_wn8([_as_tank(t, row) for t, row in state.items()], expected)
+        if wn8 is not None:
+            rated.append(wn8)
+    return {
+        "players": players,
+        "qualified": len(rated),
+        "wn8": percentile_grid(rated) if len(rated) >= min_players else None,
+    }

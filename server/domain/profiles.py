@@ -60,6 +60,7 @@ def profile_view(doc: dict, live_fetched: bool) -> dict:
             "efficiency": ratings.get("efficiency"),
             "calculated_at": ratings.get("calculated_at"),
             "expected_values_version": ratings.get("expected_values_version"),
+            "wn8_percentile": None,  # the population's standing, filled in by the service
         }
     else:
         ratings_view = {
@@ -70,6 +71,7 @@ def profile_view(doc: dict, live_fetched: bool) -> dict:
             "efficiency": None,
             "calculated_at": None,
             "expected_values_version": None,
+            "wn8_percentile": None,
         }
     return {
         "account_id": doc["account_id"],

@@ -22,6 +22,7 @@ from store.client import request_deadline
 
 if TYPE_CHECKING:  # types only
     from server.api.ratelimit import RateLimiter
+    from server.services.tank_stats import TankStatsService
     from server.services.tracking import Tracking
     from server.upstream.expected_values import RatingsSource
     from server.upstream.interface import Upstream
@@ -48,8 +49,10 @@ class PlayerService:
         clock: Callable[[], float] = time.time,
         tracker: Tracking | None = None,
         on_write: Callable[[Tag], None] | None = None,
+        tank_stats: TankStatsService | None = None,
     ) -> None:
         self.store = store
+        self.tank_stats = tank_stats  # the population tables a profile's standing is read from
         self.tracker = tracker  # looked-up accounts are measured daily (server/services/tracker.py)
         self.upstream = upstream
         self.ratings_source = ratings_source
@@ -73,6 +76,10 @@ class PlayerService:
         if doc and doc["cached_at"] > now - PROFILE_MAX_AGE:
             self._touch(key, now)
             view = profile_view(doc, live_fetched=False)
+            if view["ratings"]["available"] and self.tank_stats is not None:
+                view["ratings"]["wn8_percentile"] = await self.tank_stats.career_standing(
+                    region, view["ratings"]["wn8"], view["statistics"]["battles"]
+                )
             if view["ratings"]["available"]:
                 self._hot[key] = (now + HOT_SECONDS, view)
                 if len(self._hot) > 50_000:

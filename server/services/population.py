@@ -15,10 +15,12 @@ from server.api.catalogue import (
     STANDING_MIN_BATTLES,
 )
 from server.domain.days import DAY_SECONDS, day_start, days_before, utc_day
-from server.domain.population import BATTLES, DAMAGE, WINS, PeriodAccumulator, day_sums
+from server.domain.population import BATTLES, DAMAGE, WINS, PeriodAccumulator, career_table, day_sums
 from store.client import job_deadline
 from store.constants import REGIONS
 from store.population import pack_grid
+from store.tanks import unpack
+from store.tracker import tracked_id
 
 if TYPE_CHECKING:
     from server.upstream.expected_values import RatingsSource
@@ -32,6 +34,7 @@ BUILD_EVERY = 3600  # seconds between looks for a new complete day
 SETTLE_SECONDS = 3600
 SERIES_DAYS = max(POPULATION_PERIODS)  # a tank's daily series covers the longest period
 PAUSE_SECONDS = 0.02  # between two days' reads: requests run in between
+CAREER_CHUNK = 500  # tracked documents read per step of the career distribution
 
 
 def newest_complete_day(now: float) -> str:
@@ -88,6 +91,8 @@ class PopulationService:
                 table = accumulator.table(
                     expected, POPULATION_MIN_BATTLES, POPULATION_MIN_PLAYERS, STANDING_MIN_BATTLES
                 )
+                if k + 1 == max(periods):
+                    table["career"] = await self._career(region, list(accumulator.accounts), expected)
                 tanks_seen = max(tanks_seen, len(table["tanks"]))
                 with job_deadline():
                     await self.store.population.periods.save(
@@ -98,6 +103,18 @@ class PopulationService:
             await self.store.population.series.save_many(series_documents(region, through, sums_by_day))
         return {"accounts": len(accumulator.accounts), "tanks": tanks_seen}
 
+    async def _career(self, region: str, account_ids: list[int], expected: Any) -> dict[str, Any]:
+        """The career WN8 distribution of the accounts that played in the longest period, from their
+        tracked states (point reads by _id, CAREER_CHUNK at a time: O(those accounts))."""
+        keys = [tracked_id(region, a) for a in account_ids]
+        states: list[dict[int, list[int]]] = []
+        for start in range(0, len(keys), CAREER_CHUNK):
+            with job_deadline():
+                books = await self.store.tracked.books(keys[start : start + CAREER_CHUNK])
+            states.extend(unpack(doc["state"]) for doc in books.values() if doc.get("state"))
+            await asyncio.sleep(self.pause)
+        return career_table(states, expected, STANDING_MIN_BATTLES, POPULATION_MIN_PLAYERS)
+
 
 def period_document(region: str, days: int, through: str, table: dict, expected: Any, now: float) -> dict:
     """The tank_periods document of one (region, period) from PeriodAccumulator.table."""
@@ -106,6 +123,7 @@ def period_document(region: str, days: int, through: str, table: dict, expected:
         return pack_grid(values) if values is not None else None
 
     accounts = table["accounts"]
+    career = table.get("career")
     return {
         "_id": f"{region}:{days}",
         "r": region,
@@ -122,6 +140,15 @@ def period_document(region: str, days: int, through: str, table: dict, expected:
             "min_battles": STANDING_MIN_BATTLES,
             "wn8": grid(accounts["wn8"]),
         },
+        # The longest period's document only: the career WN8 of the accounts that played in it.
+        "career": {
+            "players": career["players"],
+            "qualified": career["qualified"],
+            "min_battles": STANDING_MIN_BATTLES,
+            "wn8": grid(career["wn8"]),
+        }
+        if career is not None
+        else None,
         "tanks": {
             str(tank_id): {
                 "players": entry["players"],

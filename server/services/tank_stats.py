@@ -11,6 +11,7 @@ from server.api.catalogue import (
     POPULATION_MIN_BATTLES,
     POPULATION_MIN_PLAYERS,
     POPULATION_PERIODS,
+    STANDING_MIN_BATTLES,
     TABLE_PERCENTILES,
     TANK_PERCENTILES,
 )
@@ -79,6 +80,9 @@ class PeriodTable:
     def account_grid(self) -> list[float] | None:
         return unpack_grid((self.doc.get("accounts") or {}).get("wn8"))
 
+    def career_grid(self) -> list[float] | None:
+        return unpack_grid((self.doc.get("career") or {}).get("wn8"))
+
 
 class TankStatsService:
     """Reads the tables the daily job (server/services/population.py) builds. A table is one
@@ -102,6 +106,14 @@ class TankStatsService:
         table = PeriodTable(doc) if doc is not None else None
         self._tables[key] = (now, table)
         return table
+
+    async def career_standing(self, region: str, wn8: float | None, battles: int) -> int | None:
+        """The share (0..99 %) of the region's tracked accounts that played in the longest period,
+        with STANDING_MIN_BATTLES career battles, whose career WN8 is below `wn8`."""
+        if wn8 is None or battles < STANDING_MIN_BATTLES:
+            return None
+        table = await self.table(region, max(POPULATION_PERIODS))
+        return standing(table.career_grid(), wn8) if table is not None else None
 
     async def _vehicles(self, region: str) -> Mapping[int, Mapping[str, Any]]:
         return await self.ratings_source.vehicles(region)
