@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from server.api.config import TRACK_DAYS
+from server.services.population import PopulationService
 from store.constants import REGIONS
 
 if TYPE_CHECKING:  # types only
@@ -213,6 +214,9 @@ async def seed_demo(
         await store.clans.add_seeds(region, ids)
     await services.clans.refresh(int(now // 3600))
     await services.clans.build_digests(int(now // 3600))
+    # The tank statistics from the seeded days at once (the hourly job would wait for its next slot).
+    population = PopulationService(store, services.ratings_source, clock=lambda: now)  # type: ignore[arg-type]
+    summary["tank_statistics"] = await population.build(force=True)
     summary["online_slots"] = await seed_online(store, services.upstream, online_days, now)
     summary["seconds"] = round(time.monotonic() - started, 1)
     return summary
