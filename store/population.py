@@ -157,6 +157,11 @@ class TankPeriods:
     async def get(self, region: str, days: int) -> dict | None:
         return await self.collection.find_one({"_id": f"{region}:{int(days)}"})
 
+    async def built_at(self, region: str, days: int) -> float | None:
+        """When the (region, days) table was built (a point read of one field), None without one."""
+        doc = await self.collection.find_one({"_id": f"{region}:{int(days)}"}, {"built_at": 1})
+        return doc["built_at"] if doc else None
+
 
 class TankSeries:
     """Collection `tank_series`: per region and tank, its daily figures over the last 90 days.

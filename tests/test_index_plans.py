@@ -946,6 +946,7 @@ EXEMPT: dict[str, str] = {
     },
     "TankPeriods.get": "tank_periods: one document per (region, period), nine, read by _id",
     "TankPeriods.save": "tank_periods: one document per (region, period), nine, replaced by _id",
+    "TankPeriods.built_at": "tank_periods: one document per (region, period), nine, read by _id",
     "retention.ensure_expiry_index": SCHEMA,
     "Store.create_collections": SCHEMA + " (lists the collection names, creates the missing ones)",
     "Tracked.migrate_nicknames": "the one-off telling of every tracked nickname to the search's prefix "

@@ -95,13 +95,20 @@ class TankStatsService:
         self._tables: dict[tuple[str, int], tuple[float, PeriodTable | None]] = {}
 
     async def table(self, region: str, days: int) -> PeriodTable | None:
-        """The (region, days) table, None before the job built one."""
+        """The (region, days) table, None before the job built one. Kept decoded: every
+        HOT_COPY_SECONDS a point read of its build time says whether the job rebuilt it (a table
+        of every tank is hundreds of KB, and history answers read three)."""
         key = (region, days)
         kept = self._tables.get(key)
         now = time.monotonic()
         if kept is not None and now - kept[0] < HOT_COPY_SECONDS:
             return kept[1]
         async with request_deadline():
+            if kept is not None and kept[1] is not None:
+                built = await self.store.population.periods.built_at(region, days)
+                if built == kept[1].doc["built_at"]:
+                    self._tables[key] = (now, kept[1])
+                    return kept[1]
             doc = await self.store.population.periods.get(region, days)
         table = PeriodTable(doc) if doc is not None else None
         self._tables[key] = (now, table)
