@@ -13,7 +13,8 @@ cd "$ROOT"
 "$ROOT/.venv/bin/lint-imports"
 "$ROOT/.venv/bin/mypy"
 set +e
-"$ROOT/.venv/bin/python" -m pytest -q -p no:cacheprovider "$@"
+# --durations: the slowest tests are named in every run (the whole command must stay under 20 minutes).
+"$ROOT/.venv/bin/python" -m pytest -q -p no:cacheprovider --durations=30 "$@"
 status=$?
 set -e
 # pytest exits 5 when no test was collected (e.g. a filter matched nothing): not a failure.
