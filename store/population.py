@@ -122,12 +122,6 @@ class TankDays:
         }
         await self.collection.replace_one({"_id": doc["_id"]}, doc, upsert=True)
 
-    async def days_built(self, region: str, days: Sequence[str]) -> set[str]:
-        """Which of `days` have their sums stored (point lookups by _id)."""
-        ids = [f"{region}:{day}" for day in days]
-        cursor = self.collection.find({"_id": {"$in": ids}}, {"d": 1})
-        return {doc["d"] async for doc in cursor}
-
     async def get(self, region: str, day: str) -> dict | None:
         return await self.collection.find_one({"_id": f"{region}:{day}"})
 

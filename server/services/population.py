@@ -84,7 +84,8 @@ class PopulationService:
             with job_deadline():
                 changes = await self.store.population.changes.of_day(region, day)
                 accounts, sums = day_sums(changes)
-                await self.store.population.days.save(region, day, accounts, sums, now)
+                if accounts:  # a day nobody played stores nothing (a fresh deployment: 90 empty days)
+                    await self.store.population.days.save(region, day, accounts, sums, now)
             sums_by_day[day] = sums
             accumulator.add(changes)
             if k + 1 in periods:

@@ -92,7 +92,7 @@ class TankStatsService:
         self.store = store
         self.ratings_source = ratings_source
         self.clock = clock
-        self._tables: dict[tuple[str, int], tuple[float, PeriodTable | None]] = {}
+        self._tables: dict[tuple[str, int], tuple[float, PeriodTable]] = {}
 
     async def table(self, region: str, days: int) -> PeriodTable | None:
         """The (region, days) table, None before the job built one. Kept decoded: every
@@ -104,13 +104,15 @@ class TankStatsService:
         if kept is not None and now - kept[0] < HOT_COPY_SECONDS:
             return kept[1]
         async with request_deadline():
-            if kept is not None and kept[1] is not None:
+            if kept is not None:
                 built = await self.store.population.periods.built_at(region, days)
                 if built == kept[1].doc["built_at"]:
                     self._tables[key] = (now, kept[1])
                     return kept[1]
             doc = await self.store.population.periods.get(region, days)
-        table = PeriodTable(doc) if doc is not None else None
+        if doc is None:
+            return None  # not built yet: asked again next time (a point read)
+        table = PeriodTable(doc)
         self._tables[key] = (now, table)
         return table
 
