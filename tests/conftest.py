@@ -16,7 +16,10 @@ def mongo_uri():
     """One SecantusDB server for the session; each test uses its own database name."""
     from server.compose.embedded_db import EmbeddedDatabase
 
-    database = EmbeddedDatabase(":memory:").start()
+    # A 4 GB cache (default 1 GB): the session serves every test's database, and the scan test's
+    # two worlds of ~200,000 documents each; at 1 GB it stalled for tens of seconds late in a full
+    # run (point reads at 10x the time, a job write past its 30 s deadline).
+    database = EmbeddedDatabase(":memory:", cache_size="4G").start()
     yield database.uri
     database.stop()
 

@@ -47,9 +47,15 @@ class EmbeddedDatabase:
     """A SecantusDB server on a free loopback port, storing under `storage_path`."""
 
     def __init__(
-        self, storage_path: str, port: int | None = None, host: str = "127.0.0.1", durable: bool | None = None
+        self,
+        storage_path: str,
+        port: int | None = None,
+        host: str = "127.0.0.1",
+        durable: bool | None = None,
+        cache_size: str | None = None,
     ):
         self.storage_path = storage_path
+        self.cache_size = cache_size  # WiredTiger's cache ("4G"); None: SecantusDB's default (1G)
         self.host = host
         self.port = port or free_port(host)
         # SecantusDB writes its log lazily: without --sync-on-commit, a kill -9 loses writes
@@ -131,6 +137,8 @@ class EmbeddedDatabase:
         ]
         if self.durable:
             cmd.append("--sync-on-commit")
+        if self.cache_size:
+            cmd += ["--cache-size", self.cache_size]
         self.process = process = subprocess.Popen(
             cmd, stdout=self._log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
         )
