@@ -740,7 +740,13 @@ REGISTRY: dict[str, list[Case]] = {
     "TankRecords.prior": [Case(lambda s, n: s.tanks.prior("eu", TANK_ACCOUNT, DAY), expect=bool)],
     "TankRecords.record_on": [Case(lambda s, n: s.tanks.record_on("eu", TANK_ACCOUNT, DAY), expect=bool)],
     "TankRecords.timeline": [
-        Case(lambda s, n: s.tanks.timeline("eu", TANK_ACCOUNT, day(-29), DAY), expect=lambda r: len(r) >= 30)
+        Case(lambda s, n: s.tanks.timeline("eu", TANK_ACCOUNT, day(-29), DAY), expect=lambda r: len(r) >= 30),
+        # No record in the first read's days: the second read finds the account's older record.
+        Case(
+            lambda s, n: s.tanks.timeline("eu", TANK_IDLE, day(-29), DAY),
+            label="idle",
+            expect=lambda r: len(r) == 1,  # its one record (day -200)
+        ),
     ],
     "TankRecords.battles_by_day": [
         Case(lambda s, n: s.tanks.battles_by_day("eu", TANK_ACCOUNT, day(-29), DAY), expect=lambda r: len(r) == 30)
