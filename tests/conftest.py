@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import tempfile
 import uuid
 
 import pytest
@@ -16,19 +18,22 @@ def mongo_uri():
     """One SecantusDB server for the session; each test uses its own database name."""
     from server.compose.embedded_db import EmbeddedDatabase
 
-    # A 4 GB cache (default 1 GB): the session serves every test's database, and the scan test's
-    # two worlds of ~200,000 documents each; at 1 GB it stalled for tens of seconds late in a full
-    # run (point reads at 10x the time, a job write past its 30 s deadline).
-    database = EmbeddedDatabase(":memory:", cache_size="4G").start()
+    # On disk (a temporary directory, without fsync on commit), as the service runs it, not
+    # ":memory:": an in-memory WiredTiger must hold every byte the session ever wrote in its cache
+    # (dropped databases and the oplog included) and cannot evict any of it, so late in a full run
+    # it stalled for tens of seconds (CI: a 100-update write past its 30 s job deadline, with a
+    # 1 GB and with a 4 GB cache). On disk it evicts to its files like any deployment.
+    directory = tempfile.mkdtemp(prefix="statsapi-test-db-")
+    database = EmbeddedDatabase(directory, durable=False).start()
     yield database.uri
     database.stop()
+    shutil.rmtree(directory, ignore_errors=True)
 
 
 @pytest.fixture
 def db_name(mongo_uri):
-    """A fresh database name; the database is dropped when the test ends. The session's SecantusDB
-    is in memory with a fixed cache (1 GB) and stalls when the tests' leftovers fill it (seen late
-    in a full run: point reads timing out)."""
+    """A fresh database name; the database is dropped when the test ends (the session's SecantusDB
+    serves every test)."""
     from pymongo import MongoClient
 
     name = "t_" + uuid.uuid4().hex[:12]
