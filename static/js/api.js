@@ -15,6 +15,8 @@ export const state = {
   games: [],
   demo: { player: null, clan: null },   // from the player and clan endpoints' examples
   tokens: {},           // latest request per view, to drop stale answers
+  tanksHash: null,      // the tank table last shown (the tank page's way back)
+  tanksQuery: null,     // and its query (a new filter keeps its sort)
 };
 
 // ---------------------------------------------------------------- API access
@@ -124,6 +126,7 @@ const PLAIN_ERRORS = {
     const rule = searchRule();
     return `The API did not accept this search: a nickname search is ${rule.min} to ${rule.max} letters, digits or underscores.`;
   },
+  no_statistics: 'No tank statistics for this yet: they are built once a day from the tracked accounts’ per-tank records.',
   rate_limited: 'Too many requests from this address for the moment; the API says how long to wait.',
   network_error: 'The API could not be reached; check the connection and try again.',
 };
@@ -211,6 +214,23 @@ export function onlineDefaults() {
 export function tankDaysDefault() {
   const value = (indexParam('tanks', 'days') || {}).default;
   return Number.isInteger(value) ? value : null;
+}
+
+// The tanks page's first values: the tank_stats example's, else the parameters' defaults (empty
+// before the index loads: the API then applies its own defaults).
+export function tankStatsDefaults() {
+  const example = exampleQuery('tank_stats');
+  const pick = (name) => {
+    const value = example[name] ?? (indexParam('tank_stats', name) || {}).default;
+    return value === undefined || value === null ? '' : String(value);
+  };
+  return { region: pick('region'), days: pick('days'), sort: pick('sort'), order: pick('order') };
+}
+
+/** The values a parameter of the tanks endpoints allows (its enum), or [] before the index loads. */
+export function paramEnum(endpointName, paramName) {
+  const p = indexParam(endpointName, paramName);
+  return p && Array.isArray(p.enum) ? p.enum : [];
 }
 
 export function tankDayChoices() {

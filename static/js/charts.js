@@ -23,6 +23,8 @@ function niceTicks(lo, hi, count) {
  * only where a value is given (undefined: no point that day) and breaks the line at nulls.
  * A point with no neighbour is drawn as a dot; `dots` draws every point; `titles[i]` replaces
  * a point's tooltip; `hover[i]` is the value the hover box shows for day i.
+ * Not days: `xs` (numbers, one per label) places the points by value instead of evenly, and
+ * `labelText(label)` writes a label on the axis and in the hover box (default: a short date).
  */
 export function drawChart(container, spec) {
   container._chart = spec;
@@ -51,7 +53,11 @@ export function drawChart(container, spec) {
   hi = ticks[ticks.length - 1];
   const plotW = W - m.l - m.r;
   const plotH = H - m.t - m.b;
-  const x = (i) => m.l + (n <= 1 ? plotW / 2 : (i * plotW) / (n - 1));
+  const xs = Array.isArray(spec.xs) && spec.xs.length === n ? spec.xs : null;
+  const xlo = xs ? Math.min(...xs) : 0;
+  const xspan = xs ? Math.max(...xs) - xlo || 1 : 1;
+  const x = (i) => m.l + (n <= 1 ? plotW / 2 : xs ? ((xs[i] - xlo) * plotW) / xspan : (i * plotW) / (n - 1));
+  const labelText = spec.labelText || shortDate;
   const y = (v) => m.t + ((hi - v) / (hi - lo)) * plotH;
 
   const svg = s('svg', { class: 'chart-svg', width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: 'img',
@@ -63,12 +69,16 @@ export function drawChart(container, spec) {
   }
   svg.append(grid);
   const xlabels = s('g', { class: 'x-labels' });
-  // Evenly spaced day labels, counted back from the newest day so it is always labelled.
+  // Evenly spaced day labels, counted back from the newest day so it is always labelled; with
+  // `xs`, every point's label that keeps clear of the one to its right.
   const maxLabels = Math.max(2, Math.floor(plotW / 78));
-  const step = Math.max(1, Math.ceil((n - 1) / (maxLabels - 1)));
+  const step = xs ? 1 : Math.max(1, Math.ceil((n - 1) / (maxLabels - 1)));
+  let lastX = Infinity;
   for (let i = n - 1; i >= 0; i -= step) {
+    if (xs && i < n - 1 && lastX - x(i) < 30) continue;
+    lastX = x(i);
     const anchor = n === 1 ? 'middle' : i === n - 1 ? 'end' : x(i) - m.l < 30 ? 'start' : 'middle';
-    xlabels.append(s('text', { x: x(i), y: H - 8, 'text-anchor': anchor }, shortDate(spec.labels[i])));
+    xlabels.append(s('text', { x: x(i), y: H - 8, 'text-anchor': anchor }, labelText(spec.labels[i])));
   }
   svg.append(xlabels);
 
@@ -108,11 +118,12 @@ export function drawChart(container, spec) {
   overlay.addEventListener('pointermove', (ev) => {
     const rect = svg.getBoundingClientRect();
     const px = ev.clientX - rect.left;
-    const i = n <= 1 ? 0 : Math.max(0, Math.min(n - 1, Math.round(((px - m.l) / plotW) * (n - 1))));
+    let i = n <= 1 ? 0 : Math.max(0, Math.min(n - 1, Math.round(((px - m.l) / plotW) * (n - 1))));
+    if (xs) for (let k = 0; k < n; k++) if (Math.abs(x(k) - px) < Math.abs(x(i) - px)) i = k;
     guide.setAttribute('x1', x(i));
     guide.setAttribute('x2', x(i));
     guide.setAttribute('visibility', 'visible');
-    tip.replaceChildren(h('strong', null, spec.labels[i]), ...spec.series.map((sr) => {
+    tip.replaceChildren(h('strong', null, spec.labelText ? spec.labelText(spec.labels[i]) : spec.labels[i]), ...spec.series.map((sr) => {
       const v = sr.hover ? sr.hover[i] : sr.values[i];
       return h('div', null, h('span', { class: 'swatch ' + (sr.cls || '') }), `${sr.name}: `, typeof v === 'number' ? fmt(v) : 'no data');
     }));

@@ -1,10 +1,12 @@
 /* The explorer's shell: the forms (filled from the index), the tabs and the #view/...
- * hash routing that opens the player, clan, online and status views. */
+ * hash routing that opens the player, clan, tanks, tank, online and status views. */
 
-import { $, h, label } from './render.js';
-import { indexParam, onlineDays, onlineDefaults, state } from './api.js';
+import { $, h, label, typeLabel } from './render.js';
+import { indexParam, loading, onlineDays, onlineDefaults, paramEnum, state, tankStatsDefaults } from './api.js';
 import { loadPlayer } from './player.js';
 import { loadClan } from './clan.js';
+import { loadTankStats, tanksHash, tanksQuery } from './tankstats.js';
+import { loadTank } from './tank.js';
 import { loadOnline } from './online.js';
 import { loadStatus } from './status.js';
 
@@ -32,6 +34,17 @@ export function fillForms() {
     }
     else if (kind === 'games') setOptions(select, state.games, (v) => `${label(v)} (${v})`);
     else if (kind === 'days') setOptions(select, onlineDays().map(String), (v) => `${v} days`);
+    else if (kind === 'tank-days') setOptions(select, paramEnum('tank_stats', 'days').map(String), (v) => `${v} days`);
+    else if (kind === 'tank-tiers') {
+      const p = indexParam('tank_stats', 'tier') || {};
+      const tiers = [];
+      if (Number.isInteger(p.minimum) && Number.isInteger(p.maximum)) for (let t = p.minimum; t <= p.maximum; t++) tiers.push(String(t));
+      setOptions(select, p.minimum === undefined ? [] : [''].concat(tiers), (v) => (v === '' ? 'Any tier' : `Tier ${v}`));
+    }
+    else if (kind === 'tank-types') {
+      const types = paramEnum('tank_stats', 'type');
+      setOptions(select, types.length ? [''].concat(types) : [], (v) => (v === '' ? 'Any type' : typeLabel(v)));
+    }
   });
   const fp = $('#form-player');
   const demoPlayer = state.demo.player;
@@ -44,8 +57,20 @@ export function fillForms() {
     const d = onlineDefaults();
     for (const name of ['game', 'region', 'days']) if (d[name]) fo.elements[name].value = d[name];
   }
+  const ft = $('#form-tanks');
+  if (!ft.dataset.touched) {
+    const d = tankStatsDefaults();
+    for (const name of ['region', 'days']) if (d[name]) ft.elements[name].value = d[name];
+  }
+  // The nation's rule (lengths and pattern) is the index's.
+  const nation = indexParam('tank_stats', 'nation') || {};
+  const input = ft.elements.nation;
+  if (Number.isInteger(nation.maxLength)) input.maxLength = nation.maxLength;
+  if (Number.isInteger(nation.minLength)) input.minLength = nation.minLength;
+  if (typeof nation.pattern === 'string') input.pattern = nation.pattern.replace(/^\^/, '').replace(/\$$/, '');
+  input.placeholder = nation.example !== undefined ? `any (e.g. ${nation.example})` : 'any';
   // A form whose choices have not arrived yet (the index) cannot be sent.
-  for (const form of [fp, fc, fo]) {
+  for (const form of [fp, fc, fo, ft]) {
     const empty = [...form.querySelectorAll('select')].some((select) => !select.options.length);
     form.querySelectorAll('button[type=submit], button:not([type])').forEach((b) => { b.disabled = empty; });
   }
@@ -60,6 +85,20 @@ export function fillForms() {
 export function go(hash) {
   if (location.hash === hash) route();
   else location.hash = hash;
+}
+
+/** Another state of the view on screen (a sort, a page, a period): a new history entry, without
+ * the scroll to the explorer that a new view gets. */
+export function navigate(hash) {
+  if (location.hash !== hash) history.pushState(null, '', hash);
+  route();
+}
+
+function tankFormQuery(form) {
+  const f = form.elements;
+  const last = state.tanksQuery || {};
+  return { region: f.region.value, days: f.days.value, tier: f.tier.value, type: f.type.value, nation: f.nation.value.trim().toLowerCase(),
+    sort: last.sort || '', order: last.order || '', limit: last.limit || '', offset: '' };
 }
 
 export function bindForms() {
@@ -79,6 +118,16 @@ export function bindForms() {
     const f = ev.target.elements;
     go(`#online/${encodeURIComponent(f.game.value)}/${encodeURIComponent(f.region.value)}/${encodeURIComponent(f.days.value)}`);
   });
+  const ft = $('#form-tanks');
+  ft.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    ev.target.dataset.touched = '1';
+    go(tanksHash(tankFormQuery(ev.target)));
+  });
+  // A chosen value applies at once; the nation applies when sent (Enter or the button).
+  ft.addEventListener('change', (ev) => {
+    if (ev.target.tagName === 'SELECT' && !ft.querySelector('button[type=submit]').disabled) ft.requestSubmit();
+  });
   $('#attribution-copy').addEventListener('click', async (ev) => {
     const text = $('#attribution-text').textContent;
     try {
@@ -97,15 +146,16 @@ export function bindForms() {
 }
 
 // ---------------------------------------------------------------- routing
-const VIEWS = ['player', 'clan', 'online', 'status'];
+const VIEWS = ['player', 'clan', 'tanks', 'tank', 'online', 'status'];
+const TAB_OF = { tank: 'tanks' };   // a tank's page belongs to the tanks tab
 
 function showView(view) {
-  for (const v of VIEWS) {
-    $('#panel-' + v).hidden = v !== view;
-    const tab = $('#tab-' + v);
-    tab.setAttribute('aria-selected', String(v === view));
-    tab.classList.toggle('active', v === view);
-  }
+  for (const v of VIEWS) $('#panel-' + v).hidden = v !== view;
+  const selected = TAB_OF[view] || view;
+  document.querySelectorAll('.tabs .tab').forEach((tab) => {
+    tab.setAttribute('aria-selected', String(tab.dataset.view === selected));
+    tab.classList.toggle('active', tab.dataset.view === selected);
+  });
 }
 
 function parseHash() {
@@ -114,7 +164,8 @@ function parseHash() {
 }
 
 export function route() {
-  const [view, ...args] = parseHash();
+  let [view, ...args] = parseHash();
+  if (view === 'tank' && args.length < 2) [view, args] = ['tanks', []];   // no tank named: the table
   if (!VIEWS.includes(view)) {
     if (!location.hash) showView('player');
     return false;   // an ordinary in-page anchor (#endpoints, #errors...)
@@ -130,6 +181,23 @@ export function route() {
     ensureOption(f.region, args[0]);
     f.id.value = args[1];
     loadClan(args[0], args[1]);
+  } else if (view === 'tanks') {
+    const form = $('#form-tanks');
+    const f = form.elements;
+    // #tanks alone: the form's values (or the defaults), with the last sort kept.
+    const q = args.length ? tanksQuery(args) : Object.assign(tanksQuery([]), f.region.value ? tankFormQuery(form) : {});
+    if (args.length) form.dataset.touched = '1';
+    if (q.region) ensureOption(f.region, q.region);
+    if (q.days) ensureOption(f.days, q.days);
+    if (f.tier.options.length) ensureOption(f.tier, q.tier);
+    if (f.type.options.length) ensureOption(f.type, q.type);
+    f.nation.value = q.nation;
+    state.tanksQuery = q;
+    // Before the index has loaded there is no region to ask for: start() routes again once it has.
+    if (q.region) loadTankStats(q);
+    else $('#tanks-out').replaceChildren(loading('Loading the index…'));
+  } else if (view === 'tank') {
+    loadTank(args[0], args[1], args[2] || '');
   } else if (view === 'online') {
     const f = $('#form-online').elements;
     if (args.length) {

@@ -1,7 +1,7 @@
 /* The player's history: the daily chart with its metric switcher, the 7/30/90-day changes
  * and the week-by-week WN8. */
 
-import { fmtCell, h, isObj, label, listTable, muted, NUM, renderAny, scroller, shortDate } from './render.js';
+import { dayRange, fmtCell, h, isObj, label, listTable, muted, NUM, renderAny, scroller, shortDate } from './render.js';
 import { drawChart } from './charts.js';
 
 export const HISTORY_DAYS = 90;
@@ -14,15 +14,6 @@ const METRICS = [
   { id: 'battles', name: 'Battles (total)' },
   { id: 'period_wn8', name: 'Period WN8' },
 ];
-
-function dayRange(first, last) {
-  const out = [];
-  const start = new Date(first + 'T00:00:00Z');
-  const end = new Date(last + 'T00:00:00Z');
-  if (Number.isNaN(start.getTime()) || Number.isNaN(end.getTime())) return out;
-  for (let d = start; d <= end && out.length < 1000; d = new Date(d.getTime() + 86400000)) out.push(d.toISOString().slice(0, 10));
-  return out;
-}
 
 function metricValues(metric, labels, snapshots) {
   const byDate = new Map(snapshots.map((sn) => [sn.date, sn]));

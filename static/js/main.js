@@ -5,7 +5,8 @@
  *
  * Modules: render.js (DOM helpers, formatting, generic rendering), api.js (requests, errors,
  * index parameters), docs.js (endpoint and error docs), explorer.js (forms, tabs, routing),
- * charts.js, player.js, tanks.js, history.js, clan.js, online.js, status.js, search.js. */
+ * charts.js, player.js, tanks.js (a player's tanks), history.js, clan.js, tankstats.js (the tanks
+ * page), tank.js (a tank's page), online.js, status.js, search.js. */
 
 import { $ } from './render.js';
 import { loading } from './api.js';

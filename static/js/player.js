@@ -1,7 +1,7 @@
 /* The player view: profile and ratings, recent periods, and the loading of the tank table
  * and the history below them. */
 
-import { $, ago, fmtCell, fmtValue, h, isObj, label, NUM, rangeText, renderAny, utcText, wn8Node } from './render.js';
+import { $, ago, fmtCell, fmtValue, h, isObj, label, nullFigure, NUM, rangeText, renderAny, utcText, wn8Node } from './render.js';
 import { API, api, current, errorBox, explainedError, loading, rateLine, takeToken, tankDayChoices, tankDaysDefault } from './api.js';
 import { renderTanks } from './tanks.js';
 import { HISTORY_DAYS, renderHistory } from './history.js';
@@ -20,6 +20,16 @@ function ratingTile(name, value, extraClass, note) {
     note ? h('span', { class: 'tile-note' }, note) : null);
 }
 
+/** The career WN8's standing among the region's tracked players (ratings.wn8_percentile). */
+function standingTile(value, region) {
+  const known = typeof value === 'number';
+  return h('div', { class: 'tile rating standing', id: 'wn8-standing',
+    title: `The share of ${label(region)}'s tracked players (accounts looked up here and clan members, not a random sample) with enough career battles whose career WN8 is lower` },
+  h('span', { class: 'tile-label' }, 'WN8 percentile'),
+  h('span', { class: 'tile-value' }, known ? NUM.format(value) : nullFigure('Shown for an account with enough career battles, once the tank statistics are built.')),
+  h('span', { class: 'tile-note' }, known ? `better than ${NUM.format(value)} % of tracked ${label(region)} players` : 'not enough battles or data yet'));
+}
+
 function renderProfile(data, region, onRefresh) {
   const ratings = isObj(data.ratings) ? data.ratings : {};
   const stats = isObj(data.statistics) ? data.statistics : {};
@@ -35,7 +45,8 @@ function renderProfile(data, region, onRefresh) {
   const tiles = h('div', { class: 'tiles ratings' },
     ratingTile('WN8', ratings.wn8, 'wn8' + (colour ? ' wn8-' + colour : ''), colour ? label(colour) : null),
     ratingTile('WN7', ratings.wn7),
-    ratingTile('Efficiency', ratings.efficiency));
+    ratingTile('Efficiency', ratings.efficiency),
+    'wn8_percentile' in ratings ? standingTile(ratings.wn8_percentile, r) : null);
 
   const parts = [h('div', { class: 'profile-head' }, h('h3', { class: 'player-name' }, data.nickname || `Account ${data.account_id}`),
     h('p', { class: 'subline' }, sub.map((node, i) => [i ? ' · ' : '', node]))), tiles];
@@ -67,7 +78,7 @@ function renderProfile(data, region, onRefresh) {
   }
   const handled = new Set(['account_id', 'region', 'nickname', 'clan_id', 'statistics', 'ratings', 'cached_at', 'live_fetched']);
   const rest = Object.entries(data).filter(([k]) => !handled.has(k));
-  const ratingRest = Object.entries(ratings).filter(([k]) => !['available', 'wn8', 'wn7', 'efficiency', 'wn8_color', 'calculated_at', 'expected_values_version'].includes(k));
+  const ratingRest = Object.entries(ratings).filter(([k]) => !['available', 'wn8', 'wn7', 'efficiency', 'wn8_color', 'calculated_at', 'expected_values_version', 'wn8_percentile'].includes(k));
   if (rest.length || ratingRest.length) {
     parts.push(h('details', { class: 'more' }, h('summary', null, 'More fields'),
       renderAny(Object.fromEntries(rest.concat(ratingRest.map(([k, v]) => ['ratings_' + k, v]))), ctx, 1)));
@@ -90,7 +101,7 @@ function periodFigures(deltas, key) {
   return isObj(deltas[key].period) ? deltas[key].period : null;
 }
 
-function renderRecents(deltas) {
+function renderRecents(deltas, region) {
   const cards = RECENTS.map((p) => {
     const f = periodFigures(deltas, p.key);
     const titleId = `recent-title-${p.key}`;
@@ -118,7 +129,10 @@ function renderRecents(deltas) {
       row('avg_damage', 'Avg. damage', fmtValue(f.avg_damage, 'avg_damage')),
       row('wn8', 'WN8', wn8Node(f.wn8)),
       row('wn7', 'WN7', fmtValue(f.wn7, 'wn7')),
-      row('efficiency', 'EFF', fmtValue(f.efficiency, 'efficiency'))));
+      row('efficiency', 'EFF', fmtValue(f.efficiency, 'efficiency')),
+      'wn8_percentile' in f ? row('wn8_percentile', 'WN8 percentile', typeof f.wn8_percentile === 'number'
+        ? h('span', { title: `Better than ${f.wn8_percentile} % of ${label(region)}'s tracked players with enough battles in the same days` }, NUM.format(f.wn8_percentile))
+        : nullFigure('Shown for a period with enough battles in it, once the tank statistics are built.')) : null));
     return card;
   });
   return h('div', { class: 'recents-wrap' },
@@ -151,7 +165,7 @@ export async function loadPlayer(region, id) {
     if (res.ok) {
       historyLoaded = true;
       const data = res.data || {};
-      recentsBox.replaceChildren(renderRecents(isObj(data.deltas) ? data.deltas : {}));
+      recentsBox.replaceChildren(renderRecents(isObj(data.deltas) ? data.deltas : {}, region));
       historyBox.replaceChildren(renderHistory(data, region), rateLine(res));
     } else {
       const code = res.error && res.error.code;

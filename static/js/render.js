@@ -39,6 +39,8 @@ export const muted = (text) => h('span', { class: 'muted' }, text);
 export const isObj = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
 const isScalar = (v) => v === null || typeof v !== 'object';
 export const textOf = (v) => (v instanceof Node ? v.textContent : String(v));
+/** A figure the API leaves out (null), as an em dash whose title says why. */
+export const nullFigure = (why) => h('abbr', { class: 'null-figure muted', title: why }, '—');
 
 // ---------------------------------------------------------------- formatting
 export const NUM = new Intl.NumberFormat('en', { maximumFractionDigits: 2 });
@@ -47,11 +49,18 @@ const ISO_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{
 const WORDS = {
   wn8: 'WN8', wn7: 'WN7', xp: 'XP', id: 'ID', avg: 'avg.', elo: 'Elo', eu: 'EU', na: 'NA', asia: 'Asia',
   wot: 'WoT', wotb: 'WoT Blitz', wows: 'WoWS', ms: 'ms', s: 's', pct: '%', api: 'API', url: 'URL',
+  ussr: 'USSR', usa: 'USA', uk: 'UK',
 };
+// The game API's vehicle types in words.
+const VEHICLE_TYPES = { lightTank: 'Light tank', mediumTank: 'Medium tank', heavyTank: 'Heavy tank', 'AT-SPG': 'Tank destroyer', SPG: 'SPG' };
 
 export function label(key) {
   const text = String(key).split(/[_\s]+/).filter(Boolean).map((w) => WORDS[w] || w).join(' ');
   return text ? text.charAt(0).toUpperCase() + text.slice(1) : String(key);
+}
+
+export function typeLabel(type) {
+  return VEHICLE_TYPES[type] || String(type);
 }
 
 function pathLabel(path) {
@@ -269,6 +278,16 @@ export function shortDate(iso) {
   const d = new Date(iso + 'T00:00:00Z');
   if (Number.isNaN(d.getTime())) return iso;
   return d.toLocaleDateString('en', { month: 'short', day: 'numeric', timeZone: 'UTC' });
+}
+
+/** Every UTC day from `first` to `last` (YYYY-MM-DD), at most 1,000. */
+export function dayRange(first, last) {
+  const out = [];
+  const start = new Date(first + 'T00:00:00Z');
+  const end = new Date(last + 'T00:00:00Z');
+  if (Number.isNaN(start.getTime()) || Number.isNaN(end.getTime())) return out;
+  for (let d = start; d <= end && out.length < 1000; d = new Date(d.getTime() + 86400000)) out.push(d.toISOString().slice(0, 10));
+  return out;
 }
 
 export function rangeText(from, to) {

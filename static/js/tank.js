@@ -1,0 +1,163 @@
+/* One tank's page (GET /tank/{tank_id}/{region}?days=): its figures over the period, the daily
+ * series, the percentiles of its players' average damage and WN8, and the sample behind them.
+ * The view lives in the hash: #tank/{region}/{tank_id}/{days}. */
+
+import { $, dayRange, fmtValue, h, isObj, label, nullFigure, NUM, rangeText, scroller, typeLabel, utcText } from './render.js';
+import { API, api, current, explainedError, loading, paramEnum, rateLine, state, takeToken } from './api.js';
+import { drawChart } from './charts.js';
+import { navigate } from './explorer.js';
+
+const FIGURES = [
+  ['players', 'Players'], ['battles', 'Battles'], ['win_rate', 'Win rate'], ['avg_damage', 'Avg. damage'],
+  ['avg_frags', 'Avg. frags'], ['avg_xp', 'Avg. XP'], ['survival_rate', 'Survival rate'], ['hit_rate', 'Hit rate'],
+];
+
+// The daily series' figures; a day nobody played has no point in the answer: 0 players and
+// battles, no rate (a gap in the line).
+const SERIES = [
+  { id: 'players', name: 'Players', zero: true, integer: true, fill: 0 },
+  { id: 'battles', name: 'Battles', zero: true, integer: true, fill: 0 },
+  { id: 'win_rate', name: 'Win rate', format: (v) => NUM.format(v) + ' %' },
+  { id: 'avg_damage', name: 'Avg. damage' },
+];
+
+export const tankHash = (region, tankId, days) => `#tank/${encodeURIComponent(region)}/${encodeURIComponent(tankId)}` + (days ? `/${days}` : '');
+
+function head(region, tankId, days, data) {
+  const back = state.tanksHash || `#tanks/${encodeURIComponent(region)}` + (days ? `/${days}` : '');
+  const sub = [];
+  if (data) {
+    if (data.tier) sub.push(`Tier ${data.tier}`);
+    if (data.type) sub.push(typeLabel(data.type));
+    if (data.nation) sub.push(label(data.nation));
+  }
+  sub.push(label(region), `tank ${tankId}`);
+  const choices = paramEnum('tank', 'days').map(String);
+  const shown = String((data && data.days) || days || '');
+  return h('div', { class: 'tank-head' },
+    h('p', { class: 'back small' }, h('a', { href: back, id: 'tank-back' }, '← All tanks')),
+    h('div', { class: 'history-head' },
+      h('h3', { class: 'tank-title', id: 'tank-title' }, (data && data.name) || `Tank ${tankId}`),
+      choices.length ? h('div', { class: 'segmented', role: 'group', 'aria-label': 'Period', id: 'tank-period' },
+        choices.map((d) => h('button', { type: 'button', class: 'seg', 'data-days': d, 'aria-pressed': String(d === shown),
+          onclick: () => navigate(tankHash(region, tankId, d)) }, `${d} days`))) : null),
+    h('p', { class: 'subline' }, sub.join(' · ')));
+}
+
+function figureTile(key, name, value, why) {
+  return h('div', { class: 'tile', 'data-field': key }, h('span', { class: 'tile-label' }, name),
+    h('span', { class: 'tile-value' }, value === null || value === undefined ? nullFigure(why) : fmtValue(value, key)));
+}
+
+function percentileKeys(grid) {
+  if (!isObj(grid)) return [];
+  return Object.keys(grid).filter((k) => /^p\d+$/.test(k) && typeof grid[k] === 'number').sort((a, b) => Number(a.slice(1)) - Number(b.slice(1)));
+}
+
+function drawPercentiles(container, grid, name, cls, empty) {
+  const keys = percentileKeys(grid);
+  drawChart(container, {
+    labels: keys, xs: keys.map((k) => Number(k.slice(1))), labelText: (k) => k, title: `${name}: percentiles of the tank's players`,
+    series: [{ name, cls, values: keys.map((k) => grid[k]), join: 'connect', dots: true }], empty,
+  });
+}
+
+function percentileTable(percentiles) {
+  const damage = isObj(percentiles.damage) ? percentiles.damage : {};
+  const wn8 = isObj(percentiles.wn8) ? percentiles.wn8 : {};
+  const keys = [...new Set(percentileKeys(damage).concat(percentileKeys(wn8)))].sort((a, b) => Number(a.slice(1)) - Number(b.slice(1)));
+  if (!keys.length) return null;
+  return h('details', { class: 'more' }, h('summary', null, 'Percentiles (table)'),
+    scroller(h('table', { class: 'grid percentiles', id: 'tank-percentile-table' },
+      h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'Percentile'), h('th', { scope: 'col' }, 'Avg. damage'), h('th', { scope: 'col' }, 'WN8'))),
+      h('tbody', null, keys.map((k) => h('tr', null, h('th', { scope: 'row' }, k),
+        h('td', { class: 'num' }, fmtValue(damage[k] ?? null, 'avg_damage')), h('td', { class: 'num' }, fmtValue(wn8[k] ?? null, 'wn8'))))))));
+}
+
+function renderTank(data, region, tankId) {
+  const minPlayers = data.min_players ?? '?';
+  const minBattles = data.min_battles ?? '?';
+  const sample = isObj(data.sample) ? data.sample : {};
+  const box = h('div', { class: 'tank-page' });
+  const range = rangeText(data.from, data.through);
+  box.append(head(region, tankId, data.days, data));
+  box.append(h('p', { class: 'tank-summary' }, `Last ${data.days} days` + (range ? ` (${range})` : '')
+    + (typeof data.built_at === 'number' ? ` · built ${utcText(new Date(data.built_at * 1000))}` : '')));
+
+  const whyFigure = `Below the minimum sample: fewer than ${minPlayers} players played this tank in the period `
+    + `(${data.players ?? '?'}); its figures are shown from ${minPlayers} players.`;
+  box.append(h('div', { class: 'tiles', id: 'tank-figures' }, FIGURES.map(([key, name]) => figureTile(key, name, data[key], whyFigure))));
+  box.append(h('p', { class: 'tank-sample', id: 'tank-sample' }, h('strong', null, 'Sample: '),
+    `${NUM.format(sample.players ?? data.players ?? 0)} players and ${NUM.format(sample.battles ?? data.battles ?? 0)} battles; `,
+    `${NUM.format(sample.qualified ?? 0)} of these players with at least ${minBattles} battles on it (the percentiles’ players)`,
+    typeof sample.rated === 'number' ? `, ${NUM.format(sample.rated)} of them rated for WN8` : '',
+    `. A figure needs at least ${minPlayers} players.`));
+  box.append(h('p', { class: 'population-note small' }, h('strong', null, 'Population: '),
+    data.population ? `${data.population}.` : 'the tracked accounts, not a random sample of the server.'));
+
+  // The daily series, one figure at a time.
+  const points = (Array.isArray(data.series) ? data.series : []).filter((p) => isObj(p) && p.date);
+  const labels = data.from && data.through ? dayRange(data.from, data.through) : points.map((p) => p.date);
+  const byDate = new Map(points.map((p) => [p.date, p]));
+  const values = (metric) => labels.map((d) => {
+    if (!points.length) return null;
+    const p = byDate.get(d);
+    if (!p) return metric.fill ?? null;
+    return typeof p[metric.id] === 'number' ? p[metric.id] : null;
+  });
+  let chosen = 'players';
+  const switcher = h('div', { class: 'segmented', role: 'group', 'aria-label': 'Series figure', id: 'tank-series-metric' });
+  const seriesChart = h('div', { class: 'chart', id: 'tank-series-chart' });
+  const drawSeries = () => {
+    const mt = SERIES.find((x) => x.id === chosen);
+    switcher.querySelectorAll('button').forEach((b) => b.setAttribute('aria-pressed', String(b.dataset.metric === chosen)));
+    drawChart(seriesChart, { labels, zero: mt.zero, integer: mt.integer, format: mt.format, title: `${mt.name} per day`, legend: true,
+      series: [{ name: mt.name, cls: 's-main', values: values(mt), join: 'gap' }],
+      empty: 'No daily series for this period yet.' });
+  };
+  for (const mt of SERIES) {
+    switcher.append(h('button', { type: 'button', class: 'seg', 'data-metric': mt.id, onclick: () => { chosen = mt.id; drawSeries(); } }, mt.name));
+  }
+  box.append(h('h4', null, 'Day by day'), switcher, seriesChart,
+    h('p', { class: 'muted small' }, 'Each day of the period (UTC); a day on which no tracked player played the tank counts 0 players and has no rate.'));
+
+  // The percentiles of the qualified players' average damage and WN8 on the tank.
+  const percentiles = isObj(data.percentiles) ? data.percentiles : {};
+  const tooFew = `Below the minimum sample: fewer than ${minPlayers} players with at least ${minBattles} battles on this tank in the period `
+    + `(${sample.qualified ?? '?'}), so no percentiles.`;
+  const damageChart = h('div', { class: 'chart', id: 'tank-damage-chart' });
+  const wn8Chart = h('div', { class: 'chart', id: 'tank-wn8-chart' });
+  const wn8Empty = isObj(percentiles.damage)
+    ? `No WN8 percentiles: fewer than ${minPlayers} of these players are rated for WN8 (${sample.rated ?? '?'}); the expected-values table may lack this tank.`
+    : tooFew;
+  box.append(h('h4', null, 'Percentiles'),
+    h('p', { class: 'muted small' }, `Of the players with at least ${minBattles} battles on this tank in the period: the average damage `
+      + 'per battle and the WN8 on it that the given share of them stays below (p85: 85 % below, the top 15 % above).'),
+    h('div', { class: 'subgrid' },
+      h('div', { class: 'sub' }, h('h5', { class: 'sub-title' }, 'Average damage'), damageChart),
+      h('div', { class: 'sub' }, h('h5', { class: 'sub-title' }, 'WN8 on this tank'), wn8Chart)),
+    percentileTable(percentiles) || '');
+  // Drawn after insertion so the charts know their width.
+  requestAnimationFrame(() => {
+    drawSeries();
+    drawPercentiles(damageChart, percentiles.damage, 'Avg. damage', 's-main', tooFew);
+    drawPercentiles(wn8Chart, percentiles.wn8, 'WN8', 's-avg', wn8Empty);
+  });
+  return box;
+}
+
+export async function loadTank(region, tankId, days) {
+  const token = takeToken('tank');
+  const out = $('#tank-out');
+  out.replaceChildren(head(region, tankId, days, null), loading('Fetching the tank…'));
+  const query = days ? `?days=${encodeURIComponent(days)}` : '';
+  const res = await api(`${API}/tank/${encodeURIComponent(tankId)}/${encodeURIComponent(region)}${query}`);
+  if (!current('tank', token)) return;
+  if (!res.ok) {
+    const code = res.error && res.error.code;
+    out.replaceChildren(head(region, tankId, days, null), explainedError(res, () => loadTank(region, tankId, days), code === 'no_statistics'
+      ? `No statistics for this tank ${days ? `over ${days} days ` : ''}yet: no tracked player played it in the period, or the tank statistics are not built yet.` : null));
+    return;
+  }
+  out.replaceChildren(renderTank(res.data || {}, region, tankId), rateLine(res));
+}
