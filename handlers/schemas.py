@@ -377,6 +377,7 @@ def schema_components(index: dict) -> dict:
                                     obj(
                                         {
                                             "period_days": {"type": "integer", "enum": list(POPULATION_PERIODS)},
+                                            "min_battles": {"type": "integer", "minimum": 1},
                                             "damage_percentile": nullable("integer", minimum=0, maximum=99),
                                             "wn8_percentile": nullable("integer", minimum=0, maximum=99),
                                         }

@@ -359,10 +359,10 @@ async def test_tank_endpoints_answer_the_built_tables(app, http_client, base_url
         {"tank_id": pz4, "period": {"battles": 12, "avg_damage": 500.0, "wn8": 500.0}},
     ]
     standings = [row["standing"] for row in await services.history._with_standing("eu", 5, rows)]
-    assert standings[0] == {"period_days": 7, "damage_percentile": 50, "wn8_percentile": None}
-    assert standings[1] == {"period_days": 7, "damage_percentile": 0, "wn8_percentile": 0}
-    assert standings[2] == {"period_days": 7, "damage_percentile": None, "wn8_percentile": None}
-    assert standings[3] == {"period_days": 7, "damage_percentile": None, "wn8_percentile": None}
+    assert standings[0] == {"period_days": 7, "min_battles": 10, "damage_percentile": 50, "wn8_percentile": None}
+    assert standings[1] == {"period_days": 7, "min_battles": 10, "damage_percentile": 0, "wn8_percentile": 0}
+    assert standings[2] == {"period_days": 7, "min_battles": 10, "damage_percentile": None, "wn8_percentile": None}
+    assert standings[3] == {"period_days": 7, "min_battles": 10, "damage_percentile": None, "wn8_percentile": None}
 
     # The history's 7-day delta, placed among the accounts with 100 battles in the 7-day tables.
     account_wn8s = [

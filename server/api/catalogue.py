@@ -417,10 +417,10 @@ TANKS = Endpoint(
         "tanks[]": "tank_id, name, tier, type, nation (null for a tank the encyclopedia lacks), career "
         "{battles, wins, win_rate, avg_damage, wn8}, period {battles, wins, damage_dealt, frags, "
         "spotted, dropped_capture_points, capture_points, xp, survived_battles, win_rate, "
-        "avg_damage, avg_frags, wn8}, standing {period_days, damage_percentile, wn8_percentile}: the "
+        "avg_damage, avg_frags, wn8}, standing {period_days, min_battles, damage_percentile, wn8_percentile}: the "
         "share (0-99 %) of the tank's tracked players (GET /tanks/stats) below this period's average "
         f"damage and WN8 on it, over the population period nearest to `days` ({one_of(tuple(map(str, POPULATION_PERIODS)))}; null until "
-        "built; a percentile null under the tables' min_battles on the tank); sorted by period battles, "
+        "built; a percentile null under min_battles battles on the tank in the period); sorted by period battles, "
         "then career battles",
     },
 )

@@ -256,9 +256,11 @@ def tank_standing(table: PeriodTable | None, tank_id: int, battles: int, avg_dam
     if table is None:
         return None
     doc = table.doc
-    counted = battles >= int(doc.get("min_battles", POPULATION_MIN_BATTLES))
+    min_battles = int(doc.get("min_battles", POPULATION_MIN_BATTLES))
+    counted = battles >= min_battles
     return {
         "period_days": int(doc["days"]),
+        "min_battles": min_battles,
         "damage_percentile": standing(table.grid(tank_id, "damage"), avg_damage) if counted else None,
         "wn8_percentile": standing(table.grid(tank_id, "wn8"), wn8) if counted else None,
     }
