@@ -28,6 +28,10 @@ def parse_args(argv=None):
     parser.add_argument("--players-per-region", type=int, default=100)
     parser.add_argument("--clans-per-region", type=int, default=4)
     parser.add_argument("--history-days", type=int, default=120)
+    parser.add_argument(
+        "--population-per-region", type=int, default=200, help="accounts tracked for the tank statistics only"
+    )
+    parser.add_argument("--population-days", type=int, default=21)
     parser.add_argument("--online-days", type=int, default=30)
     return parser.parse_args(argv)
 
@@ -55,6 +59,8 @@ async def run(args) -> dict:
             players_per_region=args.players_per_region,
             clans_per_region=args.clans_per_region,
             history_days=args.history_days,
+            population_per_region=args.population_per_region,
+            population_days=args.population_days,
             online_days=args.online_days,
         )
     finally:

@@ -302,7 +302,10 @@ class Profile:
             if not pool:
                 continue
             k = min(len(pool), rng.randint(2, 5) if tier < 8 else rng.randint(2, 7))
-            for tank_id in rng.sample(pool, k):
+            # k of the tier's tanks, weighted by popularity, without replacement (Efraimidis-Spirakis:
+            # the k largest random() ** (1 / weight)).
+            keyed = sorted(pool, key=lambda t: rng.random() ** (1.0 / world.popularity(t)), reverse=True)
+            for tank_id in keyed[:k]:
                 garage.append(tank_id)
                 prefs.append(rng.uniform(0.25, 1.0) ** 2)
         self.garage = garage[:255]

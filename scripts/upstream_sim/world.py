@@ -8,6 +8,7 @@ import random
 from collections import OrderedDict
 from functools import lru_cache
 from pathlib import Path
+from statistics import NormalDist
 
 import ujson
 
@@ -36,6 +37,11 @@ from .vehicles import (
     generated_vehicles,
     load_vehicles,
 )
+
+# Spread of tank popularity (log-normal): at 1.5 the most owned tank of a tier is owned by several
+# times as many players as the median one, so the demo's few hundred tracked accounts per region
+# give the popular tanks the minimum sample of the tank statistics (20 players).
+POPULARITY_SIGMA = 1.5
 
 CLAN_KEYS = (
     "clan_id",
@@ -94,6 +100,7 @@ class World:
             self.by_tier.setdefault(self.vehicles[tank_id]["tier"], []).append(tank_id)
         self._encyclopedia: dict[int, dict] = {}
         self._expectation_rates: dict[int, tuple[float, float, float, float, float]] = {}
+        self._popularity: dict[int, float] = {}
 
         self.expected: dict[int, dict] = {}
         if expected_values:
@@ -115,6 +122,16 @@ class World:
         self._profiles: OrderedDict[tuple[str, int], Profile] = OrderedDict()
         self._profile_cache = profile_cache
         self.disbanded: dict[str, dict[int, int]] = {}
+
+    def popularity(self, tank_id: int) -> float:
+        """How often a tank is chosen for a garage against others of its tier: log-normal across
+        tanks (sigma POPULARITY_SIGMA, stable per tank id), so that as on the real servers a few
+        tanks of each tier are owned by many players and most by few."""
+        weight = self._popularity.get(tank_id)
+        if weight is None:
+            z = NormalDist().inv_cdf(min(max(_unit("popularity", tank_id), 1e-9), 1 - 1e-9))
+            weight = self._popularity[tank_id] = math.exp(POPULARITY_SIGMA * z)
+        return weight
 
     def expectation(self, tank_id: int) -> dict:
         row = self.expected.get(tank_id)

@@ -61,11 +61,14 @@ async def seed_player_history(
     days: int,
     now: float,
     track_days: int = TRACK_DAYS,
+    later: dict[str, list[int]] | None = None,
+    later_days: int = 0,
 ) -> dict:
     """`days` days of the tracker's daily pass (server/services/tracker.py, the same code the service runs),
     on a ManualClock with the simulator answering "as of" it: each past day's pass at the day's
     last second, today's due slices at `now` (the service's own tracker does the rest of today).
-    The accounts are tracked as if looked up now. Snapshots and per-tank records are written on
+    The accounts are tracked as if looked up now; `later`'s join the pass for its last
+    `later_days` days only (as if looked up then). Snapshots and per-tank records are written on
     the days an account played; the history carries them forward over the other days."""
     from server.domain.days import ManualClock, day_start, utc_day
     from server.services.tracker import SLICES, Tracker
@@ -84,6 +87,9 @@ async def seed_player_history(
     for back in range(days - 1, -1, -1):
         day = (dt.datetime.fromtimestamp(now, dt.UTC).date() - dt.timedelta(days=back)).isoformat()
         clock.set(now if back == 0 else day_start(day) + 86399)
+        if later and back == later_days - 1:
+            for region, ids in later.items():
+                await store.tracked.track_many(region, [(a, None) for a in ids], now + track_days * 86400, clock())
         await tracker.tick()
         for key, value in tracker.spent.get(day, {}).items():
             totals[key] = totals.get(key, 0) + value
@@ -177,10 +183,18 @@ async def seed_demo(
     players_per_region: int = 60,
     clans_per_region: int = 4,
     history_days: int = 120,
+    population_per_region: int = 200,
+    population_days: int = 21,
     online_days: int = 30,
     now: float | None = None,
 ) -> dict:
-    """Seed everything; idempotent (snapshots, samples and profiles are upserts keyed by day/minute/id)."""
+    """Seed everything; idempotent (snapshots, samples and profiles are upserts keyed by day/minute/id).
+
+    `players_per_region` accounts get `history_days` of history and a cached profile (the ones to
+    open on the site); `population_per_region` more are tracked for the last `population_days` days
+    only, so that the tank statistics of 7 and 30 days have a population: the popular tanks pass
+    their minimum sample (POPULATION_MIN_PLAYERS) at a few hundred tracked accounts per region,
+    which a full history for each would take far longer to seed."""
     now = now or time.time()
     started = time.monotonic()
     accounts: dict[str, list[int]] = {}
@@ -199,7 +213,16 @@ async def seed_demo(
         accounts[region] = sorted(set(members[: players_per_region // 2]) | set(extra))[:players_per_region]
         if simulator_lists.demo_account not in accounts[region] and region == "eu":
             accounts[region][0] = simulator_lists.demo_account
-    summary = {"accounts": {r: len(v) for r, v in accounts.items()}, "clans": clans}
+    population: dict[str, list[int]] = {}
+    for region in REGIONS:
+        # The next accounts after the showcase's (the simulator lists existing ids in order).
+        more = await simulator_lists.accounts(region, players_per_region + population_per_region)
+        population[region] = [a for a in more if a not in set(accounts[region])][:population_per_region]
+    summary = {
+        "accounts": {r: len(v) for r, v in accounts.items()},
+        "population_accounts": {r: len(v) for r, v in population.items()},
+        "clans": clans,
+    }
     # build_services always wires ratings_source; Services types it Optional for partial test builds.
     summary["tracker"] = await seed_player_history(
         store,
@@ -208,6 +231,8 @@ async def seed_demo(
         accounts,
         history_days,
         now,
+        later=population,
+        later_days=min(population_days, history_days),
     )
     summary["profiles"] = await seed_current_profiles(services.players, accounts)
     for region, ids in clans.items():
@@ -215,8 +240,8 @@ async def seed_demo(
     await services.clans.refresh(int(now // 3600))
     await services.clans.build_digests(int(now // 3600))
     # The tank statistics from the seeded days at once (the hourly job would wait for its next slot).
-    population = PopulationService(store, services.ratings_source, clock=lambda: now)  # type: ignore[arg-type]
-    summary["tank_statistics"] = await population.build(force=True)
+    tank_statistics = PopulationService(store, services.ratings_source, clock=lambda: now)  # type: ignore[arg-type]
+    summary["tank_statistics"] = await tank_statistics.build(force=True)
     summary["online_slots"] = await seed_online(store, services.upstream, online_days, now)
     summary["seconds"] = round(time.monotonic() - started, 1)
     return summary
