@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Scale benchmark that reads back: tracked data at growing volumes, read over HTTP, and the daily pass.
+"""Scale benchmark that reads back: tracked data at growing volumes, read over HTTP, the daily pass and the tank-statistics job.
 
     .venv/bin/python -m scripts.bench_scale                           # steps 200k, 1M, 2M per-tank records
     .venv/bin/python -m scripts.bench_scale --steps 20000,60000 --json /tmp/s.json   # a smoke run
@@ -9,32 +9,52 @@ One SecantusDB data directory on disk (a temporary one, or --keep DIR) grows ste
 rebuilt). Each step:
 
 1. adds tracked accounts, each with `--days` (365) days of what the tracker's daily pass writes
-   (per-tank records, snapshots, the tracked document), until the per-tank records reach the step's
-   volume. The documents come from scripts/scale_loader.py: the pass's own decisions and pure
-   functions (plan_visit, build_profile, compute_ratings, snapshot_of) over seeded players (each
-   plays 30-50 % of days, 1-6 tanks a playing day), the account's last day from the upstream
-   simulator's own account (so the real pass finds what the upstream has), inserted thousands at a
-   time (tests/test_bench_scale.py: the same documents as the real pass writes);
+   (per-tank records, snapshots, the tracked document, and the population's per-tank changes of
+   the last 100 days: tank_changes, as the store's retention keeps them), until the per-tank
+   records reach the step's volume. The documents come from scripts/scale_loader.py: the pass's
+   own decisions and pure functions (plan_visit, day_change, build_profile, compute_ratings,
+   snapshot_of) over seeded players (each plays 30-50 % of days, 1-6 tanks a playing day), the
+   account's last day from the upstream simulator's own account (so the real pass finds what the
+   upstream has; that day's per-tank change stays the model's day, not the jump to the
+   simulator's counters), inserted thousands at a time (tests/test_bench_scale.py: the same
+   documents as the real pass writes);
 2. runs one day of the real pass (server/services/tracker.py, `--claimants` trackers in this process, the
    simulator answering "as of" a travelling clock) over every tracked account and measures account
    visits per second, this process's CPU (the tracker, its database and upstream clients) and the
    database process's CPU (/proc/<pid>/stat) per visit;
-3. serves that data with the real service (`python -m server --data-dir DIR --no-jobs
+3. runs the real daily tank-statistics job (server/services/population.py, PopulationService.build
+   forced, without its pauses between reads) with its tables ending on the pass's day: every
+   region's 90 days of tank_changes read day by day through the (r, d) index, the day sums,
+   period tables and series written. Measures the account-days it read (tank_changes documents),
+   its wall time, this process's CPU (the job's aggregation) and the database process's CPU per
+   account-day, and the longest it held the event loop (a request to the process running the job
+   waits that long at worst);
+4. serves that data with the real service (`python -m server --data-dir DIR --no-jobs
    --trusted-proxies 127.0.0.1/32`: the embedded database as `scripts/run.sh` deploys it) and
    measures over HTTP, at 1 and at 8 concurrent clients (keep-alive connections, each request from
    one of 2,000 X-Forwarded-For addresses, so no client meets its per-minute limit): a cached
    /player, /history?days=30 and 400, /tanks?days=30 and 400 (accounts tracked since the first
-   step, a year of data each), /players?search= (3-5 character prefixes of tracked nicknames, a
-   new prefix each request) and /status. Non-200 answers are counted. The history and tanks reads
-   rotate 400 accounts, more than one read's 305 requests, so every request builds its answer: the
-   answer cache (server/api/answers.py) would replay a repeat within 5 s.
+   step, a year of data each; the tank rows carry their `standing` from the job's tables),
+   /tanks/stats?region=eu&days=30 (the whole table, TANK_PAGE_MAX a page, each request a different
+   sort, order or offset), /tank/{tank_id}/eu?days=30 (the `--tank-ids` (400) most played eu tanks
+   in turn), /players?search= (3-5 character prefixes of tracked nicknames, a new prefix each
+   request) and /status. Non-200 answers are counted. The history and tanks reads rotate 400
+   accounts, more than one read's 305 requests, so every request builds its answer: the answer
+   cache (server/api/answers.py) would replay a repeat within 5 s (a first step too small for
+   400 eu accounts rotates fewer: a smoke run's history and tanks figures are partly replays).
+   Then it checks what the population answers hold: the table's tanks with damage percentiles,
+   the most played tank's sample, series and percentiles, and how many /player/{id}/eu/tanks?days=30
+   rows of 20 read accounts carry a standing and a percentile in it.
 
 The days are placed so the last step's pass is today (UTC) and earlier steps' passes the days
 before it: the service reads with the real clock. Writes `--json` (bench-scale.json):
 {"steps": [{"tank_records", "snapshots", "tracked", "reads": {NAME: {"p50_ms", "p99_ms",
-"p99_ms_8"}}, "pass": {"visits_per_s", "service_cpu_ms_per_visit", "db_cpu_ms_per_visit"}}],
+"p99_ms_8"}}, "pass": {"visits_per_s", "service_cpu_ms_per_visit", "db_cpu_ms_per_visit"},
+"population_job": {"tank_changes", "account_days", "seconds", "ms_per_account_day",
+"job_cpu_ms_per_account_day", "db_cpu_ms_per_account_day", "max_loop_block_ms"}}],
 "flatness": {NAME: p99 at the last step / p99 at the first}} plus "details" (per step: loading
-rates, p50 at 8 clients, non-200 counts) and "wall_seconds".
+rates, the pass's and the job's whole figures (the job's reads of changes and of tracked states
+timed apart), the population answers' checks, p50 at 8 clients, non-200 counts) and "wall_seconds".
 """
 
 from __future__ import annotations
@@ -67,10 +87,11 @@ from scripts.scale_loader import SyntheticPlayer, days_from, load_account  # noq
 from scripts.upstream_sim.api import apply_fields  # noqa: E402
 from scripts.upstream_sim.ids import REGION_RANGES, account_created_at, existing_accounts, nickname  # noqa: E402
 from scripts.upstream_sim.world import World  # noqa: E402
-from server.api.catalogue import PREFIX  # noqa: E402
+from server.api.catalogue import PREFIX, TANK_PAGE_MAX, TANK_SORTS  # noqa: E402
 from server.compose.demo import TimeTravelUpstream  # noqa: E402
 from server.compose.embedded_db import EmbeddedDatabase  # noqa: E402
 from server.domain.days import DAY_SECONDS, ManualClock, day_start  # noqa: E402
+from server.services.population import SETTLE_SECONDS, PopulationService  # noqa: E402
 from server.services.tracker import Tracker  # noqa: E402
 from server.upstream.budget import UpstreamBudget  # noqa: E402
 from server.upstream.client import ACCOUNT_FIELDS, TANKS_FIELDS, UpstreamClient  # noqa: E402
@@ -84,7 +105,9 @@ DB_NAME = "statsapi"  # the service's default database name
 REGION_SHARES = {"eu": 0.6, "na": 0.2, "asia": 0.2}
 TRUSTED_PROXY = "127.0.0.1/32"
 CLIENT_ADDRESSES = 2000
-READS = ("player", "history_30", "history_400", "tanks_30", "tanks_400", "search", "status")
+READS = ("player", "history_30", "history_400", "tanks_30", "tanks_400", "tanks_stats", "tank", "search", "status")
+POPULATION_DAYS = 30  # the period the tank statistics reads ask for
+STANDING_ACCOUNTS = 20  # read accounts whose /tanks?days=30 rows are checked for `standing`
 BATCH = 5000  # documents per insert_many
 
 
@@ -160,9 +183,9 @@ class Writer:
 
     def __init__(self, db):
         self.db = db
-        self.pool = concurrent.futures.ThreadPoolExecutor(2)  # records and snapshots at once
+        self.pool = concurrent.futures.ThreadPoolExecutor(2)  # two collections' batches at once
         self.pending: collections.deque = collections.deque()
-        self.buffers: dict[str, list[dict]] = {"tank_records": [], "snapshots": [], "tracked": []}
+        self.buffers: dict[str, list[dict]] = {"tank_records": [], "snapshots": [], "tracked": [], "tank_changes": []}
         self.written = dict.fromkeys(self.buffers, 0)
         self.nickname_ops: list = []
 
@@ -249,7 +272,7 @@ def load(db, players: list[SyntheticPlayer], days: list[str], since: float, unti
 
 def _load_all(writer: Writer, players, days, since, until, expected, tiers, truth, started: float) -> None:
     for n, player in enumerate(players, 1):
-        records, snapshots, tracked = load_account(
+        records, snapshots, tracked, changes = load_account(
             player,
             days,
             since=since,
@@ -261,6 +284,7 @@ def _load_all(writer: Writer, players, days, since, until, expected, tiers, trut
         writer.add("tank_records", records)
         writer.add("snapshots", snapshots)
         writer.add("tracked", [tracked])
+        writer.add("tank_changes", changes)
         if tracked.get("nickname"):
             writer.nickname_ops.extend(
                 sync_ops(tracked["region"], tracked["account_id"], None, tracked["nickname"], complete=True)
@@ -334,6 +358,93 @@ async def run_pass(uri: str, sim_base: str, day: str, db_pid: int, claimants: in
 
 
 # --------------------------------------------------------------------------------------
+# The population job
+# --------------------------------------------------------------------------------------
+async def run_population_job(uri: str, sim_base: str, day: str, db_pid: int) -> dict:
+    """The real daily tank-statistics job (PopulationService.build, force) over every region, as of
+    the hour `day`'s changes are complete (its tables end on `day`, the pass's day), without its
+    pauses between reads (PAUSE_SECONDS: they give way to requests and would only add idle time).
+    Measures its wall time, this process's CPU (the job's aggregation, its database client), the
+    database process's CPU per account-day read (a tank_changes document of the 90 days), and the
+    longest the job held the event loop (what a request to the service process running the job
+    would wait at worst: a 5 ms ticker's largest lateness)."""
+    client = create_client(uri)
+    upstream = UpstreamClient("bench-scale-population", base_url=sim_base)
+    try:
+        store = Store(client, DB_NAME, capped=False, ttl_indexes=False)
+        clock = ManualClock(day_start(day) + DAY_SECONDS + SETTLE_SECONDS)
+        ratings = RatingsSource(upstream, sim_base + "/wn8exp.json", clock=clock)
+        await ratings.refresh_expected()
+        job = PopulationService(store, ratings, clock=clock)
+        job.pause = 0.0
+        spent = {"account_days": 0, "day_reads": 0, "changes_read_s": 0.0, "career_reads": 0, "career_read_s": 0.0}
+        changes, tracked = store.population.changes, store.tracked
+        of_day, books = changes.of_day, tracked.books
+
+        async def counted_of_day(region: str, day: str):  # the job's reads of one day's changes
+            started = time.perf_counter()
+            rows = await of_day(region, day)
+            spent["changes_read_s"] += time.perf_counter() - started
+            spent["day_reads"] += 1
+            spent["account_days"] += len(rows)
+            return rows
+
+        async def counted_books(keys: list[str]):  # the career distribution's reads of tracked states
+            started = time.perf_counter()
+            found = await books(keys)
+            spent["career_read_s"] += time.perf_counter() - started
+            spent["career_reads"] += len(keys)
+            return found
+
+        changes.of_day = counted_of_day  # type: ignore[method-assign]
+        tracked.books = counted_books  # type: ignore[method-assign]
+        blocked = [0.0]
+        ticking = True
+
+        async def ticker() -> None:
+            while ticking:
+                started = time.perf_counter()
+                await asyncio.sleep(0.005)
+                blocked[0] = max(blocked[0], time.perf_counter() - started - 0.005)
+
+        watch = asyncio.create_task(ticker())
+        cpu0, db0, wall0 = time.process_time(), cpu_seconds(db_pid) or 0.0, time.monotonic()
+        try:
+            outcome = await job.build(force=True)
+        finally:
+            ticking = False
+            await watch
+        wall = time.monotonic() - wall0
+        cpu = time.process_time() - cpu0
+        db_cpu = (cpu_seconds(db_pid) or 0.0) - db0
+    finally:
+        upstream.close()
+        client.close()
+    account_days = spent["account_days"]
+    return {
+        "through": day,
+        "outcome": outcome,
+        "account_days": account_days,
+        "day_reads": spent["day_reads"],
+        "career_accounts": spent["career_reads"],
+        "seconds": round(wall, 2),
+        "changes_read_s": round(spent["changes_read_s"], 2),
+        "career_read_s": round(spent["career_read_s"], 2),
+        "max_loop_block_ms": round(1000 * blocked[0], 1),
+        "ms_per_account_day": round(1000 * wall / max(1, account_days), 4),
+        "job_cpu_ms_per_account_day": round(1000 * cpu / max(1, account_days), 4),
+        "db_cpu_ms_per_account_day": round(1000 * db_cpu / max(1, account_days), 4),
+    }
+
+
+def popular_tanks(table: dict, n: int) -> list[int]:
+    """The `n` tanks most tracked accounts played in a tank_periods document (the job's table)."""
+    entries = (table.get("tanks") or {}).items()
+    ranked = sorted(entries, key=lambda item: (-int(item[1].get("players") or 0), int(item[0])))
+    return [int(tank_id) for tank_id, _ in ranked[:n]]
+
+
+# --------------------------------------------------------------------------------------
 # Reads over HTTP
 # --------------------------------------------------------------------------------------
 class Clients:
@@ -397,13 +508,41 @@ def measure(port: int, paths: list[str], concurrency: int, clients: Clients) -> 
     }
 
 
-def read_paths(name: str, n: int, offset: int, accounts: list[tuple[str, int]], prefixes: list[tuple[str, str]]):
+def table_paths(tanks: int, n: int) -> list[str]:
+    """/tanks/stats?region=eu&days=30 pages of the whole table (the most work an answer does: every
+    tank's row built, then sorted), each a different sort, order or offset (limit TANK_PAGE_MAX,
+    offsets inside the `tanks` rows), in a seeded order; when they are fewer than `n`, pages of one
+    tier follow. No two of `n` consecutive requests ask the same."""
+    rng = random.Random(23)
+    offsets = list(range(0, max(tanks, 1), 25))[:10]
+    whole = [f"sort={s}&order={o}&offset={off}" for s in TANK_SORTS for o in ("desc", "asc") for off in offsets]
+    rng.shuffle(whole)
+    tiered = [f"sort={s}&order={o}&tier={t}" for s in TANK_SORTS for o in ("desc", "asc") for t in range(1, 11)]
+    rng.shuffle(tiered)
+    queries = (whole + tiered)[: max(n, len(whole))]
+    return [f"{PREFIX}/tanks/stats?region=eu&days={POPULATION_DAYS}&limit={TANK_PAGE_MAX}&{query}" for query in queries]
+
+
+def read_paths(
+    name: str,
+    n: int,
+    offset: int,
+    accounts: list[tuple[str, int]],
+    prefixes: list[tuple[str, str]],
+    tables: list[str] | None = None,
+    tanks: list[int] | None = None,
+):
     out = []
     for i in range(offset, offset + n):
         region, account_id = accounts[i % len(accounts)]
         base = f"{PREFIX}/player/{account_id}/{region}"
         if name == "player":
             out.append(base)
+        elif name == "tanks_stats":
+            out.append((tables or [])[i % len(tables or [])])
+        elif name == "tank":
+            tank_id = (tanks or [])[i % len(tanks or [])]
+            out.append(f"{PREFIX}/tank/{tank_id}/eu?days={POPULATION_DAYS}")
         elif name.startswith(("history_", "tanks_")):
             kind, days = name.split("_")
             out.append(f"{base}/{kind}?days={days}")
@@ -457,7 +596,10 @@ def run_reads(
     requests: int,
     requests_8: int,
     log_path: str,
-) -> dict:
+    tables: list[str] | None = None,
+    tanks: list[int] | None = None,
+) -> tuple[dict, dict]:
+    """(the reads' figures by name, the population answers' checks: see population_checks)."""
     proc, port = start_service(data_dir, sim_base, log_path)
     clients = Clients()
     results: dict = {}
@@ -472,12 +614,19 @@ def run_reads(
         conn.close()
         offset = 0
         for name in READS:
+            if name == "tank" and not tanks:
+                say("  warning: no tank in the eu table: /tank not measured")
+                continue
             chosen = player_accounts if name == "player" else accounts
-            measure(port, read_paths(name, 5, offset, chosen, prefixes), 1, clients)  # warm-up
+
+            def paths(n: int, start: int, name=name, chosen=chosen) -> list[str]:
+                return read_paths(name, n, start, chosen, prefixes, tables, tanks)
+
+            measure(port, paths(5, offset), 1, clients)  # warm-up
             offset += 5
-            one = measure(port, read_paths(name, requests, offset, chosen, prefixes), 1, clients)
+            one = measure(port, paths(requests, offset), 1, clients)
             offset += requests
-            eight = measure(port, read_paths(name, requests_8, offset, chosen, prefixes), 8, clients)
+            eight = measure(port, paths(requests_8, offset), 8, clients)
             offset += requests_8
             results[name] = {"one": one, "eight": eight}
             say(
@@ -485,9 +634,60 @@ def run_reads(
                 f" | 8 clients p50 {eight['p50_ms']:8.2f} p99 {eight['p99_ms']:8.2f} ms"
                 f" | non-200 {one['non_200']} {eight['non_200']}"
             )
+        checks = population_checks(port, clients, accounts[:STANDING_ACCOUNTS], tanks or [])
+        say(f"  population answers: {checks}")
     finally:
         stop(proc)
-    return results
+    return results, checks
+
+
+def population_checks(port: int, clients: Clients, accounts: list[tuple[str, int]], tanks: list[int]) -> dict:
+    """What the population answers hold (after the measured reads: none of these is replayed in
+    them): the eu table's tanks and how many have damage percentiles; the most played tank's
+    sample, series days and percentiles; and the rows of /player/{id}/eu/tanks?days=30 of
+    `accounts` with a `standing` (the tables exist) and with a damage percentile in it."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+
+    def data(path: str) -> tuple[int, dict]:
+        status, body = get(conn, path, clients.next())
+        return status, (json.loads(body).get("data") or {}) if status == 200 else {}
+
+    try:
+        out: dict = {}
+        status, table = data(f"{PREFIX}/tanks/stats?region=eu&days={POPULATION_DAYS}&limit={TANK_PAGE_MAX}")
+        rows = table.get("tanks") or []
+        out["tanks_stats"] = {
+            "status": status,
+            "through": table.get("through"),
+            "total": table.get("total"),
+            "page_with_percentiles": sum(1 for row in rows if row.get("damage_percentiles")),
+            "page": len(rows),
+        }
+        if tanks:
+            status, tank = data(f"{PREFIX}/tank/{tanks[0]}/eu?days={POPULATION_DAYS}")
+            percentiles = tank.get("percentiles") or {}
+            out["tank"] = {
+                "status": status,
+                "tank_id": tanks[0],
+                "sample": tank.get("sample"),
+                "series_days": len(tank.get("series") or []),
+                "damage_percentiles": percentiles.get("damage") is not None,
+                "wn8_percentiles": percentiles.get("wn8") is not None,
+            }
+        standing: collections.Counter[str] = collections.Counter()
+        for region, account_id in accounts:
+            status, answer = data(f"{PREFIX}/player/{account_id}/{region}/tanks?days={POPULATION_DAYS}")
+            standing["non_200"] += status != 200
+            for row in answer.get("tanks") or []:
+                mine = row.get("standing")
+                standing["rows"] += 1
+                standing["with_standing"] += mine is not None
+                standing["with_damage_percentile"] += bool(mine) and mine.get("damage_percentile") is not None
+                standing["with_wn8_percentile"] += bool(mine) and mine.get("wn8_percentile") is not None
+        out["standing"] = {"accounts": len(accounts), **standing}
+        return out
+    finally:
+        conn.close()
 
 
 # --------------------------------------------------------------------------------------
@@ -495,7 +695,7 @@ def run_reads(
 # --------------------------------------------------------------------------------------
 def counts(db) -> dict:
     out = {}
-    for name in ("tank_records", "snapshots", "tracked"):
+    for name in ("tank_records", "snapshots", "tracked", "tank_changes"):
         out[name] = int(db.command("collStats", name).get("count") or 0)
     return out
 
@@ -584,11 +784,17 @@ def main_run(args) -> dict:
                 run_pass(database.uri, sim_base, pass_days[k], db_pid, args.claimants, args.sim_rps)
             )
             say(f"  pass: {pass_figures}")
+            say(f"  population job through {pass_days[k]}")
+            job = asyncio.run(run_population_job(database.uri, sim_base, pass_days[k], db_pid))
+            say(f"  population job: {job}")
             have = counts(db)
+            eu_table = db["tank_periods"].find_one({"_id": f"eu:{POPULATION_DAYS}"}, {"tanks": 1}) or {}
+            tables = table_paths(len(eu_table.get("tanks") or {}), args.requests + args.requests_8 + 5)
+            tanks = popular_tanks(eu_table, args.tank_ids)
             sync.close()
             database.stop()
             database = None
-            reads = run_reads(
+            reads, checks = run_reads(
                 workdir,
                 sim_base,
                 read_accounts[: args.player_accounts],
@@ -597,6 +803,8 @@ def main_run(args) -> dict:
                 args.requests,
                 args.requests_8,
                 os.path.join(workdir, "service.log"),
+                tables,
+                tanks,
             )
             result["steps"].append(
                 {
@@ -616,6 +824,15 @@ def main_run(args) -> dict:
                         "service_cpu_ms_per_visit": pass_figures["service_cpu_ms_per_visit"],
                         "db_cpu_ms_per_visit": pass_figures["db_cpu_ms_per_visit"],
                     },
+                    "population_job": {
+                        "tank_changes": have["tank_changes"],
+                        "account_days": job["account_days"],
+                        "seconds": job["seconds"],
+                        "ms_per_account_day": job["ms_per_account_day"],
+                        "job_cpu_ms_per_account_day": job["job_cpu_ms_per_account_day"],
+                        "db_cpu_ms_per_account_day": job["db_cpu_ms_per_account_day"],
+                        "max_loop_block_ms": job["max_loop_block_ms"],
+                    },
                 }
             )
             result["details"].append(
@@ -623,6 +840,10 @@ def main_run(args) -> dict:
                     "target": target,
                     "load": loaded,
                     "pass": pass_figures,
+                    "population_job": job,
+                    "population_answers": checks,
+                    "tank_table_pages": len(tables),
+                    "tank_ids": len(tanks),
                     "reads": {
                         name: {
                             "n": r["one"]["n"],
@@ -684,6 +905,9 @@ def main() -> None:
         type=int,
         default=400,
         help="accounts the history and tanks reads rotate (more than a read's 305 requests: each one builds its answer)",
+    )
+    parser.add_argument(
+        "--tank-ids", type=int, default=400, help="the most played eu tanks the /tank read rotates (at most)"
     )
     parser.add_argument("--player-accounts", type=int, default=10, help="cached profiles the /player read rotates")
     parser.add_argument("--claimants", type=int, default=2, help="trackers sharing the pass in this process")

@@ -3,11 +3,16 @@
 For each account and day it makes the decisions Tracker.visit makes for that account (played when
 its last_battle_time moved or it has no record yet; an idle account's newest record kept when
 rekey_due) through the tracker's own pure functions: tank_state, plan_visit (TankRecords.record),
-build_profile, compute_ratings, snapshot_of. It yields the documents the tracker's writers would
-leave in the database (TankRecords.save replaces by _id; Players.save_snapshots upserts by
-(region, account_id, date) with `day`; Tracked.track_many then mark_visited / mark_days), so they
-can be inserted thousands at a time. tests/test_bench_scale.py checks that the documents equal what
-the real pass writes for the same accounts and days.
+day_change (TankChanges.change), build_profile, compute_ratings, snapshot_of. It yields the
+documents the tracker's writers would leave in the database (TankRecords.save replaces by _id;
+TankChanges.save likewise; Players.save_snapshots upserts by (region, account_id, date) with `day`;
+Tracked.track_many then mark_visited / mark_days), so they can be inserted thousands at a time.
+The per-tank changes (tank_changes) are kept for the last CHANGE_DAYS (100) of the days only, as
+the store's retention leaves them at the last day's end (server/jobs/retention.py deletes a change
+once its day `x` is CHANGE_DAYS old). tests/test_bench_scale.py checks that the documents equal
+what the real pass writes for the same accounts and days. (One exception, only with the
+simulator's account on the last day, load_account's `truth_last_day`: that day's change is the
+model's day, not the jump from the model's counters to the simulator's.)
 
 The players (`SyntheticPlayer`): a seeded model per account: a career of 5-40 tanks before the
 first day, then each day played with the account's own probability (30-50 %), 1-6 tanks a playing
@@ -19,20 +24,30 @@ from __future__ import annotations
 import datetime as dt
 import random
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from bson import Binary
 
 from server.domain import ratings as rating_maths
 from server.domain.days import DAY_SECONDS, day_start
 from server.domain.profiles import build_profile, snapshot_of
-from server.services.tracker import plan_visit, rekey_due, tank_state
+from server.services.tracker import day_change, plan_visit, rekey_due, tank_state
 from store.constants import TANK_COUNTERS
+from store.population import CHANGE_DAYS
 from store.tanks import unpack
 from store.tracker import slice_of, tracked_id
 
 # (info, raw tanks/stats) of an account as of a day's end: what account/info and tanks/stats answer.
 Truth = Callable[[str, int, float], tuple[dict | None, list | None]]
+
+
+class Loaded(NamedTuple):
+    """Every document the pass leaves for one account (load_account)."""
+
+    records: list[dict]  # tank_records
+    snapshots: list[dict]  # snapshots
+    tracked: dict  # the tracked document
+    changes: list[dict]  # tank_changes (the retained days)
 
 
 def days_from(first: str, count: int) -> list[str]:
@@ -140,11 +155,13 @@ def visit(
     expected: Any,
     tiers: dict[int, int],
     stored: dict[int, list[int]] | None = None,
-) -> tuple[list[dict], dict | None, dict, dict[int, list[int]] | None]:
+    with_change: bool = True,
+) -> tuple[list[dict], dict | None, dict, dict[int, list[int]] | None, dict | None]:
     """One account's visit on `day` as Tracker.visit makes it: (records, snapshot or None, tracked
-    fields to $set, the per-tank state now stored or None when unchanged). `book`: the tracked
-    document as the pass reads it (with its packed `state`); `stored`: unpack(book["state"]) when
-    the caller kept it (the same numbers, without unpacking them again)."""
+    fields to $set, the per-tank state now stored or None when unchanged, the tank_changes
+    document or None). `book`: the tracked document as the pass reads it (with its packed
+    `state`); `stored`: unpack(book["state"]) when the caller kept it (the same numbers, without
+    unpacking them again); `with_change`: False skips the change (a day retention has deleted)."""
     if info is None:
         raise ValueError(f"{region}:{account_id} unknown upstream on {day}")  # the pass would park it
     if not book.get("record_day") or info.get("last_battle_time") != book.get("last_battle_time"):
@@ -156,6 +173,7 @@ def visit(
         if book.get("record_day") and "state" in book:
             base = stored if stored is not None else unpack(book["state"])
         records, set_fields = plan_visit(region, account_id, book, base, state, day)
+        change = day_change(region, account_id, base, state, day) if with_change else None
         fields: dict[str, Any] = {"last_visit_day": day, "last_battle_time": info.get("last_battle_time")}
         fields.update(set_fields)
         nickname = info.get("nickname")
@@ -167,12 +185,12 @@ def visit(
             doc["ratings"]["calculated_at"] = int(now)
         snapshot = snapshot_of(doc)
         snapshot["day"] = dt.datetime.fromisoformat(snapshot["date"]).replace(tzinfo=dt.UTC)
-        return records, snapshot, fields, state if "state" in fields else None
+        return records, snapshot, fields, state if "state" in fields else None, change
     if rekey_due(book, day) and "state" in book:
         base = stored if stored is not None else unpack(book["state"])
         records, set_fields = plan_visit(region, account_id, book, base, None, day)
-        return records, None, {"last_visit_day": day, **set_fields}, None
-    return [], None, {"last_visit_day": day}, None
+        return records, None, {"last_visit_day": day, **set_fields}, None, None
+    return [], None, {"last_visit_day": day}, None, None
 
 
 def load_account(
@@ -184,11 +202,16 @@ def load_account(
     expected: Any,
     tiers: dict[int, int],
     truth_last_day: Truth | None = None,
-) -> tuple[list[dict], list[dict], dict]:
+    change_days: int = CHANGE_DAYS,
+) -> Loaded:
     """Every document the pass leaves for `player` visited on each of `days` (at each day's last
-    second): (tank records, snapshots, the tracked document). With `truth_last_day`, the last day's
-    visit reads what that gives (the simulator's account as of then) instead of the model, so a
-    real pass on the next day finds the state the upstream has."""
+    second): tank records, snapshots, the tracked document and the per-tank changes of the last
+    `change_days` days (what retention keeps at the last day's end: a change expires when its
+    day is `change_days` old). With `truth_last_day`, the last day's visit reads what that gives
+    (the simulator's account as of then) instead of the model, so a real pass on the next day
+    finds the state the upstream has; that day's change stays the model's day (the real pass
+    would write the jump from the model's counters to the simulator's: every tank of the
+    simulator's account, its career, as played that day)."""
     region, account_id = player.region, player.account_id
     book: dict[str, Any] = {
         "_id": tracked_id(region, account_id),
@@ -200,26 +223,39 @@ def load_account(
         "until": until,
     }
     records: dict[str, dict] = {}
+    changes: dict[str, dict] = {}
     snapshots: list[dict] = []
     last = len(days) - 1
+    kept_from = len(days) - change_days  # the first day whose change retention keeps
     stored: dict[int, list[int]] | None = None  # unpack(book["state"]), kept
     for n, day in enumerate(days):
         now = day_start(day) + DAY_SECONDS - 1
         if truth_last_day is not None and n == last:
+            # The day's change is the model's day (as the other days'), not the jump from the
+            # model's counters to the simulator's: no real account makes that jump (it would count
+            # every tank of the simulator's account, its whole career, as played that day).
+            model_change = None
+            if player.advance(day) and n >= kept_from and stored is not None and book.get("record_day"):
+                model_change = day_change(region, account_id, stored, tank_state(player.raw_tanks()), day)
             info, raw = truth_last_day(region, account_id, now)
-            made = visit(book, region, account_id, day, now, info, lambda: raw, expected, tiers, stored)
+            made = visit(book, region, account_id, day, now, info, lambda: raw, expected, tiers, stored, False)
+            made = (*made[:4], model_change)
         else:
             played = player.advance(day)
             if not played and book.get("record_day") and not rekey_due(book, day):
                 book["last_visit_day"] = day  # the common idle day: the visit mark only
                 continue
             info = player.info(totals=played or not book.get("record_day"))
-            made = visit(book, region, account_id, day, now, info, player.raw_tanks, expected, tiers, stored)
-        new_records, snapshot, fields, state = made
+            made = visit(
+                book, region, account_id, day, now, info, player.raw_tanks, expected, tiers, stored, n >= kept_from
+            )
+        new_records, snapshot, fields, state, change = made
         if state is not None:
             stored = state
         for doc in new_records:
             records[doc["_id"]] = doc  # a rewrite of the same account-day replaces it (TankRecords.save)
+        if change is not None:
+            changes[change["_id"]] = change  # a rewrite of the same account-day replaces it (TankChanges.save)
         if snapshot is not None:
             snapshots.append(snapshot)
         book.update(fields)
@@ -227,7 +263,7 @@ def load_account(
         book["state"] = Binary(book["state"])  # mark_visited stores it as BSON binary
     if book.get("nickname"):
         book["nick_indexed"] = book["nickname"]  # the search's prefix table told of it (Tracked.sync_nicknames)
-    return list(records.values()), snapshots, book
+    return Loaded(list(records.values()), snapshots, book, list(changes.values()))
 
 
 def load_accounts(
@@ -239,7 +275,7 @@ def load_accounts(
     expected: Any,
     tiers_by_region: dict[str, dict[int, int]],
     truth_last_day: Truth | None = None,
-) -> Iterator[tuple[list[dict], list[dict], dict]]:
+) -> Iterator[Loaded]:
     for player in players:
         yield load_account(
             player,

@@ -1,9 +1,11 @@
 """scripts/scale_loader.py (the bulk loader of scripts/bench_scale.py) writes exactly what the real pass writes.
 
 The same seeded players answer the real tracker (server/services/tracker.py, run_days on a ManualClock)
-as its upstream and feed the loader; per-tank records, snapshots and tracked documents must be
-equal document for document (snapshots apart from their ObjectId _id). 33 days: past the
-30-day keyframe bound, so the keyframe policy is exercised as well.
+as its upstream and feed the loader; per-tank records, snapshots, tracked documents and the
+population's per-tank changes (tank_changes) must be equal document for document (snapshots apart
+from their ObjectId _id). 33 days: past the 30-day keyframe bound, so the keyframe policy is
+exercised as well. The changes' retention (the loader keeps the last CHANGE_DAYS days, as the
+store's retention leaves them) is checked with a shorter bound against the real changes of those days.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from scripts.scale_loader import SyntheticPlayer, days_from, load_account
 from server.domain.days import DAY_SECONDS, ManualClock, day_start, utc_day
 from server.domain.ratings import ExpectedValues
 from server.services.tracker import Tracker
+from store.population import CHANGE_DAYS
 from tests.helpers import EXPECTED_VALUES_FILE, run_days
 
 ACCOUNTS = [
@@ -113,16 +116,23 @@ def test_loader_writes_what_the_pass_writes(io_loop, store):
         records = await store.tanks.collection.find({}).sort("_id", 1).to_list(None)
         snapshots = await store.players.snapshots.find({}, {"_id": 0}).to_list(None)
         tracked = await store.tracked.collection.find({}).sort("_id", 1).to_list(None)
-        return records, snapshots, tracked
+        changes = await store.population.changes.collection.find({}).sort("_id", 1).to_list(None)
+        return records, snapshots, tracked, changes
 
-    records, snapshots, tracked = io_loop.run_sync(the_pass, timeout=120)
+    records, snapshots, tracked, changes = io_loop.run_sync(the_pass, timeout=120)
 
-    loaded_records, loaded_snapshots, loaded_tracked = [], [], []
+    loaded_records, loaded_snapshots, loaded_tracked, loaded_changes = [], [], [], []
     for player in _players(tank_ids, days).values():
-        r, s, t = load_account(player, days, since=since, until=until, expected=expected, tiers=tiers)
+        r, s, t, c = load_account(player, days, since=since, until=until, expected=expected, tiers=tiers)
         loaded_records += r
         loaded_snapshots += s
         loaded_tracked.append(t)
+        loaded_changes += c
+    kept = 10  # a retention bound inside the 33 days: only the changes of the last 10 are loaded
+    recent_changes = []
+    for player in _players(tank_ids, days).values():
+        loaded = load_account(player, days, since=since, until=until, expected=expected, tiers=tiers, change_days=kept)
+        recent_changes += loaded.changes
 
     def by_key(docs):
         return sorted((_normal(d) for d in docs), key=lambda d: (d["region"], d["account_id"], d["date"]))
@@ -132,3 +142,11 @@ def test_loader_writes_what_the_pass_writes(io_loop, store):
     assert sorted((_normal(d) for d in loaded_records), key=lambda d: d["_id"]) == records
     assert by_key(loaded_snapshots) == by_key(snapshots)
     assert sorted((_normal(d) for d in loaded_tracked), key=lambda d: d["_id"]) == tracked
+    # The population's per-tank changes: one per account-day played after the first record.
+    assert DAYS < CHANGE_DAYS and len(changes) > len(ACCOUNTS) * DAYS * 0.2  # all kept; the players played
+    assert {f"{d['r']}:{d['a']}:{d['d']}" for d in changes} <= {f"{d['a']}:{d['d']}" for d in records}
+    assert sorted((_normal(d) for d in loaded_changes), key=lambda d: d["_id"]) == changes
+    assert sorted((_normal(d) for d in recent_changes), key=lambda d: d["_id"]) == [
+        d for d in changes if d["d"] >= days[-kept]
+    ]
+    assert 0 < len(recent_changes) < len(changes)
