@@ -89,8 +89,12 @@ class PopulationService:
             sums_by_day[day] = sums
             accumulator.add(changes)
             if k + 1 in periods:
-                table = accumulator.table(
-                    expected, POPULATION_MIN_BATTLES, POPULATION_MIN_PLAYERS, STANDING_MIN_BATTLES
+                # In a worker thread: the 90-day table is ~5 us per (account, tank) pair of pure
+                # Python (the tank WN8s), about 1.6 s at 2 M per-tank records (bench_scale), which
+                # on the loop would stall every request that long. Nothing changes the accumulator
+                # while this awaits.
+                table = await asyncio.to_thread(
+                    accumulator.table, expected, POPULATION_MIN_BATTLES, POPULATION_MIN_PLAYERS, STANDING_MIN_BATTLES
                 )
                 if k + 1 == max(periods):
                     table["career"] = await self._career(region, list(accumulator.accounts), expected)
@@ -114,7 +118,8 @@ class PopulationService:
                 books = await self.store.tracked.books(keys[start : start + CAREER_CHUNK])
             states.extend(unpack(doc["state"]) for doc in books.values() if doc.get("state"))
             await asyncio.sleep(self.pause)
-        return career_table(states, expected, STANDING_MIN_BATTLES, POPULATION_MIN_PLAYERS)
+        # A worker thread, as for the period tables: one account WN8 per tracked account.
+        return await asyncio.to_thread(career_table, states, expected, STANDING_MIN_BATTLES, POPULATION_MIN_PLAYERS)
 
 
 def period_document(region: str, days: int, through: str, table: dict, expected: Any, now: float) -> dict:
