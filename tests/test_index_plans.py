@@ -1073,8 +1073,9 @@ def world(mongo_uri):
         RESULTS["_world"] = {"build_s": round(time.monotonic() - started, 1), "timeseries": timeseries}
         yield World(mongo_uri, databases, timeseries, time.monotonic() - started)
     finally:
-        for name in databases.values():
-            sync.drop_database(name)
+        # Not dropped: SecantusDB deletes a database row by row under its one store lock, minutes
+        # for these ~200,000 documents, which would stall every test after this one (the session's
+        # database directory goes as a whole at the end; conftest.db_name).
         sync.close()
 
 
