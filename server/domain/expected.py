@@ -118,8 +118,7 @@ def fit_rows(
             continue
         if min(entry[:5]) <= 0 or min(entry[5:10]) <= 0:
             continue  # a statistic nobody showed (an arty's spots in a small sample): no row
-        vector = [entry[5 + i] / entry[i] for i in range(5)]
-        out[tank_id] = ComputedRow(_expectation(vector), players, played)
+        out[tank_id] = ComputedRow(_expectation([entry[5 + i] / entry[i] for i in range(5)]), players, played)
     return out
 
 
