@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from handlers.base import BaseHandler, api_routes
+from server.api.answers import POPULATION_TAG
 from server.api.catalogue import TANK, TANK_STATS
 
 
@@ -22,7 +23,8 @@ class TankStatsHandler(BaseHandler):
                 args["order"],
                 args["limit"],
                 args["offset"],
-            )
+            ),
+            tag=POPULATION_TAG,
         )
 
 
@@ -31,7 +33,9 @@ class TankHandler(BaseHandler):
 
     async def get(self, *path):
         args = self.arguments(path)
-        self.respond(await self.services.tank_stats.tank(args["region"], args["tank_id"], args["days"]))
+        self.respond(
+            await self.services.tank_stats.tank(args["region"], args["tank_id"], args["days"]), tag=POPULATION_TAG
+        )
 
 
 routes = api_routes(TankStatsHandler, TankHandler)

@@ -322,6 +322,13 @@ async def test_tank_endpoints_answer_the_built_tables(app, http_client, base_url
     pz = data["tanks"][1]
     assert pz["players"] == 15 and pz["win_rate"] is None and pz["damage_percentiles"] is None
 
+    # The same query again is replayed from the answer cache (no handler built), the same answer.
+    answers = services.answers
+    hits = answers.hits
+    code, again = await _get(http_client, base_url, "/tanks/stats?region=eu&days=7&sort=players")
+    assert answers.hits == hits + 1 and code == 200
+    assert again["data"] == body["data"]
+
     code, body = await _get(http_client, base_url, "/tanks/stats?region=eu&days=7&nation=germany")
     assert [row["tank_id"] for row in body["data"]["tanks"]] == [pz4]
     code, body = await _get(http_client, base_url, "/tanks/stats?region=eu&days=7&type=heavyTank&tier=5")

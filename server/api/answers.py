@@ -200,6 +200,9 @@ def clan_tag(region: str, clan_id: int) -> Tag:
 
 ONLINE_TAG: Tag = ("online",)  # the player counts (/online, /online/history)
 STATUS_TAG: Tag = ("status",)  # /status: nothing drops it; it lives its answer_seconds
+# /tanks/stats, /tank: nothing drops it either; an answer lives its answer_seconds, as long as the
+# service keeps a decoded table (server/services/tank_stats.py) before it looks for a rebuild.
+POPULATION_TAG: Tag = ("population",)
 INDEX_TAG: Tag = ("index",)  # the API index: fixed for the life of the process
 
 
