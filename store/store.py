@@ -12,6 +12,7 @@ from pymongo.errors import CollectionInvalid
 
 from store.clans import Clans
 from store.client import database_up
+from store.expected import ExpectedTables
 from store.leases import Leases
 from store.online import OnlineSamples
 from store.players import Players
@@ -98,6 +99,7 @@ class Store:
         self.tracked = Tracked(self.db)  # the tracker's accounts and (day, slice) claims
         self.tanks = TankRecords(self.db, ttl_indexes=ttl_indexes)  # per-tank records by day
         self.population = Population(self.db, ttl_indexes=ttl_indexes)  # per-tank changes, sums, distributions
+        self.expected_tables = ExpectedTables(self.db, ttl_indexes=ttl_indexes)  # computed expected values
         self.families: list[CollectionFamily] = [
             self.rate_counters,
             self.leases,
@@ -109,6 +111,7 @@ class Store:
             self.tracked,
             self.tanks,
             self.population,
+            self.expected_tables,
         ]
 
     async def ensure_schema(self) -> None:

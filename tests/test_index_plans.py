@@ -945,7 +945,13 @@ EXEMPT: dict[str, str] = {
             "TankDays",
             "TankPeriods",
             "TankSeries",
+            "ExpectedTables",
         )
+    },
+    **{
+        f"ExpectedTables.{m}": "expected_tables: one document per region and day's version (kept 400 days) and "
+        "one pointer per region, read and written by _id"
+        for m in ("save", "get", "latest")
     },
     "TankPeriods.get": "tank_periods: one document per (region, period), nine, read by _id",
     "TankPeriods.save": "tank_periods: one document per (region, period), nine, replaced by _id",

@@ -405,3 +405,69 @@ async def test_tank_endpoints_answer_the_built_tables(app, http_client, base_url
     stats._tables[("eu", 7)] = (0.0, first)
     again = await stats.table("eu", 7)
     assert again is not first and again.doc["built_at"] > first.doc["built_at"]
+
+
+@pytest.mark.gen_test(timeout=120)
+async def test_the_job_computes_expected_values_for_a_tank_the_table_lacks(mongo_uri, raw_table):
+    """400 eu accounts over three days: each plays three tanks of the loaded table and, one in
+    three, tank 999001 the table lacks, all at its skill times the tank's row (the new tank's "true"
+    row made up here). The job stores a versioned table whose row for 999001 is that row, with its
+    sample, leaves the table's own tanks alone, and a second run stores the same document."""
+    from tests.test_expected_method import counters
+
+    client, name, store = await new_store(mongo_uri)
+    try:
+        table = load_expected_values_file(EXPECTED_VALUES_FILE)
+        known = sorted(raw_table)[:40]
+        new_tank = 999001
+        truth = {"damage": 1400.0, "spot": 1.1, "frag": 0.9, "defence": 0.7, "win_rate": 51.0}
+        through = newest_complete_day(time.time())
+        rng = random.Random(11)
+        players = 0
+        for account_id in range(500_200_000, 500_200_400):
+            skill = rng.uniform(0.6, 1.5)
+            garage = rng.sample(known, 3) + ([new_tank] if account_id % 3 == 0 else [])
+            players += new_tank in garage
+
+            def figures(tank_id: int) -> list[float]:
+                if tank_id == new_tank:
+                    row = truth
+                else:
+                    e = table.get(tank_id)
+                    row = {
+                        "damage": e.damage,
+                        "spot": e.spot,
+                        "frag": e.frag,
+                        "defence": e.defence,
+                        "win_rate": e.win_rate,
+                    }
+                return [
+                    row[f] * skill if f != "win_rate" else row[f]
+                    for f in ("damage", "spot", "frag", "defence", "win_rate")
+                ]
+
+            docs = [
+                TankChanges.change(
+                    "eu", account_id, days_before(through, k), {t: counters(200, *figures(t)) for t in garage}
+                )
+                for k in range(3)
+            ]
+            await store.population.changes.save(docs)
+        service = PopulationService(store, TableRatings(), clock=lambda: day_start(through) + DAY_SECONDS + 3600)
+        service.pause = 0
+        await service.build(force=True)
+        doc = await store.expected_tables.latest("eu")
+        assert doc is not None and doc["version"] == f"{through}+ev1" and doc["through"] == through
+        assert doc["window"] == {"from": days_before(through, 59), "through": through, "days": 60}
+        assert set(doc["rows"]) == {str(new_tank)}  # the table's own tanks keep their rows
+        damage, spot, frag, defence, win_rate, row_players, battles = doc["rows"][str(new_tank)]
+        assert (row_players, battles) == (players, players * 600)
+        for value, want in zip((damage, spot, frag, defence), (1400.0, 1.1, 0.9, 0.7), strict=True):
+            assert value == pytest.approx(want, rel=0.01)
+        assert win_rate == pytest.approx(51.0, rel=0.01)
+        assert await store.expected_tables.get("eu", doc["version"]) == doc
+        await service.build(force=True)
+        again = await store.expected_tables.latest("eu")
+        assert {k: v for k, v in again.items() if k != "built_at"} == {k: v for k, v in doc.items() if k != "built_at"}
+    finally:
+        client.close()

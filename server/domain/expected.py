@@ -10,6 +10,7 @@ from server.domain.ratings import ExpectedValues, TankExpectation
 from store.constants import TANK_COUNTERS
 
 METHOD_VERSION = "ev1"
+WINDOW_DAYS = 60  # the days of per-tank changes a table is computed from
 # The five statistics of a row, in TankExpectation's field order, and the counters they come from.
 STATS = ("damage", "spot", "frag", "defence", "win_rate")
 _COLUMNS = tuple(

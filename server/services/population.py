@@ -15,9 +15,11 @@ from server.api.catalogue import (
     STANDING_MIN_BATTLES,
 )
 from server.domain.days import DAY_SECONDS, day_start, days_before, utc_day
+from server.domain.expected import METHOD_VERSION, WINDOW_DAYS, Fit, Minimums, fill_gaps
 from server.domain.population import BATTLES, DAMAGE, WINS, PeriodAccumulator, career_table, day_sums
 from store.client import job_deadline
 from store.constants import REGIONS
+from store.expected import ExpectedTables, table_id
 from store.population import pack_grid
 from store.tanks import unpack
 from store.tracker import tracked_id
@@ -88,6 +90,8 @@ class PopulationService:
                     await self.store.population.days.save(region, day, accounts, sums, now)
             sums_by_day[day] = sums
             accumulator.add(changes)
+            if k + 1 == WINDOW_DAYS and expected is not None:
+                await self._expected_table(region, through, accumulator, expected, now)
             if k + 1 in periods:
                 # In a worker thread: the 90-day table is ~5 us per (account, tank) pair of pure
                 # Python (the tank WN8s), about 1.6 s at 2 M per-tank records (bench_scale), which
@@ -108,6 +112,21 @@ class PopulationService:
             await self.store.population.series.save_many(series_documents(region, through, sums_by_day))
         return {"accounts": len(accumulator.accounts), "tanks": tanks_seen}
 
+    async def _expected_table(
+        self, region: str, through: str, accumulator: PeriodAccumulator, expected: Any, now: float
+    ) -> None:
+        """The expected values of the WINDOW_DAYS ending `through` (docs/expected-values.md): rows
+        for the tanks the loaded table lacks, from the accumulated per-account sums (no extra read).
+        Pure maths in a worker thread (up to 20 passes over the accounts that play those tanks);
+        nothing changes the accumulator while this awaits."""
+        tanks = {tank_id for rows in accumulator.accounts.values() for tank_id in rows}
+        minimums = Minimums()
+        fit = await asyncio.to_thread(fill_gaps, accumulator.accounts, expected, tanks, minimums)
+        with job_deadline():
+            await self.store.expected_tables.save(
+                expected_document(region, through, fit, minimums, getattr(expected, "version", None), now)
+            )
+
     async def _career(self, region: str, account_ids: list[int], expected: Any) -> dict[str, Any]:
         """The career WN8 distribution of the accounts that played in the longest period, from their
         tracked states (point reads by _id, CAREER_CHUNK at a time: O(those accounts))."""
@@ -120,6 +139,43 @@ class PopulationService:
             await asyncio.sleep(self.pause)
         # A worker thread, as for the period tables: one account WN8 per tracked account.
         return await asyncio.to_thread(career_table, states, expected, STANDING_MIN_BATTLES, POPULATION_MIN_PLAYERS)
+
+
+def expected_document(region: str, through: str, fit: Fit, minimums: Minimums, base: str | None, now: float) -> dict:
+    """A computed table as store.expected.ExpectedTables keeps it (version: day + method version)."""
+    version = f"{through}+{METHOD_VERSION}"
+    return {
+        "_id": table_id(region, version),
+        "r": region,
+        "version": version,
+        "through": through,
+        "window": {"from": days_before(through, WINDOW_DAYS - 1), "through": through, "days": WINDOW_DAYS},
+        "method": METHOD_VERSION,
+        "source": "gaps",  # rows only for the tanks the loaded table lacks
+        "base": base,
+        "minimums": {
+            "tank_battles": minimums.tank_battles,
+            "account_battles": minimums.account_battles,
+            "players": minimums.players,
+            "row_battles": minimums.row_battles,
+        },
+        "passes": fit.passes,
+        "converged": fit.converged,
+        "built_at": now,
+        "x": ExpectedTables.expiry(through),
+        "rows": {
+            str(tank_id): [
+                round(row.expectation.damage, 3),
+                round(row.expectation.spot, 3),
+                round(row.expectation.frag, 3),
+                round(row.expectation.defence, 3),
+                round(row.expectation.win_rate, 3),
+                row.players,
+                row.battles,
+            ]
+            for tank_id, row in sorted(fit.rows.items())
+        },
+    }
 
 
 def period_document(region: str, days: int, through: str, table: dict, expected: Any, now: float) -> dict:

@@ -1,0 +1,65 @@
+"""Expected-values tables computed from the tracked population: one document per region and version."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import TYPE_CHECKING, Any
+
+from store.retention import Expiring, ensure_expiry_index
+
+if TYPE_CHECKING:
+    from motor.motor_asyncio import AsyncIOMotorDatabase
+
+TABLE_DAYS = 400  # a computed table stays readable this long after its last day (?version=)
+
+
+def table_id(region: str, version: str) -> str:
+    return f"{region}:{version}"
+
+
+def latest_id(region: str) -> str:
+    return f"{region}:latest"
+
+
+class ExpectedTables:
+    """Collection `expected_tables`.
+
+    {_id: "region:version", r, version: "<through>+<method>", through: the window's last day,
+     window {from, through, days}, method, minimums, base: the loaded table's version, source,
+     passes, converged, built_at, x: `through` as a date (expires TABLE_DAYS after it), rows:
+     {"tank_id": [damage, spot, frag, defence, win_rate, players, battles]}}; and per region one
+     pointer {_id: "region:latest", r, version, through} to the newest. Everything is read and
+     written by _id. Saving a version again replaces it: a rebuilt day stores the same document."""
+
+    def __init__(self, db: AsyncIOMotorDatabase[Any], ttl_indexes: bool = True) -> None:
+        self.collection = db["expected_tables"]
+        self.ttl_indexes = ttl_indexes
+
+    async def ensure_schema(self) -> None:
+        await ensure_expiry_index(self.collection, "x", TABLE_DAYS * 86400, self.ttl_indexes)
+
+    def expiring(self) -> list[Expiring]:
+        return [Expiring("expected_tables", self.collection, "x", TABLE_DAYS * 86400)]
+
+    @staticmethod
+    def expiry(through: str) -> dt.datetime:
+        return dt.datetime.fromisoformat(through).replace(tzinfo=dt.UTC)
+
+    async def save(self, doc: dict) -> None:
+        """Store a table, and point the region's `latest` at it unless a newer day is there."""
+        await self.collection.replace_one({"_id": doc["_id"]}, doc, upsert=True)
+        pointer = await self.collection.find_one({"_id": latest_id(doc["r"])})
+        if pointer is None or pointer.get("through", "") <= doc["through"]:
+            await self.collection.replace_one(
+                {"_id": latest_id(doc["r"])},
+                {"_id": latest_id(doc["r"]), "r": doc["r"], "version": doc["version"], "through": doc["through"]},
+                upsert=True,
+            )
+
+    async def get(self, region: str, version: str) -> dict | None:
+        return await self.collection.find_one({"_id": table_id(region, version)})
+
+    async def latest(self, region: str) -> dict | None:
+        """The region's newest table, None before the job built one."""
+        pointer = await self.collection.find_one({"_id": latest_id(region)})
+        return await self.get(region, pointer["version"]) if pointer else None
