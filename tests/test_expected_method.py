@@ -112,24 +112,9 @@ def simulated_window():
     changes of the window sum to), and the real XVM table the simulator's players follow."""
     if not EXPECTED_VALUES_FILE.exists():
         pytest.skip(f"real XVM table not available at {EXPECTED_VALUES_FILE}")
-    from scripts.upstream_sim import World, existing_accounts
+    from scripts.expected_accuracy import windows
 
-    world = World(expected_values=EXPECTED_VALUES_FILE, profile_cache=16)
-    now = 1748736000  # 2025-06-01 00:00 UTC
-    names = ("battles", "wins", "damage_dealt", "frags", "spotted", "dropped_capture_points")
-    accounts: dict[int, dict[int, list[int]]] = {}
-    for account_id in existing_accounts("eu", 2000):
-        start = {r["tank_id"]: r["all"] for r in world.tanks_stats("eu", account_id, now - 60 * 86400, None) or []}
-        rows = {}
-        for record in world.tanks_stats("eu", account_id, now, None) or []:
-            before = start.get(record["tank_id"])
-            row = [0] * len(TANK_COUNTERS)
-            for name in names:
-                row[COLUMN[name]] = record["all"][name] - (before[name] if before else 0)
-            if row[COLUMN["battles"]] > 0:
-                rows[record["tank_id"]] = row
-        if rows:
-            accounts[account_id] = rows
+    accounts = windows("eu", 2000, 60, 1748736000)  # the window ends 2025-06-01 00:00 UTC
     table = ExpectedValues.from_json(json.loads(EXPECTED_VALUES_FILE.read_text()))
     return accounts, table
 
