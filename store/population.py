@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
@@ -89,8 +90,11 @@ class TankChanges:
 
     async def of_day(self, region: str, day: str) -> list[tuple[int, dict[int, list[int]]]]:
         """(account_id, {tank_id: counter differences}) of every account that played on `day` in `region`."""
-        cursor = self.collection.find({"r": region, "d": day}, {"a": 1, "t": 1, "_id": 0})
-        return [(int(doc["a"]), unpack(bytes(doc["t"]))) async for doc in cursor]
+        docs = await self.collection.find({"r": region, "d": day}, {"a": 1, "t": 1, "_id": 0}).to_list(None)
+        # Unpacked in a worker thread: thousands of documents a day at scale, whose decoding on the
+        # caller's event loop held it for hundreds of ms (a batch of the cursor is iterated without
+        # yielding).
+        return await asyncio.to_thread(lambda: [(int(doc["a"]), unpack(bytes(doc["t"]))) for doc in docs])
 
 
 class TankDays:
