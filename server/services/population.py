@@ -113,7 +113,9 @@ class PopulationService:
                     )
             await asyncio.sleep(self.pause)
         with job_deadline():
-            await self.store.population.series.save_many(series_documents(region, through, sums_by_day))
+            # Documents of every tank's 90 days (~600 tanks): built in a worker thread, like the sums.
+            series = await asyncio.to_thread(series_documents, region, through, sums_by_day)
+            await self.store.population.series.save_many(series)
         return {"accounts": len(accumulator.accounts), "tanks": tanks_seen}
 
     async def _expected_table(
@@ -139,7 +141,10 @@ class PopulationService:
         for start in range(0, len(keys), CAREER_CHUNK):
             with job_deadline():
                 books = await self.store.tracked.books(keys[start : start + CAREER_CHUNK])
-            states.extend(unpack(doc["state"]) for doc in books.values() if doc.get("state"))
+            # Unpacked in a worker thread: CAREER_CHUNK careers of every tank an account owns.
+            states.extend(
+                await asyncio.to_thread(lambda: [unpack(doc["state"]) for doc in books.values() if doc.get("state")])
+            )
             await asyncio.sleep(self.pause)
         # A worker thread, as for the period tables: one account WN8 per tracked account.
         return await asyncio.to_thread(career_table, states, expected, STANDING_MIN_BATTLES, POPULATION_MIN_PLAYERS)
