@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import math
 import random
 import time
@@ -471,3 +472,34 @@ async def test_the_job_computes_expected_values_for_a_tank_the_table_lacks(mongo
         assert {k: v for k, v in again.items() if k != "built_at"} == {k: v for k, v in doc.items() if k != "built_at"}
     finally:
         client.close()
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(st.sampled_from(["2026-11-20", "2026-11-21", "2026-11-22"]), min_size=1, max_size=6))
+def test_saving_expected_tables_in_any_order_and_twice_keeps_each_and_points_at_the_newest(mongo_uri, days):
+    """The job may store a day's table twice (a forced rebuild, a taken-over run) or an older day
+    after a newer one: each version is stored once as written, and `latest` is the newest day."""
+    from store.expected import ExpectedTables, table_id
+
+    def doc(day: str) -> dict:
+        version = f"{day}+ev1"
+        return {
+            "_id": table_id("na", version),
+            "r": "na",
+            "version": version,
+            "through": day,
+            "x": ExpectedTables.expiry(day),
+            "rows": {"999001": [1.0, 2.0, 3.0, 4.0, 50.0, 20, 1000]},
+        }
+
+    async def run() -> None:
+        client, _, store = await new_store(mongo_uri)  # a fresh database per example
+        for day in days:
+            await store.expected_tables.save(doc(day))
+        for day in set(days):
+            assert await store.expected_tables.get("na", f"{day}+ev1") == doc(day)
+        assert (await store.expected_tables.latest("na"))["through"] == max(days)
+        assert await store.expected_tables.collection.count_documents({"r": "na"}) == len(set(days)) + 1
+        client.close()
+
+    asyncio.run(run())
