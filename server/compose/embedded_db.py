@@ -61,6 +61,9 @@ class EmbeddedDatabase:
         # SecantusDB writes its log lazily: without --sync-on-commit, a kill -9 loses writes
         # acknowledged up to about a second before (measured; mongod's own log survives a
         # process crash). Durable by default on disk; ":memory:" (tests) never needs it.
+        # durable=False (the tests' scratch database) also runs SecantusDB's fast storage: no
+        # WiredTiger checkpoint every 60 s, whose passes over a large scratch database slowed
+        # every command behind them (a full test run's index-plan timings, 2026-11-25).
         self.durable = storage_path != ":memory:" if durable is None else durable
         self.process: subprocess.Popen | None = None
         self._lock = threading.RLock()
@@ -139,8 +142,16 @@ class EmbeddedDatabase:
             cmd.append("--sync-on-commit")
         if self.cache_size:
             cmd += ["--cache-size", self.cache_size]
+        env = dict(os.environ)
+        if not self.durable:
+            env["SECANTUS_TEST_FAST_STORAGE"] = "1"  # read by secantus.storage (0.7): no checkpoints
         self.process = process = subprocess.Popen(
-            cmd, stdout=self._log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+            cmd,
+            stdout=self._log_file,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            env=env,
         )
         self._started_at = time.monotonic()
         return process
