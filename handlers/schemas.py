@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 from server.api.catalogue import (
     CATALOGUE,
+    EXPECTED_SOURCES,
     HOT_COPY_SECONDS,
     POPULATION_PERIODS,
     SEARCH_RESULTS,
@@ -17,6 +18,7 @@ from server.api.catalogue import (
 )
 from server.api.config import API_VERSION
 from server.api.errors import ERROR_CODES
+from server.domain.expected import STATS as EXPECTED_STATS
 from server.domain.ratings import wn8_color
 from server.domain.recents import ROW_COUNTERS, SUMMARY_FIGURES
 from store.constants import GAMES, REGIONS, SPEND_KEYS
@@ -96,6 +98,42 @@ def schema_components(index: dict) -> dict:
             "description": "Null below min_players qualified players.",
         }
 
+    expected_use = {
+        "oneOf": [
+            obj(
+                {
+                    "version": {
+                        "type": "string",
+                        "description": "The computed table's version when a computed row was used, else the loaded table's.",
+                    },
+                    "source": {
+                        "type": ["string", "null"],
+                        "enum": ["table", "computed", "mixed", None],
+                        "description": "Whose rows rated the played tanks: the loaded table's, computed ones, or "
+                        "both (null: none of them has a row).",
+                    },
+                    "computed_tanks": {
+                        "type": "integer",
+                        "minimum": 0,
+                        "description": "Played tanks rated with a computed row (the loaded table lacks them, "
+                        "or --expected-values-source computed).",
+                    },
+                    "unrated_tanks": {
+                        "type": "integer",
+                        "minimum": 0,
+                        "description": "Played tanks without any row: left out of WN8.",
+                    },
+                    "table_version": {"type": "string", "description": "The loaded table's version."},
+                    "computed_version": nullable(
+                        "string",
+                        description="The computed table the computed rows come from (GET /expected-values?version=).",
+                    ),
+                }
+            ),
+            {"type": "null"},
+        ],
+        "description": "The expected values WN8 used (null without ratings or battles).",
+    }
     period_figures = obj(
         {
             "from": date,
@@ -112,6 +150,7 @@ def schema_components(index: dict) -> dict:
             "hit_rate": number_or_null,
             "average_tier": nullable("number", description="Battle-weighted over the period's battles."),
             "wn8": nullable("number", description="XVM WN8 over the per-tank differences of the period."),
+            "expected_values": expected_use,
             "wn7": number_or_null,
             "efficiency": number_or_null,
             "wn8_percentile": nullable(
@@ -137,6 +176,7 @@ def schema_components(index: dict) -> dict:
             "hit_rate",
             "average_tier",
             "wn8",
+            "expected_values",
             "wn7",
             "efficiency",
         ],
@@ -223,6 +263,7 @@ def schema_components(index: dict) -> dict:
                 "expected_values_version": nullable(
                     "string", description="Version (date) of the XVM expected-values table WN8 was computed with."
                 ),
+                "expected_values": expected_use,
                 "wn8_percentile": nullable(
                     "integer",
                     minimum=0,
@@ -353,6 +394,12 @@ def schema_components(index: dict) -> dict:
                             "tier": nullable("integer", minimum=1, maximum=11),
                             "type": nullable("string"),
                             "nation": nullable("string"),
+                            "expected_values_source": {
+                                "type": ["string", "null"],
+                                "enum": ["table", "computed", None],
+                                "description": "The row this tank's WN8 uses: the loaded table's, a "
+                                "computed one, or none (null: no WN8).",
+                            },
                             "career": obj(
                                 {
                                     "battles": {"type": "integer", "minimum": 0},
@@ -447,6 +494,122 @@ def schema_components(index: dict) -> dict:
                         }
                     )
                 ),
+            }
+        ),
+        "ExpectedValuesTable": obj(
+            {
+                "region": region,
+                "source": {"type": "string", "enum": list(EXPECTED_SOURCES)},
+                "rating_source": {"type": "string", "enum": ["table", "computed"]},
+                "version": nullable("string"),
+                "table_version": nullable("string"),
+                "header": obj(
+                    {
+                        "source": {"type": "string"},
+                        "version": nullable("string"),
+                        "region": region,
+                        "rows": {"type": "string", "enum": list(EXPECTED_SOURCES)},
+                    },
+                    description="The XVM file's header.",
+                ),
+                "data": array(
+                    obj(
+                        {
+                            "IDNum": {"type": "integer", "minimum": 1},
+                            **{
+                                key: {"type": "number", "exclusiveMinimum": 0}
+                                for key in ("expDef", "expFrag", "expSpot", "expDamage", "expWinRate")
+                            },
+                            "source": {"type": "string", "enum": ["table", "computed"]},
+                            "sample": {
+                                "oneOf": [
+                                    obj(
+                                        {
+                                            "players": {"type": "integer", "minimum": 1},
+                                            "battles": {"type": "integer", "minimum": 1},
+                                        }
+                                    ),
+                                    {"type": "null"},
+                                ]
+                            },
+                        }
+                    ),
+                    description="The XVM file's rows, by IDNum.",
+                ),
+                "computed": {
+                    "oneOf": [
+                        obj(
+                            {
+                                "version": {"type": "string"},
+                                "method": {"type": "string"},
+                                "through": date,
+                                "window": obj({"from": date, "through": date, "days": {"type": "integer"}}),
+                                "minimums": obj(
+                                    {
+                                        key: {"type": "integer", "minimum": 1}
+                                        for key in ("tank_battles", "account_battles", "players", "row_battles")
+                                    }
+                                ),
+                                "base": nullable("string"),
+                                "built_at": unix,
+                                **{
+                                    part: obj(
+                                        {
+                                            "tanks": {"type": "integer", "minimum": 0},
+                                            "passes": nullable("integer"),
+                                            "converged": nullable("boolean"),
+                                        }
+                                    )
+                                    for part in ("gaps", "every_tank")
+                                },
+                            }
+                        ),
+                        {"type": "null"},
+                    ]
+                },
+                "comparison": {
+                    "oneOf": [
+                        obj(
+                            {
+                                "computed_version": {"type": "string"},
+                                "table_version": {"type": "string"},
+                                "tanks": {"type": "integer", "minimum": 1},
+                                **{stat: {"type": "number"} for stat in EXPECTED_STATS},
+                                **{
+                                    f"by_{key}": array(
+                                        obj(
+                                            {
+                                                key: schema,
+                                                "tanks": {"type": "integer", "minimum": 1},
+                                                **{stat: {"type": "number"} for stat in EXPECTED_STATS},
+                                            }
+                                        )
+                                    )
+                                    for key, schema in (
+                                        ("tier", {"type": "integer", "minimum": 1, "maximum": 11}),
+                                        ("type", {"type": "string"}),
+                                    )
+                                },
+                                "largest_differences": array(
+                                    obj(
+                                        {
+                                            "tank_id": {"type": "integer", "minimum": 1},
+                                            "name": nullable("string"),
+                                            "tier": nullable("integer", minimum=1, maximum=11),
+                                            "type": nullable("string"),
+                                            "statistic": {"type": "string", "enum": list(EXPECTED_STATS)},
+                                            "ratios": obj({stat: {"type": "number"} for stat in EXPECTED_STATS}),
+                                            "players": {"type": "integer", "minimum": 1},
+                                            "battles": {"type": "integer", "minimum": 1},
+                                        }
+                                    )
+                                ),
+                            },
+                            description="Median ratio computed / loaded per statistic (overall, per tier, per type).",
+                        ),
+                        {"type": "null"},
+                    ]
+                },
             }
         ),
         "PlayerSearch": obj(
@@ -756,7 +919,14 @@ def schema_components(index: dict) -> dict:
                                 "rows_skipped": {"type": "integer", "minimum": 0},
                                 "loaded_at": number_or_null,
                                 "last_error": nullable("string"),
-                            }
+                                "source": {"type": "string", "enum": ["table", "computed"]},
+                                "computed": {
+                                    "type": "object",
+                                    "additionalProperties": nullable("string"),
+                                    "description": "Per region: the computed table this process rates with (null: none yet).",
+                                },
+                            },
+                            required=["version", "tanks", "rows_skipped", "loaded_at", "last_error"],
                         ),
                     },
                     required=["configured"],

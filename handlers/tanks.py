@@ -1,10 +1,10 @@
-"""Tank statistics of the tracked population: the table of a region's tanks and one tank."""
+"""Tank statistics of the tracked population: the table of a region's tanks, one tank, the expected values."""
 
 from __future__ import annotations
 
 from handlers.base import BaseHandler, api_routes
 from server.api.answers import POPULATION_TAG
-from server.api.catalogue import TANK, TANK_STATS
+from server.api.catalogue import EXPECTED_VALUES, TANK, TANK_STATS
 
 
 class TankStatsHandler(BaseHandler):
@@ -38,4 +38,16 @@ class TankHandler(BaseHandler):
         )
 
 
-routes = api_routes(TankStatsHandler, TankHandler)
+class ExpectedValuesHandler(BaseHandler):
+    endpoint = EXPECTED_VALUES
+
+    async def get(self, *path):
+        args = self.arguments(path)
+        version = args["version"].replace(" ", "+") if args["version"] else None  # a query's + reads as a space
+        self.respond(
+            await self.services.expected_values.document(args["region"], args["source"], version),
+            tag=POPULATION_TAG,
+        )
+
+
+routes = api_routes(TankStatsHandler, TankHandler, ExpectedValuesHandler)

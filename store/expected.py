@@ -25,9 +25,11 @@ class ExpectedTables:
     """Collection `expected_tables`.
 
     {_id: "region:version", r, version: "<through>+<method>", through: the window's last day,
-     window {from, through, days}, method, minimums, base: the loaded table's version, source,
-     passes, converged, built_at, x: `through` as a date (expires TABLE_DAYS after it), rows:
-     {"tank_id": [damage, spot, frag, defence, win_rate, players, battles]}}; and per region one
+     window {from, through, days}, method, minimums, base: the loaded table's version, built_at,
+     x: `through` as a date (expires TABLE_DAYS after it), and two tables, gaps (the tanks the
+     loaded table lacks, fitted under its rows) and computed (every tank refitted), each
+     {passes, converged, rows: {"tank_id": [damage, spot, frag, defence, win_rate, players,
+     battles]}}}; and per region one
      pointer {_id: "region:latest", r, version, through} to the newest. Everything is read and
      written by _id. Saving a version again replaces it: a rebuilt day stores the same document."""
 
@@ -58,6 +60,11 @@ class ExpectedTables:
 
     async def get(self, region: str, version: str) -> dict | None:
         return await self.collection.find_one({"_id": table_id(region, version)})
+
+    async def latest_version(self, region: str) -> str | None:
+        """The version of the region's newest table (a point read of the small pointer)."""
+        pointer = await self.collection.find_one({"_id": latest_id(region)}, {"version": 1})
+        return pointer["version"] if pointer else None
 
     async def latest(self, region: str) -> dict | None:
         """The region's newest table, None before the job built one."""

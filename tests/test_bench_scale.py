@@ -70,7 +70,7 @@ class Ratings:
     def __init__(self, expected, tiers):
         self.expected, self._tiers = expected, tiers
 
-    async def expected_values(self):
+    async def expected_values(self, region=None):
         return self.expected
 
     async def tiers(self, region):

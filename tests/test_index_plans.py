@@ -951,7 +951,7 @@ EXEMPT: dict[str, str] = {
     **{
         f"ExpectedTables.{m}": "expected_tables: one document per region and day's version (kept 400 days) and "
         "one pointer per region, read and written by _id"
-        for m in ("save", "get", "latest")
+        for m in ("save", "get", "latest", "latest_version")
     },
     "TankPeriods.get": "tank_periods: one document per (region, period), nine, read by _id",
     "TankPeriods.save": "tank_periods: one document per (region, period), nine, replaced by _id",

@@ -93,7 +93,7 @@ class FakeRatings:
             "v-test",
         )
 
-    async def expected_values(self):
+    async def expected_values(self, region=None):
         return self.table
 
     async def tiers(self, region):

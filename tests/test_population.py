@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from server.api.catalogue import POPULATION_MIN_BATTLES, POPULATION_MIN_PLAYERS, POPULATION_PERIODS
 from server.domain.days import DAY_SECONDS, day_start, days_before
 from server.domain.population import PeriodAccumulator, day_sums, percentile_grid, played, standing
-from server.domain.ratings import load_expected_values_file
+from server.domain.ratings import account_wn8, compute_ratings, load_expected_values_file
+from server.services.expected import ExpectedValuesService
 from server.services.population import PopulationService, newest_complete_day
 from server.services.tracker import due_at
 from store.constants import TANK_COUNTERS
@@ -460,16 +461,55 @@ async def test_the_job_computes_expected_values_for_a_tank_the_table_lacks(mongo
         doc = await store.expected_tables.latest("eu")
         assert doc is not None and doc["version"] == f"{through}+ev1" and doc["through"] == through
         assert doc["window"] == {"from": days_before(through, 59), "through": through, "days": 60}
-        assert set(doc["rows"]) == {str(new_tank)}  # the table's own tanks keep their rows
-        damage, spot, frag, defence, win_rate, row_players, battles = doc["rows"][str(new_tank)]
+        assert set(doc["gaps"]["rows"]) == {str(new_tank)}  # the table's own tanks keep their rows
+        damage, spot, frag, defence, win_rate, row_players, battles = doc["gaps"]["rows"][str(new_tank)]
         assert (row_players, battles) == (players, players * 600)
         for value, want in zip((damage, spot, frag, defence), (1400.0, 1.1, 0.9, 0.7), strict=True):
             assert value == pytest.approx(want, rel=0.01)
         assert win_rate == pytest.approx(51.0, rel=0.01)
+        # Every tank refitted: the table's own tanks (played at exactly their rows, scaled by skill)
+        # come back at their rows, and the new tank at its made-up one.
+        every = doc["computed"]["rows"]
+        assert str(new_tank) in every and len(every) > 1
+        for tank_id, row in every.items():
+            want = truth if int(tank_id) == new_tank else table.get(int(tank_id))
+            want_vector = (
+                [want[k] for k in ("damage", "spot", "frag", "defence", "win_rate")]
+                if isinstance(want, dict)
+                else [want.damage, want.spot, want.frag, want.defence, want.win_rate]
+            )
+            assert row[:5] == pytest.approx(want_vector, rel=0.02), tank_id
         assert await store.expected_tables.get("eu", doc["version"]) == doc
         await service.build(force=True)
         again = await store.expected_tables.latest("eu")
         assert {k: v for k, v in again.items() if k != "built_at"} == {k: v for k, v in doc.items() if k != "built_at"}
+
+        # Ratings of the region use the computed row for the tank the table lacks (and of no other
+        # region); --expected-values-source computed uses every computed row.
+        ratings = ExpectedValuesService(store, service.ratings_source)
+        eu = await ratings.expected_values("eu")
+        assert eu.source_of(new_tank) == "computed" and eu.computed_version == doc["version"]
+        assert eu.get(known[0]) == table.get(known[0])
+        assert (await ratings.expected_values("na")).get(new_tank) is None
+        garage = [known[0], new_tank]
+        tanks = [
+            {
+                "tank_id": t,
+                "battles": 100,
+                "wins": 50,
+                "damage_dealt": 100_000,
+                "frags": 80,
+                "spotted": 100,
+                "dropped_capture_points": 60,
+                "capture_points": 0,
+            }
+            for t in garage
+        ]
+        assert compute_ratings(tanks[0], tanks, eu, {})["expected_values"]["source"] == "mixed"
+        assert account_wn8(tanks, eu) != account_wn8(tanks, table)  # the new tank counts
+        everywhere = await ExpectedValuesService(store, service.ratings_source, source="computed").expected_values("eu")
+        assert everywhere.source_of(known[0]) == "computed"
+        assert compute_ratings(tanks[0], tanks, everywhere, {})["expected_values"]["source"] == "computed"
     finally:
         client.close()
 
@@ -489,7 +529,7 @@ def test_saving_expected_tables_in_any_order_and_twice_keeps_each_and_points_at_
             "version": version,
             "through": day,
             "x": ExpectedTables.expiry(day),
-            "rows": {"999001": [1.0, 2.0, 3.0, 4.0, 50.0, 20, 1000]},
+            "gaps": {"passes": 1, "converged": True, "rows": {"999001": [1.0, 2.0, 3.0, 4.0, 50.0, 20, 1000]}},
         }
 
     async def run() -> None:

@@ -421,7 +421,57 @@ def test_compute_ratings_for_a_new_account_has_no_values():
         "efficiency": None,
         "average_tier": None,
         "expected_values_version": "test",
+        "expected_values": None,  # nothing played: no rows used
     }
+
+
+def _tank(tank_id: int, battles: int, damage: int) -> dict:
+    return {
+        "tank_id": tank_id,
+        "battles": battles,
+        "wins": battles // 2,
+        "damage_dealt": damage,
+        "frags": battles,
+        "spotted": battles,
+        "dropped_capture_points": battles,
+    }
+
+
+def test_a_tank_the_table_lacks_counts_in_wn8_with_its_computed_row_and_the_rating_says_mixed():
+    table = simple_table((1, 1000.0))
+    gap = TankExpectation(damage=2000.0, spot=1.0, frag=1.0, defence=1.0, win_rate=50.0)
+    merged = ExpectedValues.merged(table, {2: gap, 1: gap}, "2026-11-24+ev1", everywhere=False)
+    assert merged.get(1) == table.get(1)  # the loaded row stays: computed rows fill gaps only
+    assert merged.get(2) == gap and merged.source_of(2) == "computed" and merged.source_of(1) == "table"
+    assert merged.version == "test" and merged.computed_version == "2026-11-24+ev1"
+    totals = {"battles": 25, "wins": 12, "damage_dealt": 55_000, "frags": 25, "spotted": 25}
+    totals.update(dropped_capture_points=25, capture_points=0)
+    tanks = [_tank(1, 10, 10_000), _tank(2, 10, 40_000), _tank(3, 5, 5000), _tank(4, 0, 0)]
+    alone, with_gap = compute_ratings(totals, tanks, table, {}), compute_ratings(totals, tanks, merged, {})
+    # Tank 2 at twice its expected damage lifts WN8 only when its row exists.
+    assert with_gap["wn8"] > alone["wn8"]
+    assert with_gap["wn8"] == round(account_wn8(tanks[:2], merged), 2)
+    assert alone["expected_values"] == {
+        "version": "test",
+        "source": "table",
+        "computed_tanks": 0,
+        "unrated_tanks": 2,  # tanks 2 and 3 have no row; tank 4 was not played
+        "table_version": "test",
+        "computed_version": None,
+    }
+    assert with_gap["expected_values"] == {
+        "version": "2026-11-24+ev1",
+        "source": "mixed",
+        "computed_tanks": 1,
+        "unrated_tanks": 1,
+        "table_version": "test",
+        "computed_version": "2026-11-24+ev1",
+    }
+    everywhere = ExpectedValues.merged(table, {2: gap, 1: gap}, "2026-11-24+ev1", everywhere=True)
+    assert everywhere.get(1) == gap
+    assert compute_ratings(totals, tanks[:2], everywhere, {})["expected_values"]["source"] == "computed"
+    # No computed row used: the loaded table itself, and a rating says "table".
+    assert ExpectedValues.merged(table, {1: gap}, "v", everywhere=False) is table
 
 
 def test_compute_ratings_without_tier_data_still_gives_wn8():

@@ -73,7 +73,7 @@ class Ratings:
         self.expected = rating_maths.parse_expected_values(EXPECTED_VALUES_FILE.read_bytes())
         self.tier_map = {t: v["tier"] for t, v in world.vehicles.items()}
 
-    async def expected_values(self):
+    async def expected_values(self, region=None):
         return self.expected
 
     async def tiers(self, region):
@@ -374,7 +374,7 @@ class ScriptedUpstream:
 
 
 class NoRatings:
-    async def expected_values(self):
+    async def expected_values(self, region=None):
         return None
 
     async def tiers(self, region):

@@ -145,7 +145,7 @@ class World:
 class NoRatings:
     """The tracker's ratings source: no table (the pass then skips profile ratings, not records)."""
 
-    async def expected_values(self):
+    async def expected_values(self, region=None):
         return None
 
     async def tiers(self, region):
@@ -158,7 +158,7 @@ class TableRatings:
     def __init__(self):
         self.expected = load_expected_values_file(EXPECTED_VALUES_FILE)
 
-    async def expected_values(self):
+    async def expected_values(self, region=None):
         return self.expected
 
     async def tiers(self, region):

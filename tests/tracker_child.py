@@ -22,7 +22,7 @@ class Ratings:
         self.expected = rating_maths.parse_expected_values(EXPECTED_VALUES_FILE.read_bytes())
         self.tier_map = {t: v["tier"] for t, v in World(expected_values=EXPECTED_VALUES_FILE).vehicles.items()}
 
-    async def expected_values(self):
+    async def expected_values(self, region=None):
         return self.expected
 
     async def tiers(self, region):

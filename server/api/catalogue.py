@@ -53,6 +53,13 @@ TANK_SORTS = (
     "tank_id",
     "name",
 )
+# Expected values computed from the tracked accounts (/expected-values, docs/expected-values.md).
+EXPECTED_METHOD = "ev1"  # the method's version, part of every computed table's version
+EXPECTED_WINDOW_DAYS = 60  # the days of per-tank records a computed table is fitted over
+EXPECTED_MIN_TANK_BATTLES = 10  # a player is a point of a tank's fit with this many battles on it
+EXPECTED_MIN_ACCOUNT_BATTLES = 100  # ... and this many on the account's other rated tanks
+EXPECTED_MIN_PLAYERS = 20  # a computed row needs this many points
+EXPECTED_MIN_ROW_BATTLES = 1000  # ... and this many battles behind them
 STANDING_MIN_BATTLES = 100  # an account counts in its region's WN8 standing with this many battles in the period
 DELTA_FIELDS = "deltas." + " / ".join(f"{p}d" for p in DELTA_PERIODS)  # "deltas.7d / 30d / 90d"
 TRACKED_SEARCH_CACHE_SECONDS = 60  # the tracked accounts' answer to a (region, prefix) is reused this long
@@ -733,6 +740,80 @@ TANK = Endpoint(
         "series[]": "date, players, battles, win_rate, avg_damage: each day of the period someone played it",
     },
 )
+EXPECTED_SOURCES = ("effective", "table", "computed")  # the tables /expected-values answers
+EXPECTED_VALUES = Endpoint(
+    name="expected_values",
+    path="/expected-values",
+    summary="WN8 expected values: the loaded table, the computed one, and how they compare",
+    description="The WN8 expected values of a region in the XVM file's format (`data` and `header`: "
+    "existing tools read them): `effective` (default), what this service rates the region with (the "
+    "loaded public table, with rows computed from the tracked accounts for the tanks it lacks, or "
+    "every computed row under --expected-values-source computed); `table`, the loaded table; "
+    f"`computed`, every tank refitted by method {EXPECTED_METHOD} (docs/expected-values.md) over the "
+    f"last {EXPECTED_WINDOW_DAYS} days of per-tank records. A row is computed from at least "
+    f"{EXPECTED_MIN_PLAYERS} players with {EXPECTED_MIN_TANK_BATTLES} battles on the tank and "
+    f"{EXPECTED_MIN_ACCOUNT_BATTLES} on their other rated tanks, {EXPECTED_MIN_ROW_BATTLES:,} battles in all; each "
+    "computed row carries that sample. The comparison block sets the computed rows against the "
+    "loaded table. Computed daily; each version is kept 400 days (`version`). 404 "
+    "no_expected_values before the first computed table (or for an unknown version).",
+    tag="tanks",
+    operation_id="ExpectedValues",
+    limit_per_minute=10,
+    cache_max_age=3600,
+    answer_seconds=HOT_COPY_SECONDS,
+    example="/expected-values?region=eu",
+    params=(
+        Param(
+            "region",
+            "query",
+            "string",
+            "invalid_region",
+            f"Game region: {one_of(REGIONS)}. Required; give it once.",
+            enum=REGIONS,
+            required=True,
+        ),
+        Param(
+            "source",
+            "query",
+            "string",
+            "invalid_source",
+            "Which table: effective (what ratings use), table (the loaded one) or computed.",
+            enum=EXPECTED_SOURCES,
+            default="effective",
+        ),
+        Param(
+            "version",
+            "query",
+            "string",
+            "invalid_version",
+            f"A computed table's version (YYYY-MM-DD+{EXPECTED_METHOD}: its window's last day and method); "
+            "the newest when absent. The + may be sent as is (a query's + reads as a space, accepted) or as %2B.",
+            min_length=14,
+            max_length=20,
+            pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[+ ]ev[0-9]{1,3}$",
+            example=f"2026-11-24+{EXPECTED_METHOD}",
+        ),
+    ),
+    errors=("no_expected_values", "database_unavailable"),
+    schema="ExpectedValuesTable",
+    fields={
+        "region, source": "what was asked for",
+        "rating_source": "this deployment's --expected-values-source: table (computed rows fill the "
+        "loaded table's gaps) or computed (every computed row used)",
+        "version, table_version": "the version of the rows answered (the computed table's when any row "
+        "is computed) and of the loaded table",
+        "header": "the XVM header: source, version, region, rows (the source asked for)",
+        "data[]": "IDNum, expDef, expFrag, expSpot, expDamage, expWinRate (the XVM row), source (table "
+        "or computed) and sample {players, battles} behind a computed row (null for a loaded row)",
+        "computed": "the computed table (null before the first): version, method, through, window "
+        "{from, through, days}, minimums, base (the loaded table's version it was fitted under), "
+        "built_at, gaps and every_tank {tanks, passes, converged}",
+        "comparison": "computed / loaded for the tanks both have (null without both): computed_version, "
+        "table_version, tanks and the median ratio of damage, spot, frag, defence and win_rate; by_tier[] "
+        "and by_type[] the same per group; largest_differences[] {tank_id, name, tier, type, statistic "
+        "(the one differing most), ratios, players, battles}",
+    },
+)
 STATUS = Endpoint(
     name="status",
     path="/status",
@@ -796,6 +877,7 @@ CATALOGUE: tuple[Endpoint, ...] = (
     PLAYER_SEARCH,
     TANK_STATS,
     TANK,
+    EXPECTED_VALUES,
     CLAN,
     WEEKLY,
     ONLINE,

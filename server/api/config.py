@@ -30,6 +30,9 @@ class Config:
     # (Wargaming: commonly 10 for standalone, 20 for server applications).
     upstream_rps: float = 10.0
     expected_values: str | None = None
+    # "table": rate with the loaded table, computed rows only for the tanks it lacks; "computed":
+    # every tank with a computed row uses it (server/services/expected.py).
+    expected_values_source: str = "table"
     site_url: str = "http://127.0.0.1:8888/"
     source_name: str = "statsapi"
     rate_limit_scale: float = 1.0
@@ -104,6 +107,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="requests per second the upstream allows the application_id, all processes together",
     )
     parser.add_argument("--expected-values", help="URL or file of the XVM expected-values table")
+    parser.add_argument(
+        "--expected-values-source",
+        help="table (default): the loaded table, with rows computed from the tracked accounts for the "
+        "tanks it lacks; computed: the computed row for every tank that has one",
+    )
     parser.add_argument("--site-url")
     parser.add_argument("--rate-limit-scale", type=float, help="multiply every rate limit (tests only)")
     parser.add_argument("--no-jobs", action="store_true", help="do not run background jobs (the tracker included)")
@@ -160,6 +168,11 @@ def get_config(argv: Sequence[str] | None = None, environ: Mapping[str, str] | N
             "--upstream-rps", pick(args.upstream_rps, "STATSAPI_UPSTREAM_RPS", defaults.upstream_rps, float)
         ),
         expected_values=pick(args.expected_values, "STATSAPI_EXPECTED_VALUES", None),
+        expected_values_source=_choice(
+            "--expected-values-source",
+            pick(args.expected_values_source, "STATSAPI_EXPECTED_VALUES_SOURCE", defaults.expected_values_source),
+            ("table", "computed"),
+        ),
         site_url=pick(args.site_url, "STATSAPI_SITE_URL", site_default),
         rate_limit_scale=pick(args.rate_limit_scale, "STATSAPI_RATE_LIMIT_SCALE", 1.0, float),
         rate_collection_mb=pick(None, "STATSAPI_RATE_COLLECTION_MB", defaults.rate_collection_mb, int),

@@ -32,6 +32,8 @@ ERROR_CODES = {
     "invalid_order": (400, "order is not asc or desc"),
     "invalid_limit": (400, "limit is not an integer in the allowed range"),
     "invalid_offset": (400, "offset is not an integer in the allowed range"),
+    "invalid_source": (400, "source is not effective, table or computed"),
+    "invalid_version": (400, "version is not a computed table's version (YYYY-MM-DD+ev<N>)"),
     "bad_request": (400, "the request could not be parsed (bad encoding, header or line)"),
     "player_not_found": (404, "no account with this ID on this region"),
     "clan_not_cached": (404, "clan not in the cache yet"),
@@ -39,6 +41,10 @@ ERROR_CODES = {
     "no_statistics": (
         404,
         "no tank statistics for this region, period (and tank) yet: built daily from the tracked accounts",
+    ),
+    "no_expected_values": (
+        404,
+        "no such expected-values table: none loaded, none computed for this region yet, or no such version",
     ),
     "no_digest": (404, "no weekly digest computed for this clan yet"),
     "unknown_endpoint": (404, "path does not match any endpoint"),

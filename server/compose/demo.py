@@ -16,9 +16,9 @@ from store.constants import REGIONS
 if TYPE_CHECKING:  # types only
     from tqdm import tqdm
 
+    from server.services.expected import Ratings
     from server.services.players import PlayerService
     from server.services.registry import Services
-    from server.upstream.expected_values import RatingsSource
     from server.upstream.interface import Upstream
     from store.store import Store
 
@@ -56,7 +56,7 @@ def _progress(total: int, desc: str) -> tqdm | None:
 async def seed_player_history(
     store: Store,
     upstream: Upstream,
-    ratings_source: RatingsSource,
+    ratings_source: Ratings,
     accounts: dict[str, list[int]],
     days: int,
     now: float,
@@ -242,6 +242,12 @@ async def seed_demo(
     # The tank statistics from the seeded days at once (the hourly job would wait for its next slot).
     tank_statistics = PopulationService(store, services.ratings_source, clock=lambda: now)  # type: ignore[arg-type]
     summary["tank_statistics"] = await tank_statistics.build(force=True)
+    # The build stored each region's computed expected values: the current profiles are rated
+    # again with their rows (a tank the loaded table lacks counts in WN8), as the next day's would be.
+    services.expected_values.forget()
+    for region, ids in accounts.items():
+        for account_id in ids:
+            await services.players.rate_profile(region, account_id)
     summary["online_slots"] = await seed_online(store, services.upstream, online_days, now)
     summary["seconds"] = round(time.monotonic() - started, 1)
     return summary

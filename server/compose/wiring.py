@@ -18,6 +18,7 @@ from server.jobs.retention import Retention
 from server.jobs.runner import JobRunner
 from server.jobs.schedule import SCHEDULE, JobTargets
 from server.services.clans import ClanService
+from server.services.expected import ExpectedValuesService
 from server.services.history import HistoryService
 from server.services.online import OnlineService
 from server.services.players import PlayerService
@@ -50,7 +51,10 @@ async def build_services(
     location = config.expected_values
     if location is None and config.upstream_base_url:
         location = config.upstream_base_url.rstrip("/") + "/wn8exp.json"
-    ratings_source = RatingsSource(upstream, location, clock=clock)
+    # The loaded table, with each region's computed rows where it lacks them (or everywhere).
+    ratings_source = ExpectedValuesService(
+        store, RatingsSource(upstream, location, clock=clock), source=config.expected_values_source, clock=clock
+    )
     metrics = metrics or Metrics()
     tank_stats = TankStatsService(store, ratings_source, clock=clock)
     history = HistoryService(store, ratings_source, clock=clock, tank_stats=tank_stats)
@@ -84,7 +88,7 @@ async def build_services(
     metrics.add_source(lambda: upstream_families(budget))
     metrics.add_source(lambda: limiter_families(limiter))
     metrics.add_source(lambda: database_families(store))
-    population = PopulationService(store, ratings_source, clock=clock)
+    population = PopulationService(store, ratings_source, clock=clock, on_expected=ratings_source.forget)
     targets = JobTargets(ratings_source, players, online, clans, Retention(store, clock=clock), population)
     for job in SCHEDULE:
         jobs.add(job.name, job.every, job.run(targets))

@@ -6,11 +6,19 @@ import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
+from server.api.catalogue import (
+    EXPECTED_METHOD,
+    EXPECTED_MIN_ACCOUNT_BATTLES,
+    EXPECTED_MIN_PLAYERS,
+    EXPECTED_MIN_ROW_BATTLES,
+    EXPECTED_MIN_TANK_BATTLES,
+    EXPECTED_WINDOW_DAYS,
+)
 from server.domain.ratings import ExpectedValues, TankExpectation
 from store.constants import TANK_COUNTERS
 
-METHOD_VERSION = "ev1"
-WINDOW_DAYS = 60  # the days of per-tank changes a table is computed from
+METHOD_VERSION = EXPECTED_METHOD
+WINDOW_DAYS = EXPECTED_WINDOW_DAYS  # the days of per-tank changes a table is computed from
 # The five statistics of a row, in TankExpectation's field order, and the counters they come from.
 STATS = ("damage", "spot", "frag", "defence", "win_rate")
 _COLUMNS = tuple(
@@ -26,10 +34,10 @@ Vector = tuple[float, float, float, float, float]
 class Minimums:
     """Who counts as a point, and what a computed row needs (docs/expected-values.md)."""
 
-    tank_battles: int = 10  # a player's battles on the tank in the window
-    account_battles: int = 100  # ... and on the account's other rated tanks
-    players: int = 20  # points behind a row
-    row_battles: int = 1000  # battles behind a row
+    tank_battles: int = EXPECTED_MIN_TANK_BATTLES  # a player's battles on the tank in the window
+    account_battles: int = EXPECTED_MIN_ACCOUNT_BATTLES  # ... and on the account's other rated tanks
+    players: int = EXPECTED_MIN_PLAYERS  # points behind a row
+    row_battles: int = EXPECTED_MIN_ROW_BATTLES  # battles behind a row
 
 
 @dataclass(frozen=True, slots=True)

@@ -60,6 +60,7 @@ def profile_view(doc: dict, live_fetched: bool) -> dict:
             "efficiency": ratings.get("efficiency"),
             "calculated_at": ratings.get("calculated_at"),
             "expected_values_version": ratings.get("expected_values_version"),
+            "expected_values": ratings.get("expected_values"),  # null in ratings stored before it
             "wn8_percentile": None,  # the population's standing, filled in by the service
         }
     else:
@@ -71,6 +72,7 @@ def profile_view(doc: dict, live_fetched: bool) -> dict:
             "efficiency": None,
             "calculated_at": None,
             "expected_values_version": None,
+            "expected_values": None,
             "wn8_percentile": None,
         }
     return {

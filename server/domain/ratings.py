@@ -43,13 +43,72 @@ class TankExpectation:
 class ExpectedValues:
     """Immutable XVM table of WN8 expected values, keyed by tank id."""
 
-    __slots__ = ("_by_tank", "_version", "rows_skipped", "skip_reasons")
+    __slots__ = ("_by_tank", "_version", "rows_skipped", "skip_reasons", "_computed", "_computed_version")
 
-    def __init__(self, by_tank: Mapping[int, TankExpectation], version: str = UNKNOWN_VERSION):
+    def __init__(
+        self,
+        by_tank: Mapping[int, TankExpectation],
+        version: str = UNKNOWN_VERSION,
+        computed: frozenset[int] = frozenset(),
+        computed_version: str | None = None,
+    ):
         self._by_tank = MappingProxyType(dict(by_tank))
-        self._version = version
+        self._version = version  # the loaded (public) table's version
         self.rows_skipped = 0  # malformed rows left out by from_json
         self.skip_reasons: tuple[str, ...] = ()  # the first few, for /status and the log
+        self._computed = computed  # tanks whose row was computed from the tracked population
+        self._computed_version = computed_version  # the computed table those rows come from
+
+    @classmethod
+    def merged(
+        cls, table: ExpectedValues, computed: Mapping[int, TankExpectation], computed_version: str, everywhere: bool
+    ) -> ExpectedValues:
+        """`table` with computed rows: for the tanks it lacks, or (`everywhere`) for every tank
+        that has one. The loaded table's version stays `version`; the computed one is
+        `computed_version`. `table` itself when no computed row is used."""
+        rows = dict(table._by_tank)
+        used = frozenset(computed if everywhere else (t for t in computed if t not in rows))
+        if not used:
+            return table
+        rows.update({tank_id: computed[tank_id] for tank_id in used})
+        out = cls(rows, table.version, used, computed_version)
+        out.rows_skipped, out.skip_reasons = table.rows_skipped, table.skip_reasons
+        return out
+
+    @property
+    def computed_version(self) -> str | None:
+        return self._computed_version
+
+    def source_of(self, tank_id: int) -> str | None:
+        """'computed', 'table', or None for a tank without a row."""
+        if tank_id in self._computed:
+            return "computed"
+        return "table" if tank_id in self._by_tank else None
+
+    def use(self, played: Iterable[int]) -> dict[str, Any] | None:
+        """Which rows a rating over the `played` tanks (tank ids with battles) used: `source`
+        table, computed or mixed (null when none of them has a row), `computed_tanks` and
+        `unrated_tanks` (no row: left out of WN8), and the versions that rate them again. None
+        when nothing was played."""
+        computed = table = unrated = 0
+        for tank_id in played:
+            if tank_id in self._computed:
+                computed += 1
+            elif tank_id in self._by_tank:
+                table += 1
+            else:
+                unrated += 1
+        if not computed + table + unrated:
+            return None
+        source = ("mixed" if table else "computed") if computed else ("table" if table else None)
+        return {
+            "version": self._computed_version if computed else self._version,
+            "source": source,
+            "computed_tanks": computed,
+            "unrated_tanks": unrated,
+            "table_version": self._version,
+            "computed_version": self._computed_version if computed else None,
+        }
 
     @classmethod
     def from_json(cls, obj: Any) -> ExpectedValues:
@@ -92,6 +151,9 @@ class ExpectedValues:
     def get(self, tank_id: int) -> TankExpectation | None:
         return self._by_tank.get(tank_id)
 
+    def items(self) -> Iterable[tuple[int, TankExpectation]]:
+        return self._by_tank.items()
+
     def __len__(self) -> int:
         return len(self._by_tank)
 
@@ -99,7 +161,20 @@ class ExpectedValues:
         return tank_id in self._by_tank
 
     def __repr__(self) -> str:
-        return f"ExpectedValues(version={self._version!r}, tanks={len(self)})"
+        computed = f", computed={len(self._computed)} of {self._computed_version}" if self._computed else ""
+        return f"ExpectedValues(version={self._version!r}, tanks={len(self)}{computed})"
+
+
+def xvm_row(tank_id: int, expectation: TankExpectation) -> dict[str, Any]:
+    """A row as the XVM file writes it (3 decimals), which from_json reads back."""
+    return {
+        "IDNum": tank_id,
+        "expDef": round(expectation.defence, 3),
+        "expFrag": round(expectation.frag, 3),
+        "expSpot": round(expectation.spot, 3),
+        "expDamage": round(expectation.damage, 3),
+        "expWinRate": round(expectation.win_rate, 3),
+    }
 
 
 def _is_number(value: Any) -> bool:
@@ -353,6 +428,7 @@ def compute_ratings(
         ),
         "average_tier": _round(tier),
         "expected_values_version": expected.version,
+        "expected_values": expected.use(tank["tank_id"] for tank in tanks if tank["battles"] > 0),
     }
 
 

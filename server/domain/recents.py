@@ -26,7 +26,17 @@ PERIOD_COUNTERS = (
 # The raw counters a tanks-endpoint row shows for the period (callers compute their own figures).
 ROW_COUNTERS = PERIOD_COUNTERS[:9]
 # The whole-period figures the tanks endpoint shows beside its rows (a subset of figures_of's).
-SUMMARY_FIGURES = ("battles", "wins", "win_rate", "avg_damage", "average_tier", "wn8", "wn7", "efficiency")
+SUMMARY_FIGURES = (
+    "battles",
+    "wins",
+    "win_rate",
+    "avg_damage",
+    "average_tier",
+    "wn8",
+    "expected_values",
+    "wn7",
+    "efficiency",
+)
 # Counters that can never exceed the battles they were counted in.
 _AT_MOST_BATTLES = ("wins", "survived_battles")
 
@@ -163,6 +173,10 @@ def figures_of(diffs: TankCounters, expected: ExpectedValues | None, tiers: Mapp
         "hit_rate": round(100.0 * totals["hits"] / totals["shots"], 2) if totals["shots"] else None,
         "average_tier": _round(tier),
         "wn8": _round(wn8),
+        # Which expected values rated these battles (computed rows fill the loaded table's gaps).
+        "expected_values": expected.use(t for t, c in diffs.items() if _count(c, "battles") > 0)
+        if expected is not None
+        else None,
         "wn7": _round(
             wn7(
                 battles,
@@ -257,6 +271,8 @@ def tank_rows(
                     "tier": vehicle.get("tier"),
                     "type": vehicle.get("type"),
                     "nation": vehicle.get("nation"),
+                    # The row its WN8 figures use: the loaded table's, a computed one, or none.
+                    "expected_values_source": expected.source_of(tank_id) if expected is not None else None,
                     "career": {
                         "battles": career_battles,
                         "wins": _count(after, "wins"),

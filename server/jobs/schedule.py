@@ -13,10 +13,10 @@ from server.upstream import expected_values
 if TYPE_CHECKING:
     from server.jobs.retention import Retention
     from server.services.clans import ClanService
+    from server.services.expected import ExpectedValuesService
     from server.services.online import OnlineService
     from server.services.players import PlayerService
     from server.services.population import PopulationService
-    from server.upstream.expected_values import RatingsSource
 
 JobRun = Callable[[int], Awaitable[str | None]]
 
@@ -25,7 +25,7 @@ JobRun = Callable[[int], Awaitable[str | None]]
 class JobTargets:
     """What the scheduled jobs run on, as server/compose/wiring.py built it."""
 
-    ratings_source: RatingsSource
+    ratings_source: ExpectedValuesService
     players: PlayerService
     online: OnlineService
     clans: ClanService

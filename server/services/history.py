@@ -14,8 +14,8 @@ from server.domain.days import utc_day
 from server.domain.population import standing
 from server.domain.profiles import HISTORY_FIELDS, history_view
 from server.services.concurrency import bounded_read, single_flight
+from server.services.expected import Ratings
 from server.services.tank_stats import standing_period, tank_standing
-from server.upstream.expected_values import RatingsSource
 from store.client import request_deadline
 from store.store import Store
 from store.tanks import TankState, Timeline, apply_parsed, as_counters
@@ -124,7 +124,7 @@ class HistoryService:
     def __init__(
         self,
         store: Store,
-        ratings_source: RatingsSource,
+        ratings_source: Ratings,
         clock: Callable[[], float] = time.time,
         tank_stats: TankStatsService | None = None,
     ) -> None:
@@ -136,7 +136,7 @@ class HistoryService:
         self._history_flights: dict[tuple, Any] = {}
 
     async def _inputs(self, region: str) -> tuple[ExpectedValues | None, dict[int, int]]:
-        expected = await self.ratings_source.expected_values()
+        expected = await self.ratings_source.expected_values(region)
         tiers = await self.ratings_source.tiers(region)
         return expected, tiers
 

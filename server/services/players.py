@@ -22,9 +22,9 @@ from store.client import request_deadline
 
 if TYPE_CHECKING:  # types only
     from server.api.ratelimit import RateLimiter
+    from server.services.expected import Ratings
     from server.services.tank_stats import TankStatsService
     from server.services.tracking import Tracking
-    from server.upstream.expected_values import RatingsSource
     from server.upstream.interface import Upstream
     from store.store import Store
 
@@ -44,7 +44,7 @@ class PlayerService:
         self,
         store: Store,
         upstream: Upstream,
-        ratings_source: RatingsSource,
+        ratings_source: Ratings,
         limiter: RateLimiter,  # tests that never look up live may pass None
         clock: Callable[[], float] = time.time,
         tracker: Tracking | None = None,
@@ -161,7 +161,7 @@ class PlayerService:
         return doc
 
     async def ratings_for(self, doc: dict) -> dict | None:
-        expected = await self.ratings_source.expected_values()
+        expected = await self.ratings_source.expected_values(doc["region"])
         tiers = await self.ratings_source.tiers(doc["region"])
         if expected is None:
             return None

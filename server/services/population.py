@@ -15,7 +15,7 @@ from server.api.catalogue import (
     STANDING_MIN_BATTLES,
 )
 from server.domain.days import DAY_SECONDS, day_start, days_before, utc_day
-from server.domain.expected import METHOD_VERSION, WINDOW_DAYS, Fit, Minimums, fill_gaps
+from server.domain.expected import METHOD_VERSION, WINDOW_DAYS, ComputedRow, Fit, Minimums, fill_gaps, recompute_all
 from server.domain.population import BATTLES, DAMAGE, WINS, PeriodAccumulator, career_table, day_sums
 from store.client import job_deadline
 from store.constants import REGIONS
@@ -25,7 +25,7 @@ from store.tanks import unpack
 from store.tracker import tracked_id
 
 if TYPE_CHECKING:
-    from server.upstream.expected_values import RatingsSource
+    from server.services.expected import Ratings
     from store.store import Store
 
 log = logging.getLogger("statsapi.population")
@@ -53,8 +53,15 @@ class PopulationService:
     of the longest period (O(active account-days)), the writes replace whole documents (running
     twice stores the same), and no upstream request."""
 
-    def __init__(self, store: Store, ratings_source: RatingsSource, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        store: Store,
+        ratings_source: Ratings,
+        clock: Callable[[], float] = time.time,
+        on_expected: Callable[[], None] | None = None,
+    ) -> None:
         self.store = store
+        self.on_expected = on_expected  # called after a computed expected-values table is stored
         self.ratings_source = ratings_source
         self.clock = clock
         self.pause = PAUSE_SECONDS
@@ -75,7 +82,8 @@ class PopulationService:
     async def build_region(self, region: str, through: str) -> dict[str, int]:
         """Read the longest period's changes of `region` day by day (newest first), store each day's
         sums, each period's table when its first day is reached, then the tanks' series."""
-        expected = await self.ratings_source.expected_values()
+        loaded = await self.ratings_source.expected_values()  # the public table: computed rows fit under it
+        expected = await self.ratings_source.expected_values(region)  # what the region's ratings use
         accumulator = PeriodAccumulator()
         sums_by_day: dict[str, dict[int, list[int]]] = {}
         periods = sorted(POPULATION_PERIODS)
@@ -94,8 +102,8 @@ class PopulationService:
                 with job_deadline():
                     await self.store.population.days.save(region, day, accounts, sums, now)
             sums_by_day[day] = sums
-            if k + 1 == WINDOW_DAYS and expected is not None:
-                await self._expected_table(region, through, accumulator, expected, now)
+            if k + 1 == WINDOW_DAYS and loaded is not None:
+                await self._expected_table(region, through, accumulator, loaded, now)
             if k + 1 in periods:
                 # In a worker thread: the 90-day table is ~5 us per (account, tank) pair of pure
                 # Python (the tank WN8s), about 1.6 s at 2 M per-tank records (bench_scale), which
@@ -119,19 +127,25 @@ class PopulationService:
         return {"accounts": len(accumulator.accounts), "tanks": tanks_seen}
 
     async def _expected_table(
-        self, region: str, through: str, accumulator: PeriodAccumulator, expected: Any, now: float
+        self, region: str, through: str, accumulator: PeriodAccumulator, loaded: Any, now: float
     ) -> None:
-        """The expected values of the WINDOW_DAYS ending `through` (docs/expected-values.md): rows
-        for the tanks the loaded table lacks, from the accumulated per-account sums (no extra read).
-        Pure maths in a worker thread (up to 20 passes over the accounts that play those tanks);
-        nothing changes the accumulator while this awaits."""
+        """The expected values of the WINDOW_DAYS ending `through` (docs/expected-values.md), from
+        the accumulated per-account sums (no extra read): rows for the tanks the loaded table
+        lacks, and every tank refitted (/expected-values?source=computed, the comparison, and
+        --expected-values-source computed). Pure maths in a worker thread (each fit up to 20-30
+        passes over the accounts); nothing changes the accumulator while this awaits."""
         tanks = {tank_id for rows in accumulator.accounts.values() for tank_id in rows}
         minimums = Minimums()
-        fit = await asyncio.to_thread(fill_gaps, accumulator.accounts, expected, tanks, minimums)
+        gaps = await asyncio.to_thread(fill_gaps, accumulator.accounts, loaded, tanks, minimums)
+        every = await asyncio.to_thread(recompute_all, accumulator.accounts, loaded, tanks, minimums)
+        if not gaps.rows and not every.rows:
+            return  # too few players for any row (a new deployment): no table, /expected-values says so
         with job_deadline():
             await self.store.expected_tables.save(
-                expected_document(region, through, fit, minimums, getattr(expected, "version", None), now)
+                expected_document(region, through, gaps, every, minimums, getattr(loaded, "version", None), now)
             )
+        if self.on_expected is not None:
+            self.on_expected()
 
     async def _career(self, region: str, account_ids: list[int], expected: Any) -> dict[str, Any]:
         """The career WN8 distribution of the accounts that played in the longest period, from their
@@ -150,7 +164,24 @@ class PopulationService:
         return await asyncio.to_thread(career_table, states, expected, STANDING_MIN_BATTLES, POPULATION_MIN_PLAYERS)
 
 
-def expected_document(region: str, through: str, fit: Fit, minimums: Minimums, base: str | None, now: float) -> dict:
+def _rows(rows: dict[int, ComputedRow]) -> dict[str, list]:
+    return {
+        str(tank_id): [
+            round(row.expectation.damage, 3),
+            round(row.expectation.spot, 3),
+            round(row.expectation.frag, 3),
+            round(row.expectation.defence, 3),
+            round(row.expectation.win_rate, 3),
+            row.players,
+            row.battles,
+        ]
+        for tank_id, row in sorted(rows.items())
+    }
+
+
+def expected_document(
+    region: str, through: str, gaps: Fit, every: Fit, minimums: Minimums, base: str | None, now: float
+) -> dict:
     """A computed table as store.expected.ExpectedTables keeps it (version: day + method version)."""
     version = f"{through}+{METHOD_VERSION}"
     return {
@@ -160,7 +191,6 @@ def expected_document(region: str, through: str, fit: Fit, minimums: Minimums, b
         "through": through,
         "window": {"from": days_before(through, WINDOW_DAYS - 1), "through": through, "days": WINDOW_DAYS},
         "method": METHOD_VERSION,
-        "source": "gaps",  # rows only for the tanks the loaded table lacks
         "base": base,
         "minimums": {
             "tank_battles": minimums.tank_battles,
@@ -168,22 +198,10 @@ def expected_document(region: str, through: str, fit: Fit, minimums: Minimums, b
             "players": minimums.players,
             "row_battles": minimums.row_battles,
         },
-        "passes": fit.passes,
-        "converged": fit.converged,
         "built_at": now,
         "x": ExpectedTables.expiry(through),
-        "rows": {
-            str(tank_id): [
-                round(row.expectation.damage, 3),
-                round(row.expectation.spot, 3),
-                round(row.expectation.frag, 3),
-                round(row.expectation.defence, 3),
-                round(row.expectation.win_rate, 3),
-                row.players,
-                row.battles,
-            ]
-            for tank_id, row in sorted(fit.rows.items())
-        },
+        "gaps": {"passes": gaps.passes, "converged": gaps.converged, "rows": _rows(gaps.rows)},
+        "computed": {"passes": every.passes, "converged": every.converged, "rows": _rows(every.rows)},
     }
 
 
@@ -204,6 +222,7 @@ def period_document(region: str, days: int, through: str, table: dict, expected:
         "min_battles": POPULATION_MIN_BATTLES,
         "min_players": POPULATION_MIN_PLAYERS,
         "expected_values_version": expected.version if expected is not None else None,
+        "expected_values_computed_version": expected.computed_version if expected is not None else None,
         "built_at": now,
         "accounts": {
             "players": accounts["players"],

@@ -12,6 +12,7 @@ if TYPE_CHECKING:  # types only: the services import nothing from here at run ti
     from server.api.metrics import Metrics
     from server.jobs.runner import JobRunner
     from server.services.clans import ClanService
+    from server.services.expected import ExpectedValuesService
     from server.services.history import HistoryService
     from server.services.online import OnlineService
     from server.services.players import PlayerService
@@ -20,7 +21,6 @@ if TYPE_CHECKING:  # types only: the services import nothing from here at run ti
     from server.services.tank_stats import TankStatsService
     from server.services.tracker import Tracker
     from server.upstream.client import UpstreamClient
-    from server.upstream.expected_values import RatingsSource
 
 ServiceT = TypeVar("ServiceT")
 
@@ -51,7 +51,7 @@ class Services:
         clans: ClanService | None = None,
         online: OnlineService | None = None,
         jobs: JobRunner | None = None,
-        ratings_source: RatingsSource | None = None,
+        ratings_source: ExpectedValuesService | None = None,
         metrics: Metrics | None = None,
         history: HistoryService | None = None,
         search: PlayerSearch | None = None,
@@ -108,6 +108,11 @@ class Services:
     @property
     def jobs(self) -> JobRunner:
         return _wired(self._jobs, "jobs")
+
+    @property
+    def expected_values(self) -> ExpectedValuesService:
+        """The ratings' inputs per region, and /expected-values."""
+        return _wired(self.ratings_source, "ratings_source")
 
     @property
     def tank_stats(self) -> TankStatsService:

@@ -22,7 +22,7 @@ from store.constants import TANK_COUNTERS
 from store.population import unpack_grid
 
 if TYPE_CHECKING:
-    from server.upstream.expected_values import RatingsSource
+    from server.services.expected import Ratings
     from store.store import Store
 
 C = {name: i for i, name in enumerate(TANK_COUNTERS)}
@@ -91,7 +91,7 @@ class TankStatsService:
     """Reads the tables the daily job (server/services/population.py) builds. A table is one
     document per (region, period); it is decoded once and reused HOT_COPY_SECONDS."""
 
-    def __init__(self, store: Store, ratings_source: RatingsSource, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, store: Store, ratings_source: Ratings, clock: Callable[[], float] = time.time) -> None:
         self.store = store
         self.ratings_source = ratings_source
         self.clock = clock

@@ -82,7 +82,7 @@ from store.tanks import (
 from store.tracker import SLICES, tracked_id
 
 if TYPE_CHECKING:  # types only
-    from server.upstream.expected_values import RatingsSource
+    from server.services.expected import Ratings
     from server.upstream.interface import Upstream
     from store.store import Store
 
@@ -286,7 +286,7 @@ class Tracker:
         self,
         store: Store,
         upstream: Upstream,
-        ratings_source: RatingsSource,
+        ratings_source: Ratings,
         *,
         clock: Callable[[], float] = time.time,
         owner: str | None = None,
@@ -490,7 +490,7 @@ class Tracker:
         raw = await asyncio.gather(*(tanks_of(a["account_id"]) for a, _ in played))
         counts["tanks_requests"] += len(played)
 
-        expected = await self.ratings_source.expected_values() if played else None
+        expected = await self.ratings_source.expected_values(region) if played else None
         tiers = await self.ratings_source.tiers(region) if expected is not None else {}
         records, snapshots, profiles, marks = [], [], {}, {}
         changes: list[dict] = []

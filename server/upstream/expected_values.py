@@ -32,7 +32,8 @@ class RatingsSource:
         self._tiers_fetching: dict[str, asyncio.Future] = {}
         self._lock = asyncio.Lock()
 
-    async def expected_values(self) -> rating_maths.ExpectedValues | None:
+    async def expected_values(self, region: str | None = None) -> rating_maths.ExpectedValues | None:
+        """The loaded table (the same for every region; server.services.expected adds computed rows)."""
         if self._expected is None:
             try:
                 await self.refresh_expected()

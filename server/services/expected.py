@@ -1,0 +1,263 @@
+"""The expected values ratings use: the loaded table, with each region's computed rows where it lacks them."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import statistics
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
+
+from server.api.errors import APIError
+from server.domain.expected import STATS
+from server.domain.ratings import ExpectedValues, TankExpectation, xvm_row
+from store.client import request_deadline
+
+if TYPE_CHECKING:
+    from server.upstream.expected_values import RatingsSource
+    from store.store import Store
+
+log = logging.getLogger("statsapi.expected")
+
+# --expected-values-source: "table" rates with the loaded table and fills its gaps with computed
+# rows; "computed" rates every tank that has a computed row with it.
+SOURCES = ("table", "computed")
+CHECK_SECONDS = 300  # how often a process asks whether a region has a newer computed table
+LARGEST_DIFFERENCES = 10  # tanks listed in the comparison block
+
+
+class Ratings(Protocol):
+    """What the services rate with (RatingsSource, or ExpectedValuesService over it)."""
+
+    async def expected_values(self, region: str | None = None) -> ExpectedValues | None: ...
+
+    async def tiers(self, region: str) -> dict[int, int]: ...
+
+    async def vehicles(self, region: str) -> dict[int, dict]: ...
+
+
+def computed_rows(doc: Mapping[str, Any], which: str) -> dict[int, TankExpectation]:
+    """The rows of a stored table's `which` part ("gaps" or "computed") as expectations."""
+    rows = (doc.get(which) or {}).get("rows") or {}
+    return {
+        int(tank_id): TankExpectation(damage=row[0], spot=row[1], frag=row[2], defence=row[3], win_rate=row[4])
+        for tank_id, row in rows.items()
+    }
+
+
+def _vector(expectation: TankExpectation) -> tuple[float, ...]:
+    return (expectation.damage, expectation.spot, expectation.frag, expectation.defence, expectation.win_rate)
+
+
+def comparison(
+    doc: Mapping[str, Any], table: ExpectedValues, vehicles: Mapping[int, Mapping[str, Any]]
+) -> dict[str, Any] | None:
+    """Computed rows (every tank the job could fit) against the loaded table, for the tanks both
+    have: the median ratio computed / table per statistic overall, per tier and per vehicle type,
+    and the LARGEST_DIFFERENCES tanks whose largest |log ratio| is largest."""
+    computed = computed_rows(doc, "computed")
+    samples = (doc.get("computed") or {}).get("rows") or {}
+    ratios: dict[int, tuple[float, ...]] = {}
+    for tank_id, row in computed.items():
+        loaded = table.get(tank_id)
+        if loaded is not None:
+            ratios[tank_id] = tuple(c / t for c, t in zip(_vector(row), _vector(loaded), strict=True))
+    if not ratios:
+        return None
+
+    def medians(tanks: list[int]) -> dict[str, Any]:
+        return {
+            "tanks": len(tanks),
+            **{stat: round(statistics.median(ratios[t][i] for t in tanks), 4) for i, stat in enumerate(STATS)},
+        }
+
+    def groups(key: str) -> list[dict[str, Any]]:
+        by: dict[Any, list[int]] = {}
+        for tank_id in ratios:
+            value = (vehicles.get(tank_id) or {}).get(key)
+            if value is not None:
+                by.setdefault(value, []).append(tank_id)
+        return [{key: value, **medians(tanks)} for value, tanks in sorted(by.items())]
+
+    def spread(tank_id: int) -> tuple[float, int]:
+        logs = [abs(math.log(r)) for r in ratios[tank_id]]
+        return max(logs), logs.index(max(logs))
+
+    largest = sorted(ratios, key=lambda t: (-spread(t)[0], t))[:LARGEST_DIFFERENCES]
+    return {
+        "computed_version": doc["version"],
+        "table_version": table.version,
+        **medians(list(ratios)),
+        "by_tier": groups("tier"),
+        "by_type": groups("type"),
+        "largest_differences": [
+            {
+                "tank_id": tank_id,
+                "name": (vehicles.get(tank_id) or {}).get("name"),
+                "tier": (vehicles.get(tank_id) or {}).get("tier"),
+                "type": (vehicles.get(tank_id) or {}).get("type"),
+                "statistic": STATS[spread(tank_id)[1]],
+                "ratios": {stat: round(ratios[tank_id][i], 4) for i, stat in enumerate(STATS)},
+                "players": int(samples[str(tank_id)][5]),
+                "battles": int(samples[str(tank_id)][6]),
+            }
+            for tank_id in largest
+        ],
+    }
+
+
+class ExpectedValuesService:
+    """The ratings' inputs for a region: the loaded table (RatingsSource) merged with the region's
+    newest computed table (store.expected.ExpectedTables, built by the tank statistics job). A
+    process keeps each region's merged table and looks for a newer computed one every
+    CHECK_SECONDS (one point read); a failed look keeps what it has."""
+
+    def __init__(
+        self, store: Store, ratings_source: RatingsSource, source: str = "table", clock: Callable[[], float] = time.time
+    ) -> None:
+        assert source in SOURCES, source
+        self.store = store
+        self.ratings_source = ratings_source
+        self.source = source
+        self.clock = clock
+        # region -> (checked at (monotonic), computed version, loaded table, merged table)
+        self._merged: dict[str, tuple[float, str | None, ExpectedValues, ExpectedValues]] = {}
+        self._flights: dict[str, asyncio.Future] = {}
+
+    # --- the RatingsSource interface the services use -------------------------------------
+    async def expected_values(self, region: str | None = None) -> ExpectedValues | None:
+        """The table ratings of `region` use; the loaded table alone without a region."""
+        loaded = await self.ratings_source.expected_values()
+        if loaded is None or region is None:
+            return loaded
+        kept = self._merged.get(region)
+        if kept is not None and kept[2] is loaded and time.monotonic() - kept[0] < CHECK_SECONDS:
+            return kept[3]
+        flight = self._flights.get(region)
+        if flight is None:
+            flight = asyncio.ensure_future(self._merge(region, loaded))
+            self._flights[region] = flight
+            flight.add_done_callback(lambda _: self._flights.pop(region, None))
+        return await asyncio.shield(flight)
+
+    async def tiers(self, region: str) -> dict[int, int]:
+        return await self.ratings_source.tiers(region)
+
+    async def vehicles(self, region: str) -> dict[int, dict]:
+        return await self.ratings_source.vehicles(region)
+
+    async def refresh_expected(self, slot: int | None = None) -> str:
+        return await self.ratings_source.refresh_expected(slot)
+
+    def status(self) -> dict:
+        return {
+            **self.ratings_source.status(),
+            "source": self.source,
+            "computed": {region: kept[1] for region, kept in sorted(self._merged.items())},
+        }
+
+    def forget(self) -> None:
+        """Look for newer computed tables at the next rating (the job just built them here)."""
+        self._merged.clear()
+
+    async def _merge(self, region: str, loaded: ExpectedValues) -> ExpectedValues:
+        kept = self._merged.get(region)
+        try:
+            async with request_deadline():
+                version = await self.store.expected_tables.latest_version(region)
+                if kept is not None and kept[2] is loaded and kept[1] == version:
+                    merged = kept[3]
+                else:
+                    doc = await self.store.expected_tables.get(region, version) if version else None
+                    merged = self._merged_table(loaded, doc)
+        except Exception as exc:  # the database is down or slow: rate with what we have
+            log.warning("computed expected values of %s unavailable: %s", region, type(exc).__name__)
+            if kept is not None and kept[2] is loaded:
+                return kept[3]
+            return loaded
+        self._merged[region] = (time.monotonic(), version, loaded, merged)
+        return merged
+
+    def _merged_table(self, loaded: ExpectedValues, doc: Mapping[str, Any] | None) -> ExpectedValues:
+        if doc is None:
+            return loaded
+        which = "computed" if self.source == "computed" else "gaps"
+        return ExpectedValues.merged(loaded, computed_rows(doc, which), doc["version"], self.source == "computed")
+
+    # --- GET /expected-values ---------------------------------------------------------------
+    async def document(self, region: str, source: str, version: str | None) -> dict[str, Any]:
+        """The answer of /expected-values: a table in the XVM file's format with each row's
+        source and sample, the computed table's facts and the comparison block."""
+        loaded = await self.ratings_source.expected_values()
+        async with request_deadline():
+            if version is None:
+                version = await self.store.expected_tables.latest_version(region)
+            doc = await self.store.expected_tables.get(region, version) if version else None
+        if version is not None and doc is None and source != "table":
+            raise APIError("no_expected_values", f"no computed table {version} for {region}")
+        if source == "table":
+            if loaded is None:
+                raise APIError("no_expected_values", "no expected-values table is loaded")
+            rows: Mapping[int, TankExpectation] = dict(loaded.items())
+            origin = dict.fromkeys(rows, "table")
+        elif source == "computed":
+            if doc is None:
+                raise APIError("no_expected_values", f"no computed table for {region} yet")
+            rows = computed_rows(doc, "computed")
+            origin = dict.fromkeys(rows, "computed")
+        else:  # effective: what this service rates the region with
+            if loaded is None:
+                raise APIError("no_expected_values", "no expected-values table is loaded")
+            merged = self._merged_table(loaded, doc)
+            rows = dict(merged.items())
+            origin = {tank_id: merged.source_of(tank_id) or "table" for tank_id in rows}
+        part = "computed" if "computed" in (source, self.source) else "gaps"
+        samples = ((doc or {}).get(part) or {}).get("rows") or {}
+
+        def sample(tank_id: int) -> dict[str, int] | None:
+            """Players and battles behind a computed row (a loaded row's are not published)."""
+            row = samples.get(str(tank_id)) if origin[tank_id] == "computed" else None
+            return {"players": int(row[5]), "battles": int(row[6])} if row is not None else None
+
+        used_version = doc["version"] if doc is not None and source != "table" else (loaded.version if loaded else None)
+        vehicles = await self.ratings_source.vehicles(region)
+        return {
+            "region": region,
+            "source": source,
+            "rating_source": self.source,
+            "version": used_version,
+            "table_version": loaded.version if loaded is not None else None,
+            "computed": _computed_facts(doc),
+            "header": {"source": "statsapi", "version": used_version, "region": region, "rows": source},
+            "data": [
+                {**xvm_row(tank_id, rows[tank_id]), "source": origin[tank_id], "sample": sample(tank_id)}
+                for tank_id in sorted(rows)
+            ],
+            "comparison": comparison(doc, loaded, vehicles) if doc is not None and loaded is not None else None,
+        }
+
+
+def _computed_facts(doc: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    if doc is None:
+        return None
+    return {
+        "version": doc["version"],
+        "method": doc["method"],
+        "through": doc["through"],
+        "window": doc["window"],
+        "minimums": doc["minimums"],
+        "base": doc.get("base"),
+        "built_at": int(doc["built_at"]),
+        "gaps": {
+            "tanks": len((doc.get("gaps") or {}).get("rows") or {}),
+            "passes": (doc.get("gaps") or {}).get("passes"),
+            "converged": (doc.get("gaps") or {}).get("converged"),
+        },
+        "every_tank": {
+            "tanks": len((doc.get("computed") or {}).get("rows") or {}),
+            "passes": (doc.get("computed") or {}).get("passes"),
+            "converged": (doc.get("computed") or {}).get("converged"),
+        },
+    }
