@@ -1,5 +1,5 @@
 /* The explorer's shell: the forms (filled from the index), the tabs and the #view/...
- * hash routing that opens the player, clan, tanks, tank, online and status views. */
+ * hash routing that opens the player, clan, tanks, tank, expected values, online and status views. */
 
 import { $, h, label, typeLabel } from './render.js';
 import { indexParam, loading, onlineDays, onlineDefaults, paramEnum, state, tankStatsDefaults } from './api.js';
@@ -7,6 +7,7 @@ import { loadPlayer } from './player.js';
 import { loadClan } from './clan.js';
 import { loadTankStats, tanksHash, tanksQuery } from './tankstats.js';
 import { loadTank } from './tank.js';
+import { loadExpected } from './expected.js';
 import { loadOnline } from './online.js';
 import { loadStatus } from './status.js';
 
@@ -146,8 +147,8 @@ export function bindForms() {
 }
 
 // ---------------------------------------------------------------- routing
-const VIEWS = ['player', 'clan', 'tanks', 'tank', 'online', 'status'];
-const TAB_OF = { tank: 'tanks' };   // a tank's page belongs to the tanks tab
+const VIEWS = ['player', 'clan', 'tanks', 'tank', 'expected', 'online', 'status'];
+const TAB_OF = { tank: 'tanks', expected: 'tanks' };   // a tank's page and the expected values belong to the tanks tab
 
 function showView(view) {
   for (const v of VIEWS) $('#panel-' + v).hidden = v !== view;
@@ -198,6 +199,11 @@ export function route() {
     else $('#tanks-out').replaceChildren(loading('Loading the index…'));
   } else if (view === 'tank') {
     loadTank(args[0], args[1], args[2] || '');
+  } else if (view === 'expected') {
+    // #expected alone: the tanks form's region (or the tanks page's default).
+    const region = args[0] || $('#form-tanks').elements.region.value || tankStatsDefaults().region;
+    if (region) loadExpected(region, args[1] || '', args[2] || '');
+    else $('#expected-out').replaceChildren(loading('Loading the index…'));
   } else if (view === 'online') {
     const f = $('#form-online').elements;
     if (args.length) {

@@ -5,6 +5,7 @@
 import { $, fmtValue, h, isObj, label, nullFigure, NUM, rangeText, scroller, typeLabel, utcText } from './render.js';
 import { API, api, current, explainedError, loading, paramEnum, rateLine, state, takeToken, tankStatsDefaults } from './api.js';
 import { navigate } from './explorer.js';
+import { expectedHash } from './expected.js';
 
 // Sorted and paged by the API (sort, order, limit, offset), not in the browser as the player's
 // tank table is: a region's table holds every tank its tracked players played (hundreds), one
@@ -100,6 +101,12 @@ function headCell(col, sort, sortable, onSort) {
 }
 
 // ---------------------------------------------------------------- the page
+/** The way to the region's WN8 expected values (expected.js), under the table or its error. */
+function expectedLink(region) {
+  return h('p', { class: 'small expected-link' }, h('a', { href: expectedHash(region), id: 'tanks-expected-link' },
+    `Expected values (WN8) of ${label(region)}`), ': the loaded table, the one computed from the tracked players, and how they compare.');
+}
+
 const seenNations = new Set();
 
 function rememberNations(rows) {
@@ -138,6 +145,7 @@ function renderTankStats(data, q, onSort, onPage) {
     `A tank’s figures need at least ${ctx.minPlayers} players; its damage percentiles need ${ctx.minPlayers} players with at least `
     + `${ctx.minBattles} battles on it in the period. Below that a figure shows as —.`,
     typeof data.built_at === 'number' ? ` Built ${utcText(new Date(data.built_at * 1000))}.` : ''));
+  box.append(expectedLink(region));
   if (!rows.length) {
     box.append(h('p', { class: 'chart-empty muted tanks-empty' }, total
       ? 'No tanks on this page: go back to the first page.' : 'No tank matches these filters in this period.'));
@@ -182,7 +190,7 @@ export async function loadTankStats(q) {
   if (!current('tanks', token)) return;
   out.removeAttribute('aria-busy');
   if (!res.ok) {
-    out.replaceChildren(explainedError(res, () => loadTankStats(q)));
+    out.replaceChildren(explainedError(res, () => loadTankStats(q)), expectedLink(q.region));
     return;
   }
   const data = res.data || {};
