@@ -156,6 +156,59 @@ async def test_a_replayed_answer_equals_a_fresh_one(app, http_client, base_url, 
     assert fixed_headers(posted) == fixed_headers(got)
 
 
+async def keep_alive_exchange(port: int, path: str, times: int) -> list[tuple[bytes, list[tuple[str, str]], bytes]]:
+    """`times` GETs of `path` on one kept-alive HTTP/1.1 connection, as browsers and wrk send them
+    (Tornado's own client closes after each request, which the replay's encoded path leaves to the
+    general one): each answer's status line, headers in order and body, as raw bytes."""
+    from tornado.tcpclient import TCPClient
+
+    stream = await TCPClient().connect("127.0.0.1", port)
+    out = []
+    try:
+        for _ in range(times):
+            await stream.write(
+                f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Forwarded-For: 198.51.100.12\r\n\r\n".encode()
+            )
+            head = await stream.read_until(b"\r\n\r\n")
+            status, *lines = head.decode("latin1").split("\r\n")[:-2]
+            headers = [tuple(line.split(": ", 1)) for line in lines]
+            length = int(dict(headers)["Content-Length"])
+            out.append((status.encode(), headers, await stream.read_bytes(length)))
+    finally:
+        stream.close()
+    return out
+
+
+@pytest.mark.gen_test(timeout=90)
+async def test_a_replay_on_a_kept_alive_connection_is_byte_for_byte_the_built_answer(
+    app, http_client, base_url, upstream_sim
+):
+    """The replay's pre-encoded head (server.compose.app.OneShotDelegate._write_encoded) sends the
+    status line, the headers in their order and the body the handler sent, but for Date, the
+    rate-limit headers and meta.generated; the connection stays usable after it."""
+    await sim_async(upstream_sim, "/_sim/faults", {"reset": True})
+    answers = app.settings["services"].answers
+    account = ACCOUNTS[2]
+    await rated_player(http_client, base_url, account)
+    port = int(base_url.rsplit(":", 1)[1])
+    for path in (f"/api/v1/player/{account}/eu", "/api/v1/online", "/api/v1/", "/api/v1/player/abc/eu"):
+        answers.clear()
+        built, replayed, again = await keep_alive_exchange(port, path, 3)
+        cached = answers.get(answer_key(*path.partition("?")[::2]))
+        assert cached is not None and "http1" in cached.encoded, path  # the encoded path answered
+        for status, headers, body in (replayed, again):
+            assert status == built[0], path
+            assert [k for k, _ in headers] == [k for k, _ in built[1]], path
+            fixed = [(k, v) for k, v in headers if k.lower() not in PER_REQUEST]
+            assert fixed == [(k, v) for k, v in built[1] if k.lower() not in PER_REQUEST], path
+            if body != built[2]:  # only meta.generated may differ
+                ours, theirs = ujson.loads(body), ujson.loads(built[2])
+                ours["meta"].pop("generated"), theirs["meta"].pop("generated")
+                assert ours == theirs, path
+        remaining = [int(dict(h)["X-Ratelimit-Remaining"]) for _, h, _ in (built, replayed, again)]
+        assert remaining[0] - 1 == remaining[1] and remaining[1] - 1 == remaining[2], path  # each one counted
+
+
 @pytest.mark.gen_test(timeout=60)
 async def test_a_bad_parameter_is_replayed_and_limits_still_count(app, http_client, base_url):
     answers = app.settings["services"].answers

@@ -40,6 +40,8 @@ class Answer:
     expires: float  # monotonic
     tag: Tag | None
     endpoint: str  # the metrics label
+    # Its HTTP/1.1 head, encoded once by the HTTP layer (server.compose.app.OneShotDelegate).
+    encoded: dict[str, tuple[bytes, ...]] = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
     @property
     def size(self) -> int:

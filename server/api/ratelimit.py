@@ -76,6 +76,10 @@ class Decision:
     def headers(self) -> dict[str, str]:
         return dict(_rate_headers(self.bucket, self.limit, self.remaining, self.reset, self.retry_after))
 
+    def header_lines(self) -> bytes:
+        """The same headers as HTTP/1.1 header lines ("Name: value\r\n" each), for a replayed answer."""
+        return _rate_header_lines(self.bucket, self.limit, self.remaining, self.reset, self.retry_after)
+
 
 @functools.lru_cache(maxsize=8192)
 def _rate_headers(
@@ -93,6 +97,15 @@ def _rate_headers(
     if retry_after is not None:
         pairs += (("Retry-After", str(retry_after)),)
     return pairs
+
+
+@functools.lru_cache(maxsize=8192)
+def _rate_header_lines(bucket: str, limit: int, remaining: int, reset: int, retry_after: int | None) -> bytes:
+    # Names as Tornado's HTTPHeaders writes them (each word capitalised: "Ratelimit-Policy").
+    return "".join(
+        f"{'-'.join(word.capitalize() for word in name.split('-'))}: {value}\r\n"
+        for name, value in _rate_headers(bucket, limit, remaining, reset, retry_after)
+    ).encode("latin1")
 
 
 def sliding_estimate(previous: float, current: float, fraction: float, limit: int | None = None) -> float:
