@@ -12,15 +12,9 @@ from prometheus_client import (
     Histogram,
     generate_latest,
 )
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
-if TYPE_CHECKING:  # types only: the gauges' sources are handed in (server/compose/wiring.py)
+if TYPE_CHECKING:  # types only: the gauges' sources are handed in (server/compose/gauges.py)
     from prometheus_client.metrics_core import Metric
-
-    from server.api.ratelimit import RateLimiter
-    from server.services.registry import Services
-    from server.upstream.budget import UpstreamBudget
-    from store.store import Store
 
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
@@ -103,83 +97,3 @@ class _Snapshot:
 
     def describe(self) -> list[Metric]:
         return []
-
-
-def upstream_families(budget: UpstreamBudget) -> list:
-    """The upstream budget: requests and refusals by caller, rate, queue."""
-    status = budget.status()
-    sent = CounterMetricFamily("statsapi_upstream_requests", "Upstream requests sent, by caller.", labels=["caller"])
-    for caller, count in sorted(budget.sent_by_caller.items()):
-        sent.add_metric([caller], count)
-    refused = CounterMetricFamily(
-        "statsapi_upstream_refusals", "Upstream REQUEST_LIMIT_EXCEEDED answers, by caller.", labels=["caller"]
-    )
-    for caller, count in sorted(budget.refused_by_caller.items()):
-        refused.add_metric([caller], count)
-    rate = GaugeMetricFamily("statsapi_upstream_effective_rate", "Requests per second this process may send now.")
-    rate.add_metric([], status["effective_per_second"])
-    queued = GaugeMetricFamily("statsapi_upstream_queued", "Upstream requests waiting for a slot.")
-    queued.add_metric([], sum(status["queued"].values()))
-    return [sent, refused, rate, queued]
-
-
-def limiter_families(limiter: RateLimiter) -> list:
-    status = limiter.status()
-    rejected = CounterMetricFamily(
-        "statsapi_rate_limit_rejections", "Requests refused with 429, by bucket.", labels=["bucket"]
-    )
-    for bucket, count in sorted(limiter.rejections.items()):
-        rejected.add_metric([bucket], count)
-    failures = CounterMetricFamily("statsapi_rate_counter_flush_failures", "Rate-counter flushes that failed.")
-    failures.add_metric([], status["flush_failures"])
-    lag = GaugeMetricFamily(
-        "statsapi_rate_counter_flush_lag_seconds", "How long flushes have failed or left counters behind."
-    )
-    lag.add_metric([], status["flush_lag_seconds"])
-    pending = GaugeMetricFamily("statsapi_rate_counter_pending_keys", "Counters not yet in the database.")
-    pending.add_metric([], status["pending_keys"])
-    return [rejected, failures, lag, pending]
-
-
-def database_families(store: Store) -> list:
-    up = GaugeMetricFamily("statsapi_database_up", "1 while the driver's heartbeats succeed.")
-    up.add_metric([], 1.0 if store.database_up() else 0.0)
-    return [up]
-
-
-def process_families(services: Services) -> list:
-    """What run_server attaches to the services: the embedded database and the connections."""
-    families = []
-    embedded = services.embedded_database
-    if embedded is not None:
-        status = embedded.status()
-        restarts = CounterMetricFamily(
-            "statsapi_embedded_database_restarts", "Restarts of the embedded database after it exited."
-        )
-        restarts.add_metric([], status["restarts"])
-        running = GaugeMetricFamily("statsapi_embedded_database_running", "1 while the child process runs.")
-        running.add_metric([], 1.0 if status["state"] == "running" else 0.0)
-        families += [restarts, running]
-    if services.connection_stats is not None:
-        stats = services.connection_stats()
-        open_ = GaugeMetricFamily("statsapi_connections_open", "Open client connections of this process.")
-        open_.add_metric([], stats["open"])
-        refused = CounterMetricFamily(
-            "statsapi_connections_refused", "Connections closed at once: over the total or per-client cap."
-        )
-        refused.add_metric([], stats["refused"])
-        timeouts = CounterMetricFamily(
-            "statsapi_connection_head_timeouts", "Connections closed without a complete request head in time."
-        )
-        timeouts.add_metric([], stats["head_timeouts"])
-        families += [open_, refused, timeouts]
-    answers = services.answers.status()
-    lookups = CounterMetricFamily(
-        "statsapi_answer_cache_lookups", "Requests looked up in the answer cache, by outcome.", labels=["outcome"]
-    )
-    lookups.add_metric(["hit"], answers["hits"])
-    lookups.add_metric(["miss"], answers["misses"])
-    size = GaugeMetricFamily("statsapi_answer_cache_bytes", "Bytes the answer cache holds (bodies and overhead).")
-    size.add_metric([], answers["bytes"])
-    families += [lookups, size]
-    return families

@@ -7,13 +7,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from server.api.answers import AnswerCache
-from server.api.metrics import (
-    Metrics,
-    database_families,
-    limiter_families,
-    process_families,
-    upstream_families,
-)
+from server.api.metrics import Metrics
+from server.compose.gauges import database_families, limiter_families, process_families, upstream_families
 from server.jobs.retention import Retention
 from server.jobs.runner import JobRunner
 from server.jobs.schedule import SCHEDULE, JobTargets
