@@ -342,7 +342,10 @@ PLAYER = Endpoint(
         "avg_defence (dropped capture points), avg_capture, avg_xp (per battle), survival_rate "
         "(%), hit_rate (%), average_tier (battle-weighted)",
         "ratings": "available, wn8, wn8_color (scale label), wn7, efficiency, calculated_at (unix), "
-        "expected_values_version (XVM table date), wn8_percentile: the share (0-99 %) of the region's "
+        "expected_values_version (XVM table date), expected_values (which rows rated the played tanks: "
+        "version, source table | computed | mixed, computed_tanks, unrated_tanks, table_version, "
+        "computed_version; GET /expected-values?version= gives the computed rows), "
+        "wn8_percentile: the share (0-99 %) of the region's "
         f"tracked accounts that played in the last {max(POPULATION_PERIODS)} days, with at least "
         f"{STANDING_MIN_BATTLES} career battles, whose career WN8 is lower (null below {STANDING_MIN_BATTLES} "
         "battles or before the tank statistics are built)",
@@ -380,7 +383,8 @@ HISTORY = Endpoint(
         "deltas.<p>.period": "the ratings of the battles played in the period, from the tracker's per-tank "
         "records (null without them): from, to (the days it covers), battles, wins, win_rate, avg_damage, "
         "avg_frags, avg_spotted, avg_defence, avg_xp, survival_rate, hit_rate, average_tier "
-        "(battle-weighted), wn8 (XVM, over the per-tank differences), wn7, efficiency; battles 0 and "
+        "(battle-weighted), wn8 (XVM, over the per-tank differences), expected_values (which rows rated "
+        "it, as in the profile's ratings), wn7, efficiency; battles 0 and "
         "nulls when nothing was played; wn8_percentile: the share (0-99 %) of the region's tracked accounts "
         f"with at least {STANDING_MIN_BATTLES} battles in the same period of the tank statistics whose WN8 "
         f"over it was lower (null below {STANDING_MIN_BATTLES} battles or before the tables are built)",
@@ -419,9 +423,13 @@ TANKS = Endpoint(
         "account_id, region, days": "the account and the days asked for",
         "from, to": "the days the period covers: the newest per-tank record on or before today-days "
         "(or the first one, for an account tracked since), and the newest",
-        "expected_values_version": "XVM table the WN8 figures use (null when none is loaded)",
-        "period": "over all tanks: battles, wins, win_rate, avg_damage, average_tier, wn8, wn7, efficiency",
-        "tanks[]": "tank_id, name, tier, type, nation (null for a tank the encyclopedia lacks), career "
+        "expected_values_version": "the loaded XVM table the WN8 figures use (null when none is loaded)",
+        "period": "over all tanks: battles, wins, win_rate, avg_damage, average_tier, wn8, expected_values "
+        "(which rows rated it: version, source table | computed | mixed, computed_tanks, unrated_tanks, "
+        "table_version, computed_version), wn7, efficiency",
+        "tanks[]": "tank_id, name, tier, type, nation (null for a tank the encyclopedia lacks), "
+        "expected_values_source (table, computed: a row computed from the tracked accounts for a tank the "
+        "loaded table lacks, or null: no row, no WN8), career "
         "{battles, wins, win_rate, avg_damage, wn8}, period {battles, wins, damage_dealt, frags, "
         "spotted, dropped_capture_points, capture_points, xp, survived_battles, win_rate, "
         "avg_damage, avg_frags, wn8}, standing {period_days, min_battles, damage_percentile, wn8_percentile}: the "
