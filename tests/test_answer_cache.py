@@ -261,3 +261,43 @@ def test_every_answer_is_in_the_access_log_and_the_metrics(tmp_path, upstream_si
     lines = [line for line in server.log_path.read_text().splitlines() if "statsapi.access" in line]
     logged = [(line.split()[-3], line.split()[-2]) for line in lines if "/api/v1/" in line]
     assert logged[: len(paths)] == [(p, str(a.status)) for p, a in zip(paths, answers, strict=True)], lines
+
+
+def test_queued_access_lines_read_as_the_logging_module_writes_them():
+    """The access log's thread formats its lines itself (server/compose/access_log.py): each is the
+    line logging's Formatter writes for the same record; a handler with another format gets records."""
+    import io
+    import logging
+
+    from server.compose.access_log import LOG_FORMAT, AccessLog
+
+    ours, other = io.StringIO(), io.StringIO()
+    plain = logging.StreamHandler(ours)
+    plain.setFormatter(logging.Formatter(LOG_FORMAT))
+    custom = logging.StreamHandler(other)
+    custom.setFormatter(logging.Formatter("%(name)s|%(message)s"))
+    quiet = logging.StreamHandler(io.StringIO())
+    quiet.setLevel(logging.WARNING)
+    root = logging.getLogger()
+    saved = root.handlers[:]
+    root.handlers = [plain, custom, quiet]
+    try:
+        lines = AccessLog()
+        at = 1795700000.25
+        lines.add((at, "198.51.100.7", "GET", "/api/v1/player/1/eu", 200, 1.26))
+        lines.add((at + 1.5, "::1", "HEAD", "/api/v1/\u00e9" + "x" * 300, 404, 0.04))
+        lines.flush()
+    finally:
+        root.handlers = saved
+    expected = []
+    for created, text in (
+        (at, "198.51.100.7 GET /api/v1/player/1/eu 200 1.3ms"),
+        (at + 1.5, "::1 HEAD /api/v1/\\xe9" + "x" * 191 + " 404 0.0ms"),
+    ):
+        record = logging.makeLogRecord(
+            {"name": "statsapi.access", "levelno": logging.INFO, "levelname": "INFO", "msg": text}
+        )
+        record.created, record.msecs = created, (created - int(created)) * 1000
+        expected.append(logging.Formatter(LOG_FORMAT).format(record))
+    assert ours.getvalue().splitlines() == expected
+    assert other.getvalue().splitlines() == ["statsapi.access|" + e.split(": ", 1)[1] for e in expected]

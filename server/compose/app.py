@@ -16,6 +16,7 @@ import handlers
 from handlers.base import NotFoundHandler
 from server.api.answers import Answer, answer_key, etag_matches, fixed_answer
 from server.api.errors import COMMON_HEADERS, APIError, render_error
+from server.compose import access_log as access_lines
 
 if TYPE_CHECKING:  # types only
     from server.api.config import Config
@@ -37,13 +38,30 @@ def log_access(
     metrics: Metrics | None = None,
 ) -> None:
     """One line per request (resolved client, method, path, status, duration) and its metrics."""
+    seconds = request.request_time()
     if metrics is not None:
-        metrics.observe_request(endpoint, status, request.request_time())
+        metrics.observe_request(endpoint, status, seconds)
     if not access_log.isEnabledFor(logging.INFO):
         return
-    duration_ms = 1000.0 * request.request_time()
-    path = request.path[:200].encode("unicode_escape").decode("ascii")
-    access_log.info("%s %s %s %d %.1fms", client or request.remote_ip, request.method[:16], path, status, duration_ms)
+    sink = access_lines.sink
+    if sink is not None:  # serving: the line leaves the loop as a tuple (server/compose/access_log.py)
+        sink(
+            (
+                time.time(),
+                client or request.remote_ip or "",
+                request.method or "",
+                request.path,
+                status,
+                1000.0 * seconds,
+            )
+        )
+        return
+    access_log.info(
+        "%s",
+        access_lines.message(
+            client or request.remote_ip or "", request.method or "", request.path, status, 1000.0 * seconds
+        ),
+    )
 
 
 def endpoint_name(handler_class: type) -> str:

@@ -11,13 +11,14 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
-from queue import SimpleQueue
 from typing import TYPE_CHECKING
 
 import tornado.netutil
 
 from server.api.catalogue import PREFIX
 from server.api.config import Config, get_config
+from server.compose import access_log as access_lines
+from server.compose.access_log import LOG_FORMAT, AccessLog
 from server.compose.bootstrap import get_application, make_http_server
 from server.compose.embedded_db import EmbeddedDatabase
 from server.compose.http import MAX_CONNECTIONS_PER_CLIENT, default_max_connections, raise_fd_limit
@@ -32,23 +33,18 @@ log = logging.getLogger("statsapi")
 
 
 def configure_logging(level: str) -> None:
-    logging.basicConfig(
-        level=getattr(logging, level.upper(), logging.INFO), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    logging.basicConfig(level=getattr(logging, level.upper(), logging.INFO), format=LOG_FORMAT)
     logging.getLogger("tornado.access").setLevel(logging.WARNING)
 
 
-def buffer_access_log() -> logging.handlers.QueueListener:
-    """The access log leaves the event loop at once: its records go to a queue, and a thread writes
-    them through the root logger's handlers (a slow stderr never holds a request). Per process:
-    started in run_server, after any fork; stopped (the queue drained) when it returns."""
-    queue: SimpleQueue[logging.LogRecord] = SimpleQueue()
-    listener = logging.handlers.QueueListener(queue, *logging.getLogger().handlers, respect_handler_level=True)
-    access = logging.getLogger("statsapi.access")
-    access.handlers = [logging.handlers.QueueHandler(queue)]
-    access.propagate = False
-    listener.start()
-    return listener
+def buffer_access_log() -> AccessLog:
+    """The access log leaves the event loop at once: its lines are queued as tuples, and a thread
+    writes them through the root logger's handlers (a slow stderr never holds a request; see
+    server/compose/access_log.py). Per process: started in run_server, after any fork; stopped
+    (what is queued written) when it returns."""
+    lines = AccessLog().start()
+    access_lines.sink = lines.add
+    return lines
 
 
 async def seed_if_empty(config: Config, store: Store, services: Services) -> None:
@@ -86,6 +82,7 @@ async def run_server(
     try:
         await serve(config, uri, sockets, database)
     finally:
+        access_lines.sink = None
         access_log.stop()
 
 
