@@ -265,3 +265,26 @@ async def run_days(tracker: Tracker, clock: ManualClock, first_day: str, days: i
                 clock.set(due_at(day, slice_no))
                 await tracker.work_slice(day, slice_no)
         day = (dt.date.fromisoformat(day) + dt.timedelta(days=1)).isoformat()
+
+
+def computed_table(region: str, through: str, base: str, gaps: dict[str, list], computed: dict[str, list]) -> dict:
+    """A computed expected-values table as the tank statistics job stores it (store/expected.py):
+    `gaps` and `computed` rows {"tank_id": [damage, spot, frag, defence, win_rate, players, battles]}."""
+    from server.domain.days import days_before
+    from store.expected import ExpectedTables
+
+    version = f"{through}+ev1"
+    return {
+        "_id": f"{region}:{version}",
+        "r": region,
+        "version": version,
+        "through": through,
+        "window": {"from": days_before(through, 59), "through": through, "days": 60},
+        "method": "ev1",
+        "base": base,
+        "minimums": {"tank_battles": 10, "account_battles": 100, "players": 20, "row_battles": 1000},
+        "built_at": time.time(),
+        "x": ExpectedTables.expiry(through),
+        "gaps": {"passes": 2, "converged": True, "rows": gaps},
+        "computed": {"passes": 3, "converged": True, "rows": computed},
+    }

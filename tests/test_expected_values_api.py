@@ -16,7 +16,7 @@ from server.domain.days import DAY_SECONDS, day_start, days_before
 from server.domain.ratings import TankExpectation, load_expected_values_file, parse_expected_values
 from server.services.population import PopulationService, newest_complete_day
 from store.population import TankChanges
-from tests.helpers import EXPECTED_VALUES_FILE, sim_async
+from tests.helpers import EXPECTED_VALUES_FILE, computed_table, sim_async
 from tests.test_expected_method import counters
 from tests.test_players import independent_wn8
 
@@ -182,22 +182,7 @@ async def test_a_profile_with_a_tank_the_table_lacks_says_mixed_and_counts_it(ap
         made_up = {str(t): [900.0 + t % 97, 1.2, 0.8, 0.9, 49.5, 25, 3000] for t in gaps}
         through = newest_complete_day(time.time())
         version = f"{through}+ev1"
-        await store.expected_tables.save(
-            {
-                "_id": f"eu:{version}",
-                "r": "eu",
-                "version": version,
-                "through": through,
-                "window": {"from": days_before(through, 59), "through": through, "days": 60},
-                "method": "ev1",
-                "base": table.version,
-                "minimums": {"tank_battles": 10, "account_battles": 100, "players": 20, "row_battles": 1000},
-                "built_at": time.time(),
-                "x": store.expected_tables.expiry(through),
-                "gaps": {"passes": 2, "converged": True, "rows": made_up},
-                "computed": {"passes": 2, "converged": True, "rows": made_up},
-            }
-        )
+        await store.expected_tables.save(computed_table("eu", through, table.version, made_up, made_up))
         services.ratings_source.forget()
         for _ in range(100):
             code, body = await get(http_client, base_url, f"/player/{account}/eu", client="198.51.100.32")

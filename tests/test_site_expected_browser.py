@@ -12,11 +12,10 @@ import time
 
 import pytest
 
-from server.domain.days import days_before
 from server.domain.ratings import load_expected_values_file
 from server.services.population import newest_complete_day
 from tests import test_site_browser as site
-from tests.helpers import EXPECTED_VALUES_FILE
+from tests.helpers import EXPECTED_VALUES_FILE, computed_table
 from tests.test_site_browser import Browser, get_json, num, only_failed_loads, site_url, wait_ready
 
 chromium_path = site.chromium_path  # the session fixtures of the site's browser tests
@@ -58,22 +57,7 @@ async def seed_computed_table(app) -> str:
     computed[str(NEW_TANK)] = NEW_ROW
     through = newest_complete_day(time.time())
     version = f"{through}+ev1"
-    await store.expected_tables.save(
-        {
-            "_id": f"eu:{version}",
-            "r": "eu",
-            "version": version,
-            "through": through,
-            "window": {"from": days_before(through, 59), "through": through, "days": 60},
-            "method": "ev1",
-            "base": table.version,
-            "minimums": {"tank_battles": 10, "account_battles": 100, "players": 20, "row_battles": 1000},
-            "built_at": time.time(),
-            "x": store.expected_tables.expiry(through),
-            "gaps": {"passes": 2, "converged": True, "rows": {str(NEW_TANK): NEW_ROW}},
-            "computed": {"passes": 3, "converged": True, "rows": computed},
-        }
-    )
+    await store.expected_tables.save(computed_table("eu", through, table.version, {str(NEW_TANK): NEW_ROW}, computed))
     services.ratings_source.forget()
     return version
 

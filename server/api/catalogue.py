@@ -610,6 +610,15 @@ def _period_param() -> Param:
     )
 
 
+REGION_QUERY = Param(
+    "region",
+    "query",
+    "string",
+    "invalid_region",
+    f"Game region: {one_of(REGIONS)}. Required; give it once.",
+    enum=REGIONS,
+    required=True,
+)
 POPULATION_FIELDS = {
     "region, days, from, through": "the region and the period: its first and last UTC day (the newest "
     "complete day; built daily about an hour after a day ends)",
@@ -643,15 +652,7 @@ TANK_STATS = Endpoint(
     answer_seconds=HOT_COPY_SECONDS,
     example="/tanks/stats?region=eu&days=30",
     params=(
-        Param(
-            "region",
-            "query",
-            "string",
-            "invalid_region",
-            f"Game region: {one_of(REGIONS)}. Required; give it once.",
-            enum=REGIONS,
-            required=True,
-        ),
+        REGION_QUERY,
         _period_param(),
         Param("tier", "query", "integer", "invalid_tier", "Only tanks of this tier.", minimum=1, maximum=11),
         Param("type", "query", "string", "invalid_type", "Only tanks of this type.", enum=VEHICLE_TYPES),
@@ -771,15 +772,7 @@ EXPECTED_VALUES = Endpoint(
     answer_seconds=HOT_COPY_SECONDS,
     example="/expected-values?region=eu",
     params=(
-        Param(
-            "region",
-            "query",
-            "string",
-            "invalid_region",
-            f"Game region: {one_of(REGIONS)}. Required; give it once.",
-            enum=REGIONS,
-            required=True,
-        ),
+        REGION_QUERY,
         Param(
             "source",
             "query",
