@@ -36,8 +36,10 @@ def test_bench_quick_run_reports_every_scenario_with_its_status(tmp_path):
         "3",
         "--memory-requests",
         "2000",
+        # Enough clients that none reaches the player limit (30 a minute): the memory phase runs
+        # wrk for at least a second, ~8,000 requests at the service's rate.
         "--memory-clients",
-        "200",
+        "1000",
         "--connections",
         "8",
         "--profile",
@@ -60,7 +62,7 @@ def test_bench_quick_run_reports_every_scenario_with_its_status(tmp_path):
     assert results["scenarios"]["ceiling"]["ratio_to_ceiling"] == 1.0
 
     memory = results["memory"]
-    assert memory["requests"] >= 2000 and memory["clients"] == 200
+    assert memory["requests"] >= 2000 and memory["clients"] == 1000
     assert memory["rss_after_mb"] > 0 and memory["non_2xx"] == 0
     # Repeated requests for one path are answered from the answer cache (the first one builds it).
     assert results["scenarios"]["player"]["answer_cache_hit_rate"] > 0.5

@@ -254,7 +254,7 @@ async def test_disbanded_clans_are_dropped(app, http_client, base_url, strict_si
 @pytest.mark.gen_test(timeout=60)
 async def test_string_valued_expected_values_with_bad_rows_load(app, http_client, base_url, strict_sim):
     services = app.settings["services"]
-    source = services.ratings_source
+    source = services.ratings_source.loaded_source  # the RatingsSource under the computed rows
     source.location = strict_sim + "/wn8exp.json?strings=1&bad_rows=3"
     outcome = await source.refresh_expected()
     assert "3 rows skipped" in outcome

@@ -203,10 +203,15 @@ class _JSONRejectingStream:
         head.add_done_callback(_retrieve)
 
         def first_chunk(read: asyncio.Future[bytes]) -> None:
-            if read.cancelled() or read.exception() is not None:
+            if read.cancelled():
+                self._done_waiting()
+                head.cancel()
+                return
+            error = read.exception()
+            if error is not None:  # the stream closed: Tornado's own read would raise the same
                 self._done_waiting()
                 if not head.done():
-                    head.set_exception(read.exception() or asyncio.CancelledError())
+                    head.set_exception(error)
                 return
             data = read.result()
             match = pattern.search(data)

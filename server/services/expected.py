@@ -119,7 +119,7 @@ class ExpectedValuesService:
     ) -> None:
         assert source in SOURCES, source
         self.store = store
-        self.ratings_source = ratings_source
+        self.loaded_source = ratings_source  # the loaded (public) table and the vehicle facts
         self.source = source
         self.clock = clock
         # region -> (checked at (monotonic), computed version, loaded table, merged table)
@@ -129,7 +129,7 @@ class ExpectedValuesService:
     # --- the RatingsSource interface the services use -------------------------------------
     async def expected_values(self, region: str | None = None) -> ExpectedValues | None:
         """The table ratings of `region` use; the loaded table alone without a region."""
-        loaded = await self.ratings_source.expected_values()
+        loaded = await self.loaded_source.expected_values()
         if loaded is None or region is None:
             return loaded
         kept = self._merged.get(region)
@@ -143,17 +143,17 @@ class ExpectedValuesService:
         return await asyncio.shield(flight)
 
     async def tiers(self, region: str) -> dict[int, int]:
-        return await self.ratings_source.tiers(region)
+        return await self.loaded_source.tiers(region)
 
     async def vehicles(self, region: str) -> dict[int, dict]:
-        return await self.ratings_source.vehicles(region)
+        return await self.loaded_source.vehicles(region)
 
     async def refresh_expected(self, slot: int | None = None) -> str:
-        return await self.ratings_source.refresh_expected(slot)
+        return await self.loaded_source.refresh_expected(slot)
 
     def status(self) -> dict:
         return {
-            **self.ratings_source.status(),
+            **self.loaded_source.status(),
             "source": self.source,
             "computed": {region: kept[1] for region, kept in sorted(self._merged.items())},
         }
@@ -190,7 +190,7 @@ class ExpectedValuesService:
     async def document(self, region: str, source: str, version: str | None) -> dict[str, Any]:
         """The answer of /expected-values: a table in the XVM file's format with each row's
         source and sample, the computed table's facts and the comparison block."""
-        loaded = await self.ratings_source.expected_values()
+        loaded = await self.loaded_source.expected_values()
         async with request_deadline():
             if version is None:
                 version = await self.store.expected_tables.latest_version(region)
@@ -222,7 +222,7 @@ class ExpectedValuesService:
             return {"players": int(row[5]), "battles": int(row[6])} if row is not None else None
 
         used_version = doc["version"] if doc is not None and source != "table" else (loaded.version if loaded else None)
-        vehicles = await self.ratings_source.vehicles(region)
+        vehicles = await self.loaded_source.vehicles(region)
         return {
             "region": region,
             "source": source,
