@@ -2,7 +2,7 @@
 
 Each public async method of the store (store/*.py: found by reflection, so a new method without an
 entry in REGISTRY or EXEMPT fails `test_every_store_method_has_a_check`) runs against two databases
-on the session's SecantusDB child process: one with SMALL (1,000) documents in every collection that
+on a SecantusDB child process of this module's own (`plans_uri`): one with SMALL (1,000) documents in every collection that
 grows with accounts, days or clients, one with LARGE (10,000). The extra documents belong to other
 accounts, clans, days, clients or keys, shaped as the store writes them, and never change the
 result: a case's first answer must be the same at both sizes. The calls alternate between the two
@@ -1039,7 +1039,25 @@ def _make_store(client, name: str):
 
 
 @pytest.fixture(scope="module")
-def world(mongo_uri):
+def plans_uri():
+    """A SecantusDB of the module's own, deleted as a whole at its end: the two worlds (~200,000
+    documents, never dropped: see `world`) stay out of the session's database, where the tests
+    after this module would otherwise run beside them in its cache and files (a full run had a
+    later test's write wait past its 30 s deadline there)."""
+    import shutil
+    import tempfile
+
+    from server.compose.embedded_db import EmbeddedDatabase
+
+    directory = tempfile.mkdtemp(prefix="statsapi-plans-db-")
+    database = EmbeddedDatabase(directory, durable=False).start()
+    yield database.uri
+    database.stop()
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def world(plans_uri):
     """Both databases, built once for the module: the store's schema, then the targets and SMALL or
     LARGE other documents in every growing collection (bulk inserts, no store writes)."""
     from store import create_client
@@ -1049,7 +1067,7 @@ def world(mongo_uri):
     databases = {"1x": f"plans_small_{tag}", "10x": f"plans_large_{tag}"}
 
     async def schema(online_only: bool) -> bool:
-        client = create_client(mongo_uri, timeoutMS=600_000)
+        client = create_client(plans_uri, timeoutMS=600_000)
         try:
             timeseries = []
             for name in databases.values():
@@ -1063,7 +1081,7 @@ def world(mongo_uri):
     # The samples' time-series collection first; the other indexes after the bulk inserts (an
     # index built over 20,000 documents costs less than maintained through them).
     asyncio.run(schema(online_only=True))
-    sync = MongoClient(mongo_uri, tz_aware=True)
+    sync = MongoClient(plans_uri, tz_aware=True)
     try:
         for collection, (others, targets) in POPULATION.items():
             fixed = targets()
@@ -1077,7 +1095,7 @@ def world(mongo_uri):
             for doc in freshness_docs():
                 sync[name]["freshness"].replace_one({"_id": doc["_id"]}, doc, upsert=True)
         RESULTS["_world"] = {"build_s": round(time.monotonic() - started, 1), "timeseries": timeseries}
-        yield World(mongo_uri, databases, timeseries, time.monotonic() - started)
+        yield World(plans_uri, databases, timeseries, time.monotonic() - started)
     finally:
         # Not dropped: SecantusDB deletes a database row by row under its one store lock, minutes
         # for these ~200,000 documents, which would stall every test after this one (the session's
