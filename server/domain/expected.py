@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from server.api.catalogue import (
     EXPECTED_METHOD,
@@ -25,6 +27,8 @@ _COLUMNS = tuple(
     TANK_COUNTERS.index(name) for name in ("damage_dealt", "spotted", "frags", "dropped_capture_points", "wins")
 )
 _BATTLES = TANK_COUNTERS.index("battles")
+
+LARGEST_DIFFERENCES = 10  # tanks listed in a comparison block (/expected-values)
 
 Rows = Mapping[int, Sequence[int]]  # {tank_id: counters over the window in TANK_COUNTERS order}
 Vector = tuple[float, float, float, float, float]
@@ -209,3 +213,69 @@ def recompute_all(
         if change < tolerance:
             return Fit(computed, passes, True)
     return Fit(computed, max_passes, False)
+
+
+def computed_rows(doc: Mapping[str, Any], which: str) -> dict[int, TankExpectation]:
+    """The rows of a stored table's `which` part ("gaps" or "computed") as expectations."""
+    rows = (doc.get(which) or {}).get("rows") or {}
+    return {
+        int(tank_id): TankExpectation(damage=row[0], spot=row[1], frag=row[2], defence=row[3], win_rate=row[4])
+        for tank_id, row in rows.items()
+    }
+
+
+def comparison(
+    doc: Mapping[str, Any], table: ExpectedValues, vehicles: Mapping[int, Mapping[str, Any]]
+) -> dict[str, Any] | None:
+    """Computed rows (every tank the job could fit) against the loaded table, for the tanks both
+    have: the median ratio computed / table per statistic overall, per tier and per vehicle type,
+    and the LARGEST_DIFFERENCES tanks whose largest |log ratio| is largest."""
+    computed = computed_rows(doc, "computed")
+    samples = (doc.get("computed") or {}).get("rows") or {}
+    ratios: dict[int, tuple[float, ...]] = {}
+    for tank_id, row in computed.items():
+        loaded = table.get(tank_id)
+        if loaded is not None:
+            ratios[tank_id] = tuple(c / t for c, t in zip(_vector(row), _vector(loaded), strict=True))
+    if not ratios:
+        return None
+
+    def medians(tanks: list[int]) -> dict[str, Any]:
+        return {
+            "tanks": len(tanks),
+            **{stat: round(statistics.median(ratios[t][i] for t in tanks), 4) for i, stat in enumerate(STATS)},
+        }
+
+    def groups(key: str) -> list[dict[str, Any]]:
+        by: dict[Any, list[int]] = {}
+        for tank_id in ratios:
+            value = (vehicles.get(tank_id) or {}).get(key)
+            if value is not None:
+                by.setdefault(value, []).append(tank_id)
+        return [{key: value, **medians(tanks)} for value, tanks in sorted(by.items())]
+
+    def spread(tank_id: int) -> tuple[float, int]:
+        logs = [abs(math.log(r)) for r in ratios[tank_id]]
+        return max(logs), logs.index(max(logs))
+
+    largest = sorted(ratios, key=lambda t: (-spread(t)[0], t))[:LARGEST_DIFFERENCES]
+    return {
+        "computed_version": doc["version"],
+        "table_version": table.version,
+        **medians(list(ratios)),
+        "by_tier": groups("tier"),
+        "by_type": groups("type"),
+        "largest_differences": [
+            {
+                "tank_id": tank_id,
+                "name": (vehicles.get(tank_id) or {}).get("name"),
+                "tier": (vehicles.get(tank_id) or {}).get("tier"),
+                "type": (vehicles.get(tank_id) or {}).get("type"),
+                "statistic": STATS[spread(tank_id)[1]],
+                "ratios": {stat: round(ratios[tank_id][i], 4) for i, stat in enumerate(STATS)},
+                "players": int(samples[str(tank_id)][5]),
+                "battles": int(samples[str(tank_id)][6]),
+            }
+            for tank_id in largest
+        ],
+    }

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
-import statistics
 import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from server.api.errors import APIError
-from server.domain.expected import STATS
+from server.domain.expected import comparison, computed_rows
 from server.domain.ratings import ExpectedValues, TankExpectation, xvm_row
 from store.client import request_deadline
 
@@ -25,7 +23,6 @@ log = logging.getLogger("statsapi.expected")
 # rows; "computed" rates every tank that has a computed row with it.
 SOURCES = ("table", "computed")
 CHECK_SECONDS = 300  # how often a process asks whether a region has a newer computed table
-LARGEST_DIFFERENCES = 10  # tanks listed in the comparison block
 
 
 class Ratings(Protocol):
@@ -36,76 +33,6 @@ class Ratings(Protocol):
     async def tiers(self, region: str) -> dict[int, int]: ...
 
     async def vehicles(self, region: str) -> dict[int, dict]: ...
-
-
-def computed_rows(doc: Mapping[str, Any], which: str) -> dict[int, TankExpectation]:
-    """The rows of a stored table's `which` part ("gaps" or "computed") as expectations."""
-    rows = (doc.get(which) or {}).get("rows") or {}
-    return {
-        int(tank_id): TankExpectation(damage=row[0], spot=row[1], frag=row[2], defence=row[3], win_rate=row[4])
-        for tank_id, row in rows.items()
-    }
-
-
-def _vector(expectation: TankExpectation) -> tuple[float, ...]:
-    return (expectation.damage, expectation.spot, expectation.frag, expectation.defence, expectation.win_rate)
-
-
-def comparison(
-    doc: Mapping[str, Any], table: ExpectedValues, vehicles: Mapping[int, Mapping[str, Any]]
-) -> dict[str, Any] | None:
-    """Computed rows (every tank the job could fit) against the loaded table, for the tanks both
-    have: the median ratio computed / table per statistic overall, per tier and per vehicle type,
-    and the LARGEST_DIFFERENCES tanks whose largest |log ratio| is largest."""
-    computed = computed_rows(doc, "computed")
-    samples = (doc.get("computed") or {}).get("rows") or {}
-    ratios: dict[int, tuple[float, ...]] = {}
-    for tank_id, row in computed.items():
-        loaded = table.get(tank_id)
-        if loaded is not None:
-            ratios[tank_id] = tuple(c / t for c, t in zip(_vector(row), _vector(loaded), strict=True))
-    if not ratios:
-        return None
-
-    def medians(tanks: list[int]) -> dict[str, Any]:
-        return {
-            "tanks": len(tanks),
-            **{stat: round(statistics.median(ratios[t][i] for t in tanks), 4) for i, stat in enumerate(STATS)},
-        }
-
-    def groups(key: str) -> list[dict[str, Any]]:
-        by: dict[Any, list[int]] = {}
-        for tank_id in ratios:
-            value = (vehicles.get(tank_id) or {}).get(key)
-            if value is not None:
-                by.setdefault(value, []).append(tank_id)
-        return [{key: value, **medians(tanks)} for value, tanks in sorted(by.items())]
-
-    def spread(tank_id: int) -> tuple[float, int]:
-        logs = [abs(math.log(r)) for r in ratios[tank_id]]
-        return max(logs), logs.index(max(logs))
-
-    largest = sorted(ratios, key=lambda t: (-spread(t)[0], t))[:LARGEST_DIFFERENCES]
-    return {
-        "computed_version": doc["version"],
-        "table_version": table.version,
-        **medians(list(ratios)),
-        "by_tier": groups("tier"),
-        "by_type": groups("type"),
-        "largest_differences": [
-            {
-                "tank_id": tank_id,
-                "name": (vehicles.get(tank_id) or {}).get("name"),
-                "tier": (vehicles.get(tank_id) or {}).get("tier"),
-                "type": (vehicles.get(tank_id) or {}).get("type"),
-                "statistic": STATS[spread(tank_id)[1]],
-                "ratios": {stat: round(ratios[tank_id][i], 4) for i, stat in enumerate(STATS)},
-                "players": int(samples[str(tank_id)][5]),
-                "battles": int(samples[str(tank_id)][6]),
-            }
-            for tank_id in largest
-        ],
-    }
 
 
 class ExpectedValuesService:
