@@ -338,15 +338,24 @@ class UpstreamClient:
 
     async def fetch_json_url(self, url: str, *, caller: str = "reference") -> bytes:
         """GET any URL (the XVM expected-values file) with the same timeouts, retries and budget."""
+        _, body, _ = await self.fetch_url(url, caller=caller)
+        return body
+
+    async def fetch_url(
+        self, url: str, *, headers: Mapping[str, str] | None = None, caller: str = "reference"
+    ) -> tuple[int, bytes, dict[str, str]]:
+        """GET any URL with extra request headers (a conditional GET: If-None-Match,
+        If-Modified-Since): (200 or 304, body, the answer's headers), with the same timeouts,
+        retries and budget as the API; any other status raises UpstreamUnavailable."""
         safe = self._safe_url(url)
 
-        async def attempt() -> bytes:
-            response = await self._fetch(url, safe, caller)
+        async def attempt() -> tuple[int, bytes, dict[str, str]]:
+            response = await self._fetch(url, safe, caller, headers=headers)
             if response.code >= 500 or response.code == 429:
                 raise _Retryable(f"HTTP {response.code}", limit=response.code == 429)
-            if response.code != 200:
+            if response.code not in (200, 304):
                 raise UpstreamUnavailable(f"GET {safe}: HTTP {response.code}", RETRY_AFTER_CONFIG)
-            return response.body or b""
+            return response.code, response.body or b"", dict(response.headers.get_all())
 
         return await self._with_retries(attempt, safe, label="expected values")
 
@@ -509,7 +518,9 @@ class UpstreamClient:
             upstream_message=last.upstream_message,
         )
 
-    async def _fetch(self, url: str, safe: str, caller: str) -> HTTPResponse:
+    async def _fetch(
+        self, url: str, safe: str, caller: str, *, headers: Mapping[str, str] | None = None
+    ) -> HTTPResponse:
         loop = asyncio.get_running_loop()
         if self._loop is not loop:
             # First use, or the client moved to another event loop (tests): the HTTP client and
@@ -528,7 +539,7 @@ class UpstreamClient:
             connect_timeout=self.connect_timeout,
             request_timeout=self.request_timeout,
             follow_redirects=True,
-            headers={"Accept": "application/json", "Accept-Encoding": "gzip"},
+            headers={"Accept": "application/json", "Accept-Encoding": "gzip", **(headers or {})},
             user_agent="statsapi/1 (+upstream client)",
         )
         # The slot is held from just before the send until the answer (see UpstreamBudget), and
