@@ -110,7 +110,8 @@ import tornado.web
 import ujson
 
 from .clock import SimClock
-from .faults import Faults
+from .expected import ExpectedTables, http_date, not_modified
+from .faults import Faults, config_error_field, error_code
 from .ids import (
     GAMES,
     MAX_IDS,
@@ -120,6 +121,8 @@ from .ids import (
     REGIONS,
     account_created_at,
     account_exists,
+    account_in_region,
+    clan_in_region,
     disbanded_clans,
     existing_accounts,
     existing_clans,
@@ -127,6 +130,14 @@ from .ids import (
     veteran_accounts,
 )
 from .limits import Counters, RateLimiter
+from .throttle import (
+    DEFAULT_BLOCK_SECONDS,
+    DEFAULT_BURST_FACTOR,
+    DEFAULT_RATES,
+    DEFAULT_STALL_SECONDS,
+    Throttle,
+    parse_throttle,
+)
 from .world import World
 
 log = logging.getLogger("upstream_sim")
@@ -197,73 +208,38 @@ class SimState:
         application_id: str | None = None,
         rps: int = 0,
         expected_values_strings: bool = False,
+        strict: bool = False,
+        throttle: Throttle | None = None,
     ):
         self.world = world
         self.clock = clock
         self.faults = faults
         self.application_id = application_id
+        self.strict = strict
         self.limiter = RateLimiter(rps)
+        self.throttle = throttle if throttle is not None else Throttle(None)
         self.counters = Counters()
         self.expected_values_strings = expected_values_strings
-        self._expected_variants: dict[tuple[bool, int], bytes] = {}
+        self.expected = ExpectedTables(world, clock.now())
         # World access (generation, caches) happens on this one thread only.
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="upstream-sim")
         self._release: asyncio.Event | None = None
+        self._stall_release: asyncio.Event | None = None
 
     def reset_stats(self) -> None:
         self.counters.reset()
+        self.throttle.reset_stats()
 
     def describe_stats(self) -> dict:
-        return self.counters.describe()
+        return {**self.counters.describe(), "throttle": self.throttle.stats()}
 
     @property
     def faults_served(self) -> dict[str, int]:
         return self.counters.faults
 
     def expected_values(self, strings: bool, bad_rows: int) -> bytes:
-        if not strings and not bad_rows:
-            return self.world.expected_bytes
-        key = (strings, bad_rows)
-        body = self._expected_variants.get(key)
-        if body is None:
-            doc = ujson.loads(self.world.expected_bytes)
-            rows = doc.get("data", [])
-            if strings:
-                rows = [
-                    {
-                        k: (str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v)
-                        for k, v in row.items()
-                    }
-                    if isinstance(row, dict)
-                    else row
-                    for row in rows
-                ]
-            bad = [
-                {"expDef": "0.5", "expFrag": "1.0", "expSpot": "1.0", "expDamage": "500", "expWinRate": "52"},
-                {
-                    "IDNum": "not-a-number",
-                    "expDef": "x",
-                    "expFrag": "1",
-                    "expSpot": "1",
-                    "expDamage": "1",
-                    "expWinRate": "50",
-                },
-                {
-                    "IDNum": 999_999_001,
-                    "expDef": None,
-                    "expFrag": "n/a",
-                    "expSpot": [],
-                    "expDamage": {},
-                    "expWinRate": "",
-                },
-                {"IDNum": 999_999_002},
-                "not a row",
-                None,
-            ]
-            rows = list(rows) + [bad[i % len(bad)] for i in range(bad_rows)]
-            doc["data"] = rows
-            body = self._expected_variants[key] = ujson.dumps(doc).encode()
-        return body
+        """The frozen expected-values table (``/json/wn8exp.json``) as served."""
+        return self.expected.body("frozen", strings, bad_rows)[0]
 
     @property
     def release_event(self) -> asyncio.Event:
@@ -271,11 +247,28 @@ class SimState:
             self._release = asyncio.Event()
         return self._release
 
-    def release_hangs(self) -> None:
-        """Let every request held by the timeout fault finish now (used on shutdown)."""
+    @property
+    def stall_release_event(self) -> asyncio.Event:
+        if self._stall_release is None:
+            self._stall_release = asyncio.Event()
+        return self._stall_release
+
+    def release_fault_hangs(self) -> None:
+        """Let every request held by the timeout fault finish now."""
         if self._release is not None:
             self._release.set()
             self._release = None
+
+    def release_stalls(self) -> None:
+        """Drop every request the throttle stalls now (closed without an answer)."""
+        if self._stall_release is not None:
+            self._stall_release.set()
+            self._stall_release = None
+
+    def release_hangs(self) -> None:
+        """Let every held request go now: the timeout fault's and the throttle's (used on shutdown)."""
+        self.release_fault_hangs()
+        self.release_stalls()
 
 
 # --------------------------------------------------------------------------------------
@@ -492,6 +485,32 @@ METHODS: dict[str, tuple[tuple[str, ...], Callable]] = {
     "wgn/servers/info": (GAMES, m_servers),
 }
 
+# Strict mode: the id parameter of these methods must lie in the region's range
+# (api path -> (field, ids per call, range test)).
+REGION_IDS: dict[str, tuple[str, int, Callable[[str, int], bool]]] = {
+    "wot/account/info": ("account_id", MAX_IDS, account_in_region),
+    "wot/tanks/stats": ("account_id", 1, account_in_region),
+    "wot/clans/info": ("clan_id", MAX_IDS, clan_in_region),
+    "wot/clanratings/clans": ("clan_id", MAX_IDS, clan_in_region),
+    "wot/stronghold/claninfo": ("clan_id", MAX_STRONGHOLD_IDS, clan_in_region),
+}
+
+
+def check_region_ids(region: str, arg: Params, field: str, limit: int, in_region: Callable[[str, int], bool]) -> None:
+    """The strict mode: one id outside the region's range (another region's id, or 0) makes the
+    real API refuse the whole call: ``407 INVALID_<FIELD>``, value the offending ids (comma
+    separated). Malformed lists and lists over ``limit`` are left to ``parse_ids``."""
+    raw = arg(field)
+    parts = [p.strip() for p in raw.split(",") if p.strip()] if raw else []
+    if not parts or not all(p.isdigit() for p in parts):
+        return
+    ids = list(dict.fromkeys(int(p) for p in parts))
+    if len(ids) > limit:
+        return
+    bad = [i for i in ids if not in_region(region, i)]
+    if bad:
+        raise ApiError(407, f"INVALID_{field.upper()}", field, ",".join(map(str, bad)))
+
 
 # --------------------------------------------------------------------------------------
 # HTTP layer
@@ -553,6 +572,10 @@ class ApiHandler(_Base):
     async def get(self, game: str, region: str, path: str) -> None:
         self.api_path = api_path = path.strip("/")
         sim = self.sim
+        # The CDN in front of the API: over the rate, the request is never answered.
+        if not sim.throttle.arrive(self.request.remote_ip or "", region):
+            await self._stall()
+            return
         self._args = {name: self.get_argument(name) for name in self.request.arguments}
         app_id = self._args.get("application_id")
         sim.counters.request(game, region, api_path, app_id)
@@ -565,6 +588,14 @@ class ApiHandler(_Base):
         if not allowed:
             sim.counters.violation("request_limit", api_path)
             self.send(error_body(407, "REQUEST_LIMIT_EXCEEDED", None, None))
+            return
+        demanded = faults.on_demand_error(api_path, self._servers_games() if api_path == "wgn/servers/info" else None)
+        if demanded:
+            kind, message = demanded
+            sim.counters.fault(kind)
+            field = config_error_field(message) if kind == "config_error" else None
+            value = app_id if field == "application_id" else None
+            self.send(error_body(error_code(message), message, field, value))
             return
         fault = faults.pick()
         if fault:
@@ -583,6 +614,12 @@ class ApiHandler(_Base):
             self.send(exc.body(), exc.http_status)
 
     post = get
+
+    def _servers_games(self) -> list[str] | None:
+        """The games a wgn/servers/info call asks for (default: all); None when one is invalid."""
+        raw = self._args.get("game")
+        games = [g.strip() for g in raw.split(",") if g.strip()] if raw else list(GAMES)
+        return games if all(g in GAMES for g in games) else None
 
     def _build(self, game: str, region: str, api_path: str) -> bytes:
         answer = self._answer(game, region, api_path, self._args)
@@ -606,12 +643,17 @@ class ApiHandler(_Base):
         app_id = arg("application_id")
         if not app_id:
             raise ApiError(402, "APPLICATION_ID_NOT_SPECIFIED", "application_id")
+        strict = self.sim.strict
+        if strict and app_id == "demo":
+            raise ApiError(407, "DEMO_APPLICATION_IS_BLOCKED")
         expected = self.sim.application_id
         if app_id == "invalid" or (expected and app_id != expected):
             raise ApiError(407, "INVALID_APPLICATION_ID", "application_id", app_id)
         entry = METHODS.get(api_path)
         if entry is None or game not in entry[0]:
             raise ApiError(404, "METHOD_NOT_FOUND", "method")
+        if strict and api_path in REGION_IDS:
+            check_region_ids(region, arg, *REGION_IDS[api_path])
         now = self.sim.clock.now()
         override = arg("_sim_now")
         if override:
@@ -622,16 +664,37 @@ class ApiHandler(_Base):
         data, meta = entry[1](self.sim.world, game, region, arg, now)
         return {"status": "ok", "meta": meta, "data": data}
 
+    async def _hold(self, seconds: float, release: asyncio.Event) -> None:
+        """Wait until the client disconnects, ``release`` is set, or ``seconds`` pass."""
+        if self.client_gone:
+            return
+        self._gone = asyncio.Event()
+        waits = [asyncio.ensure_future(release.wait()), asyncio.ensure_future(self._gone.wait())]
+        try:
+            await asyncio.wait(waits, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for w in waits:
+                w.cancel()
+
+    async def _stall(self) -> None:
+        """The CDN's throttle: hold the request unanswered, then drop the connection without an answer."""
+        sim = self.sim
+        await self._hold(sim.throttle.stall_seconds, sim.stall_release_event)
+        request = self.request
+        logging.getLogger("tornado.access").warning(
+            "--- %s %s (%s) stalled %.2fs by the throttle, %s",
+            request.method,
+            _redact(request.uri or ""),
+            request.remote_ip,
+            request.request_time(),
+            "client gone" if self.client_gone else "connection closed unanswered",
+        )
+        self.detach().close()  # marks the handler finished: nothing is ever written
+
     async def _serve_fault(self, fault: str) -> None:
         if fault == "timeout":
             # Hang until the client gives up, the simulator is released, or hang_seconds pass.
-            self._gone = asyncio.Event()
-            waits = [asyncio.ensure_future(self.sim.release_event.wait()), asyncio.ensure_future(self._gone.wait())]
-            try:
-                await asyncio.wait(waits, timeout=self.sim.faults.hang_seconds, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                for w in waits:
-                    w.cancel()
+            await self._hold(self.sim.faults.hang_seconds, self.sim.release_event)
             if self.client_gone:
                 return
             self.send(error_body(504, "SOURCE_NOT_AVAILABLE"), 504)
@@ -654,6 +717,11 @@ class NotFoundHandler(_Base):
 
 
 class ExpectedValuesHandler(_Base):
+    """An XVM expected-values table (``table``: "frozen" or "wg"), with ETag / Last-Modified / 304."""
+
+    def initialize(self, sim: SimState, table: str = "frozen") -> None:
+        self.sim, self.table = sim, table
+
     def get(self) -> None:
         strings = self.get_argument("strings", None)
         as_strings = self.sim.expected_values_strings if strings is None else strings not in ("0", "false", "")
@@ -661,7 +729,52 @@ class ExpectedValuesHandler(_Base):
             bad_rows = max(0, min(10_000, int(self.get_argument("bad_rows", "0") or 0)))
         except ValueError:
             raise tornado.web.HTTPError(400, "bad_rows must be an integer") from None
-        self.finish(self.sim.expected_values(as_strings, bad_rows))
+        tables = self.sim.expected
+        if tables.take_failure(self.table):
+            tables.count(self.table, 503)
+            self.set_header("Content-Type", "text/html")
+            self.set_status(503)
+            self.finish(b"<html><body><h1>503 Service Temporarily Unavailable</h1></body></html>")
+            return
+        body, etag = tables.body(self.table, as_strings, bad_rows)
+        last_modified = tables.last_modified(self.table)
+        self.set_header("ETag", etag)
+        self.set_header("Last-Modified", http_date(last_modified))
+        self.set_header("Cache-Control", "public, max-age=3600")
+        if not_modified(self.request.headers, etag, last_modified):
+            tables.count(self.table, 304)
+            self.set_status(304)
+            self.finish()
+            return
+        tables.count(self.table, 200)
+        self.finish(body)
+
+
+class ExpectedControlHandler(_Base):
+    def get(self) -> None:
+        self.send(self.sim.expected.describe())
+
+    def post(self) -> None:
+        try:
+            self.sim.expected.update(self.json_body())
+        except (TypeError, ValueError) as exc:
+            raise tornado.web.HTTPError(400, str(exc)) from None
+        self.send(self.sim.expected.describe())
+
+
+class ThrottleHandler(_Base):
+    def get(self) -> None:
+        self.send(self.sim.throttle.describe())
+
+    def post(self) -> None:
+        body = self.json_body()
+        try:
+            self.sim.throttle.update(body)
+        except (TypeError, ValueError) as exc:
+            raise tornado.web.HTTPError(400, str(exc)) from None
+        if body.get("reset"):
+            self.sim.release_stalls()
+        self.send(self.sim.throttle.describe())
 
 
 class ClockHandler(_Base):
@@ -686,7 +799,7 @@ class FaultsHandler(_Base):
         except (TypeError, ValueError) as exc:
             raise tornado.web.HTTPError(400, str(exc)) from None
         if not (self.sim.faults.timeout_rate or (self.sim.faults.fail_next and self.sim.faults.fail_mode == "timeout")):
-            self.sim.release_hangs()
+            self.sim.release_fault_hangs()
         self.send(self.sim.faults.describe())
 
 
@@ -795,16 +908,22 @@ class IndexHandler(_Base):
                 "vehicles": self.sim.world.vehicles_source,
                 "expected_values": self.sim.world.expected_source,
                 "rps": self.sim.limiter.rps,
+                "strict": self.sim.strict,
+                "throttle": self.sim.throttle.rates,
                 "control": [
                     "/_sim/clock",
                     "/_sim/faults",
                     "/_sim/limits",
+                    "/_sim/throttle",
+                    "/_sim/expected",
                     "/_sim/stats",
                     "/_sim/accounts",
                     "/_sim/veterans",
                     "/_sim/clans",
                     "/_sim/clans/disbanded",
                     "/_sim/clans/disband",
+                    "/json/wn8exp.json",
+                    "/json/wg/wn8exp.json",
                     "/wn8exp.json",
                 ],
             }
@@ -835,6 +954,9 @@ def _log_request(handler: tornado.web.RequestHandler) -> None:
     )
 
 
+_STRICT_DEFAULT: Any = object()  # make_app(throttle=...) not given
+
+
 def make_app(
     vehicles: str | Path | None = None,
     expected_values: str | Path | None = None,
@@ -850,6 +972,11 @@ def make_app(
     application_id: str | None = None,
     rps: int = 0,
     expected_values_strings: bool = False,
+    strict: bool = False,
+    throttle: Any = _STRICT_DEFAULT,
+    throttle_block_seconds: float = DEFAULT_BLOCK_SECONDS,
+    throttle_burst_factor: float = DEFAULT_BURST_FACTOR,
+    throttle_stall_seconds: float = DEFAULT_STALL_SECONDS,
     **settings: Any,
 ) -> tornado.web.Application:
     """Build the simulator application; ``app.sim`` is its state (world, clock, faults, limiter, counters).
@@ -859,7 +986,27 @@ def make_app(
     ``application_id``: when set, any other value answers INVALID_APPLICATION_ID.
     ``rps``: requests per second per application_id (0, the default here, disables the limit;
     the command line's default is 10, like the real API).
+    ``strict``: the real API's refusals (DEMO_APPLICATION_IS_BLOCKED, INVALID_ACCOUNT_ID /
+    INVALID_CLAN_ID for ids outside the region's range) and, unless ``throttle`` says otherwise,
+    the CDN's throttle at ``DEFAULT_RATES`` (eu 6, na 8, asia 8 requests/s per address).
+    ``throttle``: per-region rates ({"eu": 6, ...}), a ``--throttle`` spec string ("eu=6,na=8",
+    "off"), or None (off); a dict holding "rates" may also set "block_seconds", "burst_factor"
+    and "stall_seconds". Default: ``DEFAULT_RATES`` when strict, else off.
     """
+    throttle_settings = {
+        "block_seconds": throttle_block_seconds,
+        "burst_factor": throttle_burst_factor,
+        "stall_seconds": throttle_stall_seconds,
+    }
+    if throttle is _STRICT_DEFAULT:
+        rates = dict(DEFAULT_RATES) if strict else None
+    elif isinstance(throttle, str):
+        rates = parse_throttle(throttle)
+    elif isinstance(throttle, dict) and "rates" in throttle:
+        rates = throttle["rates"]
+        throttle_settings.update({k: v for k, v in throttle.items() if k != "rates"})
+    else:
+        rates = throttle
     world = World(
         vehicles=None if vehicles is None else ("" if vehicles == "generated" else vehicles),
         expected_values=expected_values,
@@ -871,6 +1018,8 @@ def make_app(
         application_id,
         rps=rps,
         expected_values_strings=expected_values_strings,
+        strict=strict,
+        throttle=Throttle(rates, **throttle_settings),
     )
     kw = {"sim": sim}
     settings.setdefault("log_function", _log_request)
@@ -878,6 +1027,10 @@ def make_app(
         [
             (r"/", IndexHandler, kw),
             (r"/wn8exp\.json", ExpectedValuesHandler, kw),
+            (r"/json/wn8exp\.json", ExpectedValuesHandler, kw),
+            (r"/json/wg/wn8exp\.json", ExpectedValuesHandler, {"sim": sim, "table": "wg"}),
+            (r"/_sim/expected/?", ExpectedControlHandler, kw),
+            (r"/_sim/throttle/?", ThrottleHandler, kw),
             (r"/_sim/clock/?", ClockHandler, kw),
             (r"/_sim/faults/?", FaultsHandler, kw),
             (r"/_sim/limits/?", LimitsHandler, kw),

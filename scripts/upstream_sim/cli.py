@@ -17,6 +17,13 @@ from .ids import (
     existing_clans,
     veteran_accounts,
 )
+from .throttle import (
+    DEFAULT_BLOCK_SECONDS,
+    DEFAULT_BURST_FACTOR,
+    DEFAULT_RATES,
+    DEFAULT_STALL_SECONDS,
+    parse_throttle,
+)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -44,6 +51,38 @@ def main(argv: list[str] | None = None) -> None:
         default=10,
         help="requests per second per application_id, sliding 1 s window (0 disables; default 10)",
     )
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="as strict as the real API behind its CDN: the throttle per client address and realm "
+        "(default rates " + ",".join(f"{r}={v:g}" for r, v in DEFAULT_RATES.items()) + "), "
+        "DEMO_APPLICATION_IS_BLOCKED for application_id 'demo', INVALID_ACCOUNT_ID / INVALID_CLAN_ID "
+        "for a call holding an id outside the region's range",
+    )
+    parser.add_argument(
+        "--throttle",
+        metavar="SPEC",
+        help="the CDN's throttle per client address and realm, requests/s: 'eu=6,na=8,asia=8' or 'off' "
+        "(default: those rates with --strict, else off); over the rate a request stalls unanswered",
+    )
+    parser.add_argument(
+        "--throttle-block-seconds",
+        type=float,
+        default=DEFAULT_BLOCK_SECONDS,
+        help=f"how long a burst blocks an address and realm (default {DEFAULT_BLOCK_SECONDS:g})",
+    )
+    parser.add_argument(
+        "--throttle-burst-factor",
+        type=float,
+        default=DEFAULT_BURST_FACTOR,
+        help=f"a burst: this many times the rate within one second (default {DEFAULT_BURST_FACTOR:g})",
+    )
+    parser.add_argument(
+        "--throttle-stall-seconds",
+        type=float,
+        default=DEFAULT_STALL_SECONDS,
+        help=f"how long a stalled request is held before its connection is closed (default {DEFAULT_STALL_SECONDS:g})",
+    )
     parser.add_argument("--clock-offset", type=float, default=0.0, help="seconds added to the real clock")
     parser.add_argument("--now", type=float, help="freeze the simulated clock at this unix time")
     parser.add_argument("--latency", type=float, default=0.0, help="added latency per API request, ms")
@@ -69,6 +108,16 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.rps < 0:
         parser.error("--rps must be >= 0")
+    throttle = None
+    if args.throttle is not None:
+        try:
+            throttle = parse_throttle(args.throttle)
+        except ValueError as exc:
+            parser.error(f"--throttle: {exc}")
+    elif args.strict:
+        throttle = dict(DEFAULT_RATES)
+    if args.throttle_block_seconds < 0 or args.throttle_burst_factor <= 0 or args.throttle_stall_seconds <= 0:
+        parser.error("--throttle-block-seconds must be >= 0, --throttle-burst-factor and --throttle-stall-seconds > 0")
 
     if args.bench_generation is not None:
         from .bench import main as bench_main
@@ -104,17 +153,25 @@ def main(argv: list[str] | None = None) -> None:
             application_id=args.application_id,
             rps=args.rps,
             expected_values_strings=args.expected_values_strings,
+            strict=args.strict,
+            throttle=throttle,
+            throttle_block_seconds=args.throttle_block_seconds,
+            throttle_burst_factor=args.throttle_burst_factor,
+            throttle_stall_seconds=args.throttle_stall_seconds,
         )
         server = app.listen(args.port, address=args.host)
         world = app.sim.world
         log.info(
-            "upstream simulator on http://%s:%d (vehicles: %s, %d tanks; expected values: %s; rps %s)",
+            "upstream simulator on http://%s:%d (vehicles: %s, %d tanks; expected values: %s; rps %s; "
+            "strict %s; throttle %s)",
             args.host,
             args.port,
             world.vehicles_source,
             len(world.vehicles),
             world.expected_source,
             args.rps or "unlimited",
+            "on" if args.strict else "off",
+            ",".join(f"{r}={v:g}" for r, v in throttle.items()) if throttle else "off",
         )
         for region in REGIONS:
             log.info(

@@ -360,3 +360,52 @@ def missing_clans(region: str, n: int) -> list[int]:
             out.append(clan_id)
         clan_id += 1
     return out
+
+
+# --------------------------------------------------------------------------------------
+# Region ranges (the strict mode answers an id outside them INVALID_ACCOUNT_ID / INVALID_CLAN_ID)
+# --------------------------------------------------------------------------------------
+
+
+def clan_range(region: str) -> tuple[int, int]:
+    """The clan ids of ``region``, inclusive: the account range divided by 1000."""
+    base, slots = _clan_layout(region)
+    return base, base + slots - 1
+
+
+def account_in_region(region: str, account_id: int) -> bool:
+    """True when ``account_id`` lies in the region's account range (``REGION_RANGES``)."""
+    lo, hi = REGION_RANGES[region]
+    return lo <= account_id <= hi
+
+
+def clan_in_region(region: str, clan_id: int) -> bool:
+    """True when ``clan_id`` lies in the region's clan range (``clan_range``)."""
+    lo, hi = clan_range(region)
+    return lo <= clan_id <= hi
+
+
+def _next_region(region: str) -> str:
+    regions = list(REGION_RANGES)
+    return regions[(regions.index(region) + 1) % len(regions)]
+
+
+def invalid_account_ids(region: str, n: int) -> list[int]:
+    """``n`` account ids outside ``region``'s range: existing accounts of the next region (eu -> na
+    -> asia -> eu), so the same ids are valid there; the strict mode answers them INVALID_ACCOUNT_ID."""
+    return existing_accounts(_next_region(region), n)
+
+
+def invalid_account_id(region: str) -> int:
+    """One account id outside ``region``'s range (an existing account of another region)."""
+    return invalid_account_ids(region, 1)[0]
+
+
+def invalid_clan_ids(region: str, n: int) -> list[int]:
+    """``n`` clan ids outside ``region``'s clan range (active clans of the next region)."""
+    return existing_clans(_next_region(region), n)
+
+
+def invalid_clan_id(region: str) -> int:
+    """One clan id outside ``region``'s clan range (an active clan of another region)."""
+    return invalid_clan_ids(region, 1)[0]
