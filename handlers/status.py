@@ -20,7 +20,7 @@ class StatusHandler(BaseHandler):
         supervisor = self.services.embedded_database
         embedded = supervisor.status() if supervisor is not None else None
         connections = self.services.connection_stats
-        reasons = health_reasons(database, jobs, limiter, embedded, volume)
+        reasons = health_reasons(database, jobs, limiter, embedded, volume, self.services.upstream_health_reasons())
         self.respond(
             {
                 "health": "degraded" if reasons else "ok",

@@ -26,6 +26,7 @@ from server.upstream.client import (
     UpstreamError,
     UpstreamUnavailable,
 )
+from server.upstream.realms import RealmGates
 
 APP_ID = "s3cr3t-app-id-4f9e2b7c"
 FROZEN_NOW = 1_750_000_000  # 2025-06-15 15:06:40 UTC
@@ -49,6 +50,10 @@ class Harness:
     def client(self, **kwargs) -> UpstreamClient:
         kwargs.setdefault("retry_base_delay", 0.01)
         kwargs.setdefault("request_timeout", 5.0)
+        # These tests call with the default (background) caller: retry it like a live one, quickly.
+        kwargs.setdefault("background_retries", kwargs.get("max_retries", 2))
+        kwargs.setdefault("background_retry_base", kwargs["retry_base_delay"])
+        kwargs.setdefault("realms", RealmGates({}))  # no realm caps unless a test asks for them
         client = UpstreamClient(
             kwargs.pop("application_id", APP_ID), base_url=kwargs.pop("base_url", self.base_url), **kwargs
         )

@@ -29,6 +29,11 @@ class Config:
     # Requests per second the upstream allows this application_id, shared by every process
     # (Wargaming: commonly 10 for standalone, 20 for server applications).
     upstream_rps: float = 10.0
+    # Requests per second per realm under the CDN's per-address throttle, inside upstream_rps
+    # (server/upstream/realms.py; docs/deploy.md section 3a).
+    upstream_realm_rps: tuple = (("eu", 6.0), ("na", 8.0), ("asia", 8.0))
+    # Who runs this deployment (a URL or an e-mail address), sent in the upstream User-Agent.
+    upstream_contact: str | None = None
     expected_values: str | None = None
     # "table": rate with the loaded table, computed rows only for the tanks it lacks; "computed":
     # every tank with a computed row uses it (server/services/expected.py).
@@ -86,6 +91,35 @@ def _positive(name: str, value: float) -> float:
     return value
 
 
+def parse_realm_rates(text: str) -> tuple:
+    """'eu=6,na=8,asia=8' -> (("eu", 6.0), ("na", 8.0), ("asia", 8.0)); realms left out keep their default."""
+    rates = dict(Config.upstream_realm_rps)
+    for part in (text or "").split(","):
+        if not part.strip():
+            continue
+        realm, sep, value = part.partition("=")
+        realm = realm.strip().lower()
+        if not sep or realm not in rates:
+            raise SystemExit(f"--upstream-realm-rps: expected realm=rate with a realm among {', '.join(rates)}")
+        try:
+            rate = float(value)
+        except ValueError:
+            raise SystemExit(f"--upstream-realm-rps: {realm}'s rate must be a number") from None
+        rates[realm] = _positive("--upstream-realm-rps", rate)
+    return tuple(rates.items())
+
+
+def refuse_real_upstream_without_id(config: Config) -> str | None:
+    """Pointed at the real hosts with no application_id (or Wargaming's blocked 'demo'): the line to
+    print before exiting with status 2; None when the configuration can start."""
+    if config.upstream_base_url or config.application_id not in ("", "demo"):
+        return None
+    return (
+        "statsapi: STATSAPI_APPLICATION_ID is not set (or is 'demo', which the real Wargaming API blocks): "
+        "set it to your application_id from https://developers.wargaming.net/applications/"
+    )
+
+
 def _bool(text: str) -> bool:
     return str(text).strip().lower() in ("1", "true", "yes", "on")
 
@@ -105,6 +139,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--upstream-rps",
         type=float,
         help="requests per second the upstream allows the application_id, all processes together",
+    )
+    parser.add_argument(
+        "--upstream-realm-rps",
+        help="requests per second per realm under the CDN's per-address throttle, e.g. eu=6,na=8,asia=8 (the default)",
+    )
+    parser.add_argument(
+        "--upstream-contact", help="the operator's contact (URL or e-mail) sent in the upstream User-Agent"
     )
     parser.add_argument("--expected-values", help="URL or file of the XVM expected-values table")
     parser.add_argument(
@@ -167,6 +208,8 @@ def get_config(argv: Sequence[str] | None = None, environ: Mapping[str, str] | N
         upstream_rps=_positive(
             "--upstream-rps", pick(args.upstream_rps, "STATSAPI_UPSTREAM_RPS", defaults.upstream_rps, float)
         ),
+        upstream_realm_rps=parse_realm_rates(pick(args.upstream_realm_rps, "STATSAPI_UPSTREAM_REALM_RPS", "")),
+        upstream_contact=pick(args.upstream_contact, "STATSAPI_UPSTREAM_CONTACT", None),
         expected_values=pick(args.expected_values, "STATSAPI_EXPECTED_VALUES", None),
         expected_values_source=_choice(
             "--expected-values-source",

@@ -34,7 +34,7 @@ class TimeTravelUpstream:
 
     def __getattr__(self, name: str) -> Any:
         method = getattr(self._upstream, name)
-        if not callable(method) or name.startswith("_") or name == "fetch_json_url":
+        if not callable(method) or name.startswith("_") or name in ("fetch_json_url", "fetch_url"):
             return method
 
         async def call(*args: Any, **kwargs: Any) -> Any:

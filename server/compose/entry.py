@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import tornado.netutil
 
 from server.api.catalogue import PREFIX
-from server.api.config import Config, get_config
+from server.api.config import Config, get_config, refuse_real_upstream_without_id
 from server.compose import access_log as access_lines
 from server.compose.access_log import LOG_FORMAT, AccessLog
 from server.compose.bootstrap import get_application, make_http_server
@@ -106,13 +106,18 @@ async def serve(
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
+
+    def processes_counted(count: int) -> None:
+        limiter.set_processes(count)
+        services.upstream.realms.set_processes(count)  # the realms' caps are per address, like the quota
+
     background = [
         asyncio.create_task(limiter.run_flusher(stop)),
-        # Processes sharing the application_id split its rate between them; the rate limiter
-        # writes a client's count once it could matter across that many processes.
+        # Processes sharing the application_id split its rate (and each realm's cap) between them;
+        # the rate limiter writes a client's count once it could matter across that many processes.
         asyncio.create_task(
             services.upstream.budget.run_membership(
-                store.upstream_members, services.jobs.owner, stop, on_count=limiter.set_processes
+                store.upstream_members, services.jobs.owner, stop, on_count=processes_counted
             )
         ),
     ]
@@ -183,6 +188,10 @@ def run_processes(config: Config, uri: str, database: EmbeddedDatabase | None = 
 
 def main(argv: Sequence[str] | None = None) -> int:
     config = get_config(argv)
+    refusal = refuse_real_upstream_without_id(config)
+    if refusal is not None:
+        print(refusal, file=sys.stderr)
+        return 2
     configure_logging(config.log_level)
     fd_limit = raise_fd_limit()  # inherited by server processes and the embedded database
     log.info(

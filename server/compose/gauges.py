@@ -10,11 +10,13 @@ if TYPE_CHECKING:
     from server.api.ratelimit import RateLimiter
     from server.services.registry import Services
     from server.upstream.budget import UpstreamBudget
+    from server.upstream.client import UpstreamClient
     from store.store import Store
 
 
-def upstream_families(budget: UpstreamBudget) -> list:
-    """The upstream budget: requests and refusals by caller, rate, queue."""
+def upstream_families(budget: UpstreamBudget, client: UpstreamClient | None = None) -> list:
+    """The upstream budget: requests and refusals by caller, rate, queue; per realm: rate,
+    congestion, back-off; configuration answers by code."""
     status = budget.status()
     sent = CounterMetricFamily("statsapi_upstream_requests", "Upstream requests sent, by caller.", labels=["caller"])
     for caller, count in sorted(budget.sent_by_caller.items()):
@@ -28,7 +30,43 @@ def upstream_families(budget: UpstreamBudget) -> list:
     rate.add_metric([], status["effective_per_second"])
     queued = GaugeMetricFamily("statsapi_upstream_queued", "Upstream requests waiting for a slot.")
     queued.add_metric([], sum(status["queued"].values()))
-    return [sent, refused, rate, queued]
+    families = [sent, refused, rate, queued]
+    if client is None:
+        return families
+    realm_rate = GaugeMetricFamily(
+        "statsapi_upstream_realm_rate", "Requests per second this process may send to a realm now.", labels=["realm"]
+    )
+    congestions = CounterMetricFamily(
+        "statsapi_upstream_realm_congestions",
+        "Timeouts, connection errors and 5xx from a realm (the CDN's throttle), since start.",
+        labels=["realm"],
+    )
+    recent = GaugeMetricFamily(
+        "statsapi_upstream_realm_timeouts_last_minute", "Congestions of a realm in the last minute.", labels=["realm"]
+    )
+    backoff = GaugeMetricFamily(
+        "statsapi_upstream_realm_backoff_seconds",
+        "Seconds until background work sends to a realm again.",
+        labels=["realm"],
+    )
+    for realm, gate in sorted(client.realms.gates.items()):
+        realm_status = gate.status()
+        realm_rate.add_metric([realm], realm_status["rate_per_second"])
+        congestions.add_metric([realm], gate.congestions)
+        recent.add_metric([realm], realm_status["timeouts_last_minute"])
+        backoff.add_metric([realm], realm_status["backoff"]["seconds_left"])
+    config_errors = CounterMetricFamily(
+        "statsapi_upstream_config_errors",
+        "Configuration-class upstream answers (DEMO_APPLICATION_IS_BLOCKED, INVALID_IP_ADDRESS, ...), by code.",
+        labels=["code"],
+    )
+    for code, count in sorted(client.config_errors_by_code.items()):
+        config_errors.add_metric([code], count)
+    invalid = CounterMetricFamily(
+        "statsapi_upstream_invalid_ids", "Ids the upstream called invalid, isolated by splitting their lists."
+    )
+    invalid.add_metric([], client.invalid_ids)
+    return [*families, realm_rate, congestions, recent, backoff, config_errors, invalid]
 
 
 def limiter_families(limiter: RateLimiter) -> list:

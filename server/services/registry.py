@@ -122,6 +122,14 @@ class Services:
     def status(self) -> StatusService:
         return _wired(self._status, "status")
 
+    def upstream_health_reasons(self) -> list[str]:
+        """Why the upstream side makes /status degraded: configuration answers, the expected-values table."""
+        reasons = self._upstream.health_reasons() if self._upstream is not None else []
+        source = self.ratings_source
+        if source is not None and hasattr(source, "health_reasons"):
+            reasons += source.health_reasons()
+        return reasons
+
     def upstream_status(self) -> dict:
         if self._upstream is None:
             return {"configured": False}

@@ -17,9 +17,11 @@ if TYPE_CHECKING:
 CACHE_SECONDS = 2.0  # a monitor polling every second must not cost four queries each time
 
 
-def health_reasons(database: dict, jobs: dict, limiter: dict, embedded: dict | None, volume: dict) -> list[str]:
-    """Why /status says `degraded` (empty: ok)."""
-    reasons = []
+def health_reasons(
+    database: dict, jobs: dict, limiter: dict, embedded: dict | None, volume: dict, upstream: list[str] | None = None
+) -> list[str]:
+    """Why /status says `degraded` (empty: ok); `upstream` are the upstream side's own reasons."""
+    reasons = list(upstream or [])
     if not database["reachable"]:
         reasons.append("database unreachable")
     reasons += [f"job {name} failed" for name, run in jobs.items() if run.get("ok") is False]

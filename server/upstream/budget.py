@@ -70,6 +70,8 @@ class UpstreamBudget:
         wall: Callable[[], float] = time.time,
         margin: float = WINDOW_MARGIN,
         hold_first_window: bool = True,
+        recover_step: float = RECOVER_STEP,
+        recover_every: float = RECOVER_EVERY,
     ) -> None:
         if rate <= 0:
             raise ValueError("upstream rate must be positive")
@@ -80,6 +82,8 @@ class UpstreamBudget:
         self.clock = clock
         self.wall = wall
         self._factor = 1.0
+        self.recover_step = recover_step
+        self.recover_every = recover_every
         self._next_recovery = 0.0
         self._hold_until = 0.0
         self._in_flight = 0
@@ -105,8 +109,8 @@ class UpstreamBudget:
         """(k sends, W seconds, reserve for live) as of now."""
         now = self.clock()
         if self._factor < 1.0 and now >= self._next_recovery:
-            self._factor = min(1.0, self._factor + RECOVER_STEP)
-            self._next_recovery = now + RECOVER_EVERY
+            self._factor = min(1.0, self._factor + self.recover_step)
+            self._next_recovery = now + self.recover_every
         effective = self.share * self._factor
         if effective >= 1.0:
             k = int(math.floor(effective))
@@ -198,11 +202,23 @@ class UpstreamBudget:
         self.refusals += 1
         self.refused_by_caller[caller] = self.refused_by_caller.get(caller, 0) + 1
         self.last_refusal = self.wall()
-        self._factor = max(MIN_FACTOR, self._factor * SLOWDOWN)
-        self._next_recovery = now + RECOVER_EVERY
+        self.slow_down()
         _, seconds, _ = self.window()
         self._hold_until = max(self._hold_until, now + seconds)
         log.warning("upstream refused a request for the rate: slowing to %.2f requests/s", self.effective_rate())
+
+    def slow_down(self) -> None:
+        """Halve the rate (multiplicative decrease); it recovers by `recover_step` every
+        `recover_every` seconds without another slow-down (additive increase)."""
+        self._factor = max(MIN_FACTOR, self._factor * SLOWDOWN)
+        self._next_recovery = self.clock() + self.recover_every
+        self._schedule()
+
+    @property
+    def factor(self) -> float:
+        """The share of the rate in use now (1.0 unless slowed down)."""
+        self.window()  # applies any recovery due
+        return self._factor
 
     def hold(self, seconds: float) -> None:
         """Send nothing for `seconds` (a joining process waits until the others saw it)."""

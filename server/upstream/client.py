@@ -1,17 +1,21 @@
 """Async client for the Wargaming public API (or the simulator in scripts/upstream_sim/)."""
 
 # One ``tornado.httpclient.AsyncHTTPClient`` instance per client; every request (retries too) first
-# takes a slot from the process's ``UpstreamBudget`` (the requests-per-second quota of the
-# application_id, by caller priority); per-method id limits; timeouts, retries with jitter, and a
-# mapping of the upstream's error envelope
+# takes a slot of its realm's cap (``server/upstream/realms.py``: the CDN's per-address throttle,
+# with congestion control and back-off) and then of the process's ``UpstreamBudget`` (the
+# requests-per-second quota of the application_id, by caller priority); per-method id limits; an id
+# list one bad id sinks is split until the bad ids stand alone; timeouts and retries (live: quick
+# and few; background: a growing back-off); and a mapping of the upstream's error envelope
 # (``{"status": "error", "error": {"code", "message", "field", "value"}}``, sent with HTTP 200)
 # to three exception types:
 #
 # * ``UpstreamUnavailable(message, retry_after)`` -- the upstream could not answer (timeouts,
 #   connection errors, HTTP 5xx, SOURCE_NOT_AVAILABLE, REQUEST_LIMIT_EXCEEDED after the retries,
-#   or a configuration problem such as INVALID_APPLICATION_ID, which is not retried);
-# * ``UpstreamBadRequest`` -- the upstream rejected the request itself (INVALID_ACCOUNT_ID,
-#   *_LIST_LIMIT_EXCEEDED, ...); not retried;
+#   a live call to a realm that is backing off, or a configuration problem such as
+#   DEMO_APPLICATION_IS_BLOCKED, which holds back every request of its scope for minutes and
+#   shows in /status);
+# * ``UpstreamBadRequest`` -- the upstream rejected the request itself (*_LIST_LIMIT_EXCEEDED,
+#   INVALID_SEARCH, ...); not retried;
 # * both subclass ``UpstreamError``.
 #
 # The ``application_id`` is a secret: it never appears in exception messages, ``last_error`` or
@@ -20,6 +24,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
 import time
@@ -35,7 +40,9 @@ from tornado.httpclient import (
     HTTPResponse,
 )
 
+from server.api.config import VERSION
 from server.upstream.budget import UpstreamBudget
+from server.upstream.realms import RealmCongested, RealmGate, RealmGates
 from store.constants import GAMES, REGIONS, TANK_COUNTERS
 
 T = TypeVar("T")  # what one attempt of a retried request returns
@@ -76,14 +83,31 @@ RETRY_AFTER_CONFIG = 300  # INVALID_APPLICATION_ID and friends: needs an operato
 
 _TRANSIENT_MESSAGES = {"SOURCE_NOT_AVAILABLE"}
 _LIMIT_MESSAGES = {"REQUEST_LIMIT_EXCEEDED"}
-_CONFIG_MESSAGES = {
-    "APPLICATION_ID_NOT_SPECIFIED",
-    "INVALID_APPLICATION_ID",
-    "APPLICATION_IS_BLOCKED",
-    "INVALID_IP_ADDRESS",
-    "METHOD_NOT_FOUND",
-    "METHOD_DISABLED",
+# Answers that say the deployment is misconfigured, with what the operator should do. None is
+# retried per request: the client sends nothing more in its scope (the whole application, or one
+# method) for CONFIG_RETRY_SECONDS, /status says degraded, the log says so once per CONFIG_LOG_EVERY.
+_SET_ID = (
+    "set STATSAPI_APPLICATION_ID to an application_id of your own from https://developers.wargaming.net/applications/"
+)
+_CONFIG_ADVICE = {
+    "APPLICATION_ID_NOT_SPECIFIED": _SET_ID,
+    "INVALID_APPLICATION_ID": _SET_ID,
+    "DEMO_APPLICATION_IS_BLOCKED": "the 'demo' application_id is blocked on the real API: " + _SET_ID,
+    "APPLICATION_IS_BLOCKED": "Wargaming blocked this application_id: check it at "
+    "https://developers.wargaming.net/applications/ or " + _SET_ID.replace("set", "set a new", 1),
+    "INVALID_IP_ADDRESS": "this application_id is a server type and this server's address is not on its list: "
+    "add the address at https://developers.wargaming.net/applications/",
+    "METHOD_NOT_FOUND": "the upstream no longer has this method: upgrade statsapi",
+    "METHOD_DISABLED": "the upstream disabled this method: upgrade statsapi",
 }
+_CONFIG_MESSAGES = set(_CONFIG_ADVICE)
+_METHOD_SCOPED = {"METHOD_NOT_FOUND", "METHOD_DISABLED"}  # the rest stop the whole application
+CONFIG_RETRY_SECONDS = 180.0
+CONFIG_LOG_EVERY = 300.0
+BACKGROUND_RETRIES = 4  # attempts after the first for background callers (live: max_retries)
+BACKGROUND_RETRY_BASE = 2.0  # background retries wait 2, 8, 18, 32 s (x jitter), at most a minute
+BACKGROUND_RETRY_MAX = 60.0
+BACKGROUND_TIMEOUT = 15.0  # a background request may wait longer for its answer than a live one
 
 
 class UpstreamError(Exception):
@@ -125,12 +149,14 @@ class _Retryable(Exception):
         limit: bool = False,
         upstream_code: int | None = None,
         upstream_message: str | None = None,
+        congestion: bool = False,
     ):
         super().__init__(description)
         self.description = description
         self.limit = limit
         self.upstream_code = upstream_code
         self.upstream_message = upstream_message
+        self.congestion = congestion  # the realm's gate already waits the back-off
 
 
 def _chunks(ids: list[int], size: int) -> Iterable[list[int]]:
@@ -167,6 +193,11 @@ class UpstreamClient:
         http_client: AsyncHTTPClient | None = None,
         rng: random.Random | None = None,
         budget: UpstreamBudget | None = None,
+        realms: RealmGates | None = None,
+        contact: str | None = None,
+        background_timeout: float = BACKGROUND_TIMEOUT,
+        background_retries: int = BACKGROUND_RETRIES,
+        background_retry_base: float = BACKGROUND_RETRY_BASE,
     ):
         if not application_id:
             raise ValueError("application_id is required")
@@ -180,6 +211,19 @@ class UpstreamClient:
         # The budget bounds the rate; this only bounds sockets (rate x timeout is far below it).
         self.max_concurrency = max(1, int(max_concurrency))
         self.budget = budget or UpstreamBudget()
+        # Per-realm caps under the CDN's per-address throttle (server/upstream/realms.py).
+        self.realms = realms if realms is not None else RealmGates()
+        self.background_timeout = float(background_timeout)
+        self.background_retries = max(0, int(background_retries))
+        self.background_retry_base = max(0.0, float(background_retry_base))
+        # Wargaming asks clients to say who they are; the contact lets them reach the operator.
+        self.user_agent = f"statsapi/{VERSION} (+{contact})" if contact else f"statsapi/{VERSION}"
+        # Configuration-class answers by scope ("*" or a method path): what, since when, until when
+        # nothing is sent in that scope.
+        self.config_problems: dict[str, dict] = {}
+        self._config_logged: dict[str, float] = {}
+        self.config_errors_by_code: dict[str, int] = {}  # since start (for /metrics)
+        self.invalid_ids = 0  # ids the upstream called invalid, isolated by splitting their lists
         self.language = language
         self._http = http_client
         self._own_http = http_client is None
@@ -222,7 +266,13 @@ class UpstreamClient:
         query: dict[str, Any] = {"account_id": int(account_id)}
         if fields:
             query["fields"] = fields
-        data, _ = await self._call("wot", region, "wot/tanks/stats", query, params, caller)
+        try:
+            data, _ = await self._call("wot", region, "wot/tanks/stats", query, params, caller)
+        except UpstreamBadRequest as exc:
+            if _names_invalid_id(exc, "account_id"):
+                self.invalid_ids += 1
+                return None  # the upstream calls the id invalid: as good as unknown
+            raise
         value = data.get(str(int(account_id))) if isinstance(data, dict) else None
         return list(value) if value is not None else None
 
@@ -357,7 +407,7 @@ class UpstreamClient:
                 raise UpstreamUnavailable(f"GET {safe}: HTTP {response.code}", RETRY_AFTER_CONFIG)
             return response.code, response.body or b"", dict(response.headers.get_all())
 
-        return await self._with_retries(attempt, safe, label="expected values")
+        return await self._with_retries(attempt, safe, label="expected values", caller=caller)
 
     def status(self) -> dict:
         """A snapshot for /status (no secrets)."""
@@ -369,7 +419,34 @@ class UpstreamClient:
             "requests": self.requests,
             "failures": self.failures,
             "budget": self.budget.status(),
+            "realms": self.realms.status(),
+            "configuration_errors": self.configuration_errors(),
+            "invalid_ids": self.invalid_ids,
+            "user_agent": self.user_agent,
         }
+
+    def configuration_errors(self) -> list[dict]:
+        """The configuration-class answers in force: code, method, what to do, since, next try."""
+        now = time.time()
+        return [
+            {
+                "code": problem["code"],
+                "scope": scope if scope != "*" else "application",
+                "method": problem["method"],
+                "advice": _CONFIG_ADVICE.get(problem["code"], ""),
+                "since": problem["since"],
+                "last_seen": problem["last_seen"],
+                "count": problem["count"],
+                "next_try_in_seconds": max(0, round(problem["until"] - now)),
+            }
+            for scope, problem in sorted(self.config_problems.items())
+        ]
+
+    def health_reasons(self) -> list[str]:
+        """Why the upstream side makes /status degraded (one sentence each; never the id)."""
+        return [
+            f"upstream configuration: {p['code']} on {p['method']}: {p['advice']}" for p in self.configuration_errors()
+        ]
 
     def close(self) -> None:
         if self._http is not None and self._own_http:
@@ -407,7 +484,20 @@ class UpstreamClient:
             query: dict[str, Any] = {id_field: ",".join(map(str, chunk))}
             if fields:
                 query["fields"] = fields
-            data, _ = await self._call(game, region, api_path, query, params, caller)
+            try:
+                data, _ = await self._call(game, region, api_path, query, params, caller)
+            except UpstreamBadRequest as exc:
+                if not _names_invalid_id(exc, id_field):
+                    raise
+                # One invalid id sinks the whole list upstream: halve it until the bad ids stand
+                # alone (about 2 log2(n) more requests per bad id); a bad id answers None, as an
+                # unknown one does, and the others are served.
+                if len(chunk) == 1:
+                    self.invalid_ids += 1
+                    return {chunk[0]: None}
+                middle = len(chunk) // 2
+                left, right = await asyncio.gather(batch(chunk[:middle]), batch(chunk[middle:]))
+                return {**left, **right}
             data = data if isinstance(data, dict) else {}
             got = {int(k): v for k, v in data.items()}
             return {i: got.get(i) for i in chunk}
@@ -441,9 +531,17 @@ class UpstreamClient:
             url += "&" + public_query
         safe = f"{base}?{public_query}" if public_query else base
         label = f"{api_path} [{game}/{region}]"
+        held = self._config_hold(api_path)
+        if held is not None:
+            code, seconds = held
+            raise UpstreamUnavailable(
+                f"{label}: not sent, the upstream answered {code} (a configuration problem; see /status)",
+                int(seconds) + 1,
+                upstream_message=code,
+            )
 
         async def attempt() -> tuple[Any, dict]:
-            response = await self._fetch(url, safe, caller)
+            response = await self._fetch(url, safe, caller, realm=region)
             if response.code >= 500:
                 raise _Retryable(f"HTTP {response.code}")
             if response.code == 429:
@@ -460,6 +558,7 @@ class UpstreamClient:
             if not isinstance(body, dict):
                 raise _Retryable("unexpected JSON in the answer")
             if body.get("status") == "ok":
+                self._config_cleared(api_path)
                 return body.get("data"), body.get("meta") or {}
             error: dict = body["error"] if isinstance(body.get("error"), dict) else {}
             message = str(error.get("message") or "UNKNOWN_ERROR")
@@ -472,20 +571,31 @@ class UpstreamClient:
                 raise _Retryable(message, limit=True, upstream_code=code, upstream_message=message)
             text = self._scrub(f"GET {safe}: upstream error {code} {message}" + (f" (field {field})" if field else ""))
             if message in _CONFIG_MESSAGES:
+                self._config_problem(message, api_path)
                 raise UpstreamUnavailable(
                     text, RETRY_AFTER_CONFIG, upstream_code=code, upstream_message=message, field=field
                 )
             raise UpstreamBadRequest(text, upstream_code=code, upstream_message=message, field=field)
 
-        return await self._with_retries(attempt, safe, label)
+        return await self._with_retries(attempt, safe, label, caller)
 
-    async def _with_retries(self, attempt: Callable[[], Awaitable[T]], safe: str, label: str) -> T:
+    async def _with_retries(
+        self, attempt: Callable[[], Awaitable[T]], safe: str, label: str, caller: str = "live"
+    ) -> T:
+        live = caller == "live"
+        retries = self.max_retries if live else self.background_retries
         last: _Retryable | None = None
-        for number in range(self.max_retries + 1):
-            if number:
-                await asyncio.sleep(self._delay(number - 1, last is not None and last.limit))
+        for number in range(retries + 1):
+            if number and last is not None:
+                if live:
+                    await asyncio.sleep(self._delay(number - 1, last.limit))
+                elif not last.congestion:  # after congestion the realm's gate waits the back-off
+                    await asyncio.sleep(self._background_delay(number - 1))
             try:
                 result = await attempt()
+            except RealmCongested as exc:
+                # A live call does not queue behind a congested realm: a fast 503 with Retry-After.
+                raise UpstreamUnavailable(self._scrub(f"{label}: {exc}"), exc.retry_after) from None
             except _Retryable as exc:
                 last = exc
                 self._failed(f"{label}: {exc.description}")
@@ -493,7 +603,7 @@ class UpstreamClient:
                     "upstream %s failed (attempt %d of %d): %s",
                     label,
                     number + 1,
-                    self.max_retries + 1,
+                    retries + 1,
                     self._scrub(exc.description),
                 )
                 continue
@@ -510,7 +620,7 @@ class UpstreamClient:
             return result
         assert last is not None
         retry_after = RETRY_AFTER_LIMIT if last.limit else RETRY_AFTER_TRANSIENT
-        attempts = self.max_retries + 1
+        attempts = retries + 1
         raise UpstreamUnavailable(
             self._scrub(f"GET {safe}: {last.description} ({attempts} attempt{'s' * (attempts > 1)})"),
             retry_after,
@@ -519,7 +629,13 @@ class UpstreamClient:
         )
 
     async def _fetch(
-        self, url: str, safe: str, caller: str, *, headers: Mapping[str, str] | None = None
+        self,
+        url: str,
+        safe: str,
+        caller: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        realm: str | None = None,
     ) -> HTTPResponse:
         loop = asyncio.get_running_loop()
         if self._loop is not loop:
@@ -537,32 +653,87 @@ class UpstreamClient:
             url,
             method="GET",
             connect_timeout=self.connect_timeout,
-            request_timeout=self.request_timeout,
+            request_timeout=self.request_timeout
+            if caller == "live"
+            else max(self.request_timeout, self.background_timeout),
             follow_redirects=True,
             headers={"Accept": "application/json", "Accept-Encoding": "gzip", **(headers or {})},
-            user_agent="statsapi/1 (+upstream client)",
+            user_agent=self.user_agent,
         )
-        # The slot is held from just before the send until the answer (see UpstreamBudget), and
-        # taken before the socket semaphore so a queued background call never blocks a live one.
+        # The slots are held from just before the send until the answer (see UpstreamBudget): the
+        # realm's first (a live call fails fast there while the realm backs off), then the
+        # application's, then a socket, so a queued background call never blocks a live one.
         semaphore, http = self._semaphore, self._http
         assert semaphore is not None and http is not None  # made for this loop just above
-        async with self.budget.slot(caller), semaphore:
+        gate = self.realms.get(realm)
+        async with contextlib.AsyncExitStack() as slots:
+            if gate is not None:
+                await slots.enter_async_context(gate.slot(caller))
+            await slots.enter_async_context(self.budget.slot(caller))
+            await slots.enter_async_context(semaphore)
             self.requests += 1
             try:
                 response = await http.fetch(request, raise_error=False)
             except HTTPClientError as exc:
                 if exc.code == 599:
-                    raise _Retryable(self._describe_transport(exc)) from None
+                    raise self._congested(gate, self._describe_transport(exc)) from None
                 if exc.response is None:  # pragma: no cover - raise_error=False returns these
-                    raise _Retryable(f"HTTP {exc.code}") from None
+                    raise self._congested(gate, f"HTTP {exc.code}") from None
                 response = exc.response
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # connection refused, DNS, TLS, stream closed, ...
-                raise _Retryable(self._describe_transport(exc)) from None
+                raise self._congested(gate, self._describe_transport(exc)) from None
         if response.code == 599:
-            raise _Retryable(self._describe_transport(response.error))
+            raise self._congested(gate, self._describe_transport(response.error))
+        if response.code >= 500:
+            raise self._congested(gate, f"HTTP {response.code}")
+        if gate is not None:
+            gate.note_answer()
         return response
+
+    def _congested(self, gate: RealmGate | None, description: str) -> _Retryable:
+        """A timeout, reset or 5xx: the CDN's way of saying "slower" (server/upstream/realms.py)."""
+        if gate is None:
+            return _Retryable(description)
+        gate.note_congestion(description.split(" (")[0])
+        return _Retryable(description, congestion=True)
+
+    # --- configuration problems --------------------------------------------------------
+    def _config_hold(self, api_path: str) -> tuple[str, float] | None:
+        """(code, seconds left) while a configuration answer holds this method's requests back."""
+        now = time.time()
+        for scope in ("*", api_path):
+            problem = self.config_problems.get(scope)
+            if problem is not None and problem["until"] > now:
+                return problem["code"], problem["until"] - now
+        return None
+
+    def _config_problem(self, code: str, api_path: str) -> None:
+        now = time.time()
+        scope = api_path if code in _METHOD_SCOPED else "*"
+        problem = self.config_problems.get(scope)
+        if problem is None or problem["code"] != code:
+            problem = self.config_problems[scope] = {"code": code, "method": api_path, "since": now, "count": 0}
+        problem.update(last_seen=now, until=now + CONFIG_RETRY_SECONDS, method=api_path)
+        problem["count"] += 1
+        self.config_errors_by_code[code] = self.config_errors_by_code.get(code, 0) + 1
+        if now - self._config_logged.get(code, -1e18) >= CONFIG_LOG_EVERY:
+            self._config_logged[code] = now
+            log.error(
+                "upstream answered %s on %s: %s (nothing more is sent %s for %.0f s)",
+                code,
+                api_path,
+                _CONFIG_ADVICE.get(code, ""),
+                "to this method" if scope != "*" else "at all",
+                CONFIG_RETRY_SECONDS,
+            )
+
+    def _config_cleared(self, api_path: str) -> None:
+        if self.config_problems:
+            for scope in ("*", api_path):
+                if self.config_problems.pop(scope, None) is not None:
+                    log.info("upstream configuration problem cleared (%s answered)", api_path)
 
     def _describe_transport(self, exc: BaseException | None) -> str:
         if exc is None:
@@ -571,6 +742,11 @@ class UpstreamClient:
         if "Timeout" in text or "timeout" in text.lower():
             return f"timeout ({text})"
         return f"connection error ({type(exc).__name__}: {text})"
+
+    def _background_delay(self, retry_index: int) -> float:
+        """2, 8, 18, 32 s ... (x 0.75-1.25), at most a minute: never a tight loop."""
+        base = self.background_retry_base * (retry_index + 1) ** 2
+        return min(BACKGROUND_RETRY_MAX, base * self._rng.uniform(0.75, 1.25))
 
     def _delay(self, retry_index: int, limit: bool) -> float:
         base = self.retry_base_delay * (5.0 if limit else 1.0) * (2**retry_index)
@@ -596,3 +772,11 @@ class UpstreamClient:
         if len(secret) >= 4 and secret in text:
             text = text.replace(secret, "***")
         return text
+
+
+def _names_invalid_id(exc: UpstreamBadRequest, id_field: str) -> bool:
+    """INVALID_ACCOUNT_ID (or any *_ID error naming the list's field): one id of the list is bad."""
+    message = exc.upstream_message or ""
+    return message == f"INVALID_{id_field.upper()}" or (
+        message.startswith("INVALID_") and message.endswith("_ID") and exc.field == id_field
+    )
