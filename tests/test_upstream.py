@@ -524,6 +524,9 @@ def test_connection_refused_raises_unavailable():
             max_retries=1,
             retry_base_delay=0.01,
             connect_timeout=1.0,
+            background_retries=1,
+            background_retry_base=0.01,
+            realms=RealmGates({}),
         )
         try:
             with pytest.raises(UpstreamUnavailable) as info:
@@ -540,11 +543,15 @@ def test_connection_refused_raises_unavailable():
 async def test_bad_requests_and_bad_keys_are_not_retried(h):
     client = h.client(max_retries=3)
     await h.reset_stats()
-    with pytest.raises(UpstreamBadRequest) as info:
-        await client.account_info("eu", [0])  # INVALID_ACCOUNT_ID
-    assert info.value.upstream_message == "INVALID_ACCOUNT_ID" and info.value.field == "account_id"
+    # An id the upstream calls invalid (INVALID_ACCOUNT_ID) answers as an unknown one does.
+    assert await client.account_info("eu", [0]) == {0: None}
     assert (await h.stats())["wot/account/info"] == 1
     assert client.failures == 0 and client.last_success is not None  # the upstream itself is fine
+    with pytest.raises(UpstreamBadRequest) as info:
+        await client.account_list("eu", "a-b")  # INVALID_SEARCH
+    assert info.value.upstream_message == "INVALID_SEARCH" and info.value.field == "search"
+    assert (await h.stats())["wot/account/list"] == 1
+    assert client.failures == 0
 
     wrong = h.client(application_id="wrong-key-0000000", max_retries=3)
     with pytest.raises(UpstreamUnavailable) as info:
@@ -605,7 +612,14 @@ async def test_control_endpoints_validate_input(h):
 
 
 def test_one_client_survives_a_change_of_event_loop():
-    client = UpstreamClient(APP_ID, base_url="http://127.0.0.1:1", retry_base_delay=0.01, max_concurrency=1)
+    client = UpstreamClient(
+        APP_ID,
+        base_url="http://127.0.0.1:1",
+        retry_base_delay=0.01,
+        max_concurrency=1,
+        background_retry_base=0.01,
+        realms=RealmGates({}),
+    )
     ids = sim.existing_accounts("eu", 120)  # two batches contend for the one slot
     account_id = ids[0]
     seen = []
