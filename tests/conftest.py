@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 
-from tests.helpers import EXPECTED_VALUES_FILE, ROOT, build_app, simulator
+from tests.helpers import EXPECTED_VALUES_FILE, FAST_REALMS, ROOT, build_app, simulator
 
 
 @pytest.fixture(scope="session")
@@ -71,7 +71,7 @@ def upstream_sim():
 def fast_upstream_sim():
     """A second simulator with a quota high enough for weeks of tracker passes in seconds
     (tests/helpers.py seed_tracking); the service under test keeps `upstream_sim`."""
-    with simulator(200) as url:
+    with simulator(200, throttle=",".join(f"{realm}={rate:g}" for realm, rate in FAST_REALMS.items())) as url:
         yield url
 
 

@@ -11,6 +11,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -27,6 +28,9 @@ CLIENT_TIMEOUT = 60.0  # "generous": anything slower counts as a hang
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
 EXPECTED_VALUES_FILE = SHARED_DATA / "wn8exp-2024-09-12.json"
+# The fast simulator (weeks of tracker passes in seconds) throttles each realm at 150 requests/s
+# per address, and the clients that seed through it are capped there too.
+FAST_REALMS = {"eu": 150.0, "na": 150.0, "asia": 150.0}
 VEHICLES_FILE = SHARED_DATA / "vehicles-2018-06.json"
 
 
@@ -44,10 +48,14 @@ def wait_for_port(port: int, timeout: float = 30.0, proc: subprocess.Popen | Non
 
 
 @contextlib.contextmanager
-def simulator(rps: float):
-    """The upstream simulator as a child process with quota `rps`, talked to over real HTTP; yields its base URL."""
+def simulator(rps: float, throttle: str | None = None):
+    """The upstream simulator as a child process with quota `rps`, talked to over real HTTP, in
+    strict mode (the CDN's per-address throttle, `demo` blocked, out-of-range ids rejected);
+    `throttle` overrides the realms' rates (default EU 6, NA 8, ASIA 8). Yields its base URL."""
     port = free_port()
-    cmd = [sys.executable, "-m", "scripts.upstream_sim", "--port", str(port), "--rps", str(rps)]
+    cmd = [sys.executable, "-m", "scripts.upstream_sim", "--port", str(port), "--rps", str(rps), "--strict"]
+    if throttle:
+        cmd += ["--throttle", throttle]
     if EXPECTED_VALUES_FILE.exists():
         cmd += ["--expected-values", str(EXPECTED_VALUES_FILE)]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=str(ROOT))
@@ -62,7 +70,8 @@ def simulator(rps: float):
 def make_config(**overrides):
     from server.api.config import Config
 
-    fields = {"jobs": False, "application_id": "test-app-id-secret"}
+    # A data directory of its own: the kept expected-values table of one test is not another's.
+    fields = {"jobs": False, "application_id": "test-app-id-secret", "data_dir": tempfile.mkdtemp(prefix="statsapi-")}
     fields.update(overrides)
     return dataclasses.replace(Config(), **fields)
 
@@ -74,9 +83,15 @@ def seed_tracking(io_loop, app, sim_url: str, accounts: dict[str, list[int]], da
     from server.compose.demo import seed_player_history
     from server.upstream.budget import UpstreamBudget
     from server.upstream.client import UpstreamClient
+    from server.upstream.realms import RealmGates
 
     services, store = app.settings["services"], app.settings["store"]
-    upstream = UpstreamClient("seed-test", base_url=sim_url, budget=UpstreamBudget(200, hold_first_window=False))
+    upstream = UpstreamClient(
+        "seed-test",
+        base_url=sim_url,
+        budget=UpstreamBudget(200, hold_first_window=False),
+        realms=RealmGates(FAST_REALMS, hold_first_window=False),  # the fast simulator's throttle
+    )
     now = time.time()
     try:
         io_loop.run_sync(
