@@ -98,6 +98,7 @@ from server.services.tracker import Tracker  # noqa: E402
 from server.upstream.budget import UpstreamBudget  # noqa: E402
 from server.upstream.client import ACCOUNT_FIELDS, TANKS_FIELDS, UpstreamClient  # noqa: E402
 from server.upstream.expected_values import RatingsSource  # noqa: E402
+from server.upstream.realms import RealmGates  # noqa: E402
 from store import Store, create_client  # noqa: E402
 from store.nicknames import sync_ops  # noqa: E402
 from store.tracker import SLICES  # noqa: E402
@@ -316,7 +317,13 @@ async def ratings_inputs(sim_base: str) -> tuple:
 async def run_pass(uri: str, sim_base: str, day: str, db_pid: int, claimants: int, rps: int) -> dict:
     """One day of the real pass over every tracked account, as of `day`'s last second."""
     client = create_client(uri)
-    upstream = UpstreamClient("bench-scale", base_url=sim_base, budget=UpstreamBudget(rps * 0.9))
+    # The simulator here has no per-address throttle: each realm may use the whole quota.
+    upstream = UpstreamClient(
+        "bench-scale",
+        base_url=sim_base,
+        budget=UpstreamBudget(rps * 0.9),
+        realms=RealmGates(dict.fromkeys(REGION_SHARES, rps * 0.9)),
+    )
     try:
         store = Store(client, DB_NAME, capped=False, ttl_indexes=False)
         clock = ManualClock(day_start(day) + DAY_SECONDS - 1)

@@ -57,6 +57,7 @@ from server.services.tracker import Tracker  # noqa: E402
 from server.upstream.budget import LIVE_RESERVE_SHARE, UpstreamBudget  # noqa: E402
 from server.upstream.client import UpstreamClient  # noqa: E402
 from server.upstream.expected_values import RatingsSource  # noqa: E402
+from server.upstream.realms import RealmGates  # noqa: E402
 from store.tracker import SLICES  # noqa: E402
 
 EXPECTED = os.path.join(os.path.dirname(ROOT), "shared", "data", "wn8exp-2024-09-12.json")
@@ -168,7 +169,13 @@ async def main_async(args) -> dict:
         store = Store(client, "bench_tracker", rate_collection_bytes=1 << 20, ttl_indexes=False)
         await store.ensure_schema()
         clock = ManualClock(day_start(FIRST_DAY))
-        upstream = UpstreamClient("bench-tracker", base_url=sim_base, budget=UpstreamBudget(args.rps * 0.9))
+        # The simulator here has no per-address throttle: each realm may use the whole quota.
+        upstream = UpstreamClient(
+            "bench-tracker",
+            base_url=sim_base,
+            budget=UpstreamBudget(args.rps * 0.9),
+            realms=RealmGates(dict.fromkeys(("eu", "na", "asia"), args.rps * 0.9)),
+        )
         travelling = TimeTravelUpstream(upstream, clock)
         ratings = RatingsSource(upstream, sim_base + "/wn8exp.json")
         await ratings.refresh_expected()

@@ -14,8 +14,11 @@ if [ -z "${STATSAPI_UPSTREAM_BASE_URL:-}" ]; then
   # a per-second quota like the real API; the demo's is 50/s (a real application_id has 10 or
   # 20) so that seeding ~10,000 upstream requests takes minutes, not half an hour. The service
   # is told the same figure. STATSAPI_SIM_RPS=10 shows the service at a real standalone quota.
+  # The demo's simulator has no per-address throttle (the real CDN's: EU 6, NA 8, ASIA 8 per
+  # second; scripts/upstream_sim --strict), so each realm may use the whole demo quota.
   SIM_RPS="${STATSAPI_SIM_RPS:-50}"
   export STATSAPI_UPSTREAM_RPS="${STATSAPI_UPSTREAM_RPS:-$SIM_RPS}"
+  export STATSAPI_UPSTREAM_REALM_RPS="${STATSAPI_UPSTREAM_REALM_RPS:-eu=$SIM_RPS,na=$SIM_RPS,asia=$SIM_RPS}"
   "$ROOT/.venv/bin/python" -m scripts.upstream_sim --port "$SIM_PORT" --rps "$SIM_RPS" \
       $( [ -f ../shared/data/wn8exp-2024-09-12.json ] && echo --expected-values ../shared/data/wn8exp-2024-09-12.json ) \
       > "$DATA_DIR/upstream_sim.log" 2>&1 &
