@@ -19,7 +19,8 @@ from server.domain.days import ManualClock, day_start, utc_day
 from server.services.tracker import Tracker, due_at
 from server.upstream.budget import UpstreamBudget
 from server.upstream.client import UpstreamClient
-from store.constants import TANK_COUNTERS
+from server.upstream.realms import RealmGates
+from store.constants import REGIONS, TANK_COUNTERS
 from store.tracker import SLICES, slice_of
 from tests.helpers import EXPECTED_VALUES_FILE, ROOT, run_days, sim, simulator
 
@@ -29,7 +30,7 @@ SIM_RPS = 100  # this module's own simulator: strict limits, a quota high enough
 
 @pytest.fixture(scope="module")
 def fast_sim():
-    with simulator(SIM_RPS) as url:
+    with simulator(SIM_RPS, throttle=",".join(f"{realm}={SIM_RPS}" for realm in REGIONS)) as url:
         yield url
 
 
@@ -81,7 +82,12 @@ class Ratings:
 
 
 def make_tracker(store, base_url, clock, world, owner, rps=SIM_RPS, **kwargs):
-    client = UpstreamClient("tracker-test", base_url=base_url, budget=UpstreamBudget(rps, hold_first_window=False))
+    client = UpstreamClient(
+        "tracker-test",
+        base_url=base_url,
+        budget=UpstreamBudget(rps, hold_first_window=False),
+        realms=RealmGates(dict.fromkeys(REGIONS, rps), hold_first_window=False),  # the simulator's throttle
+    )
     recording = Recording(TimeTravelUpstream(client, clock), clock)
     tracker = Tracker(store, recording, Ratings(world), clock=clock, owner=owner, **kwargs)
     return tracker, recording
@@ -159,6 +165,15 @@ async def test_two_weeks_of_passes_visit_once_a_day_and_rebuild_every_tank(store
     assert len(slices) == SLICES and all(doc.get("finished") for doc in slices)
     assert sum(doc.get("visited", 0) for doc in slices) == len(accounts)
     assert sum(doc.get("tanks_requests", 0) for doc in slices) == len(recording.tanks[days[-1]])
+    # ... and per realm, beside the realm's rate and back-off.
+    by_realm = (await tracker.refresh_status(force=True))["today"]["by_realm"]
+    assert {realm: figures["visited"] for realm, figures in by_realm.items()} == dict(
+        collections.Counter(region for region, _ in accounts)
+    )
+    assert sum(figures["requests"] for figures in by_realm.values()) == sum(
+        doc.get("info_requests", 0) + doc.get("tanks_requests", 0) for doc in slices
+    )
+    assert all(figures["remaining_estimate"] == 0 and figures["eta_seconds"] == 0 for figures in by_realm.values())
 
 
 @pytest.mark.gen_test(timeout=300)
@@ -475,3 +490,18 @@ async def test_account_info_batches_are_whole_across_regions(store):
             assert len(calls) == most and partial == len(regions), (day, len(calls), partial)
         else:  # 8 groups of 8 slices: a partial batch per region and group at most
             assert partial <= len(regions) * (SLICES // 8) and len(calls) <= minimal + partial, (len(calls), partial)
+
+
+def test_each_realms_share_of_the_pass_is_estimated_from_its_share_of_todays_visits():
+    from server.services.tracker import realm_progress
+
+    slices = [
+        {"regions": {"eu": {"visited": 20, "info_requests": 1, "tanks_requests": 12}}},
+        {"regions": {"eu": {"visited": 10, "info_requests": 1, "tanks_requests": 5}, "na": {"visited": 10}}},
+        {},  # a slice claimed before any batch
+    ]
+    progress = realm_progress(slices, remaining=40, worked=100.0, done=False)
+    assert progress["eu"] == {"visited": 30, "requests": 19, "remaining_estimate": 30, "eta_seconds": 100}
+    assert progress["na"] == {"visited": 10, "requests": 0, "remaining_estimate": 10, "eta_seconds": 100}
+    assert set(realm_progress(slices, remaining=0, worked=100.0, done=True)["na"].values()) == {10, 0}
+    assert realm_progress([], remaining=5, worked=0.0, done=False) == {}

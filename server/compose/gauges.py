@@ -128,4 +128,21 @@ def process_families(services: Services) -> list:
     size = GaugeMetricFamily("statsapi_answer_cache_bytes", "Bytes the answer cache holds (bodies and overhead).")
     size.add_metric([], answers["bytes"])
     families += [lookups, size]
+    by_realm = ((services.tracker_status().get("today") or {}).get("by_realm")) or {}
+    if by_realm:
+        visited = GaugeMetricFamily(
+            "statsapi_tracker_realm_visited_today",
+            "Accounts of a realm the daily pass visited today.",
+            labels=["realm"],
+        )
+        eta = GaugeMetricFamily(
+            "statsapi_tracker_realm_eta_seconds",
+            "Seconds until a realm's part of today's pass should end at its own pace (estimate).",
+            labels=["realm"],
+        )
+        for realm, figures in sorted(by_realm.items()):
+            visited.add_metric([realm], figures["visited"])
+            if figures["eta_seconds"] is not None:
+                eta.add_metric([realm], figures["eta_seconds"])
+        families += [visited, eta]
     return families

@@ -134,6 +134,10 @@ class Services:
         if self._upstream is None:
             return {"configured": False}
         status = self._upstream.status()
+        # Each realm's part of the tracker's daily pass beside its rate and back-off.
+        by_realm = (self.tracker_status().get("today") or {}).get("by_realm") or {}
+        for realm, gate in status.get("realms", {}).items():
+            gate["pass"] = by_realm.get(realm)
         if self.ratings_source is not None:
             status["expected_values"] = self.ratings_source.status()
         return status

@@ -281,6 +281,41 @@ def full_batches(accounts: list[dict], batch: int, last: bool) -> dict[str, list
     return whole
 
 
+REALM_SPEND_KEYS = ("visited", "info_requests", "tanks_requests")
+
+
+def realm_spend(region: str, counts: dict[str, int]) -> dict[str, int]:
+    """A batch's figures under the slice document's per-realm keys (`regions.<realm>.<key>`)."""
+    return {f"regions.{region}.{key}": counts.get(key, 0) for key in REALM_SPEND_KEYS}
+
+
+def realm_progress(slices: list[dict], remaining: int, worked: float, done: bool) -> dict[str, dict]:
+    """Today's pass per realm: visits and requests, and an estimate of what is left and when it
+    ends. Accounts fall into slices by a stable hash, so each realm's share of today's visits
+    stands for its share of what remains; the ETA divides that by the realm's own visit rate."""
+    visited: dict[str, dict[str, int]] = {}
+    for doc in slices:
+        for realm, figures in (doc.get("regions") or {}).items():
+            mine = visited.setdefault(realm, dict.fromkeys(REALM_SPEND_KEYS, 0))
+            for key in REALM_SPEND_KEYS:
+                mine[key] += int((figures or {}).get(key) or 0)
+    total = sum(figures["visited"] for figures in visited.values())
+    out = {}
+    for realm in sorted(visited):
+        figures = visited[realm]
+        left = round(remaining * figures["visited"] / total) if total else 0
+        eta: float | None = 0.0 if done or not left else None
+        if eta is None and worked > 0 and figures["visited"]:
+            eta = left / (figures["visited"] / worked)
+        out[realm] = {
+            "visited": figures["visited"],
+            "requests": figures["info_requests"] + figures["tanks_requests"],
+            "remaining_estimate": left,
+            "eta_seconds": None if eta is None else round(eta),
+        }
+    return out
+
+
 class Tracker:
     def __init__(
         self,
@@ -416,7 +451,8 @@ class Tracker:
                 for region, group in by_region.items():
                     for start in range(0, len(group), self.batch):
                         counts = await self.visit(day, region, group[start : start + self.batch])
-                        await tracked.add_spend(day, mine[0], counts)  # a group's figures on its first slice
+                        # A group's figures on its first slice, and per realm (its progress in /status).
+                        await tracked.add_spend(day, mine[0], {**counts, **realm_spend(region, counts)})
                         self._add_spent(day, counts)
                         await self.refresh_status()  # at most every STATUS_EVERY s, also during long work
                         # Renew a third of the ttl after the last renewal (checked after every batch);
@@ -603,6 +639,7 @@ class Tracker:
             eta = 0.0
         elif worked > 0 and totals["visited"]:
             eta = max(max(unfinished_due) - now, remaining / (totals["visited"] / worked))
+        by_realm = realm_progress(slices, remaining, worked, done=not unfinished_due)
         self._status = {
             "enabled": True,
             "track_days": self.track_days,
@@ -617,6 +654,7 @@ class Tracker:
                 "requests": {"account_info": totals["info_requests"], "tanks_stats": totals["tanks_requests"]},
                 "records": totals["records"],
                 "record_bytes": totals["record_bytes"],
+                "by_realm": by_realm,
             },
             "this_process": {
                 "slices_claimed": sorted(s for d, s in self.claimed if d == day),
