@@ -46,6 +46,28 @@ Limits, as strict as the real API:
   (about 0.2 s on the worker thread), so start-up stays instant. Simulated nicknames are not
   unique (the real ones are) and some hold a ``-`` (the real game allows none), so such a
   nickname is found only by a prefix before its ``-``.
+- Strict mode (``--strict``, ``make_app(strict=True)``; off by default, and then none of this
+  applies), as the real API behind its CDN:
+
+  - The CDN's throttle per client address and realm (``throttle.py``; default rates eu 6, na 8,
+    asia 8 requests/s; ``--throttle eu=6,na=8,asia=8`` or ``--throttle off`` sets them, also
+    without ``--strict``; ``make_app(throttle={"eu": 6, ...} | "eu=6" | None)``). The realm is the
+    region segment of the path (every game of a region shares it). A request arriving when
+    ``rate`` or more requests of that address and realm arrived in the preceding 1.0 s (real time,
+    never the simulated clock; stalled ones count too) *stalls*: it is never answered, held until
+    the client disconnects or ``stall_seconds`` (default 60) pass, then its connection is closed
+    without an answer. ``burst_factor`` x ``rate`` (default 2 x) arrivals within one second block
+    that address and realm for ``block_seconds`` (default 20): every request then stalls, and a
+    new burst during the block starts it over. A stalled request never reaches the API: it counts
+    only in the stats' ``throttle`` block, not in ``total``, ``by_path``, the rps window or faults.
+  - ``application_id=demo``: ``407 DEMO_APPLICATION_IS_BLOCKED``.
+  - account/info and tanks/stats holding any account id outside the region's range
+    (``REGION_RANGES``: an NA id asked on EU, or 0): the whole call is ``407 INVALID_ACCOUNT_ID``,
+    field ``account_id``, value the offending ids (comma separated); clans/info,
+    clanratings/clans and stronghold/claninfo the same with ``INVALID_CLAN_ID`` / ``clan_id`` for
+    clan ids outside the region's clan range (``clan_range()``). A list over the ids limit is still
+    ``*_LIST_LIMIT_EXCEEDED``; ``invalid_account_id(region)`` / ``invalid_clan_id(region)`` name
+    such ids (existing ones of the next region).
 - About 10 % of accounts are veterans with 150-400 played tanks (``veteran_accounts()``).
 - About 5 % of clan slots hold a disbanded clan: clans/info answers ``{"clan_id",
   "is_clan_disbanded": true, "updated_at"}`` with every other key null; clanratings/clans and
@@ -53,22 +75,61 @@ Limits, as strict as the real API:
 
 Other endpoints::
 
-    GET  /wn8exp.json         XVM expected-values table (--expected-values FILE, else generated);
+    GET  /json/wn8exp.json    the frozen XVM expected-values table (--expected-values FILE as is,
+                              else generated for the catalogue); /wn8exp.json is an alias
+    GET  /json/wg/wn8exp.json the maintained table: every frozen row unchanged plus a generated row
+                              (the values the world plays the tank with) for each catalogue vehicle
+                              the frozen table lacks, header version a date after the frozen one's
+                              (expected.py). Both tables, in XVM's {"header", "data"} layout:
                               ?strings=1 (or --expected-values-strings): every number as a string;
-                              ?bad_rows=N: N malformed rows appended (no IDNum, non-numeric values)
+                              ?bad_rows=N: N malformed rows appended (no IDNum, non-numeric values);
+                              ETag and Last-Modified, 304 with no body to a matching If-None-Match
+                              or an If-Modified-Since not older than Last-Modified
+    GET  /_sim/expected       {"wg": mode, "fail", "bumps", "versions", "rows", "last_modified",
+                               "etags", "served": {"frozen"|"wg": {"200", "304", "503"}}}
+    POST /_sim/expected       {"wg": "ok" | "garbage" (an HTML page, not JSON) | "truncated" (every
+                               10th row dropped) | "format" (the rows under {"version", "tanks"}),
+                               "bump": true | N (N new versions: the added rows' values move by up
+                               to 2 %, new ETag and Last-Modified), "fail": N (the next N requests
+                               of the wg table answer HTTP 503), "reset": true (all of it undone,
+                               counts cleared)}
     GET  /_sim/clock          {"now", "offset", "frozen", "real_time"}
     POST /_sim/clock          {"now": ts} (frozen at ts; add "freeze": false to keep it running),
                               {"offset": s}, {"advance": s}, {"reset": true}
     GET  /_sim/faults         current fault settings
     POST /_sim/faults         {"latency_ms", "error_rate", "http_5xx_rate", "timeout_rate",
                                "limit_rate", "fail_next", "fail_mode", "hang_seconds", "seed",
-                               "reset"}
+                               "reset", and errors on demand (counted in the stats' faults):
+                               "config_error": "INVALID_IP_ADDRESS" | "APPLICATION_IS_BLOCKED" |
+                                 "INVALID_APPLICATION_ID" | "DEMO_APPLICATION_IS_BLOCKED" | null
+                                 (every API request answered 407 with it; field application_id for
+                                 INVALID_APPLICATION_ID, else null),
+                               "disabled_methods": ["wot/stronghold/claninfo", ...] (405
+                                 METHOD_DISABLED),
+                               "method_errors": {"wot/clans/info": "SOURCE_NOT_AVAILABLE", ...}
+                                 (that error; code 504 for SOURCE_NOT_AVAILABLE, 405
+                                 METHOD_DISABLED, 404 METHOD_NOT_FOUND, 402 *_NOT_SPECIFIED, else
+                                 407: faults.ERROR_CODES),
+                               "failing_games": ["wows"] (a wgn/servers/info call whose game list,
+                                 default all, holds one answers 504 SOURCE_NOT_AVAILABLE)}
+                              Precedence: config_error, disabled_methods, method_errors,
+                              failing_games, then the random faults.
     GET  /_sim/limits         {"rps": N, "window_seconds": 1.0}
     POST /_sim/limits         {"rps": N} (0 disables); {"reset": true} also forgets the windows
+    GET  /_sim/throttle       {"rates": {"eu": 6, "na": 8, "asia": 8} | null (off), "block_seconds",
+                               "burst_factor", "stall_seconds", "window_seconds": 1.0, "blocked":
+                               [{"address", "region", "seconds_left"}]}
+    POST /_sim/throttle       any of {"rates": {...} | null, "block_seconds", "burst_factor",
+                               "stall_seconds"}; {"reset": true} forgets every window and block
+                               (and drops the stalled requests); unknown keys or bad values: 400
     GET  /_sim/stats          {"total", "by_path", "by_endpoint", "faults", "since",
                                "max_per_second", "max_per_second_by_app", "violations":
                                {"ids_limit", "request_limit", "total"}, "violations_by_path",
-                               "bytes", "bytes_by_path"} (DELETE or POST {"reset": true} clears)
+                               "bytes", "bytes_by_path", "throttle": {"stalled",
+                               "stalled_by_region", "blocks", "max_per_second_by_region" (the
+                               busiest second of any one address in the realm, counted with the
+                               throttle off too)}} (DELETE or POST {"reset": true} clears; the
+                               throttle's windows and blocks stay: /_sim/throttle resets those)
     GET  /_sim/accounts?region=eu&n=10&start=ID   existing account ids (existing_accounts())
     GET  /_sim/veterans?region=eu&n=10            veteran account ids (veteran_accounts())
     GET  /_sim/clans?region=eu&n=10               active clan ids (existing_clans())
@@ -78,9 +139,12 @@ Other endpoints::
                               (404 when there is no such active clan); {"reset": true} undoes all
 
 Every API request also accepts ``_sim_now=<unix ts>``: answer "as of" that instant.
-Faults, limits and counters apply to the API paths only (not to /wn8exp.json or /_sim/*). The
-"timeout" fault holds the request until the client disconnects, ``hang_seconds`` pass, or the
-faults are cleared.
+The throttle, faults, limits and counters apply to the API paths only (never to the
+expected-values tables or /_sim/*). The "timeout" fault holds the request until the client
+disconnects, ``hang_seconds`` pass, or the faults are cleared, then answers 504.
+An API request meets, in order: the throttle (stall), the rps limit (REQUEST_LIMIT_EXCEEDED),
+the errors on demand, the random faults, then the method (application_id checks, strict id
+ranges, parameters).
 
 Account ids follow the real ranges (eu 500,000,000+, na 1,000,000,000+, asia 2,000,000,000+);
 clan ids are the account range divided by 1000 (eu 500,000+, na 1,000,000+, asia 2,000,000+),
