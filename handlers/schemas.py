@@ -644,6 +644,18 @@ def schema_components(index: dict) -> dict:
                         "elo_8": nullable("integer", description="Elo rating, tier VIII category."),
                         "skirmish_win_rate": nullable("number", description="Percent, two decimals."),
                         "skirmish_battles": {"type": "integer", "minimum": 0},
+                        "ratings_updated_at": nullable(
+                            "integer",
+                            description="Unix time elo_10 and elo_8 were fetched; older than cached_at when "
+                            "the ratings call failed at the newest refresh (the older figures are kept); null "
+                            "when never fetched.",
+                        ),
+                        "stronghold_updated_at": nullable(
+                            "integer",
+                            description="Unix time skirmish_battles and skirmish_win_rate were fetched; older "
+                            "than cached_at when the stronghold call failed at the newest refresh (the older "
+                            "figures are kept); null when never fetched.",
+                        ),
                     }
                 ),
                 "members": obj(

@@ -15,6 +15,7 @@ from tornado.httpclient import HTTPRequest
 from scripts.upstream_sim import clan_members, existing_clans
 from server.upstream.client import UpstreamUnavailable
 from tests.helpers import ROOT
+from tests.test_partial_answers import clan_schema_errors, throttle_pause
 
 REGION = "eu"
 CLAN = 700001
@@ -185,7 +186,15 @@ async def test_details_averages_hand_checked(app, http_client, base_url):
     assert data["members_count"] == 6
     assert data["cached_at"] == int(now)
     # Skirmishes: 30 + 10 battles, 20 + 5 wins (the 28-day keys are not added).
-    assert data["ratings"] == {"elo_10": 1523, "elo_8": None, "skirmish_battles": 40, "skirmish_win_rate": 62.5}
+    assert data["ratings"] == {
+        "elo_10": 1523,
+        "elo_8": None,
+        "skirmish_battles": 40,
+        "skirmish_win_rate": 62.5,
+        "ratings_updated_at": int(now),  # everything fetched at this refresh: the clan's own time
+        "stronghold_updated_at": int(now),
+    }
+    assert not clan_schema_errors(data)
     # Alpha, Bravo, Charlie, Foxtrot; Delta has no profile and Echo no battles.
     assert data["members"] == {
         "profiles_measured": 4,
@@ -369,7 +378,7 @@ async def test_weekly_digest_from_constructed_snapshots(app, http_client, base_u
 
 # --- upstream failures -------------------------------------------------------------------
 @pytest.mark.gen_test(timeout=30)
-@pytest.mark.parametrize("failing", ["clans_info", "stronghold_claninfo", "account_info"])
+@pytest.mark.parametrize("failing", ["clans_info", "account_info"])
 async def test_refresh_failure_keeps_the_old_clan_whole(app, http_client, base_url, failing):
     now = float(int(time.time()))
     services, store, fake = use_fake(app, now)
@@ -400,6 +409,107 @@ async def test_refresh_failure_keeps_the_old_clan_whole(app, http_client, base_u
     code, fresh = await api(http_client, base_url, f"/clan/{CLAN}/eu")
     assert fresh["data"]["name"] == "Renamed" and fresh["data"]["cached_at"] == int(now + 7200)
     assert fresh["data"]["members"]["avg_battles"] == 925.0  # (1100 + 2000 + 500 + 100) / 4
+
+
+@pytest.mark.gen_test(timeout=30)
+@pytest.mark.parametrize("failing", ["stronghold_claninfo", "clan_ratings", "both"])
+async def test_partial_refresh_keeps_the_older_figures_with_their_time(app, http_client, base_url, failing):
+    """Only clans/info (and the members' data) are needed to refresh a clan: a failed ratings or
+    stronghold call keeps that call's figures as stored, with their own older time."""
+    now = float(int(time.time()))
+    services, store, fake = use_fake(app, now)
+    await store.clans.add_seeds(REGION, [CLAN], now)
+    await services.clans.refresh(0)
+
+    # Two hours later everything changed upstream, and the named call(s) fail.
+    later = now + 7200
+    services.clans.clock = lambda: later
+    fake.clans[CLAN]["name"] = "Renamed"
+    fake.accounts[601]["statistics"]["all"]["battles"] += 100
+    fake.ratings[CLAN]["fb_elo_rating_10"]["value"] = 1600
+    fake.strongholds[CLAN]["skirmish_statistics"].update(total_10=50, win_10=25)
+    fake.failing |= {"stronghold_claninfo", "clan_ratings"} if failing == "both" else {failing}
+    outcome = await services.clans.refresh(2)
+    ratings_failed = failing in ("clan_ratings", "both")
+    stronghold_failed = failing in ("stronghold_claninfo", "both")
+    assert outcome.startswith(
+        f"refreshed 1 clans, failed 0, partial 1 (older elo kept {int(ratings_failed)}, "
+        f"older skirmishes kept {int(stronghold_failed)}), not found 0"
+    )
+    doc = await store.clans.get(REGION, CLAN)
+    services.clans.forget_hot()
+    code, body = await api(http_client, base_url, f"/clan/{CLAN}/eu")
+    assert code == 200
+    data = body["data"]
+    # From clans/info and the members' profiles: new.
+    assert data["name"] == "Renamed" and data["cached_at"] == int(later)
+    assert data["members"]["avg_battles"] == 925.0  # (1100 + 2000 + 500 + 100) / 4
+    elo = (1523, int(now)) if ratings_failed else (1600, int(later))
+    skirmishes = (40, 62.5, int(now)) if stronghold_failed else (60, 50.0, int(later))  # (25 + 5) wins of (50 + 10)
+    ratings = data["ratings"]
+    assert (ratings["elo_10"], ratings["ratings_updated_at"]) == elo
+    assert (ratings["skirmish_battles"], ratings["skirmish_win_rate"], ratings["stronghold_updated_at"]) == skirmishes
+
+    # The same refresh again writes the same document (idempotent).
+    await store.clans.clans.update_one({"_id": doc["_id"]}, {"$set": {"cached_at": now}})  # due again
+    services.clans.forget_hot()
+    await services.clans.refresh(3)
+    assert await store.clans.get(REGION, CLAN) == doc
+
+    # The calls answer again: every part is as new as the clan.
+    fake.failing.clear()
+    services.clans.clock = lambda: later + 7200
+    assert (await services.clans.refresh(4)).startswith("refreshed 1 clans, failed 0, partial 0, not found 0")
+    services.clans.forget_hot()
+    code, body = await api(http_client, base_url, f"/clan/{CLAN}/eu")
+    ratings = body["data"]["ratings"]
+    assert ratings["elo_10"] == 1600 and ratings["skirmish_battles"] == 60
+    assert ratings["ratings_updated_at"] == ratings["stronghold_updated_at"] == body["data"]["cached_at"]
+
+
+@pytest.mark.gen_test(timeout=30)
+async def test_first_refresh_without_ratings_has_null_figures_and_times(app, http_client, base_url):
+    now = float(int(time.time()))
+    services, store, fake = use_fake(app, now)
+    await store.clans.add_seeds(REGION, [CLAN], now)
+    fake.failing |= {"stronghold_claninfo", "clan_ratings"}
+    assert (await services.clans.refresh(0)).startswith("refreshed 1 clans, failed 0, partial 1")
+    code, body = await api(http_client, base_url, f"/clan/{CLAN}/eu")
+    assert code == 200 and body["data"]["members"]["profiles_measured"] == 4
+    assert body["data"]["ratings"] == {
+        "elo_10": None,
+        "elo_8": None,
+        "skirmish_battles": 0,
+        "skirmish_win_rate": None,
+        "ratings_updated_at": None,  # never fetched
+        "stronghold_updated_at": None,
+    }
+    assert not clan_schema_errors(body["data"])
+
+
+@pytest.mark.gen_test(timeout=30)
+async def test_clan_stored_before_the_part_times_reads_them_as_cached_at(app, http_client, base_url):
+    now = float(int(time.time()))
+    services, store, fake = use_fake(app, now)
+    await store.clans.add_seeds(REGION, [CLAN], now)
+    await services.clans.refresh(0)
+    # A document written by an older version: the ratings block without its parts' times.
+    await store.clans.clans.update_one(
+        {"_id": f"{REGION}:{CLAN}"}, {"$unset": {"ratings.ratings_updated_at": "", "ratings.stronghold_updated_at": ""}}
+    )
+    services.clans.forget_hot()
+    code, body = await api(http_client, base_url, f"/clan/{CLAN}/eu")
+    assert body["data"]["ratings"]["ratings_updated_at"] == body["data"]["ratings"]["stronghold_updated_at"] == int(now)
+
+    # A partial refresh of it keeps the old figures, fetched at the old cached_at.
+    services.clans.clock = lambda: now + 7200
+    fake.failing.add("stronghold_claninfo")
+    assert (await services.clans.refresh(2)).startswith("refreshed 1 clans, failed 0, partial 1")
+    services.clans.forget_hot()
+    code, body = await api(http_client, base_url, f"/clan/{CLAN}/eu")
+    ratings = body["data"]["ratings"]
+    assert (ratings["skirmish_battles"], ratings["stronghold_updated_at"]) == (40, int(now))
+    assert ratings["ratings_updated_at"] == body["data"]["cached_at"] == int(now + 7200)
 
 
 # --- end to end over the simulator ----------------------------------------------------------
@@ -441,8 +551,10 @@ async def test_seeded_clan_refreshed_from_the_simulator(app, http_client, base_u
         assert code == 200
         data = body["data"]
         query = f"/?application_id=test-app-id-secret&clan_id={clan_id}"
+        await throttle_pause()  # the simulator's per-address throttle, like the CDN's
         info = ujson.loads((await get(http_client, upstream_sim + "/wot/eu/wot/clans/info" + query)).body)["data"]
         info = info[str(clan_id)]
+        await throttle_pause()  # the simulator's per-address throttle, like the CDN's
         rating = ujson.loads((await get(http_client, upstream_sim + "/wot/eu/wot/clanratings/clans" + query)).body)
         rating = rating["data"][str(clan_id)]
         assert (data["tag"], data["name"], data["members_count"]) == (info["tag"], info["name"], len(members))
@@ -451,6 +563,7 @@ async def test_seeded_clan_refreshed_from_the_simulator(app, http_client, base_u
         assert data["ratings"]["elo_10"] == expected_elo
         # Averages recomputed here from the simulator's member profiles.
         ids = ",".join(map(str, members))
+        await throttle_pause()  # the simulator's per-address throttle, like the CDN's
         accounts = ujson.loads(
             (await get(http_client, upstream_sim + f"/wot/eu/wot/account/info/?application_id=x&account_id={ids}")).body
         )["data"]
@@ -475,9 +588,12 @@ async def test_seeded_clan_refreshed_from_the_simulator(app, http_client, base_u
         assert code == 200
         assert weekly["data"]["activity"]["members"] == len(members)
 
-        # The simulator answers 5xx to everything: the old clan stays served, the run fails.
+        # The simulator answers 5xx to everything: the old clan stays served, the run fails
+        # (at once: the client's retries and back-off are tested in tests/test_upstream.py).
+        services.clans.upstream.background_retries = 0
         await sim_post(http_client, upstream_sim, "/_sim/faults", {"http_5xx_rate": 1.0})
         services.clans.clock = lambda: frozen + 7200
+        await throttle_pause()
         with pytest.raises(RuntimeError, match="refreshed 0 clans"):
             await services.clans.refresh(2)
         services.clans.forget_hot()

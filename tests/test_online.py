@@ -46,11 +46,22 @@ class FakeUpstream:
     def __init__(self):
         self.counts: dict[tuple[str, str], list[int]] = {}
         self.failing: set[tuple[str, str]] = set()
+        # A (game, region) that fails every request asking for it, whatever else it asks for
+        # (as the real API's wgn/servers/info does when one game's source is down).
+        self.poisoned: set[tuple[str, str]] = set()
         self.calls = 0
+        self.requests: list[tuple[str, tuple[str, ...]]] = []
 
     async def servers_info(self, region: str, games=GAMES, caller: str = "other"):
         self.calls += 1
+        self.requests.append((region, tuple(games)))
         await asyncio.sleep(0)
+        if any((game, region) in self.poisoned for game in games):
+            raise UpstreamUnavailable(
+                f"GET /wot/{region}/wgn/servers/info/: SOURCE_NOT_AVAILABLE (1 attempt)",
+                upstream_code=504,
+                upstream_message="SOURCE_NOT_AVAILABLE",
+            )
         if all((game, region) in self.failing for game in games):
             raise UpstreamUnavailable(f"GET /wot/{region}/wgn/servers/info/: HTTP 503 (3 attempts)")
         answer = {}
@@ -214,6 +225,46 @@ async def test_all_regions_failing_records_a_failed_job(store):
     assert "SamplingFailed: all 9 game/regions failed" in run["message"]
     assert await store.online.samples.count_documents({}) == 0
     assert await store.online.newest_timestamp() is None
+
+
+@pytest.mark.gen_test(timeout=20)
+async def test_a_game_failing_the_whole_request_is_asked_for_alone(store):
+    clock = Clock(0)
+    upstream = FakeUpstream()
+    upstream.poisoned = {("wows", "na")}
+    upstream.counts[("wot", "na")] = [11]
+    service = uncached(store, upstream, clock)
+
+    outcome = await sample_at(service, clock, "2030-05-01T10:00")
+    # Only the game that failed is lost: wot and wotb of na are stored from their own requests.
+    assert outcome == f"{SERVER_COUNT - 1} servers sampled in 8 game/regions, 1 failed: wows/na"
+    assert sorted(upstream.requests) == sorted(
+        [(region, GAMES) for region in REGIONS] + [("na", (game,)) for game in GAMES]
+    )
+    rows = await samples_at(store, ts("2030-05-01T10:00"))
+    stored = {(r["meta"]["game"], r["meta"]["region"]): r["players"] for r in rows}
+    assert ("wows", "na") not in stored and stored[("wot", "na")] == 11 and stored[("wotb", "na")] == 7
+    status = await store.online.status.find_one({"_id": "wows:na"})
+    assert "SOURCE_NOT_AVAILABLE" in status["last_error"]
+    current = await service.current()
+    assert current["games"]["wot"]["complete"] is True and current["games"]["wot"]["players"] == 7 + 7 + 11 + 7
+    assert current["games"]["wows"]["regions"]["na"]["failing"] is True
+
+    # Every game failing alone too: each is reported on its own, nothing is stored for the region.
+    upstream.poisoned = {(game, "asia") for game in GAMES}
+    upstream.requests.clear()
+    outcome = await sample_at(service, clock, "2030-05-01T10:01")
+    assert outcome.endswith("sampled in 6 game/regions, 3 failed: wot/asia, wotb/asia, wows/asia")
+    assert len(upstream.requests) == len(REGIONS) + len(GAMES)
+
+    # A realm that does not answer at all (no upstream error code: timeouts, connection errors)
+    # is not asked three times more.
+    upstream.poisoned = set()
+    upstream.failing = {(game, "asia") for game in GAMES}
+    upstream.requests.clear()
+    outcome = await sample_at(service, clock, "2030-05-01T10:02")
+    assert outcome.endswith("sampled in 6 game/regions, 3 failed: wot/asia, wotb/asia, wows/asia")
+    assert upstream.requests == [(region, GAMES) for region in REGIONS]
 
 
 # --- peaks and daily aggregates, hand-checked --------------------------------------------

@@ -494,6 +494,9 @@ CLAN = Endpoint(
         "clan_id, tag, name, members_count, region": "identity (members_count from the upstream)",
         "ratings.elo_10 / elo_8": "Elo ratings (integer, null when the upstream has none)",
         "ratings.skirmish_battles / skirmish_win_rate": "skirmishes summed over tiers; win rate in percent, 2 decimals",
+        "ratings.ratings_updated_at / stronghold_updated_at": "unix time the elo figures / the skirmish figures "
+        "were fetched: equal to cached_at, or older when that upstream call failed at the newest refresh and the "
+        "figures before it were kept (null when never fetched)",
         "members.profiles_measured": "member profiles the averages use (members with a profile and >= 1 battle)",
         "members.avg_win_rate / avg_damage / avg_battles": "means of per-member career values",
         "member_list[]": "account_id, name, role, joined_at (unix)",

@@ -87,6 +87,10 @@ def skirmish_totals(stronghold: dict | None) -> tuple[int, int]:
     return battles, wins
 
 
+ELO_FIELDS = ("elo_10", "elo_8")  # from clanratings/clans; their age: ratings_updated_at
+SKIRMISH_FIELDS = ("skirmish_battles", "skirmish_win_rate")  # from stronghold/claninfo: stronghold_updated_at
+
+
 def clan_ratings(ratings: dict | None, stronghold: dict | None) -> dict:
     battles, wins = skirmish_totals(stronghold)
     return {
@@ -95,6 +99,47 @@ def clan_ratings(ratings: dict | None, stronghold: dict | None) -> dict:
         "skirmish_battles": battles,
         "skirmish_win_rate": round(100.0 * wins / battles, 2) if battles else None,
     }
+
+
+def stored_ratings(doc: dict | None) -> dict:
+    """The ratings block of a stored clan with each part's fetch time (unix seconds).
+
+    Documents written before the parts had their own times were fetched whole at cached_at;
+    no document: the figures of a clan never fetched (elo null, no skirmishes, times null).
+    """
+    if doc is None:
+        return {**clan_ratings(None, None), "ratings_updated_at": None, "stronghold_updated_at": None}
+    block = doc.get("ratings") or {}
+    cached_at = int(doc["cached_at"])
+    return {
+        "elo_10": block.get("elo_10"),
+        "elo_8": block.get("elo_8"),
+        "skirmish_battles": int(block.get("skirmish_battles") or 0),
+        "skirmish_win_rate": block.get("skirmish_win_rate"),
+        "ratings_updated_at": block.get("ratings_updated_at", cached_at),
+        "stronghold_updated_at": block.get("stronghold_updated_at", cached_at),
+    }
+
+
+def refreshed_ratings(
+    ratings: dict | None,
+    stronghold: dict | None,
+    old_doc: dict | None,
+    now: float,
+    *,
+    ratings_fetched: bool = True,
+    stronghold_fetched: bool = True,
+) -> dict:
+    """The ratings block of a clan refreshed at `now`: each part from its upstream answer when
+    that call succeeded (fetched at `now`), else as stored before with its older time (null
+    when never fetched). A pure function of its inputs: the same refresh writes the same block."""
+    fresh = clan_ratings(ratings, stronghold)
+    block = stored_ratings(old_doc)
+    if ratings_fetched:
+        block.update({k: fresh[k] for k in ELO_FIELDS}, ratings_updated_at=int(now))
+    if stronghold_fetched:
+        block.update({k: fresh[k] for k in SKIRMISH_FIELDS}, stronghold_updated_at=int(now))
+    return block
 
 
 def member_averages(members: list[dict]) -> dict:
@@ -122,7 +167,7 @@ def details_view(doc: dict) -> dict:
         "tag": doc.get("tag"),
         "name": doc.get("name"),
         "members_count": doc.get("members_count"),
-        "ratings": doc["ratings"],
+        "ratings": stored_ratings(doc),
         "members": doc["members_avg"],
         "member_list": [
             {k: m.get(k) for k in ("account_id", "name", "role", "joined_at")} for m in doc.get("members") or []
@@ -339,6 +384,13 @@ def weekly_digest(clan: dict, snapshots: list[dict], start: str, end: str, now: 
 
 
 # --- the service ----------------------------------------------------------------------
+class _NotFetched:
+    """Stands for an upstream answer whose call failed (None means: fetched, nothing there)."""
+
+
+_NOT_FETCHED = _NotFetched()
+
+
 @dataclasses.dataclass
 class _Run:
     """Bookkeeping of one refresh run: the upstream request budget and the outcome counters."""
@@ -351,6 +403,9 @@ class _Run:
     not_found: int = 0
     disbanded: int = 0
     rated: int = 0
+    partial: int = 0  # refreshed from clans/info with older elo and/or skirmish figures kept
+    ratings_kept: int = 0  # of which clanratings/clans failed (older elo figures)
+    stronghold_kept: int = 0  # of which stronghold/claninfo failed (older skirmish figures)
     stopped: bool = False
 
     def spend(self, n: int = 1) -> None:
@@ -461,8 +516,11 @@ class ClanService:
     async def refresh(self, slot: int | None = None) -> str:
         """Refresh due clans (seeded or named by cached players) within the request budget.
 
-        A clan is written in one update only when its info, ratings, stronghold and member
-        data all arrived; on any upstream failure its old document stays as it was.
+        A clan is written in one update only when its info and member data arrived; on a
+        failure of those its old document stays as it was. When only clanratings/clans or
+        stronghold/claninfo failed, the clan is still refreshed (a partial refresh): the missing
+        figures keep their stored values and their own older time (ratings_updated_at,
+        stronghold_updated_at), and the run goes on.
         """
         now = self.clock()
         due, referenced = await self._due(now)
@@ -485,8 +543,11 @@ class ClanService:
                 break
             attempted += len(ids)
             await self._refresh_batch(region, ids, run, referenced)
+        partial = f"partial {run.partial}"
+        if run.partial:
+            partial += f" (older elo kept {run.ratings_kept}, older skirmishes kept {run.stronghold_kept})"
         outcome = (
-            f"refreshed {run.refreshed} clans, failed {run.failed}, not found {run.not_found}, "
+            f"refreshed {run.refreshed} clans, failed {run.failed}, {partial}, not found {run.not_found}, "
             f"disbanded {run.disbanded}, "
             f"members rated {run.rated}, upstream requests {run.requests}, "
             f"left for later {len(due) - attempted}"
@@ -517,15 +578,27 @@ class ClanService:
         )
         run.spend(clan_requests(len(ids)))
         for result in results:
+            if isinstance(result, BaseException) and not isinstance(result, UpstreamError):
+                raise result
+        info_result, ratings_result, stronghold_result = results
+        if isinstance(info_result, BaseException):
+            log.warning("clan batch %s (%d clans) skipped: %s", region, len(ids), info_result)
+            run.failed += len(ids)
+            if isinstance(info_result, UpstreamUnavailable):
+                run.stopped = True  # the upstream is down: leave the rest for the next run
+            return
+        infos = cast(dict, info_result)
+        # A failed ratings or stronghold call loses only its own figures: the clans are still
+        # refreshed from clans/info and keep those figures as stored (with their older time).
+        ratings_fetched = not isinstance(ratings_result, BaseException)
+        stronghold_fetched = not isinstance(stronghold_result, BaseException)
+        for name, result in (("clanratings/clans", ratings_result), ("stronghold/claninfo", stronghold_result)):
             if isinstance(result, BaseException):
-                if not isinstance(result, UpstreamError):
-                    raise result
-                log.warning("clan batch %s (%d clans) skipped: %s", region, len(ids), result)
-                run.failed += len(ids)
-                if isinstance(result, UpstreamUnavailable):
-                    run.stopped = True  # the upstream is down: leave the rest for the next run
-                return
-        infos, ratings, strongholds = cast(list[dict], results)  # no exception among them (above)
+                log.warning(
+                    "clan batch %s (%d clans): %s failed, older figures kept: %s", region, len(ids), name, result
+                )
+        ratings = cast(dict, ratings_result) if ratings_fetched else {}
+        strongholds = cast(dict, stronghold_result) if stronghold_fetched else {}
         disbanded = [c for c in ids if (infos.get(c) or {}).get("is_clan_disbanded")]
         if disbanded:
             # Gone for good: its data is dropped (404 clan_not_cached) and it leaves the refresh.
@@ -562,8 +635,8 @@ class ClanService:
                 region,
                 clan_id,
                 infos[clan_id],
-                ratings.get(clan_id),
-                strongholds.get(clan_id),
+                ratings.get(clan_id) if ratings_fetched else _NOT_FETCHED,
+                strongholds.get(clan_id) if stronghold_fetched else _NOT_FETCHED,
                 members,
                 accounts,
                 old_docs.get(clan_id),
@@ -600,8 +673,8 @@ class ClanService:
         region: str,
         clan_id: int,
         info: dict,
-        ratings: dict | None,
-        stronghold: dict | None,
+        ratings: dict | None | _NotFetched,
+        stronghold: dict | None | _NotFetched,
         members: list[dict],
         accounts: dict,
         old_doc: dict | None,
@@ -647,7 +720,14 @@ class ClanService:
             "tag": info.get("tag"),
             "name": info.get("name"),
             "members_count": int(info.get("members_count") or len(rows)),
-            "ratings": clan_ratings(ratings, stronghold),
+            "ratings": refreshed_ratings(
+                None if isinstance(ratings, _NotFetched) else ratings,
+                None if isinstance(stronghold, _NotFetched) else stronghold,
+                old_doc,
+                now,
+                ratings_fetched=not isinstance(ratings, _NotFetched),
+                stronghold_fetched=not isinstance(stronghold, _NotFetched),
+            ),
             "members_avg": member_averages(rows),
             "members": rows,
             "member_changes": member_changes(old_doc, rows, now),
@@ -661,6 +741,10 @@ class ClanService:
         for snapshot in snapshots:  # the members' histories changed too
             self.players.written(region, snapshot["account_id"])
         run.refreshed += 1
+        if isinstance(ratings, _NotFetched) or isinstance(stronghold, _NotFetched):
+            run.partial += 1
+            run.ratings_kept += isinstance(ratings, _NotFetched)
+            run.stronghold_kept += isinstance(stronghold, _NotFetched)
 
     async def _rate_members(
         self, region: str, members: list[dict], accounts: dict, known: dict, now: float, run: _Run

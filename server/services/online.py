@@ -125,7 +125,7 @@ class OnlineService:
         """Sample every game × region for minute `slot`; returns the outcome, raises if all failed."""
         minute_ts = slot * 60
         pairs = [(game, region) for game in GAMES for region in REGIONS]
-        # One upstream request per region answers every game.
+        # One upstream request per region answers every game (per game only when it fails).
         by_region = await asyncio.gather(*(self._fetch(region) for region in REGIONS))
         fetched = [dict(zip(REGIONS, by_region))[region][game] for game, region in pairs]
         sampled_at = self.clock()
@@ -165,11 +165,23 @@ class OnlineService:
         return outcome
 
     async def _fetch(self, region: str) -> dict[str, tuple[list[dict] | None, str | None]]:
-        """{game: (rows, None) or (None, error)} for one region."""
+        """{game: (rows, None) or (None, error)} for one region.
+
+        One request asks for every game (as public clients do). When the upstream answers that
+        request with an error (e.g. SOURCE_NOT_AVAILABLE because one game's source is down), each
+        game is asked for on its own (one request each, at once), so only the game that fails
+        loses its counts. A realm that did not answer at all (timeouts, connection errors, HTTP
+        errors: no upstream error code) is not asked three times more: every game failed."""
         try:
             answer = await self.upstream.servers_info(region, GAMES, caller="online")
         except Exception as exc:  # one region failing must not stop the others
-            return {game: (None, _describe(exc)) for game in GAMES}
+            if isinstance(exc, UpstreamError) and exc.upstream_code is None:
+                return {game: (None, _describe(exc)) for game in GAMES}
+            log.info(
+                "online sampler %s: the request for all games failed (%s); asking per game", region, _describe(exc)
+            )
+            singles = await asyncio.gather(*(self._fetch_game(region, game) for game in GAMES))
+            return dict(zip(GAMES, singles))
         out: dict[str, tuple[list[dict] | None, str | None]] = {}
         for game in GAMES:
             try:
@@ -177,6 +189,14 @@ class OnlineService:
             except ValueError as exc:  # one game's rows unusable: the other games still count
                 out[game] = (None, _describe(exc))
         return out
+
+    async def _fetch_game(self, region: str, game: str) -> tuple[list[dict] | None, str | None]:
+        """(rows, None) or (None, error) of one game in one region, from a request of its own."""
+        try:
+            answer = await self.upstream.servers_info(region, (game,), caller="online")
+            return _server_rows(answer.get(game)), None
+        except Exception as exc:  # this game only
+            return None, _describe(exc)
 
     @staticmethod
     def _peak_counts(stored: dict) -> dict[str, dict[str, int]]:
