@@ -924,6 +924,92 @@ def schema_components(index: dict) -> dict:
                                 ),
                             }
                         ),
+                        "realms": {
+                            "type": "object",
+                            "description": "Per realm (eu, na, asia): its cap under the CDN's per-address throttle, "
+                            "the rate in use after congestion, timeouts, back-off.",
+                            "additionalProperties": obj(
+                                {
+                                    "cap_per_second": {
+                                        "type": "number",
+                                        "description": "Configured cap (--upstream-realm-rps), all processes.",
+                                    },
+                                    "share_per_second": {"type": "number", "description": "This process's share."},
+                                    "rate_per_second": {
+                                        "type": "number",
+                                        "description": "What this process sends at most now (halved on each "
+                                        "congestion, recovering 5 % every 10 s).",
+                                    },
+                                    "slowed_down": {"type": "boolean"},
+                                    "timeouts_last_minute": {
+                                        "type": "integer",
+                                        "minimum": 0,
+                                        "description": "Timeouts, connection errors and 5xx in the last minute.",
+                                    },
+                                    "congestions": {"type": "integer", "minimum": 0, "description": "Since start."},
+                                    "last_congestion": number_or_null,
+                                    "backoff": obj(
+                                        {
+                                            "active": {"type": "boolean"},
+                                            "seconds_left": {"type": "number", "minimum": 0},
+                                            "streak": {
+                                                "type": "integer",
+                                                "minimum": 0,
+                                                "description": "Congestions since the realm last answered.",
+                                            },
+                                        },
+                                        description="Background work waits this out; live lookups answer 503 "
+                                        "upstream_unavailable with Retry-After meanwhile.",
+                                    ),
+                                    "in_flight": {"type": "integer", "minimum": 0},
+                                    "queued": {"type": "integer", "minimum": 0},
+                                    "requests_last_minute": {"type": "integer", "minimum": 0},
+                                    "pass": {
+                                        "type": ["object", "null"],
+                                        "description": "The realm's part of today's tracker pass "
+                                        "(tracker.today.by_realm), null before its first visit today.",
+                                    },
+                                },
+                                required=[
+                                    "cap_per_second",
+                                    "share_per_second",
+                                    "rate_per_second",
+                                    "slowed_down",
+                                    "timeouts_last_minute",
+                                    "congestions",
+                                    "last_congestion",
+                                    "backoff",
+                                    "in_flight",
+                                    "queued",
+                                    "requests_last_minute",
+                                ],
+                            ),
+                        },
+                        "configuration_errors": array(
+                            obj(
+                                {
+                                    "code": {"type": "string", "description": "e.g. DEMO_APPLICATION_IS_BLOCKED"},
+                                    "scope": {
+                                        "type": "string",
+                                        "description": "application (every request) or the method's path",
+                                    },
+                                    "method": {"type": "string"},
+                                    "advice": {"type": "string", "description": "What the operator should do."},
+                                    "since": {"type": "number"},
+                                    "last_seen": {"type": "number"},
+                                    "count": {"type": "integer", "minimum": 1},
+                                    "next_try_in_seconds": {"type": "integer", "minimum": 0},
+                                }
+                            ),
+                            description="Configuration-class upstream answers in force (health degraded); "
+                            "nothing is sent in their scope until the next try.",
+                        ),
+                        "invalid_ids": {
+                            "type": "integer",
+                            "minimum": 0,
+                            "description": "Ids the upstream called invalid, isolated by splitting their lists.",
+                        },
+                        "user_agent": {"type": "string", "description": "Sent with every upstream request."},
                         "expected_values": obj(
                             {
                                 "version": nullable("string"),
@@ -931,6 +1017,27 @@ def schema_components(index: dict) -> dict:
                                 "rows_skipped": {"type": "integer", "minimum": 0},
                                 "loaded_at": number_or_null,
                                 "last_error": nullable("string"),
+                                "url": nullable("string", description="Where the table is downloaded from."),
+                                "checked_at": {
+                                    **number_or_null,
+                                    "description": "Last successful check of the download (a 304 counts).",
+                                },
+                                "refused": {
+                                    "type": ["object", "null"],
+                                    "properties": {"reason": {"type": "string"}, "at": {"type": "number"}},
+                                    "description": "The last download refused (unparsable, lost more than 5 % of "
+                                    "the rows, another format): the table in use stays; null once a download passes.",
+                                },
+                                "saved": {
+                                    "type": ["object", "null"],
+                                    "properties": {
+                                        "path": {"type": "string"},
+                                        "version": nullable("string"),
+                                        "url": nullable("string"),
+                                    },
+                                    "description": "The last good table kept in the data directory (what a "
+                                    "restart without network rates with).",
+                                },
                                 "source": {"type": "string", "enum": ["table", "computed"]},
                                 "computed": {
                                     "type": "object",
@@ -969,7 +1076,31 @@ def schema_components(index: dict) -> dict:
                                 ),
                                 "records": {"type": "integer", "minimum": 0},
                                 "record_bytes": {"type": "integer", "minimum": 0},
+                                "by_realm": {
+                                    "type": "object",
+                                    "description": "Per realm: today's visits and upstream requests, what is "
+                                    "left (estimated from the realm's share of today's visits) and when its "
+                                    "part of the pass should end at the realm's own pace.",
+                                    "additionalProperties": obj(
+                                        {
+                                            "visited": {"type": "integer", "minimum": 0},
+                                            "requests": {"type": "integer", "minimum": 0},
+                                            "remaining_estimate": {"type": "integer", "minimum": 0},
+                                            "eta_seconds": nullable("integer", minimum=0),
+                                        }
+                                    ),
+                                },
                             },
+                            required=[
+                                "day",
+                                "visited",
+                                "total",
+                                "slices_finished",
+                                "eta_seconds",
+                                "requests",
+                                "records",
+                                "record_bytes",
+                            ],
                             description="Today's pass over every process.",
                         ),
                         "this_process": obj(
