@@ -5,7 +5,7 @@ from __future__ import annotations
 from handlers.base import BaseHandler, api_routes
 from server.api.answers import INDEX_TAG
 from server.api.catalogue import CATALOGUE, INDEX, LIVE_GLOBAL, LIVE_PER_CLIENT, OPENAPI, PREFIX, Endpoint
-from server.api.config import API_VERSION
+from server.api.config import API_VERSION, VERSION
 from server.api.errors import ALLOWED_METHODS, ERROR_CODES, RATE_HEADERS, RETRY_AFTER_SENT
 from server.api.ratelimit import WINDOW_SECONDS, scaled_limit
 from store.constants import GAMES, REGIONS
@@ -40,6 +40,8 @@ def index_document(config) -> dict:
         "site": config.site_url,
         "attribution": config.attribution,
         "openapi": OPENAPI.full_path,
+        # Each release's changes, what a caller must change marked: CHANGELOG.md of the source.
+        "changelog": {"release": VERSION, "document": "CHANGELOG.md"},
         "methods": ALLOWED_METHODS.split(", "),
         "rate_limits": {
             "identified_by": "client IP address; IPv6 clients by their /64 network "
