@@ -52,7 +52,7 @@ def type_of(node: dict) -> str:
     if name:
         return f"[{name}](#{github_slug(name)})"
     if "oneOf" in node or "anyOf" in node:
-        return " \\| ".join(type_of(alt) for alt in node.get("oneOf", node.get("anyOf", [])))
+        return " | ".join(type_of(alt) for alt in node.get("oneOf", node.get("anyOf", [])))
     if "const" in node:
         return f"{code(node['const'])}"
     kinds = node.get("type", "any")
@@ -64,7 +64,7 @@ def type_of(node: dict) -> str:
             words.append(f"array of {type_of(items)}" if items else "array")
         else:
             words.append(kind)
-    text = " \\| ".join(words)
+    text = " | ".join(words)
     if "enum" in node:
         values = [v for v in node["enum"] if v is not None]
         text += ": " + ", ".join(code(v) for v in values)
@@ -373,6 +373,13 @@ def render() -> str:
     shared: set[str] = {"Meta", "Error"}
     for name in answers:
         referenced(schemas[name], shared)
+    while True:  # and the objects those refer to
+        found = set(shared)
+        for name in shared:
+            referenced(schemas[name], found)
+        if found == shared:
+            break
+        shared = found
     shared -= set(answers)
 
     lines = [
