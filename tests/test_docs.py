@@ -1,21 +1,53 @@
-"""The documents are tested like code: every module they name exists, every option and error code is documented."""
+"""The documents are tested like code.
+
+- docs/api.md is what scripts/api_docs.py generates from the catalogue, the schemas and the error
+  codes; every endpoint, parameter and error code is in it;
+- every module docs/architecture.md names exists, and every package of server/ is described;
+- every option is in docs/deploy.md's configuration reference;
+- every link in README.md, CHANGELOG.md and docs/ resolves (files and anchors);
+- every table of docs/benchmarks.md names its command, machine, date and commit;
+- README.md stays short and says what an operator must know about the real API;
+- CHANGELOG.md's newest release is the server's version, and the index links the changelog;
+- the README's example calls answer, against the service and its simulator, what the README shows.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import importlib.util
+import random
 import re
+import subprocess
+import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
+import ujson
+from tornado.httpclient import HTTPRequest
 
+from scripts import api_docs
 from server.api import config as config_module
+from server.api.catalogue import CATALOGUE
 from server.api.errors import ERROR_CODES
 
 ROOT = Path(__file__).resolve().parent.parent
-ARCHITECTURE = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
-DEPLOY = (ROOT / "docs" / "deploy.md").read_text(encoding="utf-8")
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+DOCS = ROOT / "docs"
+
+
+def read(relative: str) -> str:
+    return (ROOT / relative).read_text(encoding="utf-8")
+
+
+ARCHITECTURE = read("docs/architecture.md")
+DEPLOY = read("docs/deploy.md")
+README = read("README.md")
+API = read("docs/api.md")
+BENCHMARKS = read("docs/benchmarks.md")
+CHANGELOG = read("CHANGELOG.md")
+# The documents this test holds to the rule "the current truth, never the history of the work".
+CURRENT_TRUTH_DOCUMENTS = ("README.md", "docs/api.md", "docs/benchmarks.md", "docs/data.md", "docs/architecture.md")
 
 FILE_NAMES = re.compile(r"\b((?:server|handlers|store|scripts|tests|static)/[\w/.-]*\w)")
 DOTTED_NAMES = re.compile(r"`((?:server|handlers|store)(?:\.\w+)+)")
@@ -46,6 +78,34 @@ def _resolves(dotted: str) -> bool:
     return False
 
 
+# --- docs/api.md ----------------------------------------------------------------------------------
+def test_the_api_reference_is_what_the_generator_writes():
+    assert API == api_docs.render(), (
+        "docs/api.md differs from what scripts/api_docs.py generates from server/api/catalogue.py, "
+        f"handlers/schemas.py and server/api/errors.py: run `{api_docs.COMMAND}` and commit docs/api.md"
+    )
+
+
+@pytest.mark.parametrize("endpoint", CATALOGUE, ids=lambda e: e.name)
+def test_every_endpoint_and_its_parameters_are_in_the_api_reference(endpoint):
+    assert f"`GET {endpoint.full_path}`" in API, f"docs/api.md does not document {endpoint.full_path}"
+    section = _section(API, f"### {endpoint.summary}\n")
+    for param in endpoint.params:
+        assert f"| `{param.name}` | {param.location} |" in section, (
+            f"docs/api.md does not list the parameter {param.name} of {endpoint.full_path}"
+        )
+    assert f"{endpoint.limit_per_minute} requests per minute" in section
+    assert f"max-age={endpoint.cache_max_age}" in section
+
+
+@pytest.mark.parametrize("code", sorted(ERROR_CODES))
+def test_every_error_code_is_in_the_api_reference(code):
+    status, _ = ERROR_CODES[code]
+    errors = _section(API, "## Error codes")
+    assert f"| {status} | `{code}` |" in errors, f"docs/api.md's error codes do not list {code} ({status})"
+
+
+# --- docs/architecture.md and docs/deploy.md ---------------------------------------------------------
 def test_every_file_and_module_the_architecture_names_exists():
     paths = sorted(set(FILE_NAMES.findall(ARCHITECTURE)))
     assert len(paths) > 20, "the pattern must find the document's paths"
@@ -88,7 +148,318 @@ def test_every_option_is_in_the_configuration_reference():
     assert not undocumented, f"options missing from docs/deploy.md section 1: {undocumented}"
 
 
-@pytest.mark.parametrize("code", sorted(ERROR_CODES))
-def test_every_error_code_is_in_the_readme(code):
-    errors = _section(README, "## Contract details decided here")
-    assert f"`{code}`" in errors, f"README's contract details do not list the error code {code}"
+# --- links ---------------------------------------------------------------------------------------------
+LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
+FENCE = re.compile(r"^```.*?^```", re.M | re.S)
+CODE_SPAN = re.compile(r"`[^`\n]+`")
+
+
+def linked_documents() -> list[Path]:
+    return [ROOT / "README.md", ROOT / "CHANGELOG.md", *sorted(DOCS.glob("*.md"))]
+
+
+def anchors(path: Path) -> set[str]:
+    """The anchors GitHub gives the headings of a Markdown file (a repeated heading gets -1, -2, ...)."""
+    seen: dict[str, int] = {}
+    out = set()
+    text = FENCE.sub("", path.read_text(encoding="utf-8"))
+    for heading in re.findall(r"^#{1,6} +(.+?) *#*$", text, re.M):
+        slug = api_docs.github_slug(heading)
+        count = seen.get(slug, 0)
+        seen[slug] = count + 1
+        out.add(slug if count == 0 else f"{slug}-{count}")
+    return out
+
+
+def test_the_slug_is_githubs():
+    assert (
+        api_docs.github_slug("3a. The upstream: three limits, and the mistakes that look healthy")
+        == "3a-the-upstream-three-limits-and-the-mistakes-that-look-healthy"
+    )
+    assert api_docs.github_slug("Conventions — `GET` only") == "conventions--get-only"
+
+
+@pytest.mark.parametrize("path", linked_documents(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_link_resolves(path):
+    text = CODE_SPAN.sub("", FENCE.sub("", path.read_text(encoding="utf-8")))
+    broken = []
+    for target in LINK.findall(text):
+        if re.match(r"^[a-z]+:", target):  # http:, https:, mailto:
+            continue
+        file_part, _, anchor = target.partition("#")
+        linked = (path.parent / file_part).resolve() if file_part else path
+        if not linked.exists():
+            broken.append(f"{target} (no such file)")
+        elif anchor and linked.suffix == ".md" and anchor not in anchors(linked):
+            broken.append(f"{target} (no such heading)")
+    assert not broken, f"{path.relative_to(ROOT)} has broken links: {broken}"
+
+
+# --- docs/benchmarks.md -----------------------------------------------------------------------------
+def benchmark_tables() -> list[tuple[str, str]]:
+    """(the text from the table's heading to the table, the table's first line) for each table."""
+    out = []
+    lines = BENCHMARKS.splitlines()
+    heading_at = 0
+    for number, line in enumerate(lines):
+        if line.startswith("#"):
+            heading_at = number
+        if line.startswith("|") and (number == 0 or not lines[number - 1].startswith("|")):
+            out.append(("\n".join(lines[heading_at:number]), line))
+    return out
+
+
+def test_every_benchmark_table_names_its_command_machine_date_and_commit():
+    tables = benchmark_tables()
+    assert len(tables) >= 5, "docs/benchmarks.md must hold the benchmarks' tables"
+    git = (ROOT / ".git").exists()
+    for preamble, first_line in tables:
+        where = f"docs/benchmarks.md, the table starting {first_line[:60]!r}"
+        assert re.search(r"\*\*Command\*\*: `[^`]+`", preamble), f"{where} names no command"
+        assert "**Machine**:" in preamble, f"{where} names no machine"
+        assert re.search(r"\*\*Date\*\*: 20\d\d-\d\d-\d\d", preamble), f"{where} names no date"
+        commits = re.findall(r"\*\*Commit\*\*: `?([0-9a-f]{7,40})", preamble)
+        assert commits, f"{where} names no commit"
+        if git:
+            for commit in commits:
+                found = subprocess.run(
+                    ["git", "-C", str(ROOT), "cat-file", "-e", commit + "^{commit}"], capture_output=True
+                )
+                assert found.returncode == 0, f"{where}: commit {commit} is not in this repository"
+
+
+# --- no history narration ---------------------------------------------------------------------------
+HISTORY_PHRASES = (
+    "last session",
+    "this session",
+    "previous session",
+    "previous run",
+    "the run before",
+    "not re-measured",
+    "re-measured after",
+    "what changed since",
+    "ratio before",
+    "used to",
+    "no longer",
+    "anymore",
+)
+
+
+@pytest.mark.parametrize("relative", CURRENT_TRUTH_DOCUMENTS)
+def test_documents_state_the_current_truth_not_the_history_of_the_work(relative):
+    text = read(relative).lower()
+    found = [phrase for phrase in HISTORY_PHRASES if phrase in text]
+    assert not found, f"{relative} narrates history ({found}); state what is true now, git keeps the history"
+
+
+# --- README.md ---------------------------------------------------------------------------------------
+def test_the_readme_is_short_and_tells_an_operator_about_the_real_api():
+    assert len(README.splitlines()) <= 150, f"README.md has {len(README.splitlines())} lines; keep it to 150"
+    for needed in (
+        "scripts/run.sh",
+        "scripts/test.sh",
+        "`STATSAPI_APPLICATION_ID`",
+        "`demo`",
+        "`--upstream-rps`",
+        "`--upstream-realm-rps`",
+        "`eu=6,na=8,asia=8`",
+        "`--upstream-contact`",
+        "100",
+        "docs/deploy.md#3a-the-upstream-three-limits-and-the-mistakes-that-look-healthy",
+    ):
+        assert needed in README, f"README.md must mention {needed}"
+    for document in ("docs/api.md", "docs/deploy.md", "docs/architecture.md", "docs/benchmarks.md", "docs/data.md"):
+        assert f"]({document}" in README, f"README.md must link {document}"
+    assert "](CHANGELOG.md)" in README
+
+
+# --- CHANGELOG.md -------------------------------------------------------------------------------------
+def test_the_changelog_is_keep_a_changelog_and_its_newest_release_is_the_servers_version():
+    from handlers.index import index_document
+    from tests.helpers import make_config
+
+    assert CHANGELOG.startswith("# Changelog\n")
+    assert "keepachangelog.com" in CHANGELOG and "semver.org" in CHANGELOG
+    releases = re.findall(r"^## \[(\d+\.\d+\.\d+)\] - (\d{4}-\d{2}-\d{2})$", CHANGELOG, re.M)
+    assert releases, "CHANGELOG.md lists no release as '## [x.y.z] - YYYY-MM-DD'"
+    assert releases[0][0] == config_module.VERSION, (
+        f"the newest release in CHANGELOG.md is {releases[0][0]}, the server says {config_module.VERSION} "
+        "(server/api/config.py VERSION)"
+    )
+    assert [r[0] for r in releases] == sorted((r[0] for r in releases), key=lambda v: tuple(map(int, v.split("."))))[
+        ::-1
+    ], "releases newest first"
+    assert releases[-1][0] == "1.0.0"
+    for section in re.findall(r"^### (.+)$", CHANGELOG, re.M):
+        assert section in ("Added", "Changed", "Deprecated", "Removed", "Fixed", "Security"), section
+    for version, _ in releases:  # each release says what a caller must change, if anything
+        release = _section(CHANGELOG, f"## [{version}]")
+        assert "**Callers:**" in release, f"release {version} does not say what a caller must change"
+    index = index_document(make_config())
+    assert index["changelog"]["release"] == config_module.VERSION
+    assert (ROOT / index["changelog"]["document"]).exists()
+
+
+# --- the README's example calls -------------------------------------------------------------------------
+ELLIPSIS = "…"
+ISO_UTC = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00$")
+
+
+def readme_examples() -> list[tuple[str, int, dict]]:
+    """(path and query, status, the trimmed answer as JSON with `"…"` for what is left out) of each
+    `$ curl` of the README's example block."""
+    block = re.search(r"```console\n(.*?)```", _section(README, "## Example calls"), re.S)
+    assert block, "the README's example calls are in a ```console block"
+    examples = []
+    for entry in re.split(r"^(?=\$ curl)", block.group(1), flags=re.M):
+        if not entry.strip():
+            continue
+        command, _, answer = entry.partition("\n")
+        url = re.search(r'"(http://[^"]+)"', command)
+        assert url, f"an example call names its URL in quotes: {command}"
+        parts = urlsplit(url.group(1))
+        status, _, trimmed = " ".join(answer.split()).partition(" ")
+        examples.append((parts.path + (f"?{parts.query}" if parts.query else ""), int(status), as_json(trimmed)))
+    return examples
+
+
+def as_json(trimmed: str) -> dict:
+    """The README's trimmed answer as JSON: `…` for a value, `{…}`, `[…]`, and `, …` for fields left out."""
+    text = re.sub(r",\s*" + ELLIPSIS + r"(?=\s*[}\]])", "", trimmed)
+    text = text.replace("{" + ELLIPSIS + "}", f'"{ELLIPSIS}"').replace("[" + ELLIPSIS + "]", f'"{ELLIPSIS}"')
+    text = re.sub(r'(?<!")' + ELLIPSIS + '(?!")', f'"{ELLIPSIS}"', text)
+    try:
+        return ujson.loads(text)
+    except ValueError:
+        raise AssertionError(
+            f"the README's trimmed answer is not JSON with … for what is left out: {trimmed}"
+        ) from None
+
+
+def differences(shown, actual, where: str = "") -> list[str]:
+    """What the README shows that the answer does not: a missing field, another value, another kind."""
+    if shown == ELLIPSIS:
+        return []
+    if isinstance(shown, dict):
+        if not isinstance(actual, dict):
+            return [f"{where or 'the answer'} is not an object"]
+        out = []
+        for key, value in shown.items():
+            if key not in actual:
+                out.append(f"{where}{key} is missing")
+            else:
+                out += differences(value, actual[key], f"{where}{key}.")
+        return out
+    if isinstance(shown, list):
+        if not isinstance(actual, list):
+            return [f"{where.rstrip('.')} is not an array"]
+        if shown and not actual:
+            return [f"{where.rstrip('.')} is empty"]
+        return differences(shown[0], actual[0], f"{where.rstrip('.')}[0].") if shown else []
+    if isinstance(shown, str) and isinstance(actual, str):
+        if shown.endswith(ELLIPSIS) and actual.lower().startswith(shown[:-1].lower()):
+            return []  # "Titan…": a value starting so
+        if ISO_UTC.match(shown) and ISO_UTC.match(actual):
+            return []  # a time: its form, not its value
+    return [] if shown == actual else [f"{where.rstrip('.')} is {actual!r}, the README shows {shown!r}"]
+
+
+def test_the_readme_shows_a_dozen_example_calls_as_json():
+    examples = readme_examples()
+    assert len(examples) >= 12
+    assert {path.split("?")[0] for path, _, _ in examples} >= {"/api/v1", "/api/v1/status", "/api/v1/online"}
+
+
+async def seed_tank_population(app) -> None:
+    """Three days of T-34 (tank 1) battles by 25 made-up eu accounts, written as the tracker writes
+    them, and the daily job: /tanks/stats and /tank/1 answer as in the demo."""
+    from server.domain.days import days_before
+    from server.services.population import PopulationService, newest_complete_day
+    from store.constants import TANK_COUNTERS
+    from store.population import TankChanges
+    from store.tanks import pack
+    from store.tracker import tracked_id
+
+    store, services = app.settings["store"], app.settings["services"]
+    through = newest_complete_day(time.time())
+    rng = random.Random(31)
+    accounts = range(500_200_000, 500_200_025)
+    careers: dict[int, list[int]] = {a: [0] * len(TANK_COUNTERS) for a in accounts}
+    for k in range(3):
+        docs = []
+        for account in accounts:
+            battles = rng.randint(10, 20)
+            wins = rng.randint(battles // 3, battles)
+            shots = 8 * battles
+            counters = {
+                "battles": battles,
+                "wins": wins,
+                "losses": battles - wins,
+                "draws": 0,
+                "damage_dealt": battles * rng.randint(300, 900),
+                "frags": rng.randint(0, battles),
+                "spotted": rng.randint(0, battles),
+                "dropped_capture_points": 0,
+                "capture_points": 0,
+                "xp": battles * rng.randint(300, 900),
+                "survived_battles": rng.randint(0, battles),
+                "shots": shots,
+                "hits": rng.randint(shots // 2, shots),
+            }
+            row = [counters[name] for name in TANK_COUNTERS]
+            docs.append(TankChanges.change("eu", account, days_before(through, k), {1: row}))
+            careers[account] = [a + b for a, b in zip(careers[account], row)]
+        await store.population.changes.save(docs)
+    await store.tracked.collection.insert_many(
+        [
+            {"_id": tracked_id("eu", a), "region": "eu", "account_id": a, "state": pack({1: [3 * v for v in row]})}
+            for a, row in careers.items()
+        ]
+    )
+    job = PopulationService(store, services.ratings_source)
+    job.pause = 0
+    await job.build(force=True)
+
+
+@pytest.mark.gen_test(timeout=120)
+async def test_the_readme_example_calls_answer_what_the_readme_shows(app, http_client, base_url):
+    """The demo's data in small (the README's player looked up live and rated, its clan refreshed with
+    its digest, a sample of player counts, a tank population built), then every README call: its
+    status and every field and value the README shows."""
+    from tests.helpers import EXPECTED_VALUES_FILE
+
+    if not EXPECTED_VALUES_FILE.exists():
+        pytest.skip(f"the expected-values table the simulator serves is not at {EXPECTED_VALUES_FILE}")
+    examples = readme_examples()
+    store, services = app.settings["store"], app.settings["services"]
+
+    async def get(path: str):
+        response = await http_client.fetch(HTTPRequest(base_url + path, request_timeout=60), raise_error=False)
+        return response.code, ujson.loads(response.body)
+
+    account = int(re.search(r"/player/(\d+)/eu\b", "\n".join(p for p, _, _ in examples)).group(1))
+    code, body = await get(f"/api/v1/player/{account}/eu")  # fetched live, then rated in the background
+    assert code == 200, body
+    for _ in range(300):
+        if ((await store.players.get("eu", account)) or {}).get("ratings"):
+            break
+        await asyncio.sleep(0.05)
+    clan = body["data"]["clan_id"]
+    await store.clans.add_seeds("eu", [clan])
+    await services.clans.refresh()
+    await services.online.sample(int(time.time() // 60))
+    await seed_tank_population(app)
+    today = time.strftime("%Y-%m-%d", time.gmtime())
+    for _ in range(100):  # the live lookup's per-tank record is written in the background
+        if await store.tanks.state_on("eu", account, today):
+            break
+        await asyncio.sleep(0.1)
+
+    problems = []
+    for path, status, shown in examples:
+        code, body = await get(path)
+        if code != status:
+            problems.append(f"{path}: {code}, the README shows {status}: {body}")
+            continue
+        problems += [f"{path}: {d}" for d in differences(shown, body)]
+    assert not problems, "README example calls that do not answer what the README shows:\n" + "\n".join(problems)
