@@ -268,6 +268,19 @@ def test_the_readme_is_short_and_tells_an_operator_about_the_real_api():
         "docs/deploy.md#3a-the-upstream-three-limits-and-the-mistakes-that-look-healthy",
     ):
         assert needed in README, f"README.md must mention {needed}"
+    from server.api.catalogue import CLAN, HISTORY, LIVE_GLOBAL, LIVE_PER_CLIENT, PLAYER
+
+    limits = [endpoint.limit_per_minute for endpoint in CATALOGUE]
+    limits_said = " ".join(_section(README, "## Limits a caller meets").split())
+    for said in (
+        f"{min(limits)} to {max(limits)} requests per minute",
+        f"{PLAYER.limit_per_minute} for a player or a clan"
+        if PLAYER.limit_per_minute == CLAN.limit_per_minute
+        else "-",
+        f"{HISTORY.limit_per_minute} for a history",
+        f"{LIVE_PER_CLIENT} per minute per client and {LIVE_GLOBAL} per minute across all clients",
+    ):
+        assert said in limits_said, f"README.md's limits must say {said!r} (server/api/catalogue.py)"
     for document in ("docs/api.md", "docs/deploy.md", "docs/architecture.md", "docs/benchmarks.md", "docs/data.md"):
         assert f"]({document}" in README, f"README.md must link {document}"
     assert "](CHANGELOG.md)" in README
