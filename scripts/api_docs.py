@@ -289,8 +289,8 @@ def conventions() -> list[str]:
         "keep today's answer, new fields, new error codes on new conditions. A field never changes meaning or "
         "type and is never removed; read objects tolerantly (ignore fields you do not know). A change that "
         "would break a caller ships as a new version beside this one, under its own path, never replacing it; "
-        "an unknown version answers 404 `unknown_version`. Before a version is retired its answers carry "
-        "`Deprecation` and `Sunset` headers and the index states the date. Each release's changes are in "
+        "an unknown version answers 404 `unknown_version`. No version is deprecated; before one is retired "
+        "its answers will carry `Deprecation` and `Sunset` headers and the index will state the date. Each release's changes are in "
         "[CHANGELOG.md](../CHANGELOG.md); `/status` → `version` is the release a server runs.",
         "",
     ]
