@@ -13,7 +13,7 @@ from scripts.upstream_sim.world import World
 from server.api.catalogue import CATALOGUE, PLAYER_SEARCH, SEARCH_RESULTS, TANKS
 from server.domain.days import day_start, utc_day
 from store.constants import TANK_COUNTERS
-from tests.helpers import EXPECTED_VALUES_FILE, seed_tracking, xvm_wn8
+from tests.helpers import EXPECTED_VALUES_FILE, seed_tracking, sim_async, xvm_wn8
 
 DAYS = 42  # of tracking, ending today
 REGION = "eu"
@@ -77,15 +77,18 @@ async def get(http_client, base_url, path, headers=None):
     return response, (ujson.loads(response.body) if response.body else None)
 
 
-def _expected_table():
-    rows = ujson.loads(EXPECTED_VALUES_FILE.read_bytes())["data"]
+async def _expected_table(upstream_sim):
+    """The table the service rates with: the simulator's maintained (wg/) one."""
+    rows = (await sim_async(upstream_sim, "/json/wg/wn8exp.json"))["data"]
     return {int(row["IDNum"]): row for row in rows}
 
 
 @pytest.mark.gen_test(timeout=300)
-async def test_history_periods_and_tanks_match_the_simulators_truth(http_client, base_url, tracked, cast, world):
+async def test_history_periods_and_tanks_match_the_simulators_truth(
+    http_client, base_url, tracked, cast, world, upstream_sim
+):
     now = tracked
-    table = _expected_table()
+    table = await _expected_table(upstream_sim)
     grinder = cast["grinders"][0]
     response, body = await get(http_client, base_url, f"/api/v1/player/{grinder}/{REGION}/history?days=90")
     assert response.code == 200, body

@@ -226,7 +226,7 @@ async def test_expected_values_page_shows_versions_comparison_rows_and_download(
         # The loaded table: no computed row (nor NEW_TANK) any more.
         await page.click("#expected-source button[data-value=table]")
         await page.wait_for_function("location.hash === '#expected/eu/table'")
-        table = load_expected_values_file(EXPECTED_VALUES_FILE)
+        table = await app.settings["services"].expected_values.loaded_source.expected_values()  # the wg/ table
         await wait_table(page, "table", len(table))
         assert await page.locator(f"#expected-rows tr[data-tank-id='{NEW_TANK}']").count() == 0
         assert await page.locator("#expected-rows tr[data-source=computed]").count() == 0

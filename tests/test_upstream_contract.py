@@ -255,13 +255,13 @@ async def test_disbanded_clans_are_dropped(app, http_client, base_url, strict_si
 async def test_string_valued_expected_values_with_bad_rows_load(app, http_client, base_url, strict_sim):
     services = app.settings["services"]
     source = services.ratings_source.loaded_source  # the RatingsSource under the computed rows
-    source.location = strict_sim + "/wn8exp.json?strings=1&bad_rows=3"
+    source.location = strict_sim + "/json/wg/wn8exp.json?strings=1&bad_rows=3"
     outcome = await source.refresh_expected()
     assert "3 rows skipped" in outcome
     response = await http_client.fetch(f"{base_url}/api/v1/status")
     table = ujson.loads(response.body)["data"]["upstream"]["expected_values"]
     assert table["rows_skipped"] == 3 and table["tanks"] > 100 and table["last_error"] is None
-    plain = json.loads((await AsyncHTTPClient().fetch(strict_sim + "/wn8exp.json")).body)
+    plain = json.loads((await AsyncHTTPClient().fetch(strict_sim + "/json/wg/wn8exp.json")).body)
     assert table["tanks"] == len(plain["data"])
 
 

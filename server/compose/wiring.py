@@ -45,10 +45,13 @@ async def build_services(
     upstream = UpstreamClient(config.application_id, base_url=config.upstream_base_url, budget=budget)
     location = config.expected_values
     if location is None and config.upstream_base_url:
-        location = config.upstream_base_url.rstrip("/") + "/wn8exp.json"
+        location = config.upstream_base_url.rstrip("/") + "/json/wg/wn8exp.json"
     # The loaded table, with each region's computed rows where it lacks them (or everywhere).
     ratings_source = ExpectedValuesService(
-        store, RatingsSource(upstream, location, clock=clock), source=config.expected_values_source, clock=clock
+        store,
+        RatingsSource(upstream, location, clock=clock, data_dir=config.data_dir),
+        source=config.expected_values_source,
+        clock=clock,
     )
     metrics = metrics or Metrics()
     tank_stats = TankStatsService(store, ratings_source, clock=clock)

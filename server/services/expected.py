@@ -85,6 +85,10 @@ class ExpectedValuesService:
             "computed": {region: kept[1] for region, kept in sorted(self._merged.items())},
         }
 
+    def health_reasons(self) -> list[str]:
+        """The loaded table's problems, one sentence each (RatingsSource.health_reasons)."""
+        return self.loaded_source.health_reasons()
+
     def forget(self) -> None:
         """Look for newer computed tables at the next rating (the job just built them here)."""
         self._merged.clear()
