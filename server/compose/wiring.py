@@ -26,6 +26,7 @@ from server.services.tracker import Tracker
 from server.upstream.budget import UpstreamBudget
 from server.upstream.client import UpstreamClient
 from server.upstream.expected_values import RatingsSource
+from server.upstream.realms import RealmGates
 
 if TYPE_CHECKING:  # types only
     from server.api.config import Config
@@ -42,7 +43,13 @@ async def build_services(
 ) -> Services:
     # One budget per process, shared by every caller (split between processes by run_server).
     budget = UpstreamBudget(config.upstream_rps)
-    upstream = UpstreamClient(config.application_id, base_url=config.upstream_base_url, budget=budget)
+    upstream = UpstreamClient(
+        config.application_id,
+        base_url=config.upstream_base_url,
+        budget=budget,
+        realms=RealmGates(dict(config.upstream_realm_rps)),
+        contact=config.upstream_contact or config.site_url,
+    )
     location = config.expected_values
     if location is None and config.upstream_base_url:
         location = config.upstream_base_url.rstrip("/") + "/json/wg/wn8exp.json"
@@ -83,7 +90,7 @@ async def build_services(
     clans = ClanService(store, upstream, players, clock=clock, tracker=tracker, on_write=answers.drop)
     online = OnlineService(store, upstream, clock=clock, on_write=answers.drop)
     search = PlayerSearch(store.tracked, upstream, limiter, clock=clock)
-    metrics.add_source(lambda: upstream_families(budget))
+    metrics.add_source(lambda: upstream_families(budget, upstream))
     metrics.add_source(lambda: limiter_families(limiter))
     metrics.add_source(lambda: database_families(store))
     population = PopulationService(store, ratings_source, clock=clock, on_expected=ratings_source.forget)

@@ -83,7 +83,9 @@ class RatingsSource:
             await self.load_saved()
         if self._expected is None:
             try:
-                await self.refresh_expected()
+                # A request waits for this one: the quick retries of a live call, not the
+                # background back-off of the daily check (server/upstream/client.py).
+                await self.refresh_expected(caller="live")
             except Exception as exc:
                 log.warning("expected values unavailable: %s", exc)
         elif self._checked_at is None and self._first_check is None:
@@ -97,13 +99,13 @@ class RatingsSource:
             await self._load_saved_locked()
         return self._expected is not None
 
-    async def refresh_expected(self, slot: int | None = None) -> str:
+    async def refresh_expected(self, slot: int | None = None, *, caller: str = "reference") -> str:
         """Check for a newer table (daily job): a conditional GET from the last good download; a
         304 keeps the table, a download replaces it only when it passes the checks, and a
         failed or refused one keeps the previous table (and raises)."""
         async with self._lock:
             await self._load_saved_locked()
-            table = await self._download()
+            table = await self._download(caller)
         if table is None:
             return f"expected values {self._version()} unchanged ({self._rows()} tanks)"
         if table.rows_skipped:
@@ -216,14 +218,14 @@ class RatingsSource:
             headers["If-Modified-Since"] = str(meta["last_modified"])
         return headers
 
-    async def _download(self) -> rating_maths.ExpectedValues | None:
+    async def _download(self, caller: str = "reference") -> rating_maths.ExpectedValues | None:
         """The new table, or None after a 304; raises when the download fails or is refused."""
         url = self.location
         remote = url.startswith(("http://", "https://"))
         sent = self._conditional_headers() if remote else {}
         try:
             if remote:
-                code, body, headers = await self.upstream.fetch_url(url, headers=sent, caller="reference")
+                code, body, headers = await self.upstream.fetch_url(url, headers=sent, caller=caller)
             else:
                 body = await asyncio.get_running_loop().run_in_executor(None, _read, url)
                 code, headers = 200, {}
@@ -337,9 +339,13 @@ class RatingsSource:
             return {}
         pending = self._tiers_fetching.get(region)
         if pending is None:
-            pending = asyncio.ensure_future(self._fetch_tiers(region))
+            # The first fetch has a request waiting (a live call's quick retries); a daily
+            # refresh goes on in the background (its back-off) while callers use the old list.
+            pending = asyncio.ensure_future(self._fetch_tiers(region, "live" if cached is None else "reference"))
             self._tiers_fetching[region] = pending
             pending.add_done_callback(lambda _: self._tiers_fetching.pop(region, None))
+        if cached is not None:
+            return cached[1]
         return await asyncio.shield(pending)
 
     async def vehicles(self, region: str) -> dict[int, dict]:
@@ -348,10 +354,10 @@ class RatingsSource:
         await self.tiers(region)
         return self._vehicles.get(region, {})
 
-    async def _fetch_tiers(self, region: str) -> dict[int, int]:
+    async def _fetch_tiers(self, region: str, caller: str = "reference") -> dict[int, int]:
         cached = self._tiers.get(region)
         try:
-            vehicles = await self.upstream.vehicles(region, fields=VEHICLE_FIELDS, caller="reference")
+            vehicles = await self.upstream.vehicles(region, fields=VEHICLE_FIELDS, caller=caller)
             tiers = {int(tank_id): int(v["tier"]) for tank_id, v in vehicles.items() if v and v.get("tier")}
             self._vehicles[region] = {
                 int(tank_id): {key: v.get(key) for key in ("name", "tier", "type", "nation")}
