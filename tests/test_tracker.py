@@ -505,3 +505,27 @@ def test_each_realms_share_of_the_pass_is_estimated_from_its_share_of_todays_vis
     assert progress["na"] == {"visited": 10, "requests": 0, "remaining_estimate": 10, "eta_seconds": 100}
     assert set(realm_progress(slices, remaining=0, worked=100.0, done=True)["na"].values()) == {10, 0}
     assert realm_progress([], remaining=5, worked=0.0, done=False) == {}
+
+
+@pytest.mark.gen_test(timeout=120)
+async def test_an_invalid_or_deleted_account_is_parked_and_costs_nothing_more(store, fast_sim, world):
+    """The real API rejects a whole account/info list for one invalid id: the pass still visits
+    every other account of the batch, and parks the invalid one and the one answered null."""
+    from scripts.upstream_sim import missing_accounts
+
+    good = existing_accounts("eu", 30, start=500_600_000)
+    invalid = existing_accounts("na", 1)[0]  # another realm's id, tracked under eu
+    deleted = missing_accounts("eu", 1)[0]
+    accounts = [("eu", a) for a in [*good[:15], invalid, deleted, *good[15:]]]
+    days = days_from(FIRST_DAY, 2)
+    clock = ManualClock(due_at(days[0], 0))
+    await track_all(store, accounts, until=clock() + 400 * 86400, now=clock())
+    tracker, recording = make_tracker(store, fast_sim, clock, world, "solo")
+    await run_days(tracker, clock, days[0], 1)
+    assert {a for _, a in recording.tanks[days[0]]} == set(good)  # every good account measured
+    books = {doc["_id"]: doc for doc in await store.tracked.collection.find({}).to_list(None)}
+    assert books[f"eu:{invalid}"]["last_visit_day"] == "~" and books[f"eu:{deleted}"]["last_visit_day"] == "~"
+    assert all(books[f"eu:{a}"]["last_visit_day"] == days[0] for a in good)
+    await run_days(tracker, clock, days[1], 1)
+    asked = {a for _, a in recording.info[days[1]]}
+    assert asked == set(good)  # the parked ones cost no request the next day

@@ -28,6 +28,7 @@ from scripts.upstream_sim import (
 from tests.helpers import ROOT, build_app, sim_async, simulator
 
 RPS = 10
+THROTTLE = {"eu": 6, "na": 8, "asia": 8}
 FIGURES: dict = {}
 
 
@@ -54,6 +55,9 @@ async def reset(base: str) -> None:
     await sim_async(base, "/_sim/stats", {"reset": True})
     await sim_async(base, "/_sim/faults", {"reset": True})
     await sim_async(base, "/_sim/limits", {"rps": RPS})
+    # The CDN's throttle per address and realm at its default rates, with no window or block
+    # left over from an earlier test.
+    await sim_async(base, "/_sim/throttle", {"rates": THROTTLE, "reset": True})
 
 
 async def lookup(http_client, base_url: str, account_id: int, region: str = "eu") -> tuple[int, float, dict]:
@@ -79,6 +83,7 @@ async def test_fifty_clans_refresh_without_a_refusal_while_live_lookups_answer(a
     # one thread beside the service and the database), which the real API does not do: warm it
     # (with another application_id, no limit) so the figures measure the service, not that.
     await sim_async(strict_sim, "/_sim/limits", {"rps": 0})
+    await sim_async(strict_sim, "/_sim/throttle", {"rates": None})
     members = [m for clan_id in clans for m in clan_members("eu", clan_id)] + accounts
     for start in range(0, len(members), 100):
         await sim_async(
