@@ -80,7 +80,7 @@ ALLOWED_METHODS = "GET, HEAD, OPTIONS"
 # The rate-limit headers every answer that passed the limiter carries (server/api/ratelimit.py).
 RATE_HEADERS = ("RateLimit-Policy", "RateLimit", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset")
 EXPOSED_HEADERS = ", ".join(("ETag", "Retry-After", *sorted(RATE_HEADERS)))
-# When an answer carries Retry-After (stated once: the index, OpenAPI and README say this).
+# When an answer carries Retry-After (stated once: the index, OpenAPI and docs/api.md say this).
 RETRY_AFTER_SENT = (
     "with every 429, with 503 upstream_unavailable, and with 503 database_unavailable when the "
     "process already runs its maximum of heavy reads, or when the reads of a history, a per-tank "
