@@ -28,6 +28,7 @@ from server.upstream.client import (
 from server.upstream.interface import Upstream
 from store.client import job_deadline, request_deadline
 from store.constants import REGIONS, TANK_COUNTERS
+from store.errors import is_database_error
 from store.players import PROFILE_TTL_SECONDS
 from store.store import Store
 
@@ -614,7 +615,12 @@ class ClanService:
         if self.tracker is not None:
             fetched = [(a, (accounts.get(a) or {}).get("nickname")) for a in member_ids if accounts.get(a)]
             if fetched:
-                await self.tracker.track_members(region, fetched, self.clock())
+                try:
+                    await self.tracker.track_members(region, fetched, self.clock())
+                except Exception as exc:  # tracking is repeated every refresh: the clans still refresh
+                    if not is_database_error(exc):
+                        raise
+                    log.warning("clan batch %s: members not all tracked this time: %s", region, type(exc).__name__)
         with job_deadline():
             old_docs = await self.store.clans.get_many(region, found)
             profiles = (
