@@ -145,10 +145,16 @@ def request(port, path, *, timeout=CLIENT_TIMEOUT, method="GET", headers=None) -
         conn.close()
 
 
+# A test's own reads of the simulator (its truth, its controls) come from another loopback
+# address than the service under test: the simulator throttles per client address and realm as
+# the real CDN does, and the test's reads must not eat the service's allowance.
+TEST_READER_ADDRESS = "127.0.0.2"
+
+
 def sim(upstream_sim, path, body=None):
     url = upstream_sim.removeprefix("http://")
     host, port = url.split(":")
-    conn = http.client.HTTPConnection(host, int(port), timeout=10)
+    conn = http.client.HTTPConnection(host, int(port), timeout=10, source_address=(TEST_READER_ADDRESS, 0))
     try:
         if body is None:
             conn.request("GET", path)
@@ -167,6 +173,7 @@ async def sim_async(base: str, path: str, body: dict | None = None) -> dict:
         method="GET" if body is None else "POST",
         body=None if body is None else ujson.dumps(body),
         request_timeout=30,
+        network_interface=TEST_READER_ADDRESS,
     )
     response = await AsyncHTTPClient().fetch(request, raise_error=False)
     assert response.code == 200, (path, response.code, response.body)
@@ -181,6 +188,10 @@ class ServerProcess:
         self.log_path = tmp_path / f"{name}-{self.port}.log"
         self._log = open(self.log_path, "wb")
         env = dict(os.environ, STATSAPI_LOG_LEVEL="INFO", PYTHONUNBUFFERED="1")
+        # An application_id of its own (the strict simulator blocks `demo`, as the real API does)
+        # and a data directory of its own (the kept expected-values table); flags still win.
+        env.setdefault("STATSAPI_APPLICATION_ID", "test-app-id-secret")
+        env.setdefault("STATSAPI_DATA_DIR", str(tmp_path / f"{name}-{self.port}-data"))
         cmd = [sys.executable, "-m", "server", "--port", str(self.port), *map(str, args)]
         self.proc = subprocess.Popen(
             cmd, cwd=str(ROOT), stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env

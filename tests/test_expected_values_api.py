@@ -173,7 +173,7 @@ async def test_a_profile_with_a_tank_the_table_lacks_says_mixed_and_counts_it(ap
         account, tanks = None, []
         for candidate in existing_accounts("eu", 60):
             stats = await sim_async(
-                upstream_sim, f"/wot/eu/wot/tanks/stats/?application_id=demo&account_id={candidate}"
+                upstream_sim, f"/wot/eu/wot/tanks/stats/?application_id=test-reader&account_id={candidate}"
             )
             tanks = stats["data"][str(candidate)]
             if any(t["all"]["battles"] > 0 and table.get(t["tank_id"]) is None for t in tanks):

@@ -224,7 +224,9 @@ async def test_wn8_equals_an_independent_computation_from_raw_tank_stats(
             await asyncio.sleep(0.1)
         ratings = body["data"]["ratings"]
         assert ratings["available"] is True
-        tanks = await sim_async(upstream_sim, f"/wot/eu/wot/tanks/stats/?application_id=demo&account_id={account}")
+        tanks = await sim_async(
+            upstream_sim, f"/wot/eu/wot/tanks/stats/?application_id=test-reader&account_id={account}"
+        )
         tanks = tanks["data"][str(account)]
         table = await sim_async(upstream_sim, "/json/wg/wn8exp.json")
         assert len(tanks) > 3

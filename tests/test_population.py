@@ -120,6 +120,12 @@ def table():
     return load_expected_values_file(EXPECTED_VALUES_FILE)
 
 
+@pytest.fixture
+def app_overrides():
+    """The truths below are computed with the shared frozen table (raw_table): the app rates with it too."""
+    return {"expected_values": str(EXPECTED_VALUES_FILE)}
+
+
 def test_period_table_equals_an_exact_computation(raw_table, table):
     """Three days of 150 accounts on 8 tanks: every tank's players, sums and grids, and the accounts'
     WN8 grid, against the same figures computed here from the raw rows (XVM's formula for WN8)."""

@@ -188,6 +188,11 @@ async def test_request_limit_exceeded_slows_the_client_down(app, strict_sim):
     await reset(strict_sim)
     # The upstream allows less than we were told (another tool shares the application_id).
     await sim_async(strict_sim, "/_sim/limits", {"rps": 3})
+    # The slow-down is what this test is about: quick retries instead of the background back-off
+    # (2 to 32 s), and no recovery step (a tenth every 5 s, which probes above the real limit
+    # again by design) while it runs.
+    upstream.background_retry_base = 0.05
+    upstream.budget.recover_every = 3600.0
     ids = existing_accounts("eu", 40)
     first = await asyncio.gather(
         *(upstream.account_info("eu", [a], fields="account_id") for a in ids[:20]), return_exceptions=True
@@ -217,7 +222,7 @@ async def test_disbanded_clans_are_dropped(app, http_client, base_url, strict_si
     gone_already = disbanded_clans("asia", 1)[0]
     await store.clans.add_seeds("asia", [living, doomed, gone_already])
     outcome = await services.clans.refresh(1)
-    assert outcome.startswith("refreshed 2 clans, failed 0, not found 0, disbanded 1"), outcome
+    assert outcome.startswith("refreshed 2 clans, failed 0, partial 0, not found 0, disbanded 1"), outcome
     response = await http_client.fetch(f"{base_url}/api/v1/clan/{gone_already}/asia", raise_error=False)
     assert response.code == 404 and ujson.loads(response.body)["error"]["code"] == "clan_not_cached"
     assert (await http_client.fetch(f"{base_url}/api/v1/clan/{doomed}/asia", raise_error=False)).code == 200
