@@ -84,7 +84,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-from scripts.loadkit.processes import cpu_seconds, free_port, wait_http  # noqa: E402
+from scripts.loadkit.processes import cpu_seconds, free_port, stop_group, wait_http  # noqa: E402
 from scripts.scale_loader import SyntheticPlayer, days_from, load_account  # noqa: E402
 from scripts.upstream_sim.api import apply_fields  # noqa: E402
 from scripts.upstream_sim.ids import REGION_RANGES, account_created_at, existing_accounts, nickname  # noqa: E402
@@ -162,19 +162,6 @@ def service_command(data_dir: str, port: int, sim_base: str) -> list[str]:
         "--log-level",
         "WARNING",
     ]
-
-
-def stop(proc: subprocess.Popen, timeout: float = 30.0) -> None:
-    if proc.poll() is None:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)  # its own session: only this child's group
-        except (ProcessLookupError, PermissionError):
-            pass
-        try:
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(10)
 
 
 # --------------------------------------------------------------------------------------
@@ -603,7 +590,7 @@ def start_service(data_dir: str, sim_base: str, log_path: str) -> tuple[subproce
         try:
             wait_http(port, f"{PREFIX}/status", proc, timeout=600)
         except RuntimeError as exc:
-            stop(proc)
+            stop_group(proc, 30.0)
             say(f"  the service did not start ({exc}); see {log_path}")
             if attempt == 4:
                 raise
@@ -664,7 +651,7 @@ def run_reads(
         checks = population_checks(port, clients, accounts[:STANDING_ACCOUNTS], tanks or [])
         say(f"  population answers: {checks}")
     finally:
-        stop(proc)
+        stop_group(proc, 30.0)
     return results, checks
 
 
@@ -895,7 +882,7 @@ def main_run(args) -> dict:
     finally:
         if database is not None:
             database.stop()
-        stop(sim_proc)
+        stop_group(sim_proc, 30.0)
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)
     if args.keep:

@@ -70,7 +70,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-from scripts.loadkit.processes import Children, free_port, terminate, wait_http  # noqa: E402
+from scripts.loadkit.processes import Children, free_port, stop_group, terminate, wait_http  # noqa: E402
 from scripts.upstream_sim.ids import REGION_RANGES, clan_members  # noqa: E402
 from server.api.catalogue import PREFIX  # noqa: E402
 from server.compose.embedded_db import EmbeddedDatabase  # noqa: E402
@@ -570,7 +570,7 @@ class Bench:
     def close(self) -> None:
         # One at a time, the last started first: the service stops before the simulator it calls.
         for _, proc in reversed(self.children.procs):
-            stop(proc)
+            stop_group(proc, 20.0)
         self.children.procs.clear()
         if self.database is not None:
             self.database.stop()
@@ -578,22 +578,6 @@ class Bench:
             shutil.rmtree(self.workdir, ignore_errors=True)
         elif self.args.keep:
             say(f"kept {self.workdir} (logs, database)")
-
-
-def stop(proc: subprocess.Popen, timeout: float = 20.0) -> None:
-    if proc.poll() is None:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)  # its own session: only this child's group
-        except (ProcessLookupError, PermissionError):
-            pass
-    try:
-        proc.wait(timeout)
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        proc.wait(10)
 
 
 def table(result: dict) -> str:

@@ -86,6 +86,23 @@ class Children:
         self.procs.clear()
 
 
+def stop_group(proc: subprocess.Popen, timeout: float = 30.0) -> None:
+    """SIGTERM a child started in its own session (only its process group), SIGKILL after `timeout`."""
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+        except (ProcessLookupError, PermissionError):
+            pass
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        proc.wait(10)
+
+
 def loadgen_priority(choice: str) -> list[str]:
     """A command prefix that lets the load generator preempt the database on their shared CPU.
 
