@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pymongo import ASCENDING, DESCENDING, UpdateOne
 
 from store.freshness import Freshness
+from store.kinds import Declared, cache, irreplaceable
 from store.retention import Expiring, ensure_expiry_index
 
 if TYPE_CHECKING:
@@ -36,6 +37,16 @@ def _utc(ts: float) -> dt.datetime:
 
 class Clans:
     status_name = "newest_clan"
+
+    COLLECTIONS: ClassVar[dict[str, Declared]] = {
+        "clans": cache("clan details, members and averages; fetched again from the upstream"),
+        "clan_digests": cache("weekly clan digests; rebuilt by the weekly job from the members' snapshots"),
+        "clan_seeds": irreplaceable("the clans the operator asked to track"),
+        "clans_disbanded": cache(
+            "clans the upstream said are gone (kept a few days); learned again on the next refresh"
+        ),
+        "clan_refs": cache("which clans looked-up profiles name; named again by the next lookups"),
+    }
 
     def __init__(self, db: AsyncIOMotorDatabase[Any], ttl_indexes: bool = True) -> None:
         self.db = db

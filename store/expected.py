@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from store.kinds import Declared, irreplaceable
 from store.retention import Expiring, ensure_expiry_index
 
 if TYPE_CHECKING:
@@ -32,6 +33,10 @@ class ExpectedTables:
      battles]}}}; and per region one
      pointer {_id: "region:latest", r, version, through} to the newest. Everything is read and
      written by _id. Saving a version again replaces it: a rebuilt day stores the same document."""
+
+    COLLECTIONS: ClassVar[dict[str, Declared]] = {
+        "expected_tables": irreplaceable("computed expected-value tables, one per region and version"),
+    }
 
     def __init__(self, db: AsyncIOMotorDatabase[Any], ttl_indexes: bool = True) -> None:
         self.collection = db["expected_tables"]

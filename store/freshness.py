@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pymongo.errors import DuplicateKeyError
+
+from store.kinds import Declared, cache
 
 if TYPE_CHECKING:
     from motor.motor_asyncio import AsyncIOMotorDatabase
@@ -15,6 +17,10 @@ class Freshness:
     by `$max` / `$inc` when a family writes or deletes. /status reads a figure by _id: finding the
     newest document of a growing collection needs a sort, and counting it collStats or a count,
     each of which the embedded database runs as a collection scan."""
+
+    COLLECTIONS: ClassVar[dict[str, Declared]] = {
+        "freshness": cache("the newest item and kept counts per family; a restore recounts them"),
+    }
 
     def __init__(self, db: AsyncIOMotorDatabase[Any]) -> None:
         self.collection = db["freshness"]

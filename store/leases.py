@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pymongo.errors import DuplicateKeyError
+
+from store.kinds import Declared, transient
 
 if TYPE_CHECKING:
     from motor.motor_asyncio import AsyncIOMotorDatabase
@@ -16,6 +18,10 @@ def _now() -> dt.datetime:
 
 
 class Leases:
+    COLLECTIONS: ClassVar[dict[str, Declared]] = {
+        "leases": transient("which process leads the background jobs"),
+    }
+
     def __init__(self, db: AsyncIOMotorDatabase[Any]) -> None:
         self.collection = db["leases"]
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pymongo import UpdateOne
+
+from store.kinds import Declared, cache
 
 if TYPE_CHECKING:
     from motor.motor_asyncio import AsyncIOMotorDatabase
@@ -83,6 +85,12 @@ class NicknamePrefixes:
     Why: the embedded database reads a whole index range whatever the limit, so a search by the
     range [prefix, next prefix) costs every match, which grows with the tracked accounts. A search
     reads one document here instead; a missing or stale one is rebuilt from that range once."""
+
+    COLLECTIONS: ClassVar[dict[str, Declared]] = {
+        "nickname_prefixes": cache(
+            "the first tracked nicknames per prefix, for search; a restore rebuilds it from `tracked`"
+        ),
+    }
 
     def __init__(self, db: AsyncIOMotorDatabase[Any]) -> None:
         self.collection = db["nickname_prefixes"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, ClassVar
 
 from pymongo import ASCENDING, DESCENDING, UpdateOne
 from pymongo.errors import (
@@ -16,6 +16,7 @@ from pymongo.errors import (
 )
 
 from store.constants import REGIONS
+from store.kinds import Declared, cache, irreplaceable, transient
 from store.retention import Expiring, ensure_expiry_index
 
 log = logging.getLogger("statsapi.store.online")
@@ -46,6 +47,20 @@ class OnlineSamples:
 
     # `db`: a motor database, typed Any: motor's stubs reject the **options of create_collection and
     # the MutableMapping of options() as this module passes and returns them.
+    COLLECTIONS: ClassVar[dict[str, Declared]] = {
+        "online_samples": irreplaceable(
+            "players online per server, one sample a minute (kept 410 days)",
+            "day:minute",
+        ),
+        "online_minutes": transient("which process samples each minute"),
+        "online_status": cache("the newest count and last failure per game and region; sampled again within a minute"),
+        "online_peaks": irreplaceable("each day's peak per game and region"),
+        "online_daily": irreplaceable(
+            "daily online aggregates of finished days",
+            "day:day",
+        ),
+    }
+
     def __init__(self, db: Any, ttl_indexes: bool = True) -> None:
         self.db = db
         self.ttl_indexes = ttl_indexes

@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pymongo import ASCENDING, DESCENDING, UpdateOne
 
 from store.freshness import Freshness
+from store.kinds import Declared, cache, irreplaceable
 from store.retention import Expiring, ensure_expiry_index
 
 if TYPE_CHECKING:
@@ -31,6 +32,14 @@ def _utc(ts: float) -> dt.datetime:
 
 class Players:
     status_name = "newest_player"
+
+    COLLECTIONS: ClassVar[dict[str, Declared]] = {
+        "players": cache("player profiles for an hour; fetched again from the upstream"),
+        "snapshots": irreplaceable(
+            "each tracked account's daily totals (kept 410 days): the history",
+            "day:day",
+        ),
+    }
 
     def __init__(self, db: AsyncIOMotorDatabase[Any], ttl_indexes: bool = True, clans: Clans | None = None) -> None:
         self.clans = clans  # store.clans.Clans: told which clans saved profiles name

@@ -6,12 +6,13 @@ import asyncio
 import datetime as dt
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from bson import Binary
 from pymongo import ASCENDING, ReplaceOne
 
 from store.constants import TANK_COUNTERS
+from store.kinds import Declared, irreplaceable
 from store.retention import Expiring, ensure_expiry_index
 from store.tanks import pack, unpack
 
@@ -59,6 +60,13 @@ class TankChanges:
     the same day replaces the document (its base is then the day before's state, as the record's
     is), so an account-day counts once however often it is written."""
 
+    COLLECTIONS: ClassVar[dict[str, Declared]] = {
+        "tank_changes": irreplaceable(
+            "what each tracked account played per tank each day",
+            "day:x",
+        ),
+    }
+
     def __init__(self, db: AsyncIOMotorDatabase[Any], ttl_indexes: bool = True) -> None:
         self.collection = db["tank_changes"]
         self.ttl_indexes = ttl_indexes
@@ -104,6 +112,13 @@ class TankDays:
      [players, then the 13 counter sums in TANK_COUNTERS order]}, built_at, x: the day as a date}.
     Rebuilt whole from that day's tank_changes (a replacement: running it twice stores the same)."""
 
+    COLLECTIONS: ClassVar[dict[str, Declared]] = {
+        "tank_days": irreplaceable(
+            "per-tank sums over the tracked accounts per day",
+            "day:x",
+        ),
+    }
+
     def __init__(self, db: AsyncIOMotorDatabase[Any], ttl_indexes: bool = True) -> None:
         self.collection = db["tank_days"]
         self.ttl_indexes = ttl_indexes
@@ -143,6 +158,12 @@ class TankPeriods:
     players' per-battle average damage (or WN8 of the tank), null below the answer's minimum.
     One document per (region, period): a table of every tank, or one tank, is one read."""
 
+    COLLECTIONS: ClassVar[dict[str, Declared]] = {
+        "tank_periods": irreplaceable(
+            "the tank statistics tables of the last build (7, 30, 90 days), as served that day"
+        ),
+    }
+
     def __init__(self, db: AsyncIOMotorDatabase[Any]) -> None:
         self.collection = db["tank_periods"]
 
@@ -166,6 +187,10 @@ class TankSeries:
 
     {_id: "region:tank_id", r, tank_id, through, days: [YYYY-MM-DD...], players: [..], battles: [..],
      wins: [..], damage: [..]} (oldest first; days without a player of the tank are left out)."""
+
+    COLLECTIONS: ClassVar[dict[str, Declared]] = {
+        "tank_series": irreplaceable("each tank's daily series of the last build, as served that day"),
+    }
 
     def __init__(self, db: AsyncIOMotorDatabase[Any]) -> None:
         self.collection = db["tank_series"]

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pymongo.errors import DuplicateKeyError, OperationFailure
+
+from store.kinds import Declared, transient
 
 if TYPE_CHECKING:
     from motor.motor_asyncio import AsyncIOMotorDatabase
@@ -26,6 +28,10 @@ class RateCounters:
     capped collection costs ~10 ms against ~0.2 ms), finished windows are deleted by
     `expire_windows` through the index on `w`.
     """
+
+    COLLECTIONS: ClassVar[dict[str, Declared]] = {
+        "rate_counters": transient("per-client request counts of the last minutes"),
+    }
 
     def __init__(self, db: AsyncIOMotorDatabase[Any], size_bytes: int, capped: bool = True) -> None:
         self.db = db

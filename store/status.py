@@ -4,15 +4,22 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pymongo.errors import DuplicateKeyError
+
+from store.kinds import Declared, transient
 
 if TYPE_CHECKING:
     from motor.motor_asyncio import AsyncIOMotorDatabase
 
 
 class JobRuns:
+    COLLECTIONS: ClassVar[dict[str, Declared]] = {
+        "job_runs": transient("each job's last outcome, for /status"),
+        "job_slots": transient("which process runs each job slot"),
+    }
+
     def __init__(self, db: AsyncIOMotorDatabase[Any]) -> None:
         self.collection = db["job_runs"]
         self.slots = db["job_slots"]

@@ -13,6 +13,7 @@ from pymongo.errors import CollectionInvalid
 from store.clans import Clans
 from store.client import database_up
 from store.expected import ExpectedTables
+from store.kinds import Declared, Kind
 from store.leases import Leases
 from store.online import OnlineSamples
 from store.players import Players
@@ -120,9 +121,9 @@ class Store:
             await family.ensure_schema()
         await self.create_collections()
 
-    def collection_names(self) -> set[str]:
-        """Every collection a family keeps as an attribute (or in a store object it keeps)."""
-        names: set[str] = set()
+    def _holders(self) -> list[object]:
+        """Every family and every store object a family keeps (e.g. Freshness inside Players)."""
+        holders: list[object] = []
         pending: list[object] = list(self.families)
         seen: set[int] = set()
         while pending:
@@ -130,12 +131,34 @@ class Store:
             if id(holder) in seen:
                 continue
             seen.add(id(holder))
+            holders.append(holder)
             for value in vars(holder).values():
-                if isinstance(value, AsyncIOMotorCollection):
-                    names.add(value.name)
-                elif type(value).__module__.startswith("store.") and hasattr(value, "__dict__"):
+                if type(value).__module__.startswith("store.") and hasattr(value, "__dict__"):
                     pending.append(value)
-        return names
+        return holders
+
+    def collection_names(self) -> set[str]:
+        """Every collection a family keeps as an attribute (or in a store object it keeps)."""
+        return {
+            value.name
+            for holder in self._holders()
+            for value in vars(holder).values()
+            if isinstance(value, AsyncIOMotorCollection)
+        }
+
+    def declarations(self) -> dict[str, Declared]:
+        """Each collection's declared worth (store/kinds.py), gathered from the families'
+        COLLECTIONS; a name declared twice must be declared alike."""
+        declared: dict[str, Declared] = {}
+        for holder in self._holders():
+            for name, declaration in getattr(type(holder), "COLLECTIONS", {}).items():
+                if declared.setdefault(name, declaration) != declaration:
+                    raise ValueError(f"collection {name} is declared twice, differently")
+        return declared
+
+    def irreplaceable(self) -> dict[str, Declared]:
+        """The collections a backup copies, in a fixed order."""
+        return {name: d for name, d in sorted(self.declarations().items()) if d.kind is Kind.IRREPLACEABLE}
 
     async def create_collections(self) -> None:
         """Create every collection before the first request, not on its first write: the embedded

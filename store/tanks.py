@@ -5,13 +5,14 @@ from __future__ import annotations
 import datetime as dt
 import operator
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from bson import Binary
 from pymongo import ASCENDING, DESCENDING, ReplaceOne, UpdateOne
 
 from store.constants import TANK_COUNTERS
 from store.freshness import Freshness
+from store.kinds import Declared, irreplaceable
 from store.retention import Expiring, ensure_expiry_index
 
 if TYPE_CHECKING:
@@ -229,6 +230,14 @@ class TankRecords:
     """
 
     status_name = "newest_tank_record"
+
+    COLLECTIONS: ClassVar[dict[str, Declared]] = {
+        "tank_records": irreplaceable(
+            "per-tank career counters of each tracked account-day (kept 410 days)",
+            "day:x",
+        ),
+        "migrations": irreplaceable("which data-model migrations ran: the data model the other collections are in"),
+    }
 
     def __init__(self, db: AsyncIOMotorDatabase[Any], ttl_indexes: bool = True) -> None:
         self.collection = db["tank_records"]

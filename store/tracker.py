@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from bson import Binary
 from pymongo import ASCENDING, UpdateOne
@@ -12,6 +12,7 @@ from pymongo.errors import DuplicateKeyError
 
 from store.constants import REGIONS
 from store.freshness import Freshness
+from store.kinds import Declared, irreplaceable, transient
 from store.nicknames import NicknamePrefixes, entry, kept, sync_ops
 
 if TYPE_CHECKING:
@@ -65,6 +66,14 @@ class Tracked:
     """
 
     status_name = "newest_tracked"
+
+    COLLECTIONS: ClassVar[dict[str, Declared]] = {
+        "tracked": irreplaceable(
+            "the accounts the tracker measures daily, with their nicknames and visit state",
+            f"each:slice={SLICES}",
+        ),
+        "tracker_slices": transient("the daily pass's claims per (day, slice)"),
+    }
 
     def __init__(self, db: AsyncIOMotorDatabase[Any]) -> None:
         self.collection = db["tracked"]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from store.kinds import Declared, transient
 
 if TYPE_CHECKING:
     from motor.motor_asyncio import AsyncIOMotorDatabase
@@ -11,6 +13,10 @@ FORGET_AFTER = 86400  # documents of processes that vanished without leaving are
 
 
 class UpstreamMembers:
+    COLLECTIONS: ClassVar[dict[str, Declared]] = {
+        "upstream_members": transient("the processes sharing the upstream budget"),
+    }
+
     def __init__(self, db: AsyncIOMotorDatabase[Any]) -> None:
         self.collection = db["upstream_members"]
 
