@@ -1153,6 +1153,39 @@ def schema_components(index: dict) -> dict:
                         },
                     }
                 ),
+                "backups": {
+                    "oneOf": [
+                        {"type": "null"},
+                        obj(
+                            {
+                                "directory": {"type": "string"},
+                                "keep": {"type": "integer", "minimum": 1},
+                                "count": {"type": "integer", "minimum": 0},
+                                "last_success": {
+                                    "oneOf": [
+                                        {"type": "null"},
+                                        obj(
+                                            {
+                                                "at": {"type": "integer"},
+                                                "name": {"type": "string"},
+                                                "documents": {"type": "integer", "minimum": 0},
+                                                "bytes": {"type": "integer", "minimum": 0},
+                                                "seconds": {"type": "number", "minimum": 0},
+                                            }
+                                        ),
+                                    ]
+                                },
+                                "running": {
+                                    "oneOf": [
+                                        {"type": "null"},
+                                        obj({"collection": {"type": "string"}, "documents": {"type": "integer"}}),
+                                    ]
+                                },
+                            }
+                        ),
+                    ],
+                    "description": "Scheduled backups (--backup-dir); null when off.",
+                },
                 "embedded_database": {
                     "oneOf": [
                         {"type": "null"},

@@ -21,6 +21,7 @@ class StatusHandler(BaseHandler):
         embedded = supervisor.status() if supervisor is not None else None
         connections = self.services.connection_stats
         reasons = health_reasons(database, jobs, limiter, embedded, volume, self.services.upstream_health_reasons())
+        reasons += self.services.backup_health_reasons()
         self.respond(
             {
                 "health": "degraded" if reasons else "ok",
@@ -40,6 +41,7 @@ class StatusHandler(BaseHandler):
                 "volume": volume,
                 "online_sampler": sampler,
                 "answer_cache": self.services.answers.status(),
+                "backups": self.services.backup_status(),
             },
             tag=STATUS_TAG,
         )

@@ -20,6 +20,7 @@ from store.players import Players
 from store.population import Population
 from store.ratelimit import RateCounters
 from store.status import JobRuns
+from store.tanks import COUNT as TANK_RECORDS_COUNT
 from store.tanks import TankRecords
 from store.tracker import Tracked
 from store.upstream_members import UpstreamMembers
@@ -168,6 +169,10 @@ class Store:
         for name in sorted(missing):
             with contextlib.suppress(CollectionInvalid):  # another process created it meanwhile
                 await self.db.create_collection(name)
+
+    async def after_restore(self) -> None:
+        """Kept figures a restore makes wrong: the per-tank record count is counted again (one pass)."""
+        await self.tanks.freshness.count_set(TANK_RECORDS_COUNT, await self.tanks.collection.count_documents({}))
 
     def database_up(self) -> bool:
         return database_up(self.client)

@@ -27,7 +27,15 @@ def test_what_a_backup_copies_is_the_data_no_upstream_can_give_again():
     irreplaceable = set(make_store().irreplaceable())
     # The history, the per-tank records, who is tracked, online samples, the population tables
     # and the versioned expected values exist only here.
-    for name in ("snapshots", "tank_records", "tracked", "online_samples", "tank_changes", "tank_days", "expected_tables"):
+    for name in (
+        "snapshots",
+        "tank_records",
+        "tracked",
+        "online_samples",
+        "tank_changes",
+        "tank_days",
+        "expected_tables",
+    ):
         assert name in irreplaceable
     # Profiles and clans come back from the upstream; claims and counters are minutes old.
     for name in ("players", "clans", "rate_counters", "leases", "tracker_slices", "online_minutes"):

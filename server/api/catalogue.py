@@ -833,8 +833,13 @@ STATUS = Endpoint(
     fields={
         "health": "ok, or degraded when the database is unreachable, a job's last run failed, "
         "rate-counter flushes fail or lag (rate_limiter.degraded), the embedded database is not running, "
-        "or it holds 80 % of the per-tank records at which it was measured to keep its read goals",
+        "or it holds 80 % of the per-tank records at which it was measured to keep its read goals, "
+        "or (with --backup-dir) no backup succeeded in the last two days",
         "health_reasons": "why health is degraded, one sentence each (empty when ok)",
+        "backups": "null without --backup-dir; else directory, keep, count (complete backups there), "
+        "last_success {at, name, documents, bytes, seconds} (null before the first) and running "
+        "{collection, documents} while this process writes one; health is degraded when no backup "
+        "succeeded in two days",
         "volume": "tank_records: per-tank records stored (a kept count)",
         "database": "reachable, ping_ms",
         "upstream": "last_success, last_failure, requests, failures; budget: rate_per_second "

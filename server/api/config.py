@@ -51,6 +51,10 @@ class Config:
     seed_demo: bool = False
     shutdown_grace: float = 10.0
     log_level: str = "INFO"
+    # Daily backups of the irreplaceable collections into this directory (None: no scheduled
+    # backups), the newest `backup_keep` kept (server/jobs/backups.py; docs/deploy.md section 8).
+    backup_dir: str | None = None
+    backup_keep: int = 7
     # Who may read /metrics (by TCP peer address, never X-Forwarded-For).
     metrics_allow: tuple = (ipaddress.ip_network("127.0.0.1/32"), ipaddress.ip_network("::1/128"))
 
@@ -91,6 +95,12 @@ def _positive(name: str, value: float) -> float:
     return value
 
 
+def _at_least_one(name: str, value: int) -> int:
+    if value < 1:
+        raise SystemExit(f"{name} must be at least 1")
+    return value
+
+
 def parse_realm_rates(text: str) -> tuple:
     """'eu=6,na=8,asia=8' -> (("eu", 6.0), ("na", 8.0), ("asia", 8.0)); realms left out keep their default."""
     rates = dict(Config.upstream_realm_rps)
@@ -126,7 +136,20 @@ def _bool(text: str) -> bool:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="statsapi", description="statsapi server")
-    parser.add_argument("command", nargs="?", default="serve", choices=["serve"])
+    parser.add_argument(
+        "command",
+        nargs="?",
+        default="serve",
+        choices=["serve", "backup", "restore"],
+        help="serve (default); backup --to DIR; restore --from DIR",
+    )
+    parser.add_argument("--to", dest="backup_to", help="backup: the directory to write (new or empty)")
+    parser.add_argument("--from", dest="restore_from", help="restore: the backup directory to read")
+    parser.add_argument(
+        "--force", action="store_true", help="restore: merge into a database that already holds collected data"
+    )
+    parser.add_argument("--backup-dir", help="write a backup there daily (at 03:00 UTC), the newest kept")
+    parser.add_argument("--backup-keep", type=int, help="how many daily backups --backup-dir keeps (default 7)")
     parser.add_argument("--host")
     parser.add_argument("--port", type=int)
     parser.add_argument("--processes", type=int, help="number of server processes")
@@ -215,6 +238,10 @@ def get_config(argv: Sequence[str] | None = None, environ: Mapping[str, str] | N
             "--expected-values-source",
             pick(args.expected_values_source, "STATSAPI_EXPECTED_VALUES_SOURCE", defaults.expected_values_source),
             ("table", "computed"),
+        ),
+        backup_dir=pick(args.backup_dir, "STATSAPI_BACKUP_DIR", None),
+        backup_keep=_at_least_one(
+            "--backup-keep", pick(args.backup_keep, "STATSAPI_BACKUP_KEEP", defaults.backup_keep, int)
         ),
         site_url=pick(args.site_url, "STATSAPI_SITE_URL", site_default),
         rate_limit_scale=pick(args.rate_limit_scale, "STATSAPI_RATE_LIMIT_SCALE", 1.0, float),

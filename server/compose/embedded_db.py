@@ -12,6 +12,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import json
 import logging
 import mmap
 import os
@@ -37,6 +40,36 @@ RESTART_DELAYS = (1, 2, 4, 8, 16, 32, 60)  # seconds before each consecutive att
 MAX_RESTARTS = 10  # attempts ...
 RESTART_WINDOW = 600.0  # ... per this many seconds, then the supervisor gives up
 STABLE_AFTER = 60.0  # a child that ran this long resets the backoff to its first step
+
+# In the data directory while a process owns its database: the address other commands of this
+# service (`python -m server backup`) connect to, and the lock that keeps a second owner out.
+ADDRESS_FILE = "statsapi-address.json"
+LOCK_FILE = "statsapi.lock"
+
+
+class DataDirectoryInUse(RuntimeError):
+    """Another process owns the embedded database of this data directory."""
+
+
+def running_uri(storage_path: str) -> str | None:
+    """The URI of the database a live process runs on `storage_path`, None when none does (the
+    lock is free: an address file left by a killed process is stale)."""
+    try:
+        lock = open(os.path.join(storage_path, LOCK_FILE), "a+b")  # noqa: SIM115 - closed below
+    except OSError:
+        return None
+    with lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            try:
+                with open(os.path.join(storage_path, ADDRESS_FILE)) as fh:
+                    return str(json.load(fh)["uri"])
+            except (OSError, ValueError, KeyError):
+                return None
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        return None
+
 
 # restarts, attempts, last_restart, last_exit_at, last_exit_code, pid, state
 _SHARED = struct.Struct("<qqddqqq")
@@ -114,6 +147,7 @@ class EmbeddedDatabase:
     def start(self, timeout: float = 60.0) -> EmbeddedDatabase:
         if self.storage_path != ":memory:":
             os.makedirs(self.storage_path, exist_ok=True)
+            self._own_data_directory()
         log_path = os.path.join(self.storage_path, "secantus.log") if self.storage_path != ":memory:" else os.devnull
         self._log_file = open(log_path, "ab")
         self._stopping.clear()
@@ -122,6 +156,33 @@ class EmbeddedDatabase:
         self._update_shared(state=1, pid=process.pid)
         log.info("embedded database listening on %s:%s (data in %s)", self.host, self.port, self.storage_path)
         return self
+
+    def _own_data_directory(self) -> None:
+        """Take the data directory's lock (held until stop(), inherited by forked server
+        processes) and record the database's address there; refuse a directory another owns."""
+        lock = open(os.path.join(self.storage_path, LOCK_FILE), "a+b")  # noqa: SIM115 - kept open while owned
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock.close()
+            raise DataDirectoryInUse(
+                f"{self.storage_path} is in use by another statsapi process "
+                f"(its database answers at {running_uri(self.storage_path)}); stop it first"
+            ) from None
+        self._lock_file: Any = lock
+        address = os.path.join(self.storage_path, ADDRESS_FILE)
+        with open(address + ".tmp", "w") as fh:
+            json.dump({"uri": self.uri, "pid": os.getpid()}, fh)
+        os.replace(address + ".tmp", address)
+
+    def _release_data_directory(self) -> None:
+        lock = getattr(self, "_lock_file", None)
+        if lock is None:
+            return
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(os.path.join(self.storage_path, ADDRESS_FILE))
+        lock.close()  # releases the lock (forked server processes have exited by now)
+        self._lock_file = None
 
     def _spawn(self) -> subprocess.Popen:
         """Start the child as `self.process`, and return it."""
@@ -268,6 +329,7 @@ class EmbeddedDatabase:
             self._supervisor.join(5)
         self._update_shared(state=0, pid=0)
         self._log_file.close()
+        self._release_data_directory()
         log.info("embedded database stopped")
 
     def __enter__(self) -> EmbeddedDatabase:

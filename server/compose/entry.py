@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import tornado.netutil
 
 from server.api.catalogue import PREFIX
-from server.api.config import Config, get_config, refuse_real_upstream_without_id
+from server.api.config import Config, build_parser, get_config, refuse_real_upstream_without_id
 from server.compose import access_log as access_lines
 from server.compose.access_log import LOG_FORMAT, AccessLog
 from server.compose.bootstrap import get_application, make_http_server
@@ -188,6 +188,14 @@ def run_processes(config: Config, uri: str, database: EmbeddedDatabase | None = 
 
 def main(argv: Sequence[str] | None = None) -> int:
     config = get_config(argv)
+    args = build_parser().parse_args(argv)
+    if args.command in ("backup", "restore"):
+        from server.compose.backup_cli import backup_main, restore_main
+
+        configure_logging("WARNING")
+        if args.command == "backup":
+            return backup_main(config, args.backup_to)
+        return restore_main(config, args.restore_from, args.force)
     refusal = refuse_real_upstream_without_id(config)
     if refusal is not None:
         print(refusal, file=sys.stderr)

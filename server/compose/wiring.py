@@ -7,8 +7,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from server.api.answers import AnswerCache
+from server.api.config import VERSION
 from server.api.metrics import Metrics
 from server.compose.gauges import database_families, limiter_families, process_families, upstream_families
+from server.jobs.backups import ScheduledBackups
 from server.jobs.retention import Retention
 from server.jobs.runner import JobRunner
 from server.jobs.schedule import SCHEDULE, JobTargets
@@ -94,7 +96,8 @@ async def build_services(
     metrics.add_source(lambda: limiter_families(limiter))
     metrics.add_source(lambda: database_families(store))
     population = PopulationService(store, ratings_source, clock=clock, on_expected=ratings_source.forget)
-    targets = JobTargets(ratings_source, players, online, clans, Retention(store, clock=clock), population)
+    backups = ScheduledBackups(store, config.backup_dir, config.backup_keep, writer=f"statsapi {VERSION}", clock=clock)
+    targets = JobTargets(ratings_source, players, online, clans, Retention(store, clock=clock), population, backups)
     for job in SCHEDULE:
         jobs.add(job.name, job.every, job.run(targets))
     services = Services(
@@ -111,6 +114,7 @@ async def build_services(
         status=StatusService(store),
         answers=answers,
         tank_stats=tank_stats,
+        backups=backups,
     )
     metrics.add_source(lambda: process_families(services))
     return services

@@ -6,11 +6,12 @@ import dataclasses
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from server.jobs import retention
+from server.jobs import backups, retention
 from server.services import clans, online, players, population
 from server.upstream import expected_values
 
 if TYPE_CHECKING:
+    from server.jobs.backups import ScheduledBackups
     from server.jobs.retention import Retention
     from server.services.clans import ClanService
     from server.services.expected import ExpectedValuesService
@@ -31,6 +32,7 @@ class JobTargets:
     clans: ClanService
     retention: Retention
     population: PopulationService
+    backups: ScheduledBackups
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,4 +51,5 @@ SCHEDULE: tuple[Scheduled, ...] = (
     Scheduled("clan_refresh", clans.REFRESH_EVERY, lambda t: t.clans.refresh),
     Scheduled("clan_weekly_digest", clans.DIGEST_EVERY, lambda t: t.clans.build_digests),
     Scheduled("tank_statistics", population.BUILD_EVERY, lambda t: t.population.build),
+    Scheduled("backup", backups.INTERVAL_SECONDS, lambda t: t.backups.run),
 )

@@ -10,6 +10,7 @@ from server.api.answers import AnswerCache
 
 if TYPE_CHECKING:  # types only: the services import nothing from here at run time
     from server.api.metrics import Metrics
+    from server.jobs.backups import ScheduledBackups
     from server.jobs.runner import JobRunner
     from server.services.clans import ClanService
     from server.services.expected import ExpectedValuesService
@@ -59,6 +60,7 @@ class Services:
         status: StatusService | None = None,
         answers: AnswerCache | None = None,
         tank_stats: TankStatsService | None = None,
+        backups: ScheduledBackups | None = None,
     ):
         self.started_at = time.time()
         # Rendered answers replayed by the HTTP layer; the services drop what they write.
@@ -76,6 +78,7 @@ class Services:
         self.metrics = metrics  # optional: the early 429 reads it with getattr(..., None)
         self._status = status  # /status's database view
         self._tank_stats = tank_stats  # /tanks/stats and /tank
+        self.backups = backups  # scheduled backups (--backup-dir); None in partial builds
         # Set by run_server: the embedded database's supervisor (None with an external MongoDB)
         # and the HTTP server's connection figures.
         self.embedded_database: Supervised | None = None
@@ -129,6 +132,12 @@ class Services:
         if source is not None and hasattr(source, "health_reasons"):
             reasons += source.health_reasons()
         return reasons
+
+    def backup_status(self) -> dict | None:
+        return self.backups.status() if self.backups is not None else None
+
+    def backup_health_reasons(self) -> list[str]:
+        return self.backups.health_reasons() if self.backups is not None else []
 
     def upstream_status(self) -> dict:
         if self._upstream is None:
