@@ -47,7 +47,7 @@ from store.constants import TANK_COUNTERS
 from store.nicknames import sync_ops
 from store.players import PROFILE_TTL_SECONDS, player_key
 from store.population import TankChanges
-from store.retention import Expiring, delete_expired_batch
+from store.retention import Expiring, delete_expired_batch, delete_expired_docs, expired_docs
 from store.tanks import TankRecords, changed, pack
 from store.tracker import PARKED, slice_of, tracked_id
 
@@ -650,6 +650,30 @@ def _expiring(s, name: str) -> Expiring:
     return next(item for item in s.expiring() if item.name == name)
 
 
+# What `expired_docs` found for each store, found in a case's (untimed) setup, so that the timed
+# call is `delete_expired_docs` alone, as the retention job runs it.
+FOUND: dict[int, list[dict]] = {}
+
+
+def _put_and_find(name: str, put: Callable[[Any, int], Awaitable[Any]], cutoff: str) -> Call:
+    async def setup(s, n: int) -> None:
+        await put(s, n)
+        FOUND[id(s)] = await expired_docs(_expiring(s, name), day_date(cutoff), 1000)
+
+    return setup
+
+
+async def _expired_days(s, name: str, cutoff: str) -> list:
+    """`expired_docs`' answer without the `_id`s (each database's own), comparable across sizes."""
+    item = _expiring(s, name)
+    return [doc[item.field] for doc in await expired_docs(item, day_date(cutoff), 1000)]
+
+
+async def _put_snapshots_old(s, n: int) -> None:
+    await s.players.snapshots.delete_many({"region": "eu", "account_id": SNAP_OLD})  # a find deletes none
+    await s.players.snapshots.insert_many([snapshot_doc("eu", SNAP_OLD, f"2029-01-{k + 1:02d}") for k in range(25)])
+
+
 WRITE_KEYS = [tracked_id("eu", a) for a in WRITE_IDS]
 EU = ("eu",)
 DATE = dt.date.fromisoformat
@@ -907,15 +931,35 @@ REGISTRY: dict[str, list[Case]] = {
         ),
         Case(
             lambda s, n: delete_expired_batch(_expiring(s, "snapshots"), day_date(day(-300))),
-            setup=lambda s, n: s.players.snapshots.insert_many(
-                [snapshot_doc("eu", SNAP_OLD, f"2029-01-{k + 1:02d}") for k in range(25)]
-            ),
+            setup=_put_snapshots_old,
             label="snapshots",
             expect=lambda r: r == 25,
         ),
         Case(
             lambda s, n: delete_expired_batch(_expiring(s, "online_samples"), day_date(day(-30))),
             setup=_put_samples_old,
+            label="online_samples",
+            expect=lambda r: r == 50,
+        ),
+    ],
+    "retention.expired_docs": [
+        Case(
+            lambda s, n: _expired_days(s, "snapshots", day(-300)),
+            setup=_put_snapshots_old,
+            label="snapshots",
+            expect=lambda r: len(r) == 25,
+        ),
+    ],
+    "retention.delete_expired_docs": [
+        Case(
+            lambda s, n: delete_expired_docs(_expiring(s, "snapshots"), FOUND[id(s)], day_date(day(-300)), True),
+            setup=_put_and_find("snapshots", _put_snapshots_old, day(-300)),
+            label="snapshots",
+            expect=lambda r: r == 25,
+        ),
+        Case(
+            lambda s, n: delete_expired_docs(_expiring(s, "online_samples"), FOUND[id(s)], day_date(day(-30)), True),
+            setup=_put_and_find("online_samples", _put_samples_old, day(-30)),
             label="online_samples",
             expect=lambda r: r == 50,
         ),

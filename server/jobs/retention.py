@@ -2,10 +2,12 @@
 
 Used where the store has no TTL indexes on its large collections (the embedded SecantusDB,
 Store(ttl_indexes=False)): snapshots and online samples (410 days), daily online aggregates,
-minute claims, expired player profiles, clans and digests. Each run deletes, per collection,
-at most `max_batches` batches of about `batch` documents found through the index on the expiry
-field, oldest first, with a short pause between batches so requests run in between. What is
-left is deleted by the next runs; readers never rely on deletion for correctness.
+minute claims, expired player profiles, clans and digests. Each run finds, per collection, at
+most `max_batches` × `batch` expired documents through the index on the expiry field, oldest
+first, in one query (on SecantusDB a query's cost is the whole expired range's, whatever its
+limit: store/retention.py), and deletes them in batches of `batch`, each its own database step,
+with a short pause between batches so requests run in between. What is left is deleted by the
+next runs; readers never rely on deletion for correctness.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from store.client import job_deadline
-from store.retention import delete_expired_batch
+from store.retention import delete_expired_docs, expired_docs
 
 if TYPE_CHECKING:
     from store.store import Store
@@ -56,17 +58,18 @@ class Retention:
         left = []
         for item in items:
             cutoff = now - dt.timedelta(seconds=item.after_seconds)
+            limit = self.batch * self.max_batches
+            with job_deadline():
+                docs = await expired_docs(item, cutoff, limit)
             total = 0
-            for number in range(self.max_batches):
+            for start in range(0, len(docs), self.batch):
+                rest = len(docs) < limit and start + self.batch >= len(docs)
                 with job_deadline():
-                    count = await delete_expired_batch(item, cutoff, self.batch)
+                    total += await delete_expired_docs(item, docs[start : start + self.batch], cutoff, rest)
                 self.batches_run += 1
-                total += count
-                if count == 0:
-                    break
-                if number == self.max_batches - 1:
-                    left.append(item.name)
                 await asyncio.sleep(self.pause)
+            if len(docs) == limit:
+                left.append(item.name)
             if total:
                 deleted[item.name] = total
         outcome = ", ".join(f"{name} {count}" for name, count in deleted.items()) or "nothing expired"
