@@ -4,30 +4,20 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
 import uuid
 
 import pytest
 
-from tests.helpers import EXPECTED_VALUES_FILE, FAST_REALMS, ROOT, build_app, simulator
+from tests.helpers import EXPECTED_VALUES_FILE, FAST_REALMS, ROOT, build_app, scratch_database, simulator
 
 
 @pytest.fixture(scope="session")
 def mongo_uri():
-    """One SecantusDB server for the session; each test uses its own database name."""
-    from server.compose.embedded_db import EmbeddedDatabase
-
-    # On disk (a temporary directory, without fsync on commit), as the service runs it, not
-    # ":memory:": an in-memory WiredTiger must hold every byte the session ever wrote in its cache
-    # (dropped databases and the oplog included) and cannot evict any of it, so late in a full run
-    # it stalled for tens of seconds (CI: a 100-update write past its 30 s job deadline, with a
-    # 1 GB and with a 4 GB cache). On disk it evicts to its files like any deployment.
-    directory = tempfile.mkdtemp(prefix="statsapi-test-db-")
-    database = EmbeddedDatabase(directory, durable=False).start()
-    yield database.uri
-    database.stop()
-    shutil.rmtree(directory, ignore_errors=True)
+    """One SecantusDB server for the session; each test uses its own database name. A module whose
+    tests write much (or must not wait behind what every earlier test left on the shared server)
+    overrides this fixture with a server of its own (tests/helpers.py scratch_database)."""
+    with scratch_database() as uri:
+        yield uri
 
 
 @pytest.fixture

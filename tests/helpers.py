@@ -7,6 +7,7 @@ import dataclasses
 import datetime as dt
 import http.client
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -32,6 +33,25 @@ EXPECTED_VALUES_FILE = SHARED_DATA / "wn8exp-2024-09-12.json"
 # per address, and the clients that seed through it are capped there too.
 FAST_REALMS = {"eu": 150.0, "na": 150.0, "asia": 150.0}
 VEHICLES_FILE = SHARED_DATA / "vehicles-2018-06.json"
+
+
+@contextlib.contextmanager
+def scratch_database(prefix: str = "statsapi-test-db-"):
+    """A SecantusDB child on disk in a temporary directory, without fsync on commit; yields its URI.
+
+    On disk, not ":memory:": an in-memory WiredTiger must hold every byte the server ever wrote in
+    its cache (dropped databases and the oplog included) and cannot evict any of it, so late in a
+    full run it stalled for tens of seconds (CI: a 100-update write past its 30 s job deadline,
+    with a 1 GB and with a 4 GB cache). On disk it evicts to its files like any deployment."""
+    from server.compose.embedded_db import EmbeddedDatabase
+
+    directory = tempfile.mkdtemp(prefix=prefix)
+    database = EmbeddedDatabase(directory, durable=False).start()
+    try:
+        yield database.uri
+    finally:
+        database.stop()
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 def wait_for_port(port: int, timeout: float = 30.0, proc: subprocess.Popen | None = None) -> None:

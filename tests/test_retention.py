@@ -14,6 +14,18 @@ import pytest
 from tornado.httpclient import HTTPRequest
 
 from server.jobs.retention import Retention
+from tests.helpers import scratch_database
+
+
+@pytest.fixture(scope="module")
+def mongo_uri():
+    """This module's own SecantusDB, not the session's: late in a full run the shared server holds
+    every earlier test's data (its TTL monitor scans every TTL-indexed collection of it once a
+    minute under the store's global lock), and a retention step waiting behind that passed its
+    30 s job deadline in CI. What is measured here is the job against its own collections."""
+    with scratch_database("statsapi-retention-db-") as uri:
+        yield uri
+
 
 SNAPSHOTS = 20_000
 EXPIRED_SHARE = 2  # every second snapshot is older than its 410-day retention
