@@ -50,9 +50,11 @@ class Harness:
     def client(self, **kwargs) -> UpstreamClient:
         kwargs.setdefault("retry_base_delay", 0.01)
         kwargs.setdefault("request_timeout", 5.0)
-        # These tests call with the default (background) caller: retry it like a live one, quickly.
+        # These tests call with the default (background) caller: retry it like a live one, quickly,
+        # and time it out like one (else a hang waits BACKGROUND_TIMEOUT, 15 s, whatever the test set).
         kwargs.setdefault("background_retries", kwargs.get("max_retries", 2))
         kwargs.setdefault("background_retry_base", kwargs["retry_base_delay"])
+        kwargs.setdefault("background_timeout", kwargs["request_timeout"])
         kwargs.setdefault("realms", RealmGates({}))  # no realm caps unless a test asks for them
         client = UpstreamClient(
             kwargs.pop("application_id", APP_ID), base_url=kwargs.pop("base_url", self.base_url), **kwargs
