@@ -11,6 +11,8 @@ import pymongo
 from motor.motor_asyncio import AsyncIOMotorClient
 from pymongo import errors, monitoring
 
+from store.writes import WriteHealth
+
 # Every operation has a client-side deadline (pymongo's client-side operation timeout, CSOT):
 # a request never waits on the database longer than this, whether the database is down,
 # hung (SIGSTOP) or busy. Under CSOT the driver also sends maxTimeMS (the remaining time
@@ -112,8 +114,10 @@ def create_client(uri: str, listeners: tuple = (), **options: Any) -> AsyncIOMot
     """Create the process's one client; call it inside the running loop. `listeners`: more
     pymongo event listeners (e.g. the command timer of /metrics)."""
     health = DatabaseHealth()
-    client = AsyncIOMotorClient(uri, event_listeners=[health, *listeners], **{**CLIENT_OPTIONS, **options})
+    writes = WriteHealth()  # whether the database can store now (store/writes.py)
+    client = AsyncIOMotorClient(uri, event_listeners=[health, writes, *listeners], **{**CLIENT_OPTIONS, **options})
     client.statsapi_health = health  # type: ignore[attr-defined]  # read by database_up()
+    client.statsapi_writes = writes  # type: ignore[attr-defined]  # read by store.writes.write_health()
     return client
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import operator
 from collections.abc import Iterable, Mapping, Sequence
@@ -9,6 +10,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from bson import Binary
 from pymongo import ASCENDING, DESCENDING, ReplaceOne, UpdateOne
+from pymongo.errors import BulkWriteError, PyMongoError
 
 from store.constants import TANK_COUNTERS
 from store.freshness import Freshness
@@ -285,7 +287,16 @@ class TankRecords:
         # by {a: 1, d: 1} (docs/deploy.md section 6) an upsert must name the whole shard key.
         ops = [ReplaceOne({"_id": doc["_id"], "a": doc["a"], "d": doc["d"]}, doc, upsert=True) for doc in records]
         if ops:
-            result = await self.collection.bulk_write(ops, ordered=False)
+            try:
+                result = await self.collection.bulk_write(ops, ordered=False)
+            except BulkWriteError as exc:
+                # Some were stored before the failure (a full disk): count them, since their retry
+                # replaces them and counts nothing; the caller marks nothing visited (a redo).
+                upserted = int(exc.details.get("nUpserted") or 0)
+                if upserted:
+                    with contextlib.suppress(PyMongoError):
+                        await self.freshness.count_add(COUNT, upserted)
+                raise
             await self.freshness.count_add(COUNT, result.upserted_count)
         return len(ops)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -10,6 +11,7 @@ from pymongo.errors import PyMongoError
 
 from store.errors import is_database_error
 from store.tanks import CEILING_WARN, EMBEDDED_CEILING_RECORDS
+from store.writes import write_health
 
 if TYPE_CHECKING:
     from store.store import Store
@@ -24,6 +26,10 @@ def health_reasons(
     reasons = list(upstream or [])
     if not database["reachable"]:
         reasons.append("database unreachable")
+    write_error = database.get("write_error")
+    if database.get("writable") is False and write_error:
+        since = dt.datetime.fromtimestamp(write_error["since"], dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        reasons.append(f"database cannot write: {write_error['reason']} (since {since})")
     reasons += [f"job {name} failed" for name, run in jobs.items() if run.get("ok") is False]
     if limiter["degraded"]:
         reasons.append("rate-counter flushes fail or lag")
@@ -52,18 +58,24 @@ class StatusService:
         """The driver's last heartbeat succeeded (no query)."""
         return self.store.database_up()
 
+    def write_status(self) -> dict:
+        """Whether the database can write now (store/writes.py): `writable`, `write_error`."""
+        return write_health(self.store.client).status()
+
     async def database_view(self) -> tuple[dict, dict, dict, dict, dict]:
-        """(database, caches, jobs, online sampler, volume)."""
+        """(database, caches, jobs, online sampler, volume); the database's `writable` and
+        `write_error` are this process's figures of the moment, never the cached read's."""
         if not self.store.database_up():
-            return {"reachable": False, "ping_ms": None, "error": "heartbeat failed"}, {}, {}, {}, {}
-        if self._value is not None and time.monotonic() - self._at < CACHE_SECONDS:
-            return self._value
-        if self._pending is None:
-            self._pending = asyncio.ensure_future(self._read_database())
-            self._pending.add_done_callback(self._read_done)
-        value = await asyncio.shield(self._pending)
-        self._value, self._at = value, time.monotonic()
-        return value
+            database = {"reachable": False, "ping_ms": None, "error": "heartbeat failed", **self.write_status()}
+            return database, {}, {}, {}, {}
+        if self._value is None or time.monotonic() - self._at >= CACHE_SECONDS:
+            if self._pending is None:
+                self._pending = asyncio.ensure_future(self._read_database())
+                self._pending.add_done_callback(self._read_done)
+            value = await asyncio.shield(self._pending)
+            self._value, self._at = value, time.monotonic()
+        database, *rest = self._value
+        return ({**database, **self.write_status()}, *rest)
 
     def _read_done(self, _: asyncio.Future) -> None:
         self._pending = None
@@ -85,7 +97,7 @@ class StatusService:
                 for doc in await self.store.online.latest()
             }
         except PyMongoError as exc:
-            if not is_database_error(exc):  # timeouts included; anything else is a real fault
+            if not is_database_error(exc):  # timeouts and storage failures included; else a real fault
                 raise
             database["error"] = type(exc).__name__
         return database, caches, jobs, sampler, volume

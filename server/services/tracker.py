@@ -52,6 +52,7 @@ ManualClock and an upstream that answers "as of" that clock (server.compose.demo
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import socket
@@ -68,6 +69,7 @@ from server.domain.profiles import build_profile, snapshot_of
 from server.upstream.client import ACCOUNT_FIELDS, TANKS_FIELDS, UpstreamError
 from store.client import job_deadline
 from store.constants import HISTORY_DAYS, SPEND_KEYS, TANK_COUNTERS
+from store.errors import is_database_error, storage_failure_reason
 from store.population import TankChanges
 from store.tanks import (
     KEYFRAME_MAX_DAYS,
@@ -80,6 +82,7 @@ from store.tanks import (
     unpack,
 )
 from store.tracker import SLICES, tracked_id
+from store.writes import write_health
 
 if TYPE_CHECKING:  # types only
     from server.services.expected import Ratings
@@ -92,6 +95,7 @@ CLAN_TRACK_SECONDS = 2 * DAY_SECONDS  # clan refresh runs hourly: a member of a 
 BATCH = 100  # account/info takes 100 ids per request
 CLAIM_TTL = 60.0  # a claim not renewed for this long may be taken over
 TICK = 5.0  # seconds between looks for due slices
+BACKOFF_MAX = 60.0  # after failed ticks (the database away or unable to write): 5, 10, 20, 40, 60 s
 MEMBERS_PER_STEP = 500  # clan members tracked per database step (~8 s on the embedded database)
 STATUS_EVERY = 30.0  # seconds between /status figures read from the database
 COUNT_EVERY = 300.0  # seconds between counts of the tracked accounts (an index range of every account)
@@ -317,6 +321,10 @@ def realm_progress(slices: list[dict], remaining: int, worked: float, done: bool
     return out
 
 
+class CannotWrite(Exception):
+    """The database cannot write now (store/writes.py): the pass stops before a batch's requests."""
+
+
 class Tracker:
     def __init__(
         self,
@@ -350,6 +358,8 @@ class Tracker:
         self._status_at = -1e18
         self._tracked_count: tuple[float, int] = (-1e18, 0)
         self._last_cleanup = ""
+        self.failed_ticks = 0  # consecutive ticks that failed (the back-off)
+        self.waiting: str | None = None  # why the pass waits (the database cannot write), or None
 
     # --- who is tracked -------------------------------------------------------------------
     def lookup_until(self, now: float) -> float:
@@ -400,16 +410,43 @@ class Tracker:
                 )
 
     # --- the pass ---------------------------------------------------------------------------
+    def cannot_write(self) -> str | None:
+        """Why the database cannot write now (store/writes.py), or None; logged once per spell."""
+        error = write_health(getattr(self.store, "client", None)).error()
+        reason = None if error is None else str(error["reason"])
+        if (reason is None) != (self.waiting is None):
+            if reason is not None:
+                log.warning("tracker waits: the database cannot write (%s)", reason)
+            else:
+                log.warning("tracker resumes: the database writes again")
+        self.waiting = reason
+        return reason
+
     async def run(self, stop: asyncio.Event) -> None:
-        """Every process runs this: claim due slices and work them until `stop`."""
+        """Every process runs this: claim due slices and work them until `stop`.
+
+        While the database cannot write, no slice is claimed or worked (each batch would fetch
+        from the upstream and then fail to store); a failed tick (the database or the upstream
+        away) waits 5, 10, 20, 40, then 60 s before the next, logged once per streak. A batch
+        cut off by a failed write is not marked visited, so it is visited again."""
         while not stop.is_set():
+            delay = TICK
             try:
-                await self.tick()
-                await self.refresh_status()
-            except Exception as exc:  # the database or the upstream is away: try again next tick
-                log.warning("tracker tick failed: %s", type(exc).__name__)
+                if self.cannot_write() is not None:  # wait, looking again every TICK (no back-off)
+                    self.failed_ticks = 0
+                    await write_health(getattr(self.store, "client", None)).probe(self.store.db)
+                else:
+                    await self.tick()
+                    await self.refresh_status()
+                    self.failed_ticks = 0
+            except Exception as exc:  # the database or the upstream is away: try again later
+                if self.failed_ticks == 0 or not is_database_error(exc):
+                    reason = storage_failure_reason(exc)
+                    log.warning("tracker tick failed: %s%s", type(exc).__name__, f" ({reason})" if reason else "")
+                delay = min(BACKOFF_MAX, TICK * 2**self.failed_ticks)
+                self.failed_ticks += 1
             try:
-                await asyncio.wait_for(stop.wait(), TICK)
+                await asyncio.wait_for(stop.wait(), delay)
             except TimeoutError:
                 pass
 
@@ -445,6 +482,8 @@ class Tracker:
         renewed = self.clock()
         try:
             while True:
+                if self.cannot_write() is not None:
+                    raise CannotWrite(self.waiting)
                 if utc_day(self.clock()) != day:
                     for slice_no in mine:  # the rest waits for the new day's pass
                         await tracked.release(day, slice_no, self.owner)
@@ -458,6 +497,8 @@ class Tracker:
                 by_region = full_batches(accounts, self.batch, last=len(accounts) < self.batch * DUE_BATCHES)
                 for region, group in by_region.items():
                     for start in range(0, len(group), self.batch):
+                        if self.cannot_write() is not None:  # before the batch's upstream requests
+                            raise CannotWrite(self.waiting)
                         counts = await self.visit(day, region, group[start : start + self.batch])
                         # A group's figures on its first slice, and per realm (its progress in /status).
                         await tracked.add_spend(day, mine[0], {**counts, **realm_spend(region, counts)})
@@ -476,6 +517,12 @@ class Tracker:
             log.info("tracker slices %s/%s paused: %s", day, mine, exc)
             for slice_no in mine:
                 await tracked.release(day, slice_no, self.owner)
+            return 0
+        except CannotWrite:
+            # Released if the database still takes that write; else the claim expires (claim_ttl).
+            with contextlib.suppress(Exception):
+                for slice_no in mine:
+                    await tracked.release(day, slice_no, self.owner)
             return 0
         finally:
             for slice_no in mine:
