@@ -10,6 +10,7 @@ from server.api.answers import AnswerCache
 from server.api.config import VERSION
 from server.api.metrics import Metrics
 from server.compose.gauges import database_families, limiter_families, process_families, upstream_families
+from server.compose.storage_watch import StorageWatch
 from server.jobs.backups import ScheduledBackups
 from server.jobs.retention import Retention
 from server.jobs.runner import JobRunner
@@ -117,4 +118,8 @@ async def build_services(
         backups=backups,
     )
     metrics.add_source(lambda: process_families(services))
+    if config.embedded_database:
+        # The embedded database's disk: reserve, held writes, restart after its engine failed
+        # (server/compose/storage_watch.py); run_server sets services.embedded_database.
+        jobs.add_loop(StorageWatch(store, lambda: services.embedded_database).run)
     return services
