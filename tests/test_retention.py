@@ -19,10 +19,10 @@ from tests.helpers import scratch_database
 
 @pytest.fixture(scope="module")
 def mongo_uri():
-    """This module's own SecantusDB, not the session's: late in a full run the shared server holds
-    every earlier test's data (its TTL monitor scans every TTL-indexed collection of it once a
-    minute under the store's global lock), and a retention step waiting behind that passed its
-    30 s job deadline in CI. What is measured here is the job against its own collections."""
+    """This module's own SecantusDB, not the session's: there every command of every test waits on
+    one server that late in a full run holds every earlier test's data, and in CI one retention step
+    (then a 20-batch run each re-reading the whole expired range: store/retention.py) passed its
+    30 s job deadline behind it. What is measured here is the job against its own collections."""
     with scratch_database("statsapi-retention-db-") as uri:
         yield uri
 
