@@ -858,8 +858,19 @@ def schema_components(index: dict) -> dict:
                 "api_version": {"type": "string", "const": API_VERSION},
                 "uptime_seconds": {"type": "integer", "minimum": 0},
                 "database": obj(
-                    {"reachable": {"type": "boolean"}, "ping_ms": number_or_null, "error": {"type": "string"}},
-                    required=["reachable", "ping_ms"],
+                    {
+                        "reachable": {"type": "boolean"},
+                        "ping_ms": number_or_null,
+                        "error": {"type": "string"},
+                        "writable": {"type": "boolean"},
+                        "write_error": {
+                            "oneOf": [
+                                obj({"reason": {"type": "string"}, "since": {"type": "integer"}}),
+                                {"type": "null"},
+                            ]
+                        },
+                    },
+                    required=["reachable", "ping_ms", "writable", "write_error"],
                 ),
                 "upstream": obj(
                     {

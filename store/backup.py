@@ -29,6 +29,7 @@ from pymongo import ReplaceOne
 from pymongo.errors import BulkWriteError
 
 from store.client import deadline
+from store.tracker import NICKNAME_MIGRATION
 
 if TYPE_CHECKING:
     from store.kinds import Declared
@@ -281,10 +282,13 @@ def iter_documents(path: str, batch: int = BATCH) -> Any:
             yield out
 
 
-# Restore-time changes to documents of a collection: `tracked` loses the mark of which nickname
-# nickname_prefixes (a cache, not backed up) was told, so the start-up migration tells it again.
+# Restore-time changes to documents: nickname_prefixes (a cache) is not backed up, so neither is
+# the marker saying it was filled, and `tracked` loses the mark of which nickname it was told;
+# the start-up migration (store/tracker.py migrate_nicknames) then tells it every nickname again.
+# None drops the document.
 TRANSFORMS: dict[str, Callable[[RawBSONDocument], Any]] = {
     "tracked": lambda doc: {k: v for k, v in bson.decode(doc.raw).items() if k != "nick_indexed"},
+    "migrations": lambda doc: None if doc["_id"] == NICKNAME_MIGRATION else doc,
 }
 
 
@@ -355,16 +359,19 @@ async def restore_backup(
         progress.collection = name
         collection = store.db[name]
         transform = TRANSFORMS.get(name)
-        count = 0
+        read = count = 0
         for docs in iter_documents(os.path.join(source, info["file"]), batch):
+            read += len(docs)
             if transform is not None:
-                docs = [transform(doc) for doc in docs]
+                docs = [changed for changed in map(transform, docs) if changed is not None]
+            if not docs:
+                continue
             with deadline(WINDOW_DEADLINE_S):
                 await _write_batch(collection, docs)
             count += len(docs)
             progress.documents += len(docs)
-        if count != info["documents"]:
-            raise BackupError(f"{name}: {count} documents read, the manifest says {info['documents']}")
+        if read != info["documents"]:
+            raise BackupError(f"{name}: {read} documents read, the manifest says {info['documents']}")
         restored[name] = count
         log(f"restored {name}: {count:,} documents")
     with deadline(3600):

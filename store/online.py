@@ -55,9 +55,8 @@ class OnlineSamples:
         "online_minutes": transient("which process samples each minute"),
         "online_status": cache("the newest count and last failure per game and region; sampled again within a minute"),
         "online_peaks": irreplaceable("each day's peak per game and region"),
-        "online_daily": irreplaceable(
-            "daily online aggregates of finished days",
-            "day:day",
+        "online_daily": cache(
+            "daily aggregates of finished days; rebuilt from `online_samples` by the online_daily job"
         ),
     }
 

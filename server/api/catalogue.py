@@ -833,6 +833,7 @@ STATUS = Endpoint(
     fields={
         "health": "ok, or degraded when the database is unreachable, a job's last run failed, "
         "rate-counter flushes fail or lag (rate_limiter.degraded), the embedded database is not running, "
+        "the database cannot write ('database cannot write: <reason> (since <UTC time>)'), "
         "or it holds 80 % of the per-tank records at which it was measured to keep its read goals, "
         "or (with --backup-dir) no backup succeeded in the last two days",
         "health_reasons": "why health is degraded, one sentence each (empty when ok)",
@@ -841,7 +842,9 @@ STATUS = Endpoint(
         "{collection, documents} while this process writes one; health is degraded when no backup "
         "succeeded in two days",
         "volume": "tank_records: per-tank records stored (a kept count)",
-        "database": "reachable, ping_ms",
+        "database": "reachable, ping_ms; writable: false while the database cannot store (a write refused "
+        "for a full disk, quota or read-only storage, or on the embedded database under 16 MiB free beside "
+        "its 24 MiB reserve); write_error {reason, since (unix)} or null",
         "upstream": "last_success, last_failure, requests, failures; budget: rate_per_second "
         "(configured), processes_sharing, share_per_second, effective_per_second, "
         "requests_last_minute(_by_caller), queued, request_limit_exceeded {count, last}, "

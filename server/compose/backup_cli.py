@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from server.api.config import VERSION
 from server.compose.embedded_db import EmbeddedDatabase, running_uri
 from store import Store, create_client
-from store.backup import BackupError, restore_backup, write_backup
+from store.backup import BackupError, read_manifest, restore_backup, write_backup
 
 if TYPE_CHECKING:
     from server.api.config import Config
@@ -90,6 +90,7 @@ def restore_main(config: Config, source: str | None, force: bool) -> int:
         print("statsapi restore: --from DIR is required", file=sys.stderr)
         return 2
     try:
+        read_manifest(source, verify=False)  # not a backup at all: say so before starting anything
         with database_uri(config) as uri:
             report = asyncio.run(run_restore(config, uri, source, force))
     except BackupError as exc:

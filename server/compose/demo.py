@@ -187,6 +187,7 @@ async def seed_demo(
     population_days: int = 21,
     online_days: int = 30,
     now: float | None = None,
+    online_recent_hours: int = 48,
 ) -> dict:
     """Seed everything; idempotent (snapshots, samples and profiles are upserts keyed by day/minute/id).
 
@@ -248,6 +249,6 @@ async def seed_demo(
     for region, ids in accounts.items():
         for account_id in ids:
             await services.players.rate_profile(region, account_id)
-    summary["online_slots"] = await seed_online(store, services.upstream, online_days, now)
+    summary["online_slots"] = await seed_online(store, services.upstream, online_days, now, online_recent_hours)
     summary["seconds"] = round(time.monotonic() - started, 1)
     return summary

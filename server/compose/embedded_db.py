@@ -30,6 +30,19 @@ from typing import Any
 log = logging.getLogger("statsapi.embedded_db")
 
 
+def _stop_with_parent() -> None:
+    """In the child before exec (Linux): SIGTERM when the process that started it dies, so a
+    kill -9 of the server or of a backup command leaves no database running on the data
+    directory (the next start could not open it)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass  # not Linux: the database outlives a killed parent, as before
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket() as sock:
         sock.bind((host, 0))
@@ -213,6 +226,7 @@ class EmbeddedDatabase:
             stdin=subprocess.DEVNULL,
             start_new_session=True,
             env=env,
+            preexec_fn=_stop_with_parent if sys.platform == "linux" else None,  # noqa: PLW1509 - async-signal-safe prctl only
         )
         self._started_at = time.monotonic()
         return process
