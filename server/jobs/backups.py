@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 INTERVAL_SECONDS = 600  # how often the job looks whether a backup is due
 QUIET_HOUR_UTC = 3  # the least busy hour of the three realms' evenings
-DUE_AFTER = 20 * 3600  # at the quiet hour, a backup when the newest is older than this
+DUE_AFTER = 2 * 3600  # at the quiet hour, a backup when the newest is older than this (once per quiet hour)
 OVERDUE_AFTER = 30 * 3600  # at any hour (the quiet hour was missed: down, or a failure)
 STALE_AFTER = 2 * 86400  # /status turns degraded when the newest success is older
 NAME_PREFIX = "statsapi-"

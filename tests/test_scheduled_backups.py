@@ -1,0 +1,83 @@
+"""Scheduled backups (--backup-dir, --backup-keep): once a day at the quiet hour, rotated, shown in
+/status, which turns degraded when no backup succeeded in two days."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import tempfile
+
+import pytest
+import ujson
+
+from server.jobs.backups import QUIET_HOUR_UTC, ScheduledBackups
+from store.backup import list_backups, read_manifest
+
+BACKUP_DIR = tempfile.mkdtemp(prefix="statsapi-backups-")
+
+
+@pytest.fixture
+def app_overrides():
+    return {"backup_dir": BACKUP_DIR, "backup_keep": 2}
+
+
+def at(day: int, hour: int) -> float:
+    return dt.datetime(2026, 3, day, hour, 5, tzinfo=dt.UTC).timestamp()
+
+
+@pytest.mark.gen_test(timeout=120)
+async def test_daily_at_the_quiet_hour_rotated_and_stale_after_two_days(app, tmp_path):
+    store = app.settings["store"]
+    await store.clans.seeds.insert_one({"_id": "eu:1", "region": "eu", "clan_id": 1})
+    now = [at(1, 15)]
+    backups = ScheduledBackups(store, str(tmp_path), keep=2, writer="test", clock=lambda: now[0], started_at=now[0])
+    assert backups.status()["last_success"] is None
+    assert backups.health_reasons() == []
+
+    # None yet: the first is written at once, whatever the hour.
+    assert "backed up" in await backups.run(0)
+    assert backups.status()["count"] == 1
+    assert "not due" == await backups.run(1)
+    # The next day: not before the quiet hour, then at it.
+    now[0] = at(2, QUIET_HOUR_UTC - 1)
+    assert "not due" == await backups.run(2)
+    now[0] = at(2, QUIET_HOUR_UTC)
+    assert "backed up" in await backups.run(3)
+    # A partial backup left by a killed writer is removed with the rotation; the newest 2 are kept.
+    stale = tmp_path / ".statsapi-20260101T000000Z.partial-999999"
+    stale.mkdir()
+    now[0] = at(3, QUIET_HOUR_UTC)
+    outcome = await backups.run(4)
+    assert "removed 2 old" in outcome, outcome
+    kept = list_backups(str(tmp_path))
+    assert [b["name"] for b in kept] == ["statsapi-20260303T030500Z", "statsapi-20260302T030500Z"]
+    assert not stale.exists()
+    for backup in kept:
+        assert read_manifest(backup["path"])["collections"]["clan_seeds"]["documents"] == 1
+    status = backups.status()
+    assert status["count"] == 2 and status["last_success"]["name"] == "statsapi-20260303T030500Z"
+
+    # Missed a day (down at the quiet hour): any hour once 30 h have passed.
+    now[0] = at(4, 14)
+    assert "backed up" in await backups.run(5)
+    # Two days without a success: degraded, with the reason.
+    now[0] = at(6, 16)
+    assert backups.health_reasons() == [f"no backup succeeded in {tmp_path} in the last two days"]
+
+
+@pytest.mark.gen_test(timeout=60)
+async def test_off_without_a_directory(app):
+    backups = ScheduledBackups(app.settings["store"], None, keep=7, writer="test")
+    assert await backups.run(0) == "off: no --backup-dir"
+    assert backups.status() is None and backups.health_reasons() == []
+
+
+@pytest.mark.gen_test(timeout=60)
+async def test_status_shows_the_backups_of_its_directory(app, http_client, base_url):
+    services = app.settings["services"]
+    assert "backed up" in await services.backups.run(0)
+    response = await http_client.fetch(base_url + "/api/v1/status", raise_error=False)
+    assert response.code == 200
+    backups = ujson.loads(response.body)["data"]["backups"]
+    assert backups["directory"] == os.path.abspath(BACKUP_DIR) and backups["keep"] == 2
+    assert backups["count"] >= 1 and backups["last_success"]["bytes"] > 0 and backups["running"] is None
