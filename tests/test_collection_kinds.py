@@ -56,3 +56,18 @@ async def test_each_walk_reads_an_indexed_field():
         field = spec.split("=")[0]
         first_fields = {info["key"][0][0] for info in (await store.db[name].index_information()).values()}
         assert field in first_fields, (name, field, first_fields)
+
+
+def test_the_operators_backup_table_is_the_declaration():
+    """docs/deploy.md section 8 lists every collection with its declared kind, and nothing else."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "deploy.md").read_text(encoding="utf-8")
+    section = text[text.index("## 8. Backups") : text.index("## 9.")]
+    rows = {}
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[0].startswith("`"):
+            rows[cells[0].strip("`")] = cells[1]
+    declared = {name: d.kind.value for name, d in make_store().declarations().items()}
+    assert rows == declared
