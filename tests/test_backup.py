@@ -302,3 +302,96 @@ try:
 finally:
     db.stop()
 """
+
+
+async def fresh_store(mongo_uri: str):
+    import uuid
+
+    from store import Store
+
+    client = create_client(mongo_uri)
+    store = Store(client, "t_" + uuid.uuid4().hex[:12], rate_collection_bytes=1 << 20, ttl_indexes=False)
+    await store.ensure_schema()
+    return store
+
+
+@pytest.mark.gen_test(timeout=120)
+async def test_a_backup_of_an_older_data_model_restores_into_the_current_one(store, mongo_uri, tmp_path):
+    """Per-tank records from before the (a, d) fields, backed up with that database's markers,
+    come back migrated: every byte kept, readable through the current index, counted."""
+    from store.tanks import MIGRATION, TankRecords, pack
+
+    state = {1: [5] * 13, 2305: [7] * 13}
+    old = []
+    for day in ("2026-01-01", "2026-01-02", "2026-01-05"):
+        doc = TankRecords.record("eu", 500_000_009, day, 100, pack(state), True)
+        doc.pop("a"), doc.pop("d")
+        old.append(doc)
+    await store.tanks.collection.insert_many([dict(doc) for doc in old])
+    await store.tanks.migrations.delete_one({"_id": MIGRATION})  # as that release wrote it
+    manifest = await write_backup(store, str(tmp_path / "old"), pause=0)
+    assert MIGRATION not in manifest["data_model"]
+
+    target = await fresh_store(mongo_uri)
+    try:
+        report = await restore_backup(target, str(tmp_path / "old"))
+        assert report["restored"]["tank_records"] == 3
+        restored = {doc["_id"]: doc async for doc in target.tanks.collection.find({})}
+        for doc in old:
+            assert bytes(restored[doc["_id"]]["t"]) == bytes(doc["t"])
+            assert restored[doc["_id"]]["a"] == "eu:500000009"
+        assert await target.tanks.migrations.find_one({"_id": MIGRATION}) is not None
+        assert await target.tanks.count() == 3
+        got = await target.tanks.state_on("eu", 500_000_009, "2026-01-04")
+        assert got is not None and got[0] == "2026-01-02"
+    finally:
+        target.client.close()
+
+
+def test_restoring_a_backup_twice_leaves_the_same_data_as_once(io_loop, mongo_uri, tmp_path_factory):
+    """Hypothesis: any set of snapshots and clan seeds, backed up, restored once and then again
+    with --force into the same database, is stored exactly as after one restore."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    snapshot = st.fixed_dictionaries(
+        {
+            "account_id": st.integers(1, 50),
+            "date": st.dates(dt.date(2025, 1, 1), dt.date(2025, 12, 31)).map(dt.date.isoformat),
+            "battles": st.integers(0, 10**6),
+            "wins": st.integers(0, 10**6),
+        }
+    )
+
+    @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(snapshots=st.lists(snapshot, max_size=40), seeds=st.sets(st.integers(1, 10**9), max_size=5))
+    def check(snapshots, seeds):
+        async def run() -> None:
+            source, target = await fresh_store(mongo_uri), await fresh_store(mongo_uri)
+            try:
+                if snapshots:
+                    await source.players.save_snapshots([{"region": "eu", **s} for s in snapshots])
+                for clan_id in seeds:
+                    await source.clans.seeds.insert_one({"_id": f"eu:{clan_id}", "region": "eu", "clan_id": clan_id})
+                directory = str(tmp_path_factory.mktemp("twice") / "b")
+                await write_backup(source, directory, pause=0)
+
+                async def stored() -> dict:
+                    return {
+                        name: sorted(map(repr, await target.db[name].find({}).to_list(None)))
+                        for name in ("snapshots", "clan_seeds", "tracked", "tank_records")
+                    }
+
+                await restore_backup(target, directory)
+                once = await stored()
+                await restore_backup(target, directory, force=True)
+                assert await stored() == once
+                assert len(once["clan_seeds"]) == len(seeds)
+                assert once["snapshots"] == sorted(map(repr, await source.players.snapshots.find({}).to_list(None)))
+            finally:
+                source.client.close()
+                target.client.close()
+
+        io_loop.run_sync(run, timeout=120)
+
+    check()
