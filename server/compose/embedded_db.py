@@ -116,6 +116,7 @@ class EmbeddedDatabase:
         self._stopping = threading.Event()
         self._supervisor: threading.Thread | None = None
         self._attempt_times: list[float] = []
+        self._restart_reason: str | None = None  # set by restart(): the next exit is asked for
         self._shared = mmap.mmap(-1, _SHARED.size)  # shared with forked server processes
         self._write_shared(0, 0, 0.0, 0.0, 0, 0, 0)
 
@@ -253,13 +254,34 @@ class EmbeddedDatabase:
                     continue
             if time.monotonic() - self._started_at >= STABLE_AFTER:
                 failures = 0
-            log.error("embedded database (pid %s) exited unexpectedly with code %s; restarting it", proc.pid, code)
+            reason, self._restart_reason = self._restart_reason, None
+            if reason:
+                log.warning("embedded database (pid %s) stopped to restart it: %s", proc.pid, reason)
+            else:
+                log.error("embedded database (pid %s) exited unexpectedly with code %s; restarting it", proc.pid, code)
             self._update_shared(last_exit_at=time.time(), last_exit_code=code, state=2, pid=0)
             while not self._restart(failures):
                 failures += 1
                 if self._stopping.is_set() or self._gave_up():
                     return
             failures += 1
+
+    def restart(self, reason: str, kill_after: float = 5.0) -> bool:
+        """Stop the child so that the supervisor starts it again on the same files (logged as asked,
+        with `reason`); False when this process did not start it or it is not running."""
+        proc = self.process
+        if proc is None or proc.poll() is not None:  # poll() is None only in the process that started it
+            return False
+        self._restart_reason = reason
+        proc.terminate()
+        def kill_if_running() -> None:
+            if proc.poll() is None:
+                proc.kill()
+
+        timer = threading.Timer(kill_after, kill_if_running)
+        timer.daemon = True
+        timer.start()
+        return True
 
     def _gave_up(self) -> bool:
         return self._read_shared()[6] == 3

@@ -27,7 +27,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -155,20 +154,14 @@ class StorageWatch:
         """Stop the database process; its supervisor starts it again on the same files."""
         if time.monotonic() - self._restarted_at < RESTART_GAP:
             return
-        process = getattr(database, "process", None)
-        # poll() is None only in the process that started it (elsewhere: ECHILD, read as exited).
-        if process is None or process.poll() is not None:
+        if not database.restart("its storage engine failed on a full disk", kill_after=KILL_AFTER):
             self._warn_once(
                 "owner", "storage watch: the database's engine failed; only a restart of the service restarts it"
             )
             return
         self._restarted_at = time.monotonic()
         self.restarts += 1
-        log.warning("storage watch: the database's engine failed; restarting it (pid %s)", process.pid)
-        process.terminate()
-        timer = threading.Timer(KILL_AFTER, lambda: process.returncode is None and process.kill())
-        timer.daemon = True
-        timer.start()
+        log.warning("storage watch: the database's engine failed; restarting it")
 
 
 def _mib(size: float) -> int:
