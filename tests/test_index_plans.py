@@ -998,6 +998,16 @@ EXEMPT: dict[str, str] = {
         for m in ("save", "get", "latest", "latest_version")
     },
     "TankPeriods.get": "tank_periods: one document per (region, period), nine, read by _id",
+    "backup.write_backup": "reads each irreplaceable collection in windows declared by its walk "
+    "(store/kinds.py): one UTC day of an indexed date field, one value of an indexed integer, or the "
+    "whole of a small collection; tests/test_collection_kinds.py checks each walk's field is indexed",
+    "backup.restore_backup": "writes by _id (inserts, replaces of duplicates) into an empty database; "
+    "the offline restore command's work is O(the backup) by design",
+    "backup.holds_collected_data": "find_one({}) per irreplaceable collection, once per restore: empty "
+    "collections answer at once; a database holding data is refused (or merged with --force)",
+    "Store.after_restore": "one count of tank_records once after a restore (the kept count starts from it)",
+    "WriteHealth.probe": "one update by _id in leases, at most every 5 s while writes fail",
+    "writes.engine_failed": "one read by _id in leases",
     "TankPeriods.save": "tank_periods: one document per (region, period), nine, replaced by _id",
     "TankPeriods.built_at": "tank_periods: one document per (region, period), nine, read by _id",
     "retention.ensure_expiry_index": SCHEMA,
