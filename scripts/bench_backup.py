@@ -13,9 +13,11 @@
    measured never call.
 2. Serves that data directory with the real service (`python -m server --data-dir DIR --no-jobs`,
    as bench_scale serves it) and measures, at one client over keep-alive HTTP, two reads in turn:
-   `/player/{id}/{region}/history?days=30` of 5 accounts in rotation (the *cached* read: the answer
-   cache replays it, as bench.py's cached history) and of up to 400 accounts in rotation (*built*:
-   every answer read from the database, as bench_scale's). `--requests` of each with nothing else
+   the *cached* `/player/{id}/{region}` of 10 accounts in rotation (bench_scale's and the attacks'
+   cached read: each profile fetched once from the simulator first, then served from the profile
+   cache, an answer replayed by the answer cache within 5 s) and the *built*
+   `/player/{id}/{region}/history?days=30` of up to 400 accounts in rotation (every answer built
+   from the database: snapshots and per-tank records, as bench_scale's). `--requests` of each with nothing else
    running (baseline), then as many while `python -m server backup --to DIR --data-dir DATA` runs
    in a separate process (the operator's command: it finds the running server's database through
    the data directory's address file); when a backup ends before the requests do, another backup
@@ -67,13 +69,14 @@ from scripts.bench_scale import (  # noqa: E402
 from scripts.loadkit.processes import stop_group  # noqa: E402
 from scripts.scale_loader import SyntheticPlayer, days_from  # noqa: E402
 from scripts.upstream_sim.ids import nickname  # noqa: E402
+from server.api.catalogue import PREFIX  # noqa: E402
 from server.compose.embedded_db import EmbeddedDatabase, running_uri  # noqa: E402
 from server.domain.days import DAY_SECONDS, day_start  # noqa: E402
 from store import Store, create_client  # noqa: E402
 from store.backup import read_manifest, restore_backup  # noqa: E402
 
 RESTORED_DB = "statsapi_restored"
-CACHED_ACCOUNTS = 5  # the cached read's rotation: each answer is replayed by the answer cache
+CACHED_ACCOUNTS = 10  # the cached /player's rotation (bench_scale's --player-accounts)
 BUILT_ACCOUNTS = 400  # the built read's rotation (at most): each answer is built from the database
 GOAL_RATIO = 2.0
 MB = 1e6
@@ -140,9 +143,18 @@ class Reads:
         self.offset = 0
         self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
 
+    def prime(self) -> None:
+        """Each cached account's profile fetched once (live, from the simulator), then served from
+        the profile cache (as bench_scale's run_reads primes it)."""
+        for region, account_id in self.cached:
+            for _ in range(2):
+                status, body = get(self.conn, f"{PREFIX}/player/{account_id}/{region}", self.clients.next())
+            if status != 200 or b'"live_fetched":false' not in body.replace(b" ", b""):
+                say(f"  warning: /player/{account_id}/{region} not served from the cache ({status})")
+
     def one(self, name: str) -> tuple[float, int]:
         chosen = self.cached if name == "cached" else self.built
-        (path,) = read_paths("history_30", 1, self.offset, chosen, [])
+        (path,) = read_paths("player" if name == "cached" else "history_30", 1, self.offset, chosen, [])
         started = time.perf_counter()
         try:
             status, _ = get(self.conn, path, self.clients.next())
@@ -262,6 +274,7 @@ def run(args) -> dict:
         service, port = start_service(workdir, sim_base, os.path.join(workdir, "service.log"))
         reads = Reads(port, accounts)
         try:
+            reads.prime()
             reads.phase(5)  # warm-up
             say(f"baseline: {args.requests} requests of each read, nothing else running")
             baseline = reads.phase(args.requests)
@@ -363,10 +376,10 @@ def table(result: dict) -> str:
             f"{r['seconds']} ({r['documents_per_s']:,}, {r['bson_mb_per_s']})",
         ),
     ]
-    for name in ("cached", "built"):
+    for name, read in (("cached", "cached /player"), ("built", "built /history?days=30")):
         rows.append(
             (
-                f"history?days=30 {name}: p50/p99 ms without -> during",
+                f"{read}: p50/p99 ms without -> during",
                 f"{base[name]['p50_ms']}/{base[name]['p99_ms']} -> {during[name]['p50_ms']}/{during[name]['p99_ms']}"
                 f" (p99 ratio {result['p99_ratio'][name]})",
             )
