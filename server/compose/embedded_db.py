@@ -274,6 +274,7 @@ class EmbeddedDatabase:
             return False
         self._restart_reason = reason
         proc.terminate()
+
         def kill_if_running() -> None:
             if proc.poll() is None:
                 proc.kill()
