@@ -14,7 +14,10 @@ cd "$ROOT"
 "$ROOT/.venv/bin/mypy"
 set +e
 # --durations: the slowest tests are named in every run (the whole command must stay under 20 minutes).
-"$ROOT/.venv/bin/python" -m pytest -q -p no:cacheprovider --durations=30 "$@"
+# -n: two workers (STATSAPI_TEST_WORKERS; 0 runs in this process), each with its own database and
+# simulators, given whole files (--dist loadfile: a module's fixtures are built once).
+WORKERS="${STATSAPI_TEST_WORKERS:-2}"
+"$ROOT/.venv/bin/python" -m pytest -q -p no:cacheprovider -n "$WORKERS" --dist loadfile --durations=30 "$@"
 status=$?
 set -e
 # pytest exits 5 when no test was collected (e.g. a filter matched nothing): not a failure.
