@@ -15,6 +15,7 @@ from server.api.answers import POPULATION_TAG
 from server.domain.days import DAY_SECONDS, day_start, days_before
 from server.domain.ratings import TankExpectation, load_expected_values_file, parse_expected_values
 from server.services.population import PopulationService, newest_complete_day
+from store.client import deadline
 from store.population import TankChanges
 from tests.helpers import EXPECTED_VALUES_FILE, computed_table, sim_async
 from tests.test_expected_method import counters
@@ -60,7 +61,8 @@ async def write_population(store, table, through: str) -> None:
                     200, *(row[f] * skill for f in ("damage", "spot", "frag", "defence")), win_rate
                 )
             docs.append(TankChanges.change("eu", account_id, days_before(through, k), rows))
-    await store.population.changes.save(docs)
+    with deadline(120):  # seeding 1,200 account-days is not a request (the client's default is 1.8 s)
+        await store.population.changes.save(docs)
 
 
 @pytest.mark.gen_test(timeout=180)
