@@ -6,7 +6,9 @@ REGIONS = ("eu", "na", "asia")
 HISTORY_DAYS = 400  # the longest history any endpoint serves (SPEC 8.3); every day of it stays rebuildable
 GAMES = ("wot", "wotb", "wows")  # as the upstream's servers endpoint names them
 # The counters kept per tank and per account (the upstream's tanks/stats `all` and account/info
-# `statistics.all` names), in the order per-tank states are packed (store/tanks.py).
+# `statistics.all` names), in the order per-tank states are packed (store/tanks.py). New counters
+# are only ever appended: a row written before one existed is LEGACY_WIDTH (or another earlier
+# width) long, and a shorter row means "not known then", never zero (docs/data.md).
 TANK_COUNTERS = (
     "battles",
     "wins",
@@ -21,6 +23,15 @@ TANK_COUNTERS = (
     "survived_battles",
     "shots",
     "hits",
+    # Since release 1.3.0 (the marks of excellence): rows written before are LEGACY_WIDTH long.
+    "damage_received",
+    "stun_assisted_damage",
 )
+LEGACY_WIDTH = 13  # the counters per tank of every row written before release 1.3.0
+# The account-level assistance the tracker keeps beside each account-day's per-tank record
+# (store/tanks.py `s`): account/info gives spotting and tracking assistance only per account and
+# only as averages (statistics.all.avg_damage_assisted_radio / _track; tanks/stats has neither),
+# kept as [battles, radio total, track total] with each total = round(average x battles).
+ACCOUNT_ASSIST = ("battles", "radio_assisted_damage", "track_assisted_damage")
 # What each (day, slice) claim of the daily pass counts (collection tracker_slices, /status tracker).
 SPEND_KEYS = ("visited", "info_requests", "tanks_requests", "records", "record_bytes", "keyframes")

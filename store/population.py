@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 # may still need, with room to spare.
 CHANGE_DAYS = 100
 DAY_SUMS_DAYS = 400  # daily sums per tank: a tank's series reads at most 90 of them
+MARKS_DAYS = 100  # daily mark thresholds kept: a tank's series reads at most 90, the 30-day change one
 PERCENTILES = tuple(range(1, 100))  # the grid each distribution is kept as (p1 ... p99)
 
 
@@ -52,7 +53,8 @@ class TankChanges:
 
     {_id: "region:account_id:YYYY-MM-DD", r: region, d: day (indexed with r: a day's changes of a
      region are one equality on the index), a: account_id, t: the per-tank differences (packed
-     like a keyframe: store.tanks.pack of {tank_id: counter differences}), x: the day as a date
+     like a keyframe: store.tanks.pack of {tank_id: counter differences}), s: the change of the
+     account's assistance (store.constants.ACCOUNT_ASSIST; absent when unknown), x: the day as a date
      (expires CHANGE_DAYS after it)}.
 
     Written beside the day's per-tank record by the tracker, from the same base state: the record's
@@ -79,9 +81,17 @@ class TankChanges:
         return [Expiring("tank_changes", self.collection, "x", CHANGE_DAYS * 86400)]
 
     @staticmethod
-    def change(region: str, account_id: int, day: str, rows: Mapping[int, Sequence[int]]) -> dict:
-        """The document of one account-day: `rows` maps tank_id to its counter differences (TANK_COUNTERS order)."""
-        return {
+    def change(
+        region: str,
+        account_id: int,
+        day: str,
+        rows: Mapping[int, Sequence[int]],
+        assist: Sequence[int] | None = None,
+    ) -> dict:
+        """The document of one account-day: `rows` maps tank_id to its counter differences
+        (TANK_COUNTERS order); `assist` the change of the account's assistance (ACCOUNT_ASSIST),
+        kept as `s` when known."""
+        doc = {
             "_id": change_id(region, account_id, day),
             "r": region,
             "d": day,
@@ -89,6 +99,9 @@ class TankChanges:
             "t": Binary(pack(rows)),
             "x": _day_date(day),
         }
+        if assist is not None:
+            doc["s"] = [int(v) for v in assist]
+        return doc
 
     async def save(self, docs: Iterable[dict]) -> int:
         ops = [ReplaceOne({"_id": doc["_id"]}, doc, upsert=True) for doc in docs]
@@ -96,20 +109,22 @@ class TankChanges:
             await self.collection.bulk_write(ops, ordered=False)
         return len(ops)
 
-    async def of_day(self, region: str, day: str) -> list[tuple[int, dict[int, list[int]]]]:
-        """(account_id, {tank_id: counter differences}) of every account that played on `day` in `region`."""
-        docs = await self.collection.find({"r": region, "d": day}, {"a": 1, "t": 1, "_id": 0}).to_list(None)
+    async def of_day(self, region: str, day: str) -> list[tuple[int, dict[int, list[int]], list[int] | None]]:
+        """(account_id, {tank_id: counter differences}, the assistance change or None) of every
+        account that played on `day` in `region`. Rows written before a counter existed are shorter
+        (store.tanks.apply_parsed); so is every row of a change whose base lacked it."""
+        docs = await self.collection.find({"r": region, "d": day}, {"a": 1, "t": 1, "s": 1, "_id": 0}).to_list(None)
         # Unpacked in a worker thread: thousands of documents a day at scale, whose decoding on the
         # caller's event loop held it for hundreds of ms (a batch of the cursor is iterated without
         # yielding).
-        return await asyncio.to_thread(lambda: [(int(doc["a"]), unpack(bytes(doc["t"]))) for doc in docs])
+        return await asyncio.to_thread(lambda: [(int(doc["a"]), unpack(bytes(doc["t"])), doc.get("s")) for doc in docs])
 
 
 class TankDays:
     """Collection `tank_days`: per region and UTC day, the sums over the accounts that played each tank.
 
     {_id: "region:YYYY-MM-DD", r, d, accounts: accounts with a change that day, tanks: {"tank_id":
-     [players, then the 13 counter sums in TANK_COUNTERS order]}, built_at, x: the day as a date}.
+     [players, then the counter sums in TANK_COUNTERS order: a day built before a counter existed has fewer]}, built_at, x: the day as a date}.
     Rebuilt whole from that day's tank_changes (a replacement: running it twice stores the same)."""
 
     COLLECTIONS: ClassVar[dict[str, Declared]] = {
@@ -153,7 +168,7 @@ class TankPeriods:
 
     {_id: "region:days", r, days, through: the period's last day, from: its first, min_battles,
      built_at, accounts: {players, qualified, wn8: grid}, tanks: {"tank_id": {players: accounts
-     that played it, battles.., sums: [13 counter sums], qualified: players with >= min_battles,
+     that played it, battles.., sums: [the counter sums], qualified: players with >= min_battles,
      damage: grid, wn8: grid}}} where a grid is the percentiles 1..99 (pack_grid) of the qualified
     players' per-battle average damage (or WN8 of the tank), null below the answer's minimum.
     One document per (region, period): a table of every tank, or one tank, is one read."""
@@ -179,6 +194,16 @@ class TankPeriods:
     async def built_at(self, region: str, days: int) -> float | None:
         """When the (region, days) table was built (a point read of one field), None without one."""
         doc = await self.collection.find_one({"_id": f"{region}:{int(days)}"}, {"built_at": 1})
+        return doc["built_at"] if doc else None
+
+    # The region's current mark thresholds live here too, as `{region}:marks` (one document per
+    # region like a period's table: server/services/population.py marks_document).
+
+    async def get_marks(self, region: str) -> dict | None:
+        return await self.collection.find_one({"_id": f"{region}:marks"})
+
+    async def marks_built_at(self, region: str) -> float | None:
+        doc = await self.collection.find_one({"_id": f"{region}:marks"}, {"built_at": 1})
         return doc["built_at"] if doc else None
 
 
@@ -207,6 +232,44 @@ class TankSeries:
         return await self.collection.find_one({"_id": f"{region}:{int(tank_id)}"})
 
 
+class TankMarks:
+    """Collection `tank_marks`: per region and UTC day, every tank's mark thresholds over the 14 days ending it.
+
+    {_id: "region:YYYY-MM-DD", r, d, built_at, tanks: {"tank_id": [1st, 2nd, 3rd, top (null below
+     the minimum sample), players, battles]}, x: the day as a date (expires MARKS_DAYS after it)}.
+    What the daily job computed that day (a replacement: running it twice stores the same); the
+    changes over 7 and 30 days and each tank's daily series are read from it."""
+
+    COLLECTIONS: ClassVar[dict[str, Declared]] = {
+        "tank_marks": irreplaceable("each day's mark-of-excellence thresholds per tank, as served that day", "day:x"),
+    }
+
+    def __init__(self, db: AsyncIOMotorDatabase[Any], ttl_indexes: bool = True) -> None:
+        self.collection = db["tank_marks"]
+        self.ttl_indexes = ttl_indexes
+
+    async def ensure_schema(self) -> None:
+        await ensure_expiry_index(self.collection, "x", MARKS_DAYS * 86400, self.ttl_indexes)
+
+    def expiring(self) -> list[Expiring]:
+        return [Expiring("tank_marks", self.collection, "x", MARKS_DAYS * 86400)]
+
+    async def save(self, region: str, day: str, tanks: Mapping[int, Sequence[Any]], now: float) -> None:
+        doc = {
+            "_id": f"{region}:{day}",
+            "r": region,
+            "d": day,
+            "built_at": now,
+            "tanks": {str(tank_id): list(row) for tank_id, row in tanks.items()},
+            "x": _day_date(day),
+        }
+        await self.collection.replace_one({"_id": doc["_id"]}, doc, upsert=True)
+
+    async def get(self, region: str, day: str) -> dict | None:
+        """One day's thresholds (a point read by _id), None when not built that day."""
+        return await self.collection.find_one({"_id": f"{region}:{day}"})
+
+
 class Population:
     """The population families together (Store.population)."""
 
@@ -215,10 +278,11 @@ class Population:
         self.days = TankDays(db, ttl_indexes=ttl_indexes)
         self.periods = TankPeriods(db)
         self.series = TankSeries(db)
+        self.marks = TankMarks(db, ttl_indexes=ttl_indexes)
 
     async def ensure_schema(self) -> None:
-        for part in (self.changes, self.days, self.periods, self.series):
+        for part in (self.changes, self.days, self.periods, self.series, self.marks):
             await part.ensure_schema()
 
     def expiring(self) -> list[Expiring]:
-        return [*self.changes.expiring(), *self.days.expiring()]
+        return [*self.changes.expiring(), *self.days.expiring(), *self.marks.expiring()]

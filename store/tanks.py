@@ -77,17 +77,22 @@ def _values(payload: bytes) -> list[int]:
 
 
 def pack(rows: Mapping[int, Sequence[int]], base: Mapping[int, Sequence[int]] | None = None) -> bytes:
-    """The payload of `rows` ({tank_id: counters}) as differences from `base` (None: a keyframe)."""
-    out = bytearray((WIDTH,))
+    """The payload of `rows` ({tank_id: counters}) as differences from `base` (None: a keyframe).
+
+    Its width is its shortest row's (WIDTH when empty): a state rebuilt from records written before
+    a counter existed has shorter rows (see apply_parsed), and its payload stays that short rather
+    than claim zeros for what was not measured."""
+    width = min((len(row) for row in rows.values()), default=WIDTH)
+    out = bytearray((width,))
     previous = 0
-    zero = (0,) * WIDTH
+    zero = (0,) * width
     for tank_id in sorted(rows):
         row = rows[tank_id]
         _put(out, tank_id - previous)
         previous = tank_id
         before = (base.get(tank_id) if base is not None else None) or zero
-        for value, old in zip(row, before):
-            _put(out, value - old)
+        for i in range(width):
+            _put(out, row[i] - (before[i] if i < len(before) else 0))
     return bytes(out)
 
 
@@ -107,24 +112,23 @@ def apply_parsed(state: TankState, parsed: tuple[int, list[int]]) -> TankState:
     """`apply` for a payload already parsed (Timeline keeps each record's parsed payload).
 
     A changed tank gets a new row; rows are never changed in place, so a shallow copy of a state
-    (dict(state)) keeps that state while the original goes on being applied to."""
+    (dict(state)) keeps that state while the original goes on being applied to.
+
+    A row is as wide as what measured it: a payload written before a counter existed (width below
+    WIDTH) gives rows without it, and applied to a wider row cuts it to its own width, since the
+    change of the missing counters is unknown; a wider row needs a wider keyframe (the tracker
+    writes one on an account's first record with the new counters: server/services/tracker.py)."""
     width, values = parsed
     tank_id = 0
     step = width + 1
-    if width == WIDTH:  # every payload this version writes
-        for start in range(0, len(values), step):
-            tank_id += values[start]
-            diff = values[start + 1 : start + step]
-            row = state.get(tank_id)
-            state[tank_id] = diff if row is None else list(map(operator.add, row, diff))
-        return state
-    for start in range(0, len(values), step):  # a payload of another width: pad or cut to WIDTH
+    for start in range(0, len(values), step):
         tank_id += values[start]
-        diff = values[start + 1 : start + step][:WIDTH]
-        new = list(state.get(tank_id) or [0] * WIDTH)
-        for i, value in enumerate(diff):
-            new[i] += value
-        state[tank_id] = new
+        diff = values[start + 1 : start + step]
+        if width > WIDTH:  # a payload of a later version: the counters this one knows
+            diff = diff[:WIDTH]
+        row = state.get(tank_id)
+        # map stops at the shorter: a row never gains counters from a change record
+        state[tank_id] = diff if row is None else list(map(operator.add, row, diff))
     return state
 
 
@@ -138,7 +142,13 @@ def changed(state: Mapping[int, Sequence[int]], base: Mapping[int, Sequence[int]
 
 
 def as_counters(state: Mapping[int, Sequence[int]]) -> dict[int, dict[str, int]]:
+    """Rows as {name: value}: a counter a row does not carry (written before it existed) is absent."""
     return {tank_id: dict(zip(TANK_COUNTERS, row)) for tank_id, row in state.items()}
+
+
+def complete(state: Mapping[int, Sequence[int]]) -> bool:
+    """Every row of `state` carries every counter of TANK_COUNTERS."""
+    return all(len(row) >= WIDTH for row in state.values())
 
 
 def account_key(region: str, account_id: int) -> str:
@@ -180,8 +190,10 @@ def _day_date(day: str) -> dt.datetime:
 class Timeline:
     """An account's records over a range of days (TankRecords.timeline), oldest first."""
 
-    def __init__(self, records: list[tuple[str, int, bool, bytes]]):
+    def __init__(self, records: list[tuple[str, int, bool, bytes]], assists: Mapping[str, Sequence[int]] | None = None):
         self.records = records  # (day, account total battles, keyframe, payload)
+        # The account-level assistance of each record day that has it (TankRecords.record `assist`).
+        self.assists: Mapping[str, Sequence[int]] = assists or {}
         # Each payload decoded at most once: one answer rebuilds states of many days from the same
         # records (its periods, weeks and recent battles), and varint decoding was most of its CPU.
         self._parsed: list[tuple[int, list[int]] | None] = [None] * len(records)
@@ -196,6 +208,19 @@ class Timeline:
     def battles_by_day(self, since: str, until: str) -> list[tuple[str, int]]:
         """(record day, account total battles) for every record day in [since, until], oldest first."""
         return [(day, battles) for day, battles, _, _ in self.records if since <= day <= until]
+
+    def assist_on(self, record_day: str) -> Sequence[int] | None:
+        """The account-level assistance (store.constants.ACCOUNT_ASSIST) kept with the record of
+        `record_day`, None when that record has none (written before release 1.3.0)."""
+        return self.assists.get(record_day)
+
+    def complete_from(self) -> str | None:
+        """The first record day from which every state of this timeline carries every counter and
+        the account-level assistance (a keyframe of the full width with it), None when none does."""
+        for day, _, keyframe, payload in self.records:
+            if keyframe and payload and payload[0] >= WIDTH and day in self.assists:
+                return day
+        return None
 
     def state_on(self, day: str) -> tuple[str, dict[int, dict[str, int]]] | None:
         """As TankRecords.state_on for a day on or after the timeline's `since`: the state as of
@@ -226,7 +251,8 @@ class TankRecords:
 
     {_id: "region:account_id:YYYY-MM-DD", a: "region:account_id", d: "YYYY-MM-DD" (indexed together:
      every read is an equality on a plus a range of d), b: account total battles, k: 1 on keyframes,
-     t: packed payload (see pack), x: the expiry base as a date: the record's day, or a later day when
+     t: packed payload (see pack), s: the account's assistance that day (store.constants.ACCOUNT_ASSIST;
+     records written before release 1.3.0 have none), x: the expiry base as a date: the record's day, or a later day when
      the tracker rewrote it in place to keep it (expires RETENTION_DAYS after x)}. Short field names: there is one
     document per active account-day, so every byte counts (goal: <= 1 KB per active account-day).
     """
@@ -265,9 +291,17 @@ class TankRecords:
 
     @staticmethod
     def record(
-        region: str, account_id: int, day: str, battles: int, payload: bytes, keyframe: bool, kept: str | None = None
+        region: str,
+        account_id: int,
+        day: str,
+        battles: int,
+        payload: bytes,
+        keyframe: bool,
+        kept: str | None = None,
+        assist: Sequence[int] | None = None,
     ) -> dict:
-        """The record of `day`; `kept` (a later day) pushes its expiry base: it expires RETENTION_DAYS after that."""
+        """The record of `day`; `kept` (a later day) pushes its expiry base: it expires RETENTION_DAYS after that.
+        `assist`: the account's assistance that day (ACCOUNT_ASSIST), kept as `s` when known."""
         base = max(day, kept or day)
         doc = {
             "_id": record_id(region, account_id, day),
@@ -279,6 +313,8 @@ class TankRecords:
         }
         if keyframe:
             doc["k"] = 1
+        if assist is not None:
+            doc["s"] = [int(v) for v in assist]
         return doc
 
     async def save(self, records: Iterable[dict]) -> int:
@@ -365,6 +401,7 @@ class TankRecords:
             "chain_records": len(changes),
             "chain_bytes": sum(len(doc["t"]) for doc in changes),
             "kept_day": kept.date().isoformat() if isinstance(kept, dt.datetime) else keyframe["d"],
+            "assist": chain[0].get("s"),
         }
         return state, book
 
@@ -403,7 +440,10 @@ class TankRecords:
             else:
                 chain = []  # no keyframe under the newest older record: it cannot be rebuilt
             docs = [*reversed(chain), *docs]
-        return Timeline([(doc["d"], int(doc.get("b") or 0), bool(doc.get("k")), bytes(doc["t"])) for doc in docs])
+        return Timeline(
+            [(doc["d"], int(doc.get("b") or 0), bool(doc.get("k")), bytes(doc["t"])) for doc in docs],
+            {doc["d"]: doc["s"] for doc in docs if doc.get("s")},
+        )
 
     async def battles_by_day(self, region: str, account_id: int, since: str, until: str) -> list[tuple[str, int]]:
         """(record day, account total battles) for every record day in [since, until], oldest first."""

@@ -14,6 +14,7 @@ from store.constants import REGIONS
 from store.freshness import Freshness
 from store.kinds import Declared, irreplaceable, transient
 from store.nicknames import NicknamePrefixes, entry, kept, sync_ops
+from store.tanks import unpack
 
 if TYPE_CHECKING:
     from motor.motor_asyncio import AsyncIOMotorDatabase
@@ -36,6 +37,7 @@ VISIT_FIELDS = {
     "chain_records": 1,
     "chain_bytes": 1,
     "kept_day": 1,
+    "assist": 1,
 }
 
 
@@ -57,7 +59,9 @@ class Tracked:
      last_battle_time (as of the newest per-tank record), record_day, keyframe_day, keyframe_bytes,
      chain_records, chain_bytes (the keyframe policy's bookkeeping), kept_day (the expiry base of the
      newest record's chain: see server/services/tracker.py, plan_visit), state (the newest per-tank state,
-     packed as store.tanks.pack), nick_indexed (the nickname `nickname_prefixes` was last told,
+     packed as store.tanks.pack), assist (the account's assistance as of that state:
+     store.constants.ACCOUNT_ASSIST), mastery (each tank's mastery badge, packed as rows of one
+     counter), nick_indexed (the nickname `nickname_prefixes` was last told,
      store/nicknames.py)}.
 
     Collection `tracker_slices`: one claim per (day, slice) of the daily pass, {_id: "day:slice",
@@ -174,6 +178,12 @@ class Tracked:
 
     async def get(self, region: str, account_id: int) -> dict | None:
         return await self.collection.find_one({"_id": tracked_id(region, account_id)}, {"state": 0})
+
+    async def mastery(self, region: str, account_id: int) -> dict[int, int]:
+        """Each tank's mastery badge (1..4) as of the newest per-tank state; {} when none is kept."""
+        doc = await self.collection.find_one({"_id": tracked_id(region, account_id)}, {"mastery": 1})
+        packed = bytes((doc or {}).get("mastery") or b"")
+        return {tank_id: row[0] for tank_id, row in unpack(packed).items() if row}
 
     async def last_measured_day(self, region: str, account_id: int) -> str | None:
         """The last UTC day the pass visited the account; None when never visited or parked."""

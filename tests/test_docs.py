@@ -464,6 +464,8 @@ async def seed_tank_population(app) -> None:
                 "survived_battles": rng.randint(0, battles),
                 "shots": shots,
                 "hits": rng.randint(shots // 2, shots),
+                "damage_received": battles * 500,
+                "stun_assisted_damage": 0,
             }
             row = [counters[name] for name in TANK_COUNTERS]
             docs.append(TankChanges.change("eu", account, days_before(through, k), {1: row}))

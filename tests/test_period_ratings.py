@@ -256,7 +256,8 @@ def test_tank_rows_carry_period_counters_career_and_vehicle_facts(raw_table, tab
     by_id = {r["tank_id"]: r for r in rows}
     assert by_id[a]["name"] == "T-34" and by_id[a]["tier"] == 5 and by_id[a]["nation"] == "ussr"
     assert by_id[b]["name"] is None and by_id[b]["type"] is None
-    assert set(by_id[a]["period"]) == {*ROW_COUNTERS, "win_rate", "avg_damage", "avg_frags", "wn8"}
+    assist = {"avg_assist_stun", "avg_combined_damage", "damage_ratio"}
+    assert set(by_id[a]["period"]) == {*ROW_COUNTERS, "win_rate", "avg_damage", "avg_frags", "wn8", *assist}
     assert by_id[a]["period"]["battles"] == 0 and by_id[a]["period"]["win_rate"] is None
     assert by_id[a]["period"]["wn8"] is None
     assert by_id[a]["career"] == {
@@ -265,6 +266,9 @@ def test_tank_rows_carry_period_counters_career_and_vehicle_facts(raw_table, tab
         "win_rate": 50.0,
         "avg_damage": 500.0,
         "wn8": pytest.approx(xvm_wn8({}, {a: end[a]}, raw_table), abs=0.01),
+        # counters() carries none of the assistance counters: unknown, so null (never 0)
+        **dict.fromkeys(assist),
+        "mark_of_mastery": 0,
     }
     period_b = by_id[b]["period"]
     assert {k: period_b[k] for k in ROW_COUNTERS} == {k: end[b][k] - start[b][k] for k in ROW_COUNTERS}

@@ -58,12 +58,19 @@ def battle_row(rng: random.Random, battles: int) -> list[int]:
         survived_battles=rng.randint(0, battles),
         shots=shots,
         hits=rng.randint(0, shots),
+        damage_received=rng.randint(0, 3000 * battles),
+        stun_assisted_damage=rng.randint(0, 500 * battles),
     )
     return [row[name] for name in TANK_COUNTERS]
 
 
 counter = st.integers(min_value=-3, max_value=5000)
-rows = st.dictionaries(st.integers(min_value=1, max_value=40), st.lists(counter, min_size=13, max_size=13), max_size=6)
+# Rows as wide as every counter, or as rows written before the last ones existed (LEGACY_WIDTH).
+rows = st.dictionaries(
+    st.integers(min_value=1, max_value=40),
+    st.one_of(st.lists(counter, min_size=13, max_size=13), st.lists(counter, min_size=15, max_size=15)),
+    max_size=6,
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -71,7 +78,8 @@ rows = st.dictionaries(st.integers(min_value=1, max_value=40), st.lists(counter,
 def test_day_sums_are_each_tanks_players_and_counters_summed(day):
     """What a day's changes add up to, written out here: a tank counts each account whose change
     has battles on it once, and sums its counters with the impossible cut away (negative counters
-    as 0, no more wins / losses / draws / survivals than battles, no more hits than shots)."""
+    as 0, no more wins / losses / draws / survivals than battles, no more hits than shots); a
+    counter a row does not carry adds nothing."""
     accounts, sums = day_sums(day)
     want: dict[int, list[int]] = {}
     playing = 0
@@ -81,11 +89,11 @@ def test_day_sums_are_each_tanks_players_and_counters_summed(day):
             if row[B["battles"]] <= 0:
                 continue
             any_tank = True
-            clean = [max(0, v) for v in row]
+            clean = [max(0, v) for v in row] + [0] * (len(TANK_COUNTERS) - len(row))
             for name in ("wins", "losses", "draws", "survived_battles"):
                 clean[B[name]] = min(clean[B[name]], clean[B["battles"]])
             clean[B["hits"]] = min(clean[B["hits"]], clean[B["shots"]])
-            total = want.setdefault(tank_id, [0] * 14)
+            total = want.setdefault(tank_id, [0] * (1 + len(TANK_COUNTERS)))
             total[0] += 1
             for i, value in enumerate(clean):
                 total[1 + i] += value
@@ -148,7 +156,7 @@ def test_period_table_equals_an_exact_computation(raw_table, table):
     for day in days:
         for account_id, change in day:
             for tank_id, row in change.items():
-                total = per_account.setdefault(account_id, {}).setdefault(tank_id, [0] * 13)
+                total = per_account.setdefault(account_id, {}).setdefault(tank_id, [0] * len(TANK_COUNTERS))
                 for i, value in enumerate(row):
                     total[i] += value
     checked_grids = 0
@@ -156,7 +164,7 @@ def test_period_table_equals_an_exact_computation(raw_table, table):
         players = {a: mine[tank_id] for a, mine in per_account.items() if tank_id in mine}
         got = table_out["tanks"][tank_id]
         assert got["players"] == len(players)
-        assert got["sums"] == [sum(row[i] for row in players.values()) for i in range(13)]
+        assert got["sums"] == [sum(row[i] for row in players.values()) for i in range(len(TANK_COUNTERS))]
         qualified = {a: row for a, row in players.items() if row[B["battles"]] >= POPULATION_MIN_BATTLES}
         assert got["qualified"] == len(qualified)
         averages = [row[B["damage_dealt"]] / row[B["battles"]] for row in qualified.values()]
@@ -226,7 +234,7 @@ async def test_the_daily_job_sums_what_the_truth_says_was_played(mongo_uri, raw_
                         for t, row in after.items()
                     }
                     for tank_id, row in played(diff).items():
-                        total = want.setdefault(tank_id, [0] * 14)
+                        total = want.setdefault(tank_id, [0] * (1 + len(TANK_COUNTERS)))
                         total[0] += 1
                         for i, value in enumerate(row):
                             total[1 + i] += value
@@ -289,7 +297,7 @@ async def test_tank_endpoints_answer_the_built_tables(app, http_client, base_url
                 rows[t14] = battle_row(rng, 2)
             docs.append(TankChanges.change("eu", account_id, day, rows))
             for tank_id, row in rows.items():
-                total = played_rows.setdefault(tank_id, {}).setdefault(account_id, [0] * 13)
+                total = played_rows.setdefault(tank_id, {}).setdefault(account_id, [0] * len(TANK_COUNTERS))
                 for i, value in enumerate(row):
                     total[i] += value
         await store.population.changes.save(docs)

@@ -27,7 +27,7 @@ from server.domain.population import played
 from server.domain.ratings import load_expected_values_file
 from server.jobs.retention import Retention
 from server.services.history import HistoryService
-from server.services.tracker import Tracker, due_at
+from server.services.tracker import Tracker, account_assist, due_at
 from store.constants import TANK_COUNTERS
 from store.population import CHANGE_DAYS
 from store.tanks import as_counters, unpack
@@ -87,6 +87,7 @@ class World:
         self.clock = clock
         self.tanks: dict[tuple[str, int], dict[int, list[int]]] = {a: {} for a in ACCOUNTS}
         self.last_battle: dict[tuple[str, int], int] = dict.fromkeys(ACCOUNTS, 0)
+        self.assist: dict[tuple[str, int], list[int]] = {a: [0, 0] for a in ACCOUNTS}  # radio, track totals
         self.battles = 0
         # A career before the first day on `career` tanks: keyframes outweigh a day's changes, so
         # most records are change records (what drifts), chains of up to 30 days.
@@ -95,6 +96,7 @@ class World:
             for tank_id in career:
                 self.play(account, tank_id, rng.randrange(1, 40), rng.randrange(1 << 30))
         self.observed: dict[tuple[str, int], dict[str, dict[int, dict[str, int]]]] = {a: {} for a in ACCOUNTS}
+        self.observed_assist: dict[tuple[str, int], dict[str, list[int]]] = {a: {} for a in ACCOUNTS}
 
     def play(self, account: tuple[str, int], tank_id: int, battles: int, seed: int) -> None:
         rng = random.Random(seed)
@@ -116,24 +118,52 @@ class World:
                 "survived_battles": int(rng.random() < 0.3),
                 "shots": shots,
                 "hits": rng.randrange(0, shots + 1),
+                "damage_received": rng.randrange(0, 2500),
+                "stun_assisted_damage": rng.randrange(0, 300) if tank_id % 3 == 0 else 0,
             }
             for i, name in enumerate(TANK_COUNTERS):
                 row[i] += battle[name]
+            # The account's spotting and tracking assistance: the upstream keeps them per account only.
+            assist = self.assist[account]
+            assist[0] += rng.randrange(0, 1200)
+            assist[1] += rng.randrange(0, 400)
         self.battles += 1
         # A new last_battle_time on every play (what makes the pass fetch tanks/stats).
         self.last_battle[account] = int(self.clock()) * 100 + self.battles % 100
 
+    def account_statistics(self, account: tuple[str, int]) -> dict:
+        """statistics.all as account/info gives it: the assistance only as averages rounded to 0.01."""
+        battles = sum(row[0] for row in self.tanks[account].values())
+        radio, track = self.assist[account]
+        return {
+            "battles": battles,
+            "avg_damage_assisted_radio": round(radio / battles, 2) if battles else 0,
+            "avg_damage_assisted_track": round(track / battles, 2) if battles else 0,
+        }
+
     async def account_info(self, region, ids, **kwargs):
         return {
-            a: {"nickname": f"p{a}", "last_battle_time": self.last_battle[(region, a)], "statistics": {"all": {}}}
+            a: {
+                "nickname": f"p{a}",
+                "last_battle_time": self.last_battle[(region, a)],
+                "statistics": {"all": self.account_statistics((region, a))},
+            }
             for a in ids
             if (region, a) in self.tanks
         }
+
+    def assist_truth(self, account: tuple[str, int], day: str) -> list[int] | None:
+        """The account's assistance as the tracker keeps it (ACCOUNT_ASSIST) at its last fetch on or before `day`."""
+        seen = [d for d in self.observed_assist[account] if d <= day]
+        return self.observed_assist[account][max(seen)] if seen else None
 
     async def tanks_stats(self, region, account_id, **kwargs):
         account = (region, account_id)
         state = {t: row for t, row in self.tanks[account].items() if row[0] > 0}
         self.observed[account][utc_day(self.clock())] = copy.deepcopy(as_counters(state))
+        self.observed_assist[account][utc_day(self.clock())] = account_assist(
+            {"statistics": {"all": self.account_statistics(account)}}
+        )
         return [{"tank_id": t, "all": dict(zip(TANK_COUNTERS, row))} for t, row in state.items()]
 
     def truth(self, account: tuple[str, int], day: str) -> dict[int, dict[str, int]] | None:
@@ -238,6 +268,11 @@ class Sim:
                 assert rebuilt[0] <= day
                 if rebuilt[1] != want:
                     raise AssertionError(f"{account} {day}: {drift(rebuilt[1], want)}")
+            # (a') the account's assistance kept with each day's record is the truth's of that day
+            timeline = await self.store.tanks.timeline(*account, days[0], days[-1])
+            for day, rebuilt in zip(days, got):
+                if rebuilt is not None and rebuilt[0] >= days[0]:
+                    assert timeline.assist_on(rebuilt[0]) == self.world.assist_truth(account, day), (account, day)
 
     async def check_changes(self, days: list[str]) -> int:
         """(c) Each account-day's per-tank changes (the tank statistics' input) are what the truth
@@ -249,10 +284,11 @@ class Sim:
         kept_from = self.clock() - CHANGE_DAYS * DAY_SECONDS
         for account in ACCOUNTS:
             region, account_id = account
-            stored = {
-                doc["d"]: unpack(bytes(doc["t"]))
+            docs = {
+                doc["d"]: doc
                 async for doc in self.store.population.changes.collection.find({"r": region, "a": account_id})
             }
+            stored = {day: unpack(bytes(doc["t"])) for day, doc in docs.items()}
             for day in days:
                 before = self.world.truth(account, days_before(day, 1))
                 after = self.world.truth(account, day)
@@ -268,6 +304,12 @@ class Sim:
                     continue  # expired
                 got = played(stored.get(day) or {})
                 assert got == want, (account, day, got, want)
+                if day in docs:  # the assistance played that day rides along, exact
+                    start, end = (
+                        self.world.assist_truth(account, days_before(day, 1)),
+                        self.world.assist_truth(account, day),
+                    )
+                    assert docs[day].get("s") == [b - a for a, b in zip(start, end)], (account, day)
                 played_days += bool(want)
         return played_days
 
@@ -287,6 +329,11 @@ class Sim:
                         continue
                     assert got is not None, (account, first, last)
                     assert got["battles"] == want["battles"], (account, first, last, got, want)
+                    for name in ("avg_assist_radio", "avg_assist_stun", "avg_combined_damage", "damage_ratio"):
+                        if want[name] is None:
+                            assert got[name] is None, (name, account, first, last)
+                        else:
+                            assert got[name] == pytest.approx(want[name], abs=0.011), (name, account, first, last)
                     if want["wn8"] is None:
                         assert got["wn8"] is None, (account, first, last, got)
                     else:
@@ -318,7 +365,22 @@ def expected_period(world: World, account, first: str, last: str, raw_table: dic
     battles = sum(row["battles"] - start.get(t, {}).get("battles", 0) for t, row in end.items())
     known = sum(row["battles"] - start.get(t, {}).get("battles", 0) for t, row in end.items() if t in raw_table)
     wn8 = xvm_wn8(start, end, raw_table) if known > 0 else None
-    return {"battles": battles, "wn8": wn8}
+    # The assistance figures from the truth: per battle over the period, combined = damage + the
+    # largest of the three averages, damage dealt / received (docs/data.md).
+    start_day = world.truth(account, first) and first or min(d for d in world.observed[account] if first < d <= last)
+    a0, a1 = world.assist_truth(account, start_day), world.assist_truth(account, last)
+    figures = dict.fromkeys(("avg_assist_radio", "avg_assist_stun", "avg_combined_damage", "damage_ratio"))
+    if battles:
+        total = {n: sum(row[n] - start.get(t, {}).get(n, 0) for t, row in end.items()) for n in end[next(iter(end))]}
+        radio, track = (a1[1] - a0[1]) / (a1[0] - a0[0]), (a1[2] - a0[2]) / (a1[0] - a0[0])
+        stun = total["stun_assisted_damage"] / battles
+        figures = {
+            "avg_assist_radio": radio,
+            "avg_assist_stun": stun,
+            "avg_combined_damage": total["damage_dealt"] / battles + max(radio, track, stun),
+            "damage_ratio": total["damage_dealt"] / total["damage_received"] if total["damage_received"] else None,
+        }
+    return {"battles": battles, "wn8": wn8, **figures}
 
 
 # --- the script hypothesis draws ------------------------------------------------------------------

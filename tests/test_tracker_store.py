@@ -27,7 +27,10 @@ def test_counters_are_the_upstream_tank_counters():
     asked_per_account = {
         f.removeprefix("statistics.all.") for f in ACCOUNT_FIELDS.split(",") if f.startswith("statistics.all.")
     }
-    assert asked_per_tank == asked_per_account == set(TANK_COUNTERS)
+    assert asked_per_tank == set(TANK_COUNTERS)
+    # the account's spotting and tracking assistance: only per account, only as averages
+    assert asked_per_account == {*TANK_COUNTERS, "avg_damage_assisted_radio", "avg_damage_assisted_track"}
+    assert "mark_of_mastery" in TANKS_FIELDS.split(",")
     assert set(PERIOD_COUNTERS) <= set(TANK_COUNTERS)
 
 

@@ -53,6 +53,13 @@ TANK_SORTS = (
     "tank_id",
     "name",
 )
+# Marks of excellence (/tanks/marks, docs/data.md "Marks of excellence").
+MARKS_WINDOW_DAYS = 14  # the game's window: a mark compares the last 14 days' players of the tank
+MARKS_MIN_BATTLES = 10  # a player counts in a tank's thresholds with this many battles on it in the window
+MARKS_MIN_PLAYERS = POPULATION_MIN_PLAYERS  # thresholds are null when fewer players stand behind them
+MARKS_CHANGE_DAYS = (7, 30)  # /tanks/marks shows each threshold's change over these many days
+MARKS_SORTS = ("first", "second", "third", "top", "players", "battles", "tier", "tank_id", "name")
+GROUP_BYS = ("tier", "type", "nation")  # /player/{account_id}/{region}/tanks?group_by=
 # Expected values computed from the tracked accounts (/expected-values, docs/expected-values.md).
 EXPECTED_METHOD = "ev1"  # the method's version, part of every computed table's version
 EXPECTED_WINDOW_DAYS = 60  # the days of per-tank records a computed table is fitted over

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from server.domain.ratings import ExpectedValues, account_wn8, tank_wn8
-from store.constants import TANK_COUNTERS
+from store.constants import LEGACY_WIDTH, TANK_COUNTERS
 
 WIDTH = len(TANK_COUNTERS)
 BATTLES, WINS, DAMAGE = (TANK_COUNTERS.index(name) for name in ("battles", "wins", "damage_dealt"))
@@ -17,17 +17,29 @@ _AT_MOST_BATTLES = tuple(TANK_COUNTERS.index(n) for n in ("wins", "losses", "dra
 _SHOTS, _HITS = TANK_COUNTERS.index("shots"), TANK_COUNTERS.index("hits")
 
 Rows = Mapping[int, Sequence[int]]  # {tank_id: counter differences in TANK_COUNTERS order}
+# One account-day of store.population.TankChanges.of_day: (account_id, rows, assistance change or None).
+Change = tuple[int, Rows] | tuple[int, Rows, Sequence[int] | None]
+
+
+def complete_change(change: Change) -> bool:
+    """Whether an account-day carries every counter and the account's assistance (rows written
+    before those existed, or diffed against a state that lacked them, are shorter)."""
+    return len(change) > 2 and change[2] is not None and all(len(row) >= WIDTH for row in change[1].values())
 
 
 def played(rows: Rows) -> dict[int, list[int]]:
     """The tanks an account-day's differences say were played (battles > 0), each counter at least 0
     and no more wins, losses, draws or survivals than battles, no more hits than shots: what the
-    upstream can never report, a corrupt or reset counter, counts as nothing played."""
+    upstream can never report, a corrupt or reset counter, counts as nothing played. Rows are
+    WIDTH long: a shorter row (written before a counter existed) gets 0 for it, so a sum of such a
+    counter covers only the rows that carry it (the marks read complete accounts only)."""
     out: dict[int, list[int]] = {}
     for tank_id, row in rows.items():
-        if len(row) != WIDTH or row[BATTLES] <= 0:
+        if len(row) < LEGACY_WIDTH or row[BATTLES] <= 0:
             continue
-        clean = [value if value > 0 else 0 for value in row]
+        clean = [value if value > 0 else 0 for value in row[:WIDTH]]
+        if len(clean) < WIDTH:
+            clean.extend([0] * (WIDTH - len(clean)))
         battles = clean[BATTLES]
         for i in _AT_MOST_BATTLES:
             clean[i] = min(clean[i], battles)
@@ -36,12 +48,12 @@ def played(rows: Rows) -> dict[int, list[int]]:
     return out
 
 
-def day_sums(changes: Iterable[tuple[int, Rows]]) -> tuple[int, dict[int, list[int]]]:
-    """(accounts that played anything, {tank_id: [players, then the 13 counter sums]}) of one day's changes."""
+def day_sums(changes: Iterable[Change]) -> tuple[int, dict[int, list[int]]]:
+    """(accounts that played anything, {tank_id: [players, then the counter sums]}) of one day's changes."""
     accounts = 0
     tanks: dict[int, list[int]] = {}
-    for _, rows in changes:
-        clean = played(rows)
+    for change in changes:
+        clean = played(change[1])
         if not clean:
             continue
         accounts += 1
@@ -77,13 +89,19 @@ def _as_tank(tank_id: int, row: Sequence[int]) -> dict[str, Any]:
 
 
 class PeriodAccumulator:
-    """Per (account, tank) counter sums over the days added so far (a period ending on the first day added)."""
+    """Per (account, tank) counter sums over the days added so far (a period ending on the first day
+    added), and per account the sum of its assistance changes while every day added carried them
+    (`assists`: an account with a day that did not is left out of it for good: `partial`)."""
 
     def __init__(self) -> None:
         self.accounts: dict[int, dict[int, list[int]]] = {}
+        self.assists: dict[int, list[int]] = {}
+        self.partial: set[int] = set()
 
-    def add(self, changes: Iterable[tuple[int, Rows]]) -> None:
-        for account_id, rows in changes:
+    def add(self, changes: Iterable[Change]) -> None:
+        for change in changes:
+            account_id, rows = change[0], change[1]
+            self._add_assist(account_id, change)
             clean = played(rows)
             if not clean:
                 continue
@@ -96,12 +114,27 @@ class PeriodAccumulator:
                     for i, value in enumerate(row):
                         total[i] += value
 
+    def _add_assist(self, account_id: int, change: Change) -> None:
+        if account_id in self.partial:
+            return
+        if not complete_change(change):
+            self.partial.add(account_id)
+            self.assists.pop(account_id, None)
+            return
+        assist: Sequence[int] = change[2] or ()  # type: ignore[misc]
+        total = self.assists.get(account_id)
+        if total is None:
+            self.assists[account_id] = [int(v) for v in assist]
+        else:
+            for i, value in enumerate(assist):
+                total[i] += int(value)
+
     def table(
         self, expected: ExpectedValues | None, min_battles: int, min_players: int, account_min_battles: int
     ) -> dict[str, Any]:
         """Every tank's figures over the period and the accounts' WN8 distribution.
 
-        Per tank: `players` (accounts that played it), `sums` (the 13 counters summed over them),
+        Per tank: `players` (accounts that played it), `sums` (the counters summed over them),
         `qualified` (players with at least `min_battles` battles on it), and the percentile grids
         of the qualified players' per-battle average damage (`damage`) and WN8 of the tank (`wn8`,
         over those the expected-values table rates), None when fewer than `min_players` stand

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from server.api.catalogue import RECENT_BATTLES
+from server.domain.marks import combined_damage
 from server.domain.ratings import ExpectedValues, account_wn8, average_tier, efficiency, tank_wn8, wn7
 from store.constants import TANK_COUNTERS
 
@@ -23,6 +24,9 @@ PERIOD_COUNTERS = (
     "shots",
     "hits",
 )
+# Counters kept since release 1.3.0 (store/constants.py): a difference carries them only when both
+# states do, and a figure that needs them is null otherwise (docs/data.md).
+ASSIST_COUNTERS = ("damage_received", "stun_assisted_damage")
 # The raw counters a tanks-endpoint row shows for the period (callers compute their own figures).
 ROW_COUNTERS = PERIOD_COUNTERS[:9]
 # The whole-period figures the tanks endpoint shows beside its rows (a subset of figures_of's).
@@ -36,7 +40,14 @@ SUMMARY_FIGURES = (
     "expected_values",
     "wn7",
     "efficiency",
+    "avg_assist_radio",
+    "avg_assist_track",
+    "avg_assist_stun",
+    "avg_combined_damage",
+    "damage_ratio",
 )
+# Figures that need the counters and the account's assistance kept since release 1.3.0.
+ASSIST_FIGURES = ("avg_assist_radio", "avg_assist_track", "avg_assist_stun", "avg_combined_damage", "damage_ratio")
 # Counters that can never exceed the battles they were counted in.
 _AT_MOST_BATTLES = ("wins", "survived_battles")
 
@@ -83,12 +94,16 @@ def tank_differences(start: TankCounters, end: TankCounters) -> dict[int, dict[s
         for name in _AT_MOST_BATTLES:
             diff[name] = min(diff[name], battles)
         diff["hits"] = min(diff["hits"], diff["shots"])
+        for name in ASSIST_COUNTERS:
+            if name in after and (before is None or name in before):
+                diff[name] = max(0, _count(after, name) - _count(before, name))
         out[int(tank_id)] = diff
     return out
 
 
 # Where each period counter sits in a tracker state's row (store.tanks.TankState: TANK_COUNTERS order).
 _PERIOD_INDEXES = tuple((name, TANK_COUNTERS.index(name)) for name in PERIOD_COUNTERS)
+_ASSIST_INDEXES = tuple((name, TANK_COUNTERS.index(name)) for name in ASSIST_COUNTERS)
 _BATTLES = TANK_COUNTERS.index("battles")
 _WIDTH = len(TANK_COUNTERS)
 
@@ -103,7 +118,7 @@ def state_differences(
     out: dict[int, dict[str, int]] = {}
     for tank_id, after in end.items():
         before = start.get(tank_id)
-        if len(after) != _WIDTH or (before is not None and len(before) != _WIDTH):
+        if len(after) < _WIDTH or (before is not None and len(before) < _WIDTH):
             diff = tank_differences(  # a short row (not written by the tracker): the careful path
                 {tank_id: dict(zip(TANK_COUNTERS, before))} if before is not None else {},
                 {tank_id: dict(zip(TANK_COUNTERS, after))},
@@ -114,12 +129,12 @@ def state_differences(
             battles = after[_BATTLES]
             if battles <= 0:
                 continue
-            row = {name: max(0, after[i]) for name, i in _PERIOD_INDEXES}
+            row = {name: max(0, after[i]) for name, i in (*_PERIOD_INDEXES, *_ASSIST_INDEXES)}
         else:
             battles = after[_BATTLES] - before[_BATTLES]
             if battles <= 0:
                 continue  # most tanks of a state were not played in a period
-            row = {name: max(0, after[i] - before[i]) for name, i in _PERIOD_INDEXES}
+            row = {name: max(0, after[i] - before[i]) for name, i in (*_PERIOD_INDEXES, *_ASSIST_INDEXES)}
         for name in _AT_MOST_BATTLES:
             row[name] = min(row[name], battles)
         row["hits"] = min(row["hits"], row["shots"])
@@ -144,13 +159,51 @@ def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 2)
 
 
-def figures_of(diffs: TankCounters, expected: ExpectedValues | None, tiers: Mapping[int, int]) -> dict[str, Any]:
+def assist_change(start: Sequence[int] | None, end: Sequence[int] | None) -> list[int] | None:
+    """The account's assistance (store.constants.ACCOUNT_ASSIST) over a period: end minus start,
+    None unless both are known."""
+    if start is None or end is None or len(start) != len(end):
+        return None
+    return [max(0, after - before) for after, before in zip(end, start)]
+
+
+def assist_figures(diffs: TankCounters, assist: Sequence[int] | None, battles: int) -> dict[str, float | None]:
+    """The assistance figures of a period's per-tank counters: spotting and tracking per battle
+    from the account's `assist` change (ACCOUNT_ASSIST: they exist only per account), stun per
+    battle and damage dealt / received from the tanks' counters; combined damage is damage plus
+    the largest of the three averages (a lower bound of the game's per-battle figure: docs/data.md).
+    All null when any of it is unknown for the period (a record without it) or without battles."""
+    nothing = dict.fromkeys(ASSIST_FIGURES)
+    known = battles and assist is not None and assist[0] > 0
+    if not known or any(name not in diff for diff in diffs.values() for name in ASSIST_COUNTERS):
+        return nothing
+    assert assist is not None
+    dealt = sum(_count(diff, "damage_dealt") for diff in diffs.values())
+    received = sum(_count(diff, "damage_received") for diff in diffs.values())
+    radio, track = assist[1] / assist[0], assist[2] / assist[0]
+    stun = sum(_count(diff, "stun_assisted_damage") for diff in diffs.values()) / battles
+    return {
+        "avg_assist_radio": round(radio, 2),
+        "avg_assist_track": round(track, 2),
+        "avg_assist_stun": round(stun, 2),
+        "avg_combined_damage": round(dealt / battles + max(radio, track, stun), 2),
+        "damage_ratio": round(dealt / received, 2) if received else None,
+    }
+
+
+def figures_of(
+    diffs: TankCounters,
+    expected: ExpectedValues | None,
+    tiers: Mapping[int, int],
+    assist: Sequence[int] | None = None,
+) -> dict[str, Any]:
     """The figures of a set of per-tank period counters ({tank_id: counters}).
 
     wn8 the XVM way over the tanks (tanks missing from the table skipped on both sides); wn7
     and efficiency over the summed totals with the battle-weighted average tier of these
     battles. Without battles: battles 0 and every rate and rating None. ``expected`` None (no
-    table loaded) leaves wn8 None.
+    table loaded) leaves wn8 None. ``assist``: the account's assistance change over the period
+    (assist_change), for the ASSIST_FIGURES (null without it).
     """
     totals = _sum(diffs)
     battles = totals["battles"]
@@ -199,6 +252,7 @@ def figures_of(diffs: TankCounters, expected: ExpectedValues | None, tiers: Mapp
                 tier,
             )
         ),
+        **assist_figures(diffs, assist, battles),
     }
 
 
@@ -214,9 +268,10 @@ def state_figures(
     end: Mapping[int, Sequence[int]],
     expected: ExpectedValues | None,
     tiers: Mapping[int, int],
+    assist: Sequence[int] | None = None,
 ) -> dict[str, Any]:
     """period_figures of two tracker states (rows in TANK_COUNTERS order), as state_differences reads them."""
-    return figures_of(state_differences(start, end), expected, tiers)
+    return figures_of(state_differences(start, end), expected, tiers, assist)
 
 
 def recent_baseline(records: Sequence[Mapping[str, Any]], battles: int = RECENT_BATTLES) -> int | None:
@@ -240,25 +295,47 @@ def _tank_wn8(tank_id: int, counters: Mapping[str, Any], expected: ExpectedValue
     return _round(tank_wn8({"tank_id": tank_id, **{n: _count(counters, n) for n in PERIOD_COUNTERS}}, expected))
 
 
+def tank_assist(counters: Mapping[str, Any], assist: Sequence[int] | None) -> dict[str, float | None]:
+    """One tank's assistance figures over a period (or a career): stun per battle and damage dealt /
+    received from its counters, combined damage with the account's spotting and tracking averages
+    standing for the tank's (they exist only per account: docs/data.md); null where unknown."""
+    battles = _count(counters, "battles")
+    if not battles or any(name not in counters for name in ASSIST_COUNTERS):
+        return {"avg_assist_stun": None, "avg_combined_damage": None, "damage_ratio": None}
+    stun = _count(counters, "stun_assisted_damage")
+    received = _count(counters, "damage_received")
+    dealt = _count(counters, "damage_dealt")
+    return {
+        "avg_assist_stun": round(stun / battles, 2),
+        "avg_combined_damage": _round(combined_damage(battles, dealt, stun, assist)),
+        "damage_ratio": round(dealt / received, 2) if received else None,
+    }
+
+
 def tank_rows(
     start: TankCounters,
     end: TankCounters,
     expected: ExpectedValues | None,
     vehicles: Mapping[int, Mapping[str, Any]] | None = None,
+    assist: Sequence[int] | None = None,
+    career_assist: Sequence[int] | None = None,
+    mastery: Mapping[int, int] | None = None,
 ) -> list[dict[str, Any]]:
     """One row per tank in ``end`` (the tanks the player owns): vehicle facts, career and period.
 
     ``vehicles`` maps tank_id to an encyclopedia record (name, tier, type, nation; None when
     unknown). ``period`` holds the raw counters over the period (zeros for a tank not played)
-    plus win_rate, avg_damage, avg_frags and wn8; ``career`` the end state's battles, wins,
-    win_rate, avg_damage and wn8. Sorted by period battles, then career battles (both
-    descending), then tank_id.
+    plus win_rate, avg_damage, avg_frags, wn8 and the assistance figures (tank_assist, with the
+    account's period ``assist``); ``career`` the end state's battles, wins, win_rate, avg_damage,
+    wn8, the assistance figures (with ``career_assist``, the account's totals) and the mastery
+    badge (``mastery``: {tank_id: 1..4}; 0 without one). Sorted by period battles, then career
+    battles (both descending), then tank_id.
     """
     diffs = tank_differences(start, end)
     rows: list[tuple[tuple[int, int, int], dict[str, Any]]] = []
     for raw_id, after in end.items():
         tank_id = int(raw_id)
-        played = diffs.get(tank_id) or dict.fromkeys(PERIOD_COUNTERS, 0)
+        played = diffs.get(tank_id) or dict.fromkeys((*PERIOD_COUNTERS, *ASSIST_COUNTERS), 0)
         battles = played["battles"]
         career_battles = _count(after, "battles")
         vehicle = (vehicles or {}).get(tank_id) or {}
@@ -279,6 +356,8 @@ def tank_rows(
                         "win_rate": _per_battle(100.0 * _count(after, "wins"), career_battles),
                         "avg_damage": _per_battle(_count(after, "damage_dealt"), career_battles),
                         "wn8": _tank_wn8(tank_id, after, expected),
+                        **tank_assist(after, career_assist),
+                        "mark_of_mastery": int((mastery or {}).get(tank_id, 0)),
                     },
                     "period": {
                         **{name: played[name] for name in ROW_COUNTERS},
@@ -286,6 +365,7 @@ def tank_rows(
                         "avg_damage": _per_battle(played["damage_dealt"], battles),
                         "avg_frags": _per_battle(played["frags"], battles),
                         "wn8": _tank_wn8(tank_id, played, expected) if battles else None,
+                        **tank_assist(played, assist),
                     },
                 },
             )

@@ -100,9 +100,13 @@ def _weekly(
                 weeks.append(None)
                 continue
             (first, start_counters), _ = found
+            first_record = first
         else:
-            start_counters = start[1]
-        weeks.append({"from": first, "to": to, **recents.state_figures(start_counters, end[1], expected, tiers)})
+            first_record, start_counters = start
+        assist = recents.assist_change(timeline.assist_on(first_record), timeline.assist_on(end[0]))
+        weeks.append(
+            {"from": first, "to": to, **recents.state_figures(start_counters, end[1], expected, tiers, assist)}
+        )
     return weeks if any(week is not None for week in weeks) else None
 
 
@@ -152,7 +156,8 @@ class HistoryService:
         if states is None:
             return None
         (from_day, start), (to_day, end) = states
-        return {"from": from_day, "to": to_day, **recents.state_figures(start, end, expected, tiers)}
+        assist = recents.assist_change(timeline.assist_on(from_day), timeline.assist_on(to_day))
+        return {"from": from_day, "to": to_day, **recents.state_figures(start, end, expected, tiers, assist)}
 
     @classmethod
     def _recent(
@@ -240,6 +245,9 @@ class HistoryService:
             periods, weeks = self._figure_periods(view)
             timeline = await self.history_timeline(region, account_id, periods, today, weeks)
         await self._add_period_figures(view, timeline, region, today)
+        # The first day whose figures can carry the assistance (records written before release
+        # 1.3.0 lack it): a period starting earlier has them null.
+        view["assistance_known_from"] = timeline.complete_from()
         return view
 
     @staticmethod
@@ -304,24 +312,34 @@ class HistoryService:
             last = min(today, newest) if newest else today
             first = _day(last, days)
             timeline = await self._timeline(region, account_id, first, last)
+            mastery = await self.store.tracked.mastery(region, account_id)
         states = _states(timeline, first, last)
         if states is None:
             raise APIError("no_history", "no per-tank records for this account yet")
         (from_day, start), (to_day, end) = states
         expected, tiers = await self._inputs(region)
         vehicles = await self.ratings_source.vehicles(region)
-        figures = recents.state_figures(start, end, expected, tiers)
+        assist = recents.assist_change(timeline.assist_on(from_day), timeline.assist_on(to_day))
+        figures = recents.state_figures(start, end, expected, tiers, assist)
+        rows = recents.tank_rows(
+            as_counters(start),
+            as_counters(end),
+            expected,
+            vehicles,
+            assist=assist,
+            career_assist=timeline.assist_on(to_day),
+            mastery=mastery,
+        )
         return {
             "account_id": account_id,
             "region": region,
             "days": days,
             "from": from_day,
             "to": to_day,
+            "assistance_known_from": timeline.complete_from(),
             "expected_values_version": expected.version if expected is not None else None,
             "period": {key: figures[key] for key in recents.SUMMARY_FIGURES},
-            "tanks": await self._with_standing(
-                region, days, recents.tank_rows(as_counters(start), as_counters(end), expected, vehicles)
-            ),
+            "tanks": await self._with_standing(region, days, rows),
         }
 
     async def _with_standing(self, region: str, days: int, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

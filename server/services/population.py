@@ -9,6 +9,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from server.api.catalogue import (
+    MARKS_MIN_BATTLES,
+    MARKS_MIN_PLAYERS,
+    MARKS_WINDOW_DAYS,
     POPULATION_MIN_BATTLES,
     POPULATION_MIN_PLAYERS,
     POPULATION_PERIODS,
@@ -16,6 +19,7 @@ from server.api.catalogue import (
 )
 from server.domain.days import DAY_SECONDS, day_start, days_before, utc_day
 from server.domain.expected import METHOD_VERSION, WINDOW_DAYS, ComputedRow, Fit, Minimums, fill_gaps, recompute_all
+from server.domain.marks import marks_table
 from server.domain.population import BATTLES, DAMAGE, WINS, PeriodAccumulator, career_table, day_sums
 from store.client import job_deadline
 from store.constants import REGIONS
@@ -104,6 +108,8 @@ class PopulationService:
             sums_by_day[day] = sums
             if k + 1 == WINDOW_DAYS and loaded is not None:
                 await self._expected_table(region, through, accumulator, loaded, now)
+            if k + 1 == MARKS_WINDOW_DAYS:
+                await self._marks(region, through, accumulator, now)
             if k + 1 in periods:
                 # In a worker thread: the 90-day table is ~5 us per (account, tank) pair of pure
                 # Python (the tank WN8s), about 1.6 s at 2 M per-tank records (bench_scale), which
@@ -120,9 +126,10 @@ class PopulationService:
                         period_document(region, k + 1, through, table, expected, now)
                     )
             await asyncio.sleep(self.pause)
+        marks_by_day = await self._marks_by_day(region, sorted(sums_by_day))
         with job_deadline():
             # Documents of every tank's 90 days (~600 tanks): built in a worker thread, like the sums.
-            series = await asyncio.to_thread(series_documents, region, through, sums_by_day)
+            series = await asyncio.to_thread(series_documents, region, through, sums_by_day, marks_by_day)
             await self.store.population.series.save_many(series)
         return {"accounts": len(accumulator.accounts), "tanks": tanks_seen}
 
@@ -146,6 +153,37 @@ class PopulationService:
             )
         if self.on_expected is not None:
             self.on_expected()
+
+    async def _marks(self, region: str, through: str, accumulator: PeriodAccumulator, now: float) -> None:
+        """The mark thresholds of the MARKS_WINDOW_DAYS ending `through` (docs/data.md, "Marks of
+        excellence"), from the accumulated per-account sums (no extra read): the region's current
+        table (tank_periods `{region}:marks`, with each tank's percentile grid) and the day's
+        thresholds (tank_marks). Pure maths in a worker thread; nothing changes the accumulator
+        while this awaits."""
+        tiers = await self.ratings_source.tiers(region)
+        table = await asyncio.to_thread(
+            marks_table, accumulator.accounts, accumulator.assists, tiers, MARKS_MIN_BATTLES, MARKS_MIN_PLAYERS
+        )
+        with job_deadline():
+            await self.store.population.periods.save(marks_document(region, through, table, now))
+            await self.store.population.marks.save(
+                region,
+                through,
+                {t: [*(e["thresholds"] or [None] * 4), e["players"], e["battles"]] for t, e in table.items()},
+                now,
+            )
+
+    async def _marks_by_day(self, region: str, days: list[str]) -> dict[str, dict[str, list]]:
+        """Each day's stored thresholds ({tank_id as str: [1st, 2nd, 3rd, top, players, battles]})
+        for the series: one point read per day, with a pause between (a background job)."""
+        out: dict[str, dict[str, list]] = {}
+        for day in days:
+            with job_deadline():
+                doc = await self.store.population.marks.get(region, day)
+            if doc is not None:
+                out[day] = doc["tanks"]
+            await asyncio.sleep(self.pause)
+        return out
 
     async def _career(self, region: str, account_ids: list[int], expected: Any) -> dict[str, Any]:
         """The career WN8 distribution of the accounts that played in the longest period, from their
@@ -253,8 +291,37 @@ def period_document(region: str, days: int, through: str, table: dict, expected:
     }
 
 
-def series_documents(region: str, through: str, sums_by_day: dict[str, dict[int, list[int]]]) -> list[dict]:
-    """One tank_series document per tank played in the last SERIES_DAYS days (oldest day first)."""
+def marks_document(region: str, through: str, table: dict[int, dict[str, Any]], now: float) -> dict:
+    """The tank_periods document `{region}:marks`: the current thresholds and grids (marks_table)."""
+    return {
+        "_id": f"{region}:marks",
+        "r": region,
+        "days": MARKS_WINDOW_DAYS,
+        "from": days_before(through, MARKS_WINDOW_DAYS - 1),
+        "through": through,
+        "min_battles": MARKS_MIN_BATTLES,
+        "min_players": MARKS_MIN_PLAYERS,
+        "built_at": now,
+        "tanks": {
+            str(tank_id): {
+                "players": entry["players"],
+                "battles": entry["battles"],
+                "thresholds": entry["thresholds"],
+                "grid": pack_grid(entry["grid"]) if entry["grid"] is not None else None,
+            }
+            for tank_id, entry in table.items()
+        },
+    }
+
+
+def series_documents(
+    region: str,
+    through: str,
+    sums_by_day: dict[str, dict[int, list[int]]],
+    marks_by_day: dict[str, dict[str, list]] | None = None,
+) -> list[dict]:
+    """One tank_series document per tank played in the last SERIES_DAYS days (oldest day first),
+    with each of its days' mark thresholds ([1st, 2nd, 3rd, top] or null) when `marks_by_day` has them."""
     out: dict[int, dict[str, Any]] = {}
     for day in sorted(sums_by_day):
         if day_start(day) < day_start(through) - (SERIES_DAYS - 1) * DAY_SECONDS:
@@ -272,8 +339,11 @@ def series_documents(region: str, through: str, sums_by_day: dict[str, dict[int,
                     "battles": [],
                     "wins": [],
                     "damage": [],
+                    "marks": [],
                 }
             doc["days"].append(day)
+            marks = ((marks_by_day or {}).get(day) or {}).get(str(tank_id))
+            doc["marks"].append(marks[:4] if marks is not None and marks[0] is not None else None)
             doc["players"].append(row[0])
             doc["battles"].append(row[1 + BATTLES])
             doc["wins"].append(row[1 + WINS])

@@ -58,7 +58,7 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from server.api.answers import Tag, no_answer_cache, player_tag
@@ -66,7 +66,7 @@ from server.api.config import TRACK_DAYS
 from server.domain import ratings as rating_maths
 from server.domain.days import DAY_SECONDS, day_start, days_before, utc_day
 from server.domain.profiles import build_profile, snapshot_of
-from server.upstream.client import ACCOUNT_FIELDS, TANKS_FIELDS, UpstreamError
+from server.upstream.client import ACCOUNT_FIELDS, ASSIST_AVERAGES, TANKS_FIELDS, UpstreamError
 from store.client import job_deadline
 from store.constants import HISTORY_DAYS, SPEND_KEYS, TANK_COUNTERS
 from store.errors import is_database_error, storage_failure_reason
@@ -78,6 +78,7 @@ from store.tanks import (
     TankRecords,
     TankState,
     changed,
+    complete,
     pack,
     unpack,
 )
@@ -134,6 +135,29 @@ def tank_state(raw_tanks: list[dict] | None) -> dict[int, list[int]]:
     return state
 
 
+def account_assist(info: dict | None) -> list[int] | None:
+    """The account's assistance as store.constants.ACCOUNT_ASSIST ([battles, radio total, track
+    total]) from account/info's statistics.all: the upstream gives spotting and tracking assistance
+    only as per-battle averages rounded to 0.01, so each total is round(average x battles), within
+    battles / 200 of the true total. None when the answer lacks them."""
+    stats = ((info or {}).get("statistics") or {}).get("all") or {}
+    battles, radio, track = (stats.get(name) for name in ("battles", *ASSIST_AVERAGES))
+    if not isinstance(battles, int) or not isinstance(radio, (int, float)) or not isinstance(track, (int, float)):
+        return None
+    return [battles, round(radio * battles), round(track * battles)]
+
+
+def mastery_of(raw_tanks: list[dict] | None) -> bytes:
+    """Each played tank's mastery badge (tanks/stats mark_of_mastery, 1..4; 0 / absent left out),
+    packed as rows of one counter (store.tanks.pack: ~3 bytes a tank; unpack gives {tank_id: [level]})."""
+    out: dict[int, list[int]] = {}
+    for entry in raw_tanks or []:
+        level = entry.get("mark_of_mastery")
+        if isinstance(level, int) and level > 0 and (entry.get("all") or {}).get("battles"):
+            out[int(entry["tank_id"])] = [level]
+    return pack(out) if out else b""
+
+
 def next_record(
     state: dict[int, list[int]], base: dict[int, list[int]] | None, book: dict, day: str, replace: bool = False
 ) -> tuple[bytes | None, bool, dict]:
@@ -156,6 +180,8 @@ def next_record(
     keyframe_day = book.get("keyframe_day") or ""
     if (
         change is None
+        # A base written before a counter existed: only a keyframe gives the unchanged tanks theirs.
+        or not complete(base or {})
         or int(book.get("chain_records") or 0) + 1 >= KEYFRAME_MAX_RECORDS
         or keyframe_day < days_before(day, KEYFRAME_MAX_DAYS)
         or int(book.get("chain_bytes") or 0) + len(change) > int(book.get("keyframe_bytes") or 0)
@@ -200,8 +226,13 @@ def plan_visit(
     state: dict[int, list[int]] | None,
     day: str,
     replace: bool = False,
+    assist: list[int] | None = None,
 ) -> tuple[list[dict], dict[str, Any]]:
     """The records a visit on `day` writes and the tracked fields it sets (the bookkeeping).
+
+    `assist`: the account's assistance as measured with `state` (account_assist), kept with the
+    new record and as the tracked `assist`; an in-place keep of the newest record keeps its own
+    (book's `assist`).
 
     `book`: the tracked account; `base`: its stored state (as of its newest record, book's
     record_day; None before the first); `state`: the fresh per-tank state when the account played
@@ -220,14 +251,16 @@ def plan_visit(
     if base is not None and newest and newest < day and kept_from(book) < days_before(day, gap):
         whole = pack(base)
         battles = sum(row[0] for row in base.values())
-        records.append(TankRecords.record(region, account_id, newest, battles, whole, True, kept=day))
+        records.append(
+            TankRecords.record(region, account_id, newest, battles, whole, True, kept=day, assist=book.get("assist"))
+        )
         fields.update(keyframe_day=newest, keyframe_bytes=len(whole), chain_records=0, chain_bytes=0, kept_day=day)
     if state is not None:
         payload, keyframe, policy = next_record(state, base, {**book, **fields}, day, replace)
         if payload is not None:
             battles = sum(row[0] for row in state.values())
-            records.append(TankRecords.record(region, account_id, day, battles, payload, keyframe))
-            fields.update(policy, record_day=day, state=pack(state))  # bytes: stored as BSON binary
+            records.append(TankRecords.record(region, account_id, day, battles, payload, keyframe, assist=assist))
+            fields.update(policy, record_day=day, state=pack(state), assist=assist)  # state: stored as BSON binary
     return records, fields
 
 
@@ -238,11 +271,16 @@ def day_change(
     state: dict[int, list[int]] | None,
     day: str,
     replace: bool = False,
+    base_assist: Sequence[int] | None = None,
+    assist: Sequence[int] | None = None,
 ) -> dict | None:
     """The account-day's per-tank differences (store.population.TankChanges) from the same base and
     state as the day's record (plan_visit): None before the first record (no base: what was played
     before is unknown) and when nothing changed, unless `replace` (a same-day rewrite replaces the
-    day's earlier document, so the account-day counts once, with its whole day)."""
+    day's earlier document, so the account-day counts once, with its whole day).
+
+    A base written before a counter existed gives rows without it (zip stops at the shorter), and
+    the account's assistance change is kept only when both `base_assist` and `assist` are known."""
     if state is None or base is None:
         return None
     zero = [0] * len(TANK_COUNTERS)
@@ -252,7 +290,10 @@ def day_change(
     }
     if not rows and not replace:
         return None
-    return TankChanges.change(region, account_id, day, rows)
+    change = None
+    if base_assist is not None and assist is not None and len(base_assist) == len(assist):
+        change = [after - before for after, before in zip(assist, base_assist)]
+    return TankChanges.change(region, account_id, day, rows, assist=change)
 
 
 async def same_day_base(tanks: TankRecords, region: str, account_id: int, day: str) -> tuple[TankState | None, dict]:
@@ -386,13 +427,16 @@ class Tracker:
             base = unpack(
                 (await self.store.tracked.states([tracked_id(region, account_id)])).get(tracked_id(region, account_id))
             )
-        records, planned = plan_visit(region, account_id, book, base, state, day, replace=same_day)
+        assist = account_assist(info)
+        records, planned = plan_visit(region, account_id, book, base, state, day, replace=same_day, assist=assist)
         if records:
             await self.store.tanks.save(records)
-        change = day_change(region, account_id, base, state, day, replace=same_day)
+        change = day_change(
+            region, account_id, base, state, day, replace=same_day, base_assist=book.get("assist"), assist=assist
+        )
         if change is not None:
             await self.store.population.changes.save([change])
-        fields.update(planned)
+        fields.update(planned, mastery=mastery_of(raw_tanks))
         await self.store.tracked.track(
             region, account_id, info.get("nickname"), self.lookup_until(now), now, extra=fields
         )
@@ -598,15 +642,26 @@ class Tracker:
             else:
                 book = {k: v for k, v in books.get(key, account).items() if k != "state"}
                 base = unpack(states.get(key)) if book.get("record_day") and key in states else None
+            assist = account_assist(info)
+            rewrite = account["account_id"] in bases
             planned, set_fields = plan_visit(
-                region, account["account_id"], book, base, state, day, replace=account["account_id"] in bases
+                region, account["account_id"], book, base, state, day, replace=rewrite, assist=assist
             )
             self._count_records(counts, planned)
             records += planned
-            change = day_change(region, account["account_id"], base, state, day, replace=account["account_id"] in bases)
+            change = day_change(
+                region,
+                account["account_id"],
+                base,
+                state,
+                day,
+                replace=rewrite,
+                base_assist=book.get("assist"),
+                assist=assist,
+            )
             if change is not None:
                 changes.append(change)
-            fields.update(set_fields)
+            fields.update(set_fields, mastery=mastery_of(raw_tanks))
             nickname = info.get("nickname")
             if nickname:
                 fields.update(nickname=nickname, nickname_lower=nickname.lower())

@@ -69,10 +69,13 @@ ID_LIMITS = {
     "wot/stronghold/claninfo": 10,
 }
 # `fields` for what the service reads; without them tanks/stats is several KB per tank.
+# The account's spotting and tracking assistance exist only here, and only as per-battle averages
+# (store/constants.py ACCOUNT_ASSIST); tanks/stats has the stun assistance per tank, not these.
+ASSIST_AVERAGES = ("avg_damage_assisted_radio", "avg_damage_assisted_track")
 ACCOUNT_FIELDS = "account_id,nickname,clan_id,created_at,last_battle_time,updated_at," + ",".join(
-    f"statistics.all.{name}" for name in TANK_COUNTERS
+    f"statistics.all.{name}" for name in (*TANK_COUNTERS, *ASSIST_AVERAGES)
 )
-TANKS_FIELDS = "tank_id," + ",".join(f"all.{name}" for name in TANK_COUNTERS)
+TANKS_FIELDS = "tank_id,mark_of_mastery," + ",".join(f"all.{name}" for name in TANK_COUNTERS)
 VEHICLE_FIELDS = "tank_id,tier,name,type,nation"
 VEHICLES_PER_PAGE = 100  # encyclopedia/vehicles pages at 100, the most the upstream allows
 

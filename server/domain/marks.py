@@ -1,0 +1,119 @@
+"""Marks of excellence: combined damage from period totals, the tanks' mark thresholds, a player's progress.
+
+The estimates and how far they can be from the game's own are explained in docs/data.md
+("Marks of excellence"); every name below is used there.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from store.constants import TANK_COUNTERS
+
+BATTLES = TANK_COUNTERS.index("battles")
+DAMAGE = TANK_COUNTERS.index("damage_dealt")
+STUN = TANK_COUNTERS.index("stun_assisted_damage")
+WIDTH = len(TANK_COUNTERS)
+MARK_PERCENTILES = (65, 85, 95)  # the game's 1st, 2nd and 3rd mark: beating this share of the tank's players
+MARK_NAMES = ("first", "second", "third")
+MIN_TIER = 5  # the game awards marks from tier V
+
+
+def combined_damage(battles: int, damage: int, stun: int, assist: Sequence[int] | None) -> float | None:
+    """Per-battle combined damage over a period: damage dealt plus the largest of the period's
+    average spotting, tracking and stun assistance per battle — a lower bound of the game's
+    per-battle "damage plus the largest assistance" (the mean of a maximum is at least the maximum
+    of the means). `assist` is the account's ACCOUNT_ASSIST change over the same period (spotting
+    and tracking exist only per account: the account's averages stand for each tank's); None
+    when unknown, or without battles."""
+    if battles <= 0 or assist is None or len(assist) < 3 or assist[0] <= 0:
+        return None
+    radio = max(0, assist[1]) / assist[0]
+    track = max(0, assist[2]) / assist[0]
+    return (damage + max(radio * battles, track * battles, max(0, stun))) / battles
+
+
+def percentile(values: Sequence[float], p: float) -> float:
+    """The p-th percentile (0..100) of `values` by linear interpolation between the closest ranks
+    ('inclusive': p0 the smallest, p100 the largest) — what statistics.quantiles(method="inclusive")
+    gives at p = 1..99."""
+    ordered = sorted(values)
+    position = (len(ordered) - 1) * p / 100.0
+    low = int(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def thresholds(values: Sequence[float]) -> list[float]:
+    """[1st, 2nd, 3rd mark, top]: the MARK_PERCENTILES of `values` and their largest."""
+    return [round(percentile(values, p), 2) for p in MARK_PERCENTILES] + [round(max(values), 2)]
+
+
+def marks_table(
+    accounts: Mapping[int, Mapping[int, Sequence[int]]],
+    assists: Mapping[int, Sequence[int]],
+    tiers: Mapping[int, int],
+    min_battles: int,
+    min_players: int,
+) -> dict[int, dict[str, Any]]:
+    """Every tank's mark thresholds over a window, from each account's per-tank sums over it
+    (`accounts`: {account_id: {tank_id: counters}}) and its assistance change (`assists`; an
+    account without one — a record of the window written before assistance was kept — counts
+    nowhere). Per tank of tier MIN_TIER and up that a counted account played: `players` and
+    `battles` of the players with at least `min_battles` battles on it, `thresholds` ([1st, 2nd,
+    3rd, top] combined damage, null below `min_players` such players) and `grid` (their combined
+    damage's percentiles 1..99, for a player's progress; null likewise)."""
+    values: dict[int, list[float]] = {}
+    battles: dict[int, int] = {}
+    for account_id, rows in accounts.items():
+        assist = assists.get(account_id)
+        if assist is None:
+            continue
+        for tank_id, row in rows.items():
+            if len(row) < WIDTH or tiers.get(tank_id, 0) < MIN_TIER or row[BATTLES] < min_battles:
+                continue
+            combined = combined_damage(row[BATTLES], row[DAMAGE], row[STUN], assist)
+            if combined is None:
+                continue
+            values.setdefault(tank_id, []).append(combined)
+            battles[tank_id] = battles.get(tank_id, 0) + row[BATTLES]
+    table: dict[int, dict[str, Any]] = {}
+    for tank_id, found in values.items():
+        enough = len(found) >= max(2, min_players)
+        table[tank_id] = {
+            "players": len(found),
+            "battles": battles[tank_id],
+            "thresholds": thresholds(found) if enough else None,
+            "grid": statistics.quantiles(found, n=100, method="inclusive") if enough else None,
+        }
+    return table
+
+
+def next_mark(value: float | None, marks: Sequence[float] | None) -> dict[str, Any] | None:
+    """The next mark a per-battle combined damage of `value` reaches for, against a tank's
+    [1st, 2nd, 3rd, top]: {mark: 1..3, combined_damage: its threshold, needed: how much more per
+    battle}; {mark: None, ...} past the 3rd; None without a value or thresholds."""
+    if value is None or marks is None:
+        return None
+    for number, threshold in enumerate(marks[:3], 1):
+        if value < threshold:
+            return {"mark": number, "combined_damage": threshold, "needed": round(threshold - value, 2)}
+    return {"mark": None, "combined_damage": None, "needed": 0.0}
+
+
+def estimated_marks(value: float | None, marks: Sequence[float] | None) -> int | None:
+    """How many marks a combined damage of `value` stands at against [1st, 2nd, 3rd, top] (0..3)."""
+    if value is None or marks is None:
+        return None
+    return sum(1 for threshold in marks[:3] if value >= threshold)
+
+
+def sums_of(rows: Iterable[Sequence[int]]) -> list[int]:
+    """Counter sums of rows of the full width (shorter rows are left out by the caller)."""
+    total = [0] * WIDTH
+    for row in rows:
+        for i, value in enumerate(row[:WIDTH]):
+            total[i] += value
+    return total
