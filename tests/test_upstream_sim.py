@@ -189,7 +189,9 @@ async def test_veteran_tanks_stats_are_full_size(call):
             "tank_id",
         } == set(tank)
         for block in STATS_BLOCKS:
-            assert len(tank[block]) >= 25 and set(tank[block]) == set(sim.BLOCK_FIELDS), block
+            # the real API's per-tank blocks: no spotting or tracking assistance outside the global map
+            want = set(sim.BLOCK_FIELDS) - (set() if block == "globalmap" else set(sim.NOT_PER_TANK))
+            assert len(tank[block]) >= 25 and set(tank[block]) == want, block
         assert tank["all"]["wins"] + tank["all"]["losses"] + tank["all"]["draws"] == tank["all"]["battles"]
         assert tank["all"]["hits"] <= tank["all"]["shots"]
         assert isinstance(tank["frags"], dict)
@@ -570,6 +572,31 @@ def test_cold_generation_does_not_depend_on_what_was_asked_first():
         for field in sim.SUM_FIELDS:
             assert info["statistics"]["all"][field] == sum(t["all"][field] for t in tanks), field
         assert [t["tank_id"] for t in tanks] == sorted(t["tank_id"] for t in tanks)
+
+
+def test_assistance_is_where_the_real_api_puts_it():
+    """As the real API (its method reference): tanks/stats gives each tank its stun assistance and
+    damage received (totals) and its mastery badge, never the spotting or tracking assistance
+    (outside the global map block); account/info gives those only as the account's per-battle
+    averages, battle-weighted over its tanks, rounded to 0.01."""
+    region, now = "eu", FROZEN_NOW
+    world = sim.World()
+    for account_id in sim.existing_accounts(region, 6, start=641_000_000):
+        tanks = world.tanks_stats(region, account_id, now, None)
+        info = world.account_info(region, account_id, now)
+        if not tanks:
+            continue
+        for tank in tanks:
+            assert "stun_assisted_damage" in tank["all"] and "damage_received" in tank["all"]
+            assert isinstance(tank["mark_of_mastery"], int)
+            for block, values in tank.items():
+                if isinstance(values, dict) and block not in ("globalmap", "frags"):
+                    assert "avg_damage_assisted_radio" not in values, block
+                    assert "avg_damage_assisted_track" not in values, block
+        totals = info["statistics"]["all"]
+        assert totals["stun_assisted_damage"] == sum(t["all"]["stun_assisted_damage"] for t in tanks)
+        assert isinstance(totals["avg_damage_assisted_radio"], float | int)
+        assert totals["avg_damage_assisted_radio"] >= 0 and totals["avg_damage_assisted_track"] >= 0
 
 
 def test_bench_generation_reports_ms_per_cold_account():

@@ -50,7 +50,7 @@ from .ids import (
     veteran_accounts,
 )
 from .limits import Counters, RateLimiter
-from .profile import ACCOUNT_BLOCKS, BLOCK_FIELDS, TANK_BLOCKS, Profile
+from .profile import ACCOUNT_BLOCKS, BLOCK_FIELDS, NOT_PER_TANK, TANK_BLOCKS, Profile
 from .throttle import (
     DEFAULT_BLOCK_SECONDS,
     DEFAULT_BURST_FACTOR,
@@ -71,6 +71,7 @@ __all__ = [
     "ACCOUNT_BLOCKS",
     "BLOCK",
     "BLOCK_FIELDS",
+    "NOT_PER_TANK",
     "CONFIG_ERRORS",
     "DAY",
     "DEFAULT_BLOCK_SECONDS",

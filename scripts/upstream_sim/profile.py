@@ -106,6 +106,11 @@ _SCALED = tuple(
     if k not in AVERAGES and k not in ("battles", "wins", "losses", "draws", "battle_avg_xp", "hits_percents")
 )
 TANK_BLOCKS = ("clan", "company", "globalmap", "regular_team", "stronghold_defense", "stronghold_skirmish", "team")
+# What tanks/stats leaves out of a tank's blocks, as the real API does (its method reference:
+# IceflowRE/go-wargaming wot/tanks_stats.go): the spotting and tracking assistance exist per
+# account only (account/info statistics.all) — and, per tank, only in the global map block.
+NOT_PER_TANK = ("avg_damage_assisted", "avg_damage_assisted_track", "avg_damage_assisted_radio")
+PER_TANK_ASSISTED = ("globalmap",)
 ACCOUNT_BLOCKS = ("clan", "company", "historical", "regular_team", "stronghold_defense", "stronghold_skirmish", "team")
 ZERO_BLOCK = {k: 0 for k in BLOCK_FIELDS}  # shared, never mutated (apply_fields copies)
 
@@ -788,7 +793,12 @@ class Profile:
             all_ = dict(zip(BLOCK_FIELDS, rows[n]))
             record = {"account_id": account_id, "tank_id": garage[i], "all": all_}
             for (kind, share), var in zip(kinds, rates[i].variation):
-                record[kind] = scaled_block(all_, int(b * share * var)) if share else ZERO_BLOCK
+                block = scaled_block(all_, int(b * share * var)) if share else ZERO_BLOCK
+                if kind not in PER_TANK_ASSISTED:
+                    block = {k: v for k, v in block.items() if k not in NOT_PER_TANK}
+                record[kind] = block
+            for key in NOT_PER_TANK:
+                del all_[key]
             record["frags"] = frags[n]
             record["in_garage"] = None
             record["mark_of_mastery"] = min(4, int(skill16 + 0.5 * log10(1 + b)))
