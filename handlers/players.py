@@ -37,7 +37,9 @@ class PlayerTanksHandler(BaseHandler):
 
     async def get(self, *path):
         args = self.arguments(path)
-        tanks = await self.services.history.tanks(args["region"], args["account_id"], args["days"])
+        tanks = await self.services.history.tanks(
+            args["region"], args["account_id"], args["days"], group_by=args["group_by"]
+        )
         self.respond(tanks, tag=player_tag(args["region"], args["account_id"]))
 
 

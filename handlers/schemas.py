@@ -7,7 +7,10 @@ from collections.abc import Iterable
 from server.api.catalogue import (
     CATALOGUE,
     EXPECTED_SOURCES,
+    GROUP_BYS,
     HOT_COPY_SECONDS,
+    MARKS_CHANGE_DAYS,
+    MARKS_SORTS,
     POPULATION_PERIODS,
     SEARCH_RESULTS,
     STATUS,
@@ -55,6 +58,20 @@ def obj(properties: dict, required: Iterable[str] | None = None, closed: bool = 
 
 def array(items: dict, **extra) -> dict:
     return {"type": "array", "items": items, **extra}
+
+
+# /player/{account_id}/{region}/tanks: group_by and groups only with ?group_by=.
+PLAYER_TANKS_REQUIRED = (
+    "account_id",
+    "region",
+    "days",
+    "from",
+    "to",
+    "expected_values_version",
+    "assistance_known_from",
+    "period",
+    "tanks",
+)
 
 
 def schema_components(index: dict) -> dict:
@@ -134,6 +151,46 @@ def schema_components(index: dict) -> dict:
         ],
         "description": "The expected values WN8 used (null without ratings or battles).",
     }
+    assist_figures = {
+        "avg_assist_radio": nullable(
+            "number", description="The account's spotting assistance per battle (the game API keeps it per account)."
+        ),
+        "avg_assist_track": nullable("number", description="The account's tracking assistance per battle."),
+        "avg_assist_stun": nullable("number", description="Stun assistance per battle."),
+        "avg_combined_damage": nullable(
+            "number",
+            description="avg_damage plus the largest of the three assistance averages: a lower bound of the "
+            "game's per-battle combined damage (docs/data.md).",
+        ),
+        "damage_ratio": nullable("number", description="Damage dealt / damage received."),
+    }
+    mark_values = obj({name: {"type": "number"} for name in ("first", "second", "third", "top")})
+    nullable_marks = {
+        "oneOf": [mark_values, {"type": "null"}],
+        "description": "Combined damage per battle beating 65, 85 and 95 % of the tank's counted players, and "
+        "the best; null below min_players.",
+    }
+    marks_sample = obj({"players": {"type": "integer", "minimum": 0}, "battles": {"type": "integer", "minimum": 0}})
+    marks_head = {
+        "days": {"type": "integer", "minimum": 1},
+        "from": date,
+        "through": date,
+        "built_at": unix,
+        "min_battles": {"type": "integer", "minimum": 1},
+        "min_players": {"type": "integer", "minimum": 1},
+        "method": {"type": "string", "description": "Where the estimate and its bias are explained."},
+    }
+    mark_change = {
+        "oneOf": [obj({name: {"type": "number"} for name in ("first", "second", "third", "top")}), {"type": "null"}],
+        "description": "Each threshold now minus its value that many days before; null when either is.",
+    }
+    tank_assist = {
+        "avg_assist_stun": number_or_null,
+        "avg_combined_damage": nullable(
+            "number", description="With the account's spotting and tracking averages standing for the tank's."
+        ),
+        "damage_ratio": number_or_null,
+    }
     period_figures = obj(
         {
             "from": date,
@@ -153,6 +210,7 @@ def schema_components(index: dict) -> dict:
             "expected_values": expected_use,
             "wn7": number_or_null,
             "efficiency": number_or_null,
+            **assist_figures,
             "wn8_percentile": nullable(
                 "integer",
                 minimum=0,
@@ -179,6 +237,7 @@ def schema_components(index: dict) -> dict:
             "expected_values",
             "wn7",
             "efficiency",
+            *assist_figures,
         ],
         description="The ratings of the battles played between two days, from per-tank records; "
         "battles 0 and null rates when nothing was played.",
@@ -372,6 +431,10 @@ def schema_components(index: dict) -> dict:
                 "latest": obj(
                     {"date": date, "battles": {"type": "integer"}, "wins": {"type": "integer"}, "wn8": number_or_null}
                 ),
+                "assistance_known_from": {
+                    **nullable("string"),
+                    "description": "The first day whose figures carry the assistance; null: none yet.",
+                },
             }
         ),
         "PlayerTanks": obj(
@@ -382,6 +445,29 @@ def schema_components(index: dict) -> dict:
                 "from": date,
                 "to": date,
                 "expected_values_version": nullable("string"),
+                "assistance_known_from": {
+                    **nullable("string"),
+                    "description": "The first day whose figures carry the assistance; null: none yet.",
+                },
+                "group_by": {"type": "string", "enum": list(GROUP_BYS)},
+                "groups": array(
+                    obj(
+                        {
+                            "tier": nullable("integer", minimum=1, maximum=11),
+                            "type": nullable("string"),
+                            "nation": nullable("string"),
+                            "tanks": {"type": "integer", "minimum": 1},
+                            "battles": {"type": "integer", "minimum": 1},
+                            "wins": {"type": "integer", "minimum": 0},
+                            "win_rate": number_or_null,
+                            "avg_damage": number_or_null,
+                            "avg_combined_damage": number_or_null,
+                            "wn8": number_or_null,
+                        }
+                    ),
+                    description="With group_by: the period per group of tanks (one of tier, type, nation "
+                    "per entry), played groups only.",
+                ),
                 "period": obj(
                     {key: period_figures["properties"][key] for key in SUMMARY_FIGURES},
                     description="The whole period over all tanks (as the history delta over the same days).",
@@ -407,6 +493,8 @@ def schema_components(index: dict) -> dict:
                                     "win_rate": number_or_null,
                                     "avg_damage": number_or_null,
                                     "wn8": number_or_null,
+                                    **tank_assist,
+                                    "mark_of_mastery": {"type": "integer", "minimum": 0, "maximum": 4},
                                 }
                             ),
                             "period": obj(
@@ -416,6 +504,7 @@ def schema_components(index: dict) -> dict:
                                     "avg_damage": number_or_null,
                                     "avg_frags": number_or_null,
                                     "wn8": number_or_null,
+                                    **tank_assist,
                                 },
                                 description="Raw counters of the period's battles on this tank, and rates.",
                             ),
@@ -433,11 +522,42 @@ def schema_components(index: dict) -> dict:
                                 ],
                                 "description": "Share (%) of the tank's tracked players below this period.",
                             },
+                            "marks": {
+                                "oneOf": [
+                                    obj(
+                                        {
+                                            "window_days": {"type": "integer", "minimum": 1},
+                                            "from": {**nullable("string")},
+                                            "battles": {"type": "integer", "minimum": 0},
+                                            "combined_damage": number_or_null,
+                                            "percentile": nullable("integer", minimum=0, maximum=99),
+                                            "estimated_marks": nullable("integer", minimum=0, maximum=3),
+                                            "next": {
+                                                "oneOf": [
+                                                    obj(
+                                                        {
+                                                            "mark": nullable("integer", minimum=1, maximum=3),
+                                                            "combined_damage": number_or_null,
+                                                            "needed": {"type": "number", "minimum": 0},
+                                                        }
+                                                    ),
+                                                    {"type": "null"},
+                                                ]
+                                            },
+                                            "thresholds": nullable_marks,
+                                            "method": {"type": "string"},
+                                        }
+                                    ),
+                                    {"type": "null"},
+                                ],
+                                "description": "Progress toward the tank's marks of excellence (tier V and up).",
+                            },
                         }
                     ),
                     description="Every tank the player owns; sorted by period battles, then career battles.",
                 ),
-            }
+            },
+            required=PLAYER_TANKS_REQUIRED,
         ),
         "TankStats": obj(
             {
@@ -493,6 +613,47 @@ def schema_components(index: dict) -> dict:
                             "avg_damage": number_or_null,
                         }
                     )
+                ),
+                "marks": {
+                    "oneOf": [
+                        obj(
+                            {
+                                **marks_head,
+                                "marks": nullable_marks,
+                                "sample": marks_sample,
+                                "series": array(obj({"date": date, **mark_values["properties"]})),
+                            }
+                        ),
+                        {"type": "null"},
+                    ],
+                    "description": "The tank's marks of excellence (GET /tanks/marks); null below tier V or before built.",
+                },
+            }
+        ),
+        "TankMarks": obj(
+            {
+                "region": region,
+                "population": {"type": "string"},
+                **marks_head,
+                "sort": {"type": "string", "enum": list(MARKS_SORTS)},
+                "order": {"type": "string", "enum": ["desc", "asc"]},
+                "total": {"type": "integer", "minimum": 0, "description": "Tanks matching the filters."},
+                "offset": {"type": "integer", "minimum": 0},
+                "limit": {"type": "integer", "minimum": 1, "maximum": TANK_PAGE_MAX},
+                "tanks": array(
+                    obj(
+                        {
+                            "tank_id": {"type": "integer", "minimum": 1},
+                            "name": nullable("string"),
+                            "tier": nullable("integer", minimum=1, maximum=11),
+                            "type": nullable("string"),
+                            "nation": nullable("string"),
+                            "marks": nullable_marks,
+                            "sample": marks_sample,
+                            **{f"change_{days}d": mark_change for days in MARKS_CHANGE_DAYS},
+                        }
+                    ),
+                    maxItems=TANK_PAGE_MAX,
                 ),
             }
         ),

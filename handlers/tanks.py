@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from handlers.base import BaseHandler, api_routes
 from server.api.answers import POPULATION_TAG
-from server.api.catalogue import EXPECTED_VALUES, TANK, TANK_STATS
+from server.api.catalogue import EXPECTED_VALUES, TANK, TANK_MARKS, TANK_STATS
 
 
 class TankStatsHandler(BaseHandler):
@@ -38,6 +38,26 @@ class TankHandler(BaseHandler):
         )
 
 
+class TankMarksHandler(BaseHandler):
+    endpoint = TANK_MARKS
+
+    async def get(self, *path):
+        args = self.arguments(path)
+        self.respond(
+            await self.services.tank_stats.marks_list(
+                args["region"],
+                args["tier"],
+                args["type"],
+                args["nation"],
+                args["sort"],
+                args["order"],
+                args["limit"],
+                args["offset"],
+            ),
+            tag=POPULATION_TAG,
+        )
+
+
 class ExpectedValuesHandler(BaseHandler):
     endpoint = EXPECTED_VALUES
 
@@ -50,4 +70,4 @@ class ExpectedValuesHandler(BaseHandler):
         )
 
 
-routes = api_routes(TankStatsHandler, TankHandler, ExpectedValuesHandler)
+routes = api_routes(TankStatsHandler, TankHandler, TankMarksHandler, ExpectedValuesHandler)

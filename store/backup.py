@@ -38,13 +38,25 @@ if TYPE_CHECKING:
 FORMAT = 1
 MANIFEST = "manifest.json"
 SUFFIX = ".bson.gz"
-BATCH = 500  # documents per driver batch and per write to the file
-PAUSE_SECONDS = 0.02  # between batches and windows: the database serves requests meanwhile
-WINDOW_DEADLINE_S = 300.0  # one window (one UTC day of one collection) at most
-DAY_WINDOWS_BACK = 450  # day windows cover this many days before the start (every retention is shorter)
+BATCH = 100  # documents per driver batch and per write to the file
+RESTORE_BATCH = 500  # documents per insert of a restore (offline: no requests to give way to)
+# Low priority: the backup works at most DUTY of its time and rests the rest (store/backup.py
+# `_yield`), at least PAUSE_SECONDS after each query. On the embedded database a query is read
+# whole, under the store's one lock, before its first batch is answered (SecantusDB 0.7: every
+# other command waits meanwhile), so what bounds how long a request can wait behind the backup is
+# the documents one window holds, not the batch size: windows on a timestamp field are cut to
+# about WINDOW_DOCS documents (`_DayWalk`). docs/benchmarks.md, "The online backup", measures the
+# trade: a slower backup for reads that keep their p99.
+DUTY = 0.1
+PAUSE_SECONDS = 0.005
+WINDOW_DOCS = 200
+QUERY_DEADLINE_S = 120.0  # one query or one batch of it at most (the rests between them do not count)
+DAY_WINDOWS_BACK = 450  # day windows cover at most this many days before the start (every retention is shorter)
+EMPTY_DAYS_STOP = 30  # after this many empty days in a row, everything older is one window
 CONSISTENCY = (
-    "Each collection is read window by window (one UTC day of its date field, one tracker slice, or "
-    "the whole of a small collection), oldest day first, while the service writes. A document is "
+    "Each collection is read window by window (one UTC day of its date field, or a part of a day "
+    "for a timestamp field, one tracker slice, or the whole of a small collection) while the "
+    "service writes; the days before the start newest first, the current day last. A document is "
     "copied as it was when its window was read. Every UTC day that had ended when the backup "
     "started is copied whole: the tracker, the online sampler and the population job only write "
     "the current day, and a record kept by a rewrite moves to the current day, which is read last. "
@@ -70,29 +82,127 @@ def _raw(collection: Any) -> Any:
     return collection.with_options(codec_options=CodecOptions(document_class=RawBSONDocument))
 
 
-def windows(walk: str, started: dt.datetime) -> list[dict]:
-    """The queries that together cover a collection exactly once, each an indexed equality or a
-    bounded range (store/kinds.py `walk`); oldest first for a date field."""
+def windows(walk: str) -> list[dict]:
+    """The queries that together cover a collection of an "each" or "whole" walk exactly once,
+    each an indexed equality or range (store/kinds.py `walk`; a "day" walk is `_DayWalk`)."""
     kind, _, spec = walk.partition(":")
     if kind == "whole":
         return [{}]
-    if kind == "day":
-        field = spec
-        today = dt.datetime.combine(started.date(), dt.time(), dt.UTC)
-        first = today - dt.timedelta(days=DAY_WINDOWS_BACK)
-        end = today + dt.timedelta(days=2)
-        out: list[dict] = [{field: None}, {field: {"$lt": first}}]
-        day = first
-        while day < end:
-            out.append({field: {"$gte": day, "$lt": day + dt.timedelta(days=1)}})
-            day += dt.timedelta(days=1)
-        out.append({field: {"$gte": end}})
-        return out
     if kind == "each":
         field, _, count = spec.partition("=")
         n = int(count)
         return [{field: None}, {field: {"$lt": 0}}, *({field: i} for i in range(n)), {field: {"$gte": n}}]
     raise ValueError(f"unknown walk {walk!r}")
+
+
+DAY = dt.timedelta(days=1)
+PROBE = dt.timedelta(minutes=10)
+SMALLEST_PART = dt.timedelta(minutes=1)
+
+
+def _as_utc(value: Any) -> dt.datetime | None:
+    if not isinstance(value, dt.datetime):
+        return None
+    return value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
+
+
+class _DayWalk:
+    """The windows of a "day:<field>" walk: each an indexed range of the field, together covering
+    its whole range exactly once.
+
+    Order: the days before the start's, newest first, until EMPTY_DAYS_STOP days in a row held
+    nothing (or DAY_WINDOWS_BACK days were read), then one window for everything older (a gap
+    longer than that is read in one window); the start's day and what is after it last, so a
+    record that a rewrite moves to the current day is copied there if not where it was.
+
+    A field that holds the day itself (midnight) gives one window a day. A timestamp field (the
+    online samples' minute) is cut into equal parts of the day, each to hold about WINDOW_DOCS
+    documents at the density last seen: learnt first from a probe of ten minutes (the end of the
+    day before the start, else the ten minutes before the start), then from every window read."""
+
+    def __init__(self, field: str, started: dt.datetime, window_docs: int) -> None:
+        self.field = field
+        self.started = started
+        self.today = dt.datetime.combine(started.date(), dt.time(), dt.UTC)
+        self.window_docs = max(1, window_docs)
+        self.per_day = 0.0  # documents a day at the density last seen (0: a day is one window)
+        self.seen = 0  # documents of every window reported by learn()
+
+    def learn(self, low: dt.datetime | None, high: dt.datetime | None, count: int, first: Any, last: Any) -> None:
+        """What a window [low, high) held: `count` documents, the first and the last read."""
+        self.seen += count
+        if count == 0 or low is None or high is None:
+            return  # an empty stretch (a gap) says nothing of the days around it
+        early, late = (_as_utc(_field(doc, self.field)) for doc in (first, last))
+        if early is None or late is None:
+            return
+        if early == late and early.time() == dt.time():
+            self.per_day = 0.0  # the field holds the day (midnight): cutting it finer gains nothing
+            return
+        self.per_day = count * (DAY / (high - low))
+
+    def parts(self) -> int:
+        if self.per_day <= self.window_docs:
+            return 1
+        return min(int(DAY / SMALLEST_PART), -(-int(self.per_day) // self.window_docs))
+
+    def probes(self) -> list[tuple[dict, dt.datetime, dt.datetime]]:
+        """Ranges to learn the density from before the walk; never one holding the start's
+        midnight (the current day's day-valued documents are read last)."""
+        now = self.started.replace(second=0, microsecond=0)
+        ranges = [(self.today - PROBE, self.today)]
+        if now - PROBE > self.today:
+            ranges.append((now - PROBE, now))
+        return [({self.field: {"$gte": low, "$lt": high}}, low, high) for low, high in ranges]
+
+    def _day(self, day: dt.datetime, skip: tuple[dt.datetime, dt.datetime] | None) -> Any:
+        parts = self.parts()  # as learnt up to the day before: a day's parts are fixed at its start
+        step = DAY / parts
+        for i in range(parts):
+            low, high = day + step * i, (day + DAY if i == parts - 1 else day + step * (i + 1))
+            for lo, hi in _minus(low, high, skip):
+                yield {self.field: {"$gte": lo, "$lt": hi}}, lo, hi
+
+    def walk(self, skip: tuple[dt.datetime, dt.datetime] | None) -> Any:
+        """(query, low, high) of every window (low and high None for an open one); the caller
+        reports what each held (learn) before asking for the next."""
+        field = self.field
+        yield {field: None}, None, None
+        day, empty = self.today - DAY, 0
+        while empty < EMPTY_DAYS_STOP and day > self.today - DAY * DAY_WINDOWS_BACK:
+            before = self.seen
+            yield from self._day(day, skip)
+            empty = empty + 1 if self.seen == before else 0
+            day -= DAY
+        yield {field: {"$lt": day + DAY}}, None, None
+        for day in (self.today, self.today + DAY):
+            yield from self._day(day, skip)
+        yield {field: {"$gte": self.today + 2 * DAY}}, None, None
+
+
+def _minus(low: dt.datetime, high: dt.datetime, skip: tuple[dt.datetime, dt.datetime] | None) -> list:
+    """[low, high) without [skip): zero, one or two ranges."""
+    if skip is None:
+        return [(low, high)]
+    s_low, s_high = skip
+    if s_high <= low or s_low >= high:
+        return [(low, high)]
+    out = []
+    if low < s_low:
+        out.append((low, s_low))
+    if s_high < high:
+        out.append((s_high, high))
+    return out
+
+
+def _field(doc: Any, dotted: str) -> Any:
+    value = doc
+    for part in dotted.split("."):
+        try:
+            value = value[part]
+        except (KeyError, TypeError):
+            return None
+    return value
 
 
 def _fsync_dir(path: str) -> None:
@@ -136,46 +246,93 @@ async def _write_chunk(fh: Any, chunk: list[bytes], progress: Progress) -> int:
     return len(data)
 
 
-async def _yield(busy_since: float, pause: float) -> None:
-    """Low priority: rest at least as long as the last batch kept the database (and this process)
-    busy, so the backup takes at most about half of its time; requests run in between."""
-    await asyncio.sleep(max(pause, time.monotonic() - busy_since) if pause > 0 else 0)
+async def _yield(busy_since: float, pause: float, duty: float) -> None:
+    """Low priority: after each query or batch, rest so that the backup works at most `duty` of its
+    time (the rest is (1 - duty) / duty times what the step kept the database and this process
+    busy), at least `pause`; requests run in between. pause 0: no rest at all (tests)."""
+    if pause <= 0:
+        return
+    busy = time.monotonic() - busy_since
+    await asyncio.sleep(max(pause, busy * (1 - duty) / duty if 0 < duty < 1 else 0.0))
+
+
+class _Dump:
+    """One collection into one file: windows read batch by batch, each batch's raw BSON appended."""
+
+    def __init__(self, fh: Any, batch: int, pause: float, duty: float, progress: Progress) -> None:
+        self.fh, self.batch, self.pause, self.duty, self.progress = fh, batch, pause, duty, progress
+        self.count = self.size = self.windows = 0
+        self.busy = 0.0  # seconds of work (queries, batches, compression), the rests left out
+
+    async def window(self, source: Any, query: dict) -> tuple[int, Any, Any]:
+        """Every document of `query`; returns how many, the first and the last."""
+        cursor = source.find(query, batch_size=self.batch)
+        count, first, last = 0, None, None
+        self.windows += 1
+        try:
+            while True:
+                busy_since = time.monotonic()
+                with deadline(QUERY_DEADLINE_S):  # each query and batch its own: rests do not count
+                    docs = await cursor.to_list(self.batch)
+                if docs:
+                    count += len(docs)
+                    first = docs[0] if first is None else first
+                    last = docs[-1]
+                    self.size += await _write_chunk(self.fh, [doc.raw for doc in docs], self.progress)
+                self.busy += time.monotonic() - busy_since
+                await _yield(busy_since, self.pause, self.duty)
+                if len(docs) < self.batch or not cursor.alive:
+                    break
+        finally:
+            await cursor.close()
+        self.count += count
+        return count, first, last
 
 
 async def _dump_collection(
-    collection: Any, declared: Declared, path: str, started: dt.datetime, batch: int, pause: float, progress: Progress
+    collection: Any,
+    declared: Declared,
+    path: str,
+    started: dt.datetime,
+    batch: int,
+    pause: float,
+    duty: float,
+    window_docs: int,
+    progress: Progress,
 ) -> dict:
     raw = open(path, "wb")  # noqa: SIM115 - closed by _close_file (fsync'd) in a thread
     fh = gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6, mtime=0)
-    count = size = 0
+    dump = _Dump(fh, batch, pause, duty, progress)
     try:
         source = _raw(collection)
         # No emptiness check first: on the embedded database even find_one({}) or a count reads
         # the whole collection; an empty window is one cheap indexed read.
-        for query in windows(declared.walk, started):
-            chunk: list[bytes] = []
-            busy_since = time.monotonic()
-            with deadline(WINDOW_DEADLINE_S):
-                async for doc in source.find(query, batch_size=batch):
-                    chunk.append(doc.raw)
-                    if len(chunk) >= batch:
-                        count, size = count + len(chunk), size + await _write_chunk(fh, chunk, progress)
-                        chunk = []
-                        await _yield(busy_since, pause)
-                        busy_since = time.monotonic()
-            if chunk:
-                count, size = count + len(chunk), size + await _write_chunk(fh, chunk, progress)
-                # Only after a window that held documents: an empty one costs one indexed read.
-                await _yield(busy_since, pause)
+        kind, _, field = declared.walk.partition(":")
+        if kind == "day":
+            walk = _DayWalk(field, started, window_docs)
+            skip = None
+            for query, low, high in walk.probes():
+                found = await dump.window(source, query)
+                if found[0]:
+                    walk.learn(low, high, *found)
+                    skip = (low, high)  # copied: the walk leaves it out
+                    break
+            for query, low, high in walk.walk(skip):
+                walk.learn(low, high, *await dump.window(source, query))
+        else:
+            for query in windows(declared.walk):
+                await dump.window(source, query)
     finally:
         await asyncio.to_thread(_close_file, fh, raw)
     return {
         "file": os.path.basename(path),
-        "documents": count,
-        "bson_bytes": size,
+        "documents": dump.count,
+        "bson_bytes": dump.size,
         "bytes": os.path.getsize(path),
         "sha256": await asyncio.to_thread(_sha256, path),
         "walk": declared.walk,
+        "windows": dump.windows,
+        "busy_seconds": round(dump.busy, 2),
     }
 
 
@@ -186,10 +343,13 @@ async def write_backup(
     writer: str = "statsapi",
     batch: int = BATCH,
     pause: float = PAUSE_SECONDS,
+    duty: float = DUTY,
+    window_docs: int = WINDOW_DOCS,
     clock: Callable[[], float] = time.time,
     progress: Progress | None = None,
 ) -> dict:
-    """Back up every irreplaceable collection of `store` into `target`; returns the manifest."""
+    """Back up every irreplaceable collection of `store` into `target`; returns the manifest.
+    `duty`: the share of its time the backup works (it rests the rest); pause 0: no rests."""
     target = check_target(target)
     progress = progress or Progress()
     started_at = clock()
@@ -199,7 +359,7 @@ async def write_backup(
     shutil.rmtree(partial, ignore_errors=True)  # our own leftover of an earlier attempt
     os.makedirs(partial)
     try:
-        with deadline(WINDOW_DEADLINE_S):
+        with deadline(QUERY_DEADLINE_S):
             data_model = sorted(
                 str(doc["_id"]) for doc in await store.db["migrations"].find({}, {"_id": 1}).to_list(None)
             )
@@ -214,6 +374,8 @@ async def write_backup(
                 started,
                 batch,
                 pause,
+                duty,
+                window_docs,
                 progress,
             )
             info["seconds"] = round(time.monotonic() - started_one, 2)
@@ -226,6 +388,8 @@ async def write_backup(
             "started_at": round(started_at, 3),
             "finished_at": round(finished_at, 3),
             "seconds": round(finished_at - started_at, 2),
+            "busy_seconds": round(sum(c["busy_seconds"] for c in collections.values()), 2),
+            "duty": duty if pause > 0 else 1.0,
             "complete_days_through": (started.date() - dt.timedelta(days=1)).isoformat(),
             "consistency": CONSISTENCY,
             "data_model": data_model,
@@ -271,7 +435,7 @@ def read_manifest(source: str, verify: bool = True) -> dict:
     return manifest
 
 
-def iter_documents(path: str, batch: int = BATCH) -> Any:
+def iter_documents(path: str, batch: int = RESTORE_BATCH) -> Any:
     """The documents of one backup file, `batch` at a time, as raw BSON (bounded memory)."""
     with gzip.open(path, "rb") as fh:
         out: list[RawBSONDocument] = []
@@ -335,7 +499,7 @@ async def restore_backup(
     source: str,
     *,
     force: bool = False,
-    batch: int = BATCH,
+    batch: int = RESTORE_BATCH,
     progress: Progress | None = None,
     log: Callable[[str], None] = lambda line: None,
 ) -> dict:
@@ -377,7 +541,7 @@ async def restore_backup(
                 docs = [changed for changed in map(transform, docs) if changed is not None]
             if not docs:
                 continue
-            with deadline(WINDOW_DEADLINE_S):
+            with deadline(QUERY_DEADLINE_S):
                 await _write_batch(collection, docs)
             count += len(docs)
             progress.documents += len(docs)

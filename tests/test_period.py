@@ -66,6 +66,9 @@ class FakeTracked:
     async def last_measured_day(self, region, account_id):
         return self.measured
 
+    async def mastery(self, region, account_id):
+        return {}  # no badge kept
+
 
 class FakePlayers:
     def __init__(self, snapshot_dates: tuple[str, ...] = ()):

@@ -60,6 +60,13 @@ MARKS_MIN_PLAYERS = POPULATION_MIN_PLAYERS  # thresholds are null when fewer pla
 MARKS_CHANGE_DAYS = (7, 30)  # /tanks/marks shows each threshold's change over these many days
 MARKS_SORTS = ("first", "second", "third", "top", "players", "battles", "tier", "tank_id", "name")
 GROUP_BYS = ("tier", "type", "nation")  # /player/{account_id}/{region}/tanks?group_by=
+MARKS_METHOD = "docs/data.md#marks-of-excellence"  # where the estimate is explained (answers link to it)
+ASSIST_GUIDE = (
+    "avg_assist_radio, avg_assist_track (the account's spotting and tracking assistance per battle: the game "
+    "API gives them per account only, as averages), avg_assist_stun, avg_combined_damage (avg_damage plus "
+    "the largest of the three: a lower bound of the game's per-battle combined damage), damage_ratio "
+    "(damage dealt / received); null when a record of the period predates them (assistance_known_from)"
+)
 # Expected values computed from the tracked accounts (/expected-values, docs/expected-values.md).
 EXPECTED_METHOD = "ev1"  # the method's version, part of every computed table's version
 EXPECTED_WINDOW_DAYS = 60  # the days of per-tank records a computed table is fitted over
@@ -391,7 +398,7 @@ HISTORY = Endpoint(
         "records (null without them): from, to (the days it covers), battles, wins, win_rate, avg_damage, "
         "avg_frags, avg_spotted, avg_defence, avg_xp, survival_rate, hit_rate, average_tier "
         "(battle-weighted), wn8 (XVM, over the per-tank differences), expected_values (which rows rated "
-        "it, as in the profile's ratings), wn7, efficiency; battles 0 and "
+        f"it, as in the profile's ratings), wn7, efficiency, {ASSIST_GUIDE}; battles 0 and "
         "nulls when nothing was played; wn8_percentile: the share (0-99 %) of the region's tracked accounts "
         f"with at least {STANDING_MIN_BATTLES} battles in the same period of the tank statistics whose WN8 "
         f"over it was lower (null below {STANDING_MIN_BATTLES} battles or before the tables are built)",
@@ -406,6 +413,7 @@ HISTORY = Endpoint(
         "begins at the first one); battles 0 and nulls in a week without battles; an entry is null "
         "for a week before the records begin; `weekly` is null without per-tank records",
         "days, first_date, last_date, snapshot_count, latest": "the window and the newest snapshot",
+        "assistance_known_from": "the first day whose period figures carry the assistance (null: none yet)",
         "account_id, region": "the account asked for",
     },
 )
@@ -423,7 +431,19 @@ TANKS = Endpoint(
     cache_max_age=300,
     answer_seconds=HOT_COPY_SECONDS,
     example=f"/player/{DEMO_ACCOUNT}/eu/tanks?days=30",
-    params=(ACCOUNT_ID, REGION, _days(30)),
+    params=(
+        ACCOUNT_ID,
+        REGION,
+        _days(30),
+        Param(
+            "group_by",
+            "query",
+            "string",
+            "invalid_group_by",
+            "Also answer the period's figures per group of tanks: by tier, type or nation. Give it at most once.",
+            enum=GROUP_BYS,
+        ),
+    ),
     errors=("no_history", "database_unavailable"),
     schema="PlayerTanks",
     fields={
@@ -433,13 +453,26 @@ TANKS = Endpoint(
         "expected_values_version": "the loaded XVM table the WN8 figures use (null when none is loaded)",
         "period": "over all tanks: battles, wins, win_rate, avg_damage, average_tier, wn8, expected_values "
         "(which rows rated it: version, source table | computed | mixed, computed_tanks, unrated_tanks, "
-        "table_version, computed_version), wn7, efficiency",
+        f"table_version, computed_version), wn7, efficiency, {ASSIST_GUIDE}",
+        "assistance_known_from": "the first day whose figures carry the assistance (null: none yet); a "
+        "period or window starting earlier has those figures null",
+        "group_by, groups[]": "with group_by: the period per group of tanks — the group's value (tier, "
+        "type or nation; null for tanks the encyclopedia lacks), tanks, battles, wins, win_rate, "
+        "avg_damage, avg_combined_damage, wn8 — played groups only, by battles; the groups' battles add "
+        "up to the period's",
         "tanks[]": "tank_id, name, tier, type, nation (null for a tank the encyclopedia lacks), "
         "expected_values_source (table, computed: a row computed from the tracked accounts for a tank the "
         "loaded table lacks, or null: no row, no WN8), career "
-        "{battles, wins, win_rate, avg_damage, wn8}, period {battles, wins, damage_dealt, frags, "
-        "spotted, dropped_capture_points, capture_points, xp, survived_battles, win_rate, "
-        "avg_damage, avg_frags, wn8}, standing {period_days, min_battles, damage_percentile, wn8_percentile}: the "
+        "{battles, wins, win_rate, avg_damage, wn8, avg_assist_stun, avg_combined_damage, damage_ratio, "
+        "mark_of_mastery (0 none, 1-3 3rd to 1st class, 4 Ace Tanker)}, period {battles, wins, "
+        "damage_dealt, frags, spotted, dropped_capture_points, capture_points, xp, survived_battles, "
+        "win_rate, avg_damage, avg_frags, wn8, avg_assist_stun, avg_combined_damage, damage_ratio} (a "
+        "tank's combined damage counts the account's spotting and tracking averages as the tank's: the "
+        "game API keeps those per account only), marks (tier V and up, else null) {window_days, from, "
+        f"battles, combined_damage over the last {MARKS_WINDOW_DAYS} days, percentile (0-99: the share of "
+        "the tank's counted players below it, GET /tanks/marks), estimated_marks (0-3), next {mark, "
+        "combined_damage, needed per battle} (mark null past the 3rd), thresholds {first, second, third, "
+        "top}, method}, standing {period_days, min_battles, damage_percentile, wn8_percentile}: the "
         "share (0-99 %) of the tank's tracked players (GET /tanks/stats) below this period's average "
         f"damage and WN8 on it, over the population period nearest to `days` ({one_of(tuple(map(str, POPULATION_PERIODS)))}; null until "
         "built; a percentile null under min_battles battles on the tank in the period); sorted by period battles, "
@@ -639,6 +672,43 @@ POPULATION_FIELDS = {
     f"({POPULATION_MIN_BATTLES}) battles on it in the period; a figure is null when fewer than "
     f"min_players ({POPULATION_MIN_PLAYERS}) players stand behind it",
 }
+# A tank list's filters and paging (/tanks/stats, /tanks/marks).
+TANK_FILTERS = (
+    Param("tier", "query", "integer", "invalid_tier", "Only tanks of this tier.", minimum=1, maximum=11),
+    Param("type", "query", "string", "invalid_type", "Only tanks of this type.", enum=VEHICLE_TYPES),
+    Param(
+        "nation",
+        "query",
+        "string",
+        "invalid_nation",
+        "Only tanks of this nation, as the game API names it (ussr, germany, usa, ...).",
+        min_length=2,
+        max_length=16,
+        pattern=r"^[a-z]+$",
+        example="ussr",
+    ),
+)
+TANK_PAGING = (
+    Param("order", "query", "string", "invalid_order", "desc or asc.", enum=("desc", "asc"), default="desc"),
+    Param(
+        "limit", "query", "integer", "invalid_limit", "Tanks per page.", minimum=1, maximum=TANK_PAGE_MAX, default=50
+    ),
+    Param(
+        "offset", "query", "integer", "invalid_offset", "Tanks to skip (paging).", minimum=0, maximum=10_000, default=0
+    ),
+)
+MARKS_WINDOW = (
+    f"the {MARKS_WINDOW_DAYS} UTC days ending on the newest complete day (the game's window), tanks of "
+    f"tier V and up; a player counts with at least {MARKS_MIN_BATTLES} battles on the tank in them and "
+    "assistance known for the whole window; thresholds null below "
+    f"{MARKS_MIN_PLAYERS} such players"
+)
+MARK_THRESHOLDS = (
+    "first, second, third: the combined damage per battle (damage dealt plus the largest of the average "
+    "spotting, tracking and stun assistance) that beats 65, 85 and 95 % of the tank's counted players "
+    "(the 65th, 85th and 95th percentile: the 1st, 2nd and 3rd mark of excellence); top: the best of "
+    "them (100 %)"
+)
 TANK_ROW_FIGURES = (
     "tank_id, name, tier, type, nation (null when the encyclopedia lacks the tank), players (tracked "
     "accounts that played it in the period), battles, win_rate (%), avg_damage, avg_frags, avg_xp, "
@@ -664,19 +734,7 @@ TANK_STATS = Endpoint(
     params=(
         REGION_QUERY,
         _period_param(),
-        Param("tier", "query", "integer", "invalid_tier", "Only tanks of this tier.", minimum=1, maximum=11),
-        Param("type", "query", "string", "invalid_type", "Only tanks of this type.", enum=VEHICLE_TYPES),
-        Param(
-            "nation",
-            "query",
-            "string",
-            "invalid_nation",
-            "Only tanks of this nation, as the game API names it (ussr, germany, usa, ...).",
-            min_length=2,
-            max_length=16,
-            pattern=r"^[a-z]+$",
-            example="ussr",
-        ),
+        *TANK_FILTERS,
         Param(
             "sort",
             "query",
@@ -686,27 +744,7 @@ TANK_STATS = Endpoint(
             enum=TANK_SORTS,
             default="battles",
         ),
-        Param("order", "query", "string", "invalid_order", "desc or asc.", enum=("desc", "asc"), default="desc"),
-        Param(
-            "limit",
-            "query",
-            "integer",
-            "invalid_limit",
-            "Tanks per page.",
-            minimum=1,
-            maximum=TANK_PAGE_MAX,
-            default=50,
-        ),
-        Param(
-            "offset",
-            "query",
-            "integer",
-            "invalid_offset",
-            "Tanks to skip (paging).",
-            minimum=0,
-            maximum=10_000,
-            default=0,
-        ),
+        *TANK_PAGING,
     ),
     errors=("no_statistics", "database_unavailable"),
     schema="TankStats",
@@ -757,6 +795,10 @@ TANK = Endpoint(
         "percentiles": f"damage and wn8: {{{', '.join(f'p{p}' for p in TANK_PERCENTILES)}}} of the qualified "
         "players' average damage per battle and WN8 on the tank; null below min_players",
         "series[]": "date, players, battles, win_rate, avg_damage: each day of the period someone played it",
+        "marks": f"the marks of excellence (GET /tanks/marks; null below tier V or before built): days, from, "
+        f"through ({MARKS_WINDOW_DAYS} days), built_at, min_battles, min_players, method, marks {{first, second, "
+        "third, top}} (null below min_players), sample {players, battles}, series[] {date, first, second, "
+        "third, top}: the thresholds of each day of the tank's series that had them",
     },
 )
 EXPECTED_SOURCES = ("effective", "table", "computed")  # the tables /expected-values answers
@@ -887,6 +929,56 @@ OPENAPI = Endpoint(
     needs_database=False,
 )
 
+TANK_MARKS = Endpoint(
+    name="tank_marks",
+    path="/tanks/marks",
+    summary="Marks of excellence: the combined damage each tank's 1st, 2nd and 3rd mark takes",
+    description="Every tank of tier V and up that the tracked accounts of a region played in the last "
+    f"{MARKS_WINDOW_DAYS} days, with the combined damage per battle (damage plus the largest assistance) "
+    "that puts a player above 65, 85 and 95 % of its players (the 1st, 2nd and 3rd mark) and the top, "
+    f"each with its sample, and how each moved over the last {' and '.join(map(str, MARKS_CHANGE_DAYS))} "
+    "days. An estimate from daily totals over the tracked accounts, not the game's per-battle moving "
+    f"average over the whole server: how far apart they can be is in {MARKS_METHOD}. Built daily with the "
+    "tank statistics, without any request to the game API. Filter, sort and page as /tanks/stats. "
+    "404 no_statistics until the first build.",
+    tag="tanks",
+    operation_id="TankMarks",
+    limit_per_minute=30,
+    cache_max_age=300,
+    answer_seconds=HOT_COPY_SECONDS,
+    example="/tanks/marks?region=eu&tier=10",
+    params=(
+        REGION_QUERY,
+        *TANK_FILTERS,
+        Param(
+            "sort",
+            "query",
+            "string",
+            "invalid_sort",
+            "The figure to sort by (nulls last): a mark's threshold, the sample, or the tank.",
+            enum=MARKS_SORTS,
+            default="third",
+        ),
+        *TANK_PAGING,
+    ),
+    errors=("no_statistics", "database_unavailable"),
+    schema="TankMarks",
+    fields={
+        "region, days, from, through": f"the region and the window: {MARKS_WINDOW}",
+        "built_at": "unix time the thresholds were built",
+        "population": "who the figures are about: the tracked accounts, not a random sample of the server",
+        "min_battles, min_players": f"a player's battles on the tank to count ({MARKS_MIN_BATTLES}); players "
+        f"behind non-null thresholds ({MARKS_MIN_PLAYERS})",
+        "method": "where the estimate and its bias are explained",
+        "sort, order, total, offset, limit": "the order asked for, how many tanks match the filters, the page",
+        "tanks[]": "tank_id, name, tier, type, nation, marks {first, second, third, top} "
+        f"({MARK_THRESHOLDS}; null below min_players), sample {{players, battles}} (the counted players and their battles on "
+        "the tank in the window), "
+        + ", ".join(f"change_{d}d" for d in MARKS_CHANGE_DAYS)
+        + " {first, second, third, top}: each threshold now minus its value that many days before (null "
+        "when either is)",
+    },
+)
 # In the order the index and the OpenAPI document list them.
 CATALOGUE: tuple[Endpoint, ...] = (
     INDEX,
@@ -896,6 +988,7 @@ CATALOGUE: tuple[Endpoint, ...] = (
     PLAYER_SEARCH,
     TANK_STATS,
     TANK,
+    TANK_MARKS,
     EXPECTED_VALUES,
     CLAN,
     WEEKLY,

@@ -32,6 +32,7 @@ ERROR_CODES = {
     "invalid_order": (400, "order is not asc or desc"),
     "invalid_limit": (400, "limit is not an integer in the allowed range"),
     "invalid_offset": (400, "offset is not an integer in the allowed range"),
+    "invalid_group_by": (400, "group_by is not tier, type or nation"),
     "invalid_source": (400, "source is not effective, table or computed"),
     "invalid_version": (400, "version is not a computed table's version (YYYY-MM-DD+ev<N>)"),
     "bad_request": (400, "the request could not be parsed (bad encoding, header or line)"),

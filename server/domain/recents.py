@@ -372,3 +372,33 @@ def tank_rows(
         )
     rows.sort(key=lambda pair: pair[0])
     return [row for _, row in rows]
+
+
+GROUP_FIGURES = ("battles", "wins", "win_rate", "avg_damage", "avg_combined_damage", "wn8")
+
+
+def group_figures(
+    diffs: TankCounters,
+    vehicles: Mapping[int, Mapping[str, Any]] | None,
+    group_by: str,
+    expected: ExpectedValues | None,
+    tiers: Mapping[int, int],
+    assist: Sequence[int] | None,
+) -> list[dict[str, Any]]:
+    """The period's figures per group of tanks (`group_by`: tier, type or nation, as the
+    encyclopedia gives it; null for a tank it lacks), each over the group's own per-tank
+    differences (so the groups' battles add up to the period's), with the account's spotting and
+    tracking averages standing for each group's in its combined damage; played groups only,
+    sorted by battles (descending), then group."""
+    groups: dict[Any, dict[int, Mapping[str, Any]]] = {}
+    for tank_id, diff in diffs.items():
+        if _count(diff, "battles") <= 0:
+            continue
+        key = ((vehicles or {}).get(tank_id) or {}).get(group_by)
+        groups.setdefault(key, {})[tank_id] = diff
+    out = []
+    for key, members in groups.items():
+        figures = figures_of(members, expected, tiers, assist)
+        out.append({group_by: key, "tanks": len(members), **{name: figures[name] for name in GROUP_FIGURES}})
+    out.sort(key=lambda row: (-row["battles"], str(row[group_by])))
+    return out

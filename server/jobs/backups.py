@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import json
 import os
 import re
 import shutil
@@ -25,6 +26,9 @@ STALE_AFTER = 2 * 86400  # /status turns degraded when the newest success is old
 NAME_PREFIX = "statsapi-"
 PARTIAL = re.compile(r"^\.(statsapi-[^/]+)\.partial-(\d+)$")
 STATUS_CACHE_SECONDS = 10.0
+# The last failed run, kept beside the backups so that /status still shows it after a restart
+# (best effort: a full disk may refuse it too; then it lives in this process only).
+FAILURE_FILE = ".statsapi-last-failure.json"
 
 
 def _alive(pid: int) -> bool:
@@ -72,6 +76,8 @@ class ScheduledBackups:
         self.started_at = clock() if started_at is None else started_at
         self.progress: Progress | None = None  # while a backup runs in this process
         self._listing: tuple[float, list[dict]] | None = None
+        self._failure: dict | None = None
+        self._failure_read = False
 
     def backups(self) -> list[dict]:
         """The complete backups in the directory, newest first (re-read at most every few seconds)."""
@@ -97,10 +103,11 @@ class ScheduledBackups:
         self._listing = None
         if not self.due(now):
             return "not due"
-        os.makedirs(self.directory, exist_ok=True)
         name = NAME_PREFIX + dt.datetime.fromtimestamp(now, dt.UTC).strftime("%Y%m%dT%H%M%SZ")
         self.progress = Progress()
+        started = time.monotonic()
         try:
+            os.makedirs(self.directory, exist_ok=True)
             manifest = await write_backup(
                 self.store,
                 os.path.join(self.directory, name),
@@ -108,6 +115,9 @@ class ScheduledBackups:
                 clock=self.clock,
                 progress=self.progress,
             )
+        except Exception as exc:
+            self._note_failure(now, name, exc, time.monotonic() - started)
+            raise  # the job runner records the run as failed (jobs.backup in /status, /metrics)
         finally:
             self.progress = None
             self._listing = None
@@ -117,6 +127,37 @@ class ScheduledBackups:
             f"backed up {manifest['documents']:,} documents ({manifest['bytes'] / 1e6:.1f} MB) in "
             f"{manifest['seconds']:.0f} s to {name}; removed {len(removed)} old"
         )
+
+    def _note_failure(self, at: float, name: str, exc: Exception, seconds: float) -> None:
+        assert self.directory is not None
+        self._failure = {
+            "at": int(at),
+            "name": name,
+            "reason": f"{type(exc).__name__}: {exc}"[:300],
+            "seconds": round(seconds, 1),
+        }
+        self._failure_read = True
+        path = os.path.join(self.directory, FAILURE_FILE)
+        with contextlib.suppress(OSError):
+            with open(path + ".tmp", "w") as fh:
+                json.dump(self._failure, fh)
+            os.replace(path + ".tmp", path)
+
+    def last_failure(self) -> dict | None:
+        """The last failed run (time, the backup's name, why, how long it ran), None when none
+        failed; read once from the directory, where an earlier process may have left it."""
+        if not self._failure_read and self.directory is not None:
+            self._failure_read = True
+            with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
+                with open(os.path.join(self.directory, FAILURE_FILE)) as fh:
+                    doc = json.load(fh)
+                self._failure = {
+                    "at": int(doc["at"]),
+                    "name": str(doc["name"]),
+                    "reason": str(doc["reason"]),
+                    "seconds": float(doc["seconds"]),
+                }
+        return self._failure
 
     def status(self) -> dict | None:
         """/status's `backups`: None without --backup-dir."""
@@ -139,6 +180,7 @@ class ScheduledBackups:
                 if newest
                 else None
             ),
+            "last_failure": self.last_failure(),
             "running": (
                 {"collection": self.progress.collection, "documents": self.progress.documents}
                 if self.progress is not None

@@ -7,15 +7,23 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from server.api.catalogue import MAX_DAYS, POPULATION_PERIODS, STANDING_MIN_BATTLES, WEEK_DAYS
+from server.api.catalogue import (
+    MARKS_METHOD,
+    MARKS_WINDOW_DAYS,
+    MAX_DAYS,
+    POPULATION_PERIODS,
+    STANDING_MIN_BATTLES,
+    WEEK_DAYS,
+)
 from server.api.errors import APIError
 from server.domain import recents
 from server.domain.days import utc_day
+from server.domain.marks import MIN_TIER, combined_damage, estimated_marks, next_mark
 from server.domain.population import standing
 from server.domain.profiles import HISTORY_FIELDS, history_view
 from server.services.concurrency import bounded_read, single_flight
 from server.services.expected import Ratings
-from server.services.tank_stats import standing_period, tank_standing
+from server.services.tank_stats import named_marks, standing_period, tank_standing
 from store.client import request_deadline
 from store.store import Store
 from store.tanks import TankState, Timeline, apply_parsed, as_counters
@@ -285,7 +293,9 @@ class HistoryService:
         table = await self.tank_stats.table(region, days)
         return standing(table.account_grid(), figure["wn8"]) if table is not None else None
 
-    async def tanks(self, region: str, account_id: int, days: int, today: str | None = None) -> dict[str, Any]:
+    async def tanks(
+        self, region: str, account_id: int, days: int, today: str | None = None, group_by: str | None = None
+    ) -> dict[str, Any]:
         """The tanks endpoint's data: the whole period's figures and one row per tank owned.
 
         The `days` end where the history's deltas end, on the newer of the account's last measured
@@ -298,11 +308,13 @@ class HistoryService:
         today = today or utc_day(self.clock())
         return await single_flight(
             self._tanks_flights,
-            (region, account_id, days, today),
-            lambda: self._build_tanks(region, account_id, days, today),
+            (region, account_id, days, today, group_by),
+            lambda: self._build_tanks(region, account_id, days, today, group_by),
         )
 
-    async def _build_tanks(self, region: str, account_id: int, days: int, today: str) -> dict[str, Any]:
+    async def _build_tanks(
+        self, region: str, account_id: int, days: int, today: str, group_by: str | None = None
+    ) -> dict[str, Any]:
         async with bounded_read(self.store.history_reads):
             measured = await self.store.tracked.last_measured_day(region, account_id)
             recent = await self.store.players.snapshots_since(
@@ -311,7 +323,8 @@ class HistoryService:
             newest = max([measured or "", *(doc["date"] for doc in recent)])
             last = min(today, newest) if newest else today
             first = _day(last, days)
-            timeline = await self._timeline(region, account_id, first, last)
+            marks_first = _day(last, MARKS_WINDOW_DAYS)  # each tank's progress: the marks' own window
+            timeline = await self._timeline(region, account_id, min(first, marks_first), last)
             mastery = await self.store.tracked.mastery(region, account_id)
         states = _states(timeline, first, last)
         if states is None:
@@ -330,7 +343,7 @@ class HistoryService:
             career_assist=timeline.assist_on(to_day),
             mastery=mastery,
         )
-        return {
+        answer = {
             "account_id": account_id,
             "region": region,
             "days": days,
@@ -339,8 +352,59 @@ class HistoryService:
             "assistance_known_from": timeline.complete_from(),
             "expected_values_version": expected.version if expected is not None else None,
             "period": {key: figures[key] for key in recents.SUMMARY_FIGURES},
-            "tanks": await self._with_standing(region, days, rows),
+            "tanks": await self._with_marks(
+                region, timeline, marks_first, last, await self._with_standing(region, days, rows)
+            ),
         }
+        if group_by is not None:
+            answer["group_by"] = group_by
+            answer["groups"] = recents.group_figures(
+                recents.state_differences(start, end), vehicles, group_by, expected, tiers, assist
+            )
+        return answer
+
+    async def _with_marks(
+        self, region: str, timeline: Timeline, first: str, last: str, rows: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        """Each row gains `marks`: the player's combined damage on the tank over the marks' window
+        (MARKS_WINDOW_DAYS ending `last`), where it stands among the tank's players (the estimated
+        mark progress) and what the next mark takes (null below tier V or for a tank the
+        encyclopedia lacks; docs/data.md, "Marks of excellence")."""
+        table = await self.tank_stats.marks(region) if self.tank_stats is not None else None
+        states = _states(timeline, first, last)
+        diffs: dict[int, dict[str, int]] = {}
+        assist = None
+        window_from = None
+        if states is not None:
+            (window_from, start), (to_day, end) = states
+            diffs = recents.state_differences(start, end)
+            assist = recents.assist_change(timeline.assist_on(window_from), timeline.assist_on(to_day))
+        for row in rows:
+            if (row["tier"] or 0) < MIN_TIER:
+                row["marks"] = None
+                continue
+            played = diffs.get(row["tank_id"]) or {}
+            battles = played.get("battles", 0)
+            known = battles > 0 and all(name in played for name in recents.ASSIST_COUNTERS)
+            value = (
+                combined_damage(battles, played["damage_dealt"], played["stun_assisted_damage"], assist)
+                if known
+                else None
+            )
+            value = round(value, 2) if value is not None else None
+            thresholds = table.thresholds(row["tank_id"]) if table is not None else None
+            row["marks"] = {
+                "window_days": MARKS_WINDOW_DAYS,
+                "from": window_from,
+                "battles": battles,
+                "combined_damage": value,
+                "percentile": standing(table.grid(row["tank_id"]), value) if table is not None else None,
+                "estimated_marks": estimated_marks(value, thresholds),
+                "next": next_mark(value, thresholds),
+                "thresholds": named_marks(thresholds),
+                "method": MARKS_METHOD,
+            }
+        return rows
 
     async def _with_standing(self, region: str, days: int, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Each row gains `standing`: where its period stands among the tank's tracked players over

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from server.api.catalogue import (
     HOT_COPY_SECONDS,
+    MARKS_CHANGE_DAYS,
+    MARKS_METHOD,
     POPULATION_MIN_BATTLES,
     POPULATION_MIN_PLAYERS,
     POPULATION_PERIODS,
@@ -16,6 +18,8 @@ from server.api.catalogue import (
     TANK_PERCENTILES,
 )
 from server.api.errors import APIError
+from server.domain.days import days_before
+from server.domain.marks import MARK_NAMES
 from server.domain.population import standing
 from store.client import request_deadline
 from store.constants import TANK_COUNTERS
@@ -87,6 +91,38 @@ class PeriodTable:
         return unpack_grid((self.doc.get("career") or {}).get("wn8"))
 
 
+class MarksTable:
+    """One decoded `{region}:marks` document (server/services/population.py marks_document)."""
+
+    def __init__(self, doc: Mapping[str, Any]) -> None:
+        self.doc = doc
+        self.entries: dict[int, Mapping[str, Any]] = {int(t): e for t, e in doc["tanks"].items()}
+        self._grids: dict[int, list[float] | None] = {}
+        self.rows_memo: tuple[Any, list[dict[str, Any]]] | None = None
+
+    def thresholds(self, tank_id: int) -> list[float] | None:
+        return (self.entries.get(tank_id) or {}).get("thresholds")
+
+    def grid(self, tank_id: int) -> list[float] | None:
+        if tank_id not in self._grids:
+            self._grids[tank_id] = unpack_grid((self.entries.get(tank_id) or {}).get("grid"))
+        return self._grids[tank_id]
+
+
+def named_marks(values: Sequence[float | None] | None) -> dict[str, float | None] | None:
+    """[1st, 2nd, 3rd, top] as {first, second, third, top}; None for none."""
+    if values is None or values[0] is None:
+        return None
+    return dict(zip((*MARK_NAMES, "top"), values))
+
+
+def marks_change(now: Sequence[Any] | None, then: Sequence[Any] | None) -> dict[str, float | None] | None:
+    """Each threshold now minus then ({first, second, third, top}); None when either is unknown."""
+    if now is None or then is None or now[0] is None or then[0] is None:
+        return None
+    return {name: round(a - b, 2) for name, a, b in zip((*MARK_NAMES, "top"), now, then)}
+
+
 class TankStatsService:
     """Reads the tables the daily job (server/services/population.py) builds. A table is one
     document per (region, period); it is decoded once and reused HOT_COPY_SECONDS."""
@@ -96,6 +132,9 @@ class TankStatsService:
         self.ratings_source = ratings_source
         self.clock = clock
         self._tables: dict[tuple[str, int], tuple[float, PeriodTable]] = {}
+        self._marks: dict[str, tuple[float, MarksTable]] = {}
+        # Past days' thresholds (tank_marks) by (region, day): written once by the daily job.
+        self._marks_days: dict[tuple[str, str], tuple[float, dict | None]] = {}
 
     async def table(self, region: str, days: int) -> PeriodTable | None:
         """The (region, days) table, None before the job built one. Kept decoded: every
@@ -118,6 +157,138 @@ class TankStatsService:
         table = PeriodTable(doc)
         self._tables[key] = (now, table)
         return table
+
+    async def marks(self, region: str) -> MarksTable | None:
+        """The region's current mark thresholds, None before the job built them; kept decoded as
+        `table` keeps a period's table (a point read of its build time every HOT_COPY_SECONDS)."""
+        kept = self._marks.get(region)
+        now = time.monotonic()
+        if kept is not None and now - kept[0] < HOT_COPY_SECONDS:
+            return kept[1]
+        async with request_deadline():
+            if (
+                kept is not None
+                and await self.store.population.periods.marks_built_at(region) == kept[1].doc["built_at"]
+            ):
+                self._marks[region] = (now, kept[1])
+                return kept[1]
+            doc = await self.store.population.periods.get_marks(region)
+        if doc is None:
+            return None
+        table = MarksTable(doc)
+        self._marks[region] = (now, table)
+        return table
+
+    async def _marks_of_day(self, region: str, day: str) -> dict | None:
+        """The thresholds stored for one past day ({tank_id: [1st, 2nd, 3rd, top, players, battles]}),
+        a point read kept HOT_COPY_SECONDS x 60 (a past day's document is not rewritten but by a
+        forced rebuild)."""
+        key = (region, day)
+        kept = self._marks_days.get(key)
+        now = time.monotonic()
+        if kept is not None and now - kept[0] < 60 * HOT_COPY_SECONDS:
+            return kept[1]
+        async with request_deadline():
+            doc = await self.store.population.marks.get(region, day)
+        tanks = doc["tanks"] if doc is not None else None
+        if len(self._marks_days) > 64:  # a few days per region are ever asked for
+            self._marks_days.clear()
+        self._marks_days[key] = (now, tanks)
+        return tanks
+
+    def _marks_head(self, region: str, table: MarksTable) -> dict[str, Any]:
+        doc = table.doc
+        return {
+            "region": region,
+            "days": int(doc["days"]),
+            "from": doc["from"],
+            "through": doc["through"],
+            "built_at": int(doc["built_at"]),
+            "population": POPULATION_NOTE,
+            "min_battles": int(doc["min_battles"]),
+            "min_players": int(doc["min_players"]),
+            "method": MARKS_METHOD,
+        }
+
+    async def marks_list(
+        self,
+        region: str,
+        tier: int | None,
+        vehicle_type: str | None,
+        nation: str | None,
+        sort: str,
+        order: str,
+        limit: int,
+        offset: int,
+    ) -> dict[str, Any]:
+        """/tanks/marks: every tank's current thresholds with their change over MARKS_CHANGE_DAYS."""
+        table = await self.marks(region)
+        if table is None:
+            raise APIError("no_statistics")
+        vehicles = await self._vehicles(region)
+        through = table.doc["through"]
+        past = {days: await self._marks_of_day(region, days_before(through, days)) for days in MARKS_CHANGE_DAYS}
+        if table.rows_memo is None or table.rows_memo[0] != (vehicles, *map(id, past.values())):
+            rows = []
+            for tank_id in sorted(table.entries):
+                entry = table.entries[tank_id]
+                facts = vehicles.get(tank_id) or {}
+                now = entry.get("thresholds")
+                rows.append(
+                    {
+                        "tank_id": tank_id,
+                        "name": facts.get("name"),
+                        "tier": facts.get("tier"),
+                        "type": facts.get("type"),
+                        "nation": facts.get("nation"),
+                        "marks": named_marks(now),
+                        "sample": {"players": int(entry["players"]), "battles": int(entry["battles"])},
+                        **{
+                            f"change_{days}d": marks_change(now, (past[days] or {}).get(str(tank_id)))
+                            for days in MARKS_CHANGE_DAYS
+                        },
+                    }
+                )
+            table.rows_memo = ((vehicles, *map(id, past.values())), rows)
+        rows = [
+            row
+            for row in table.rows_memo[1]
+            if (tier is None or row["tier"] == tier)
+            and (vehicle_type is None or row["type"] == vehicle_type)
+            and (nation is None or row["nation"] == nation)
+        ]
+        present = [row for row in rows if _marks_sort_value(row, sort) is not None]
+        missing = [row for row in rows if _marks_sort_value(row, sort) is None]
+        present.sort(key=lambda row: _marks_sort_value(row, sort), reverse=order == "desc")
+        ordered = present + missing  # nulls last either way
+        return {
+            **self._marks_head(region, table),
+            "sort": sort,
+            "order": order,
+            "total": len(ordered),
+            "offset": offset,
+            "limit": limit,
+            "tanks": ordered[offset : offset + limit],
+        }
+
+    async def tank_marks(self, region: str, tank_id: int, series_doc: Mapping[str, Any] | None) -> dict | None:
+        """A tank page's `marks`: the current thresholds and sample, and their daily series (the days
+        of the tank's series that have thresholds); None before the first build or below tier V."""
+        table = await self.marks(region)
+        if table is None or tank_id not in table.entries:
+            return None
+        entry = table.entries[tank_id]
+        series = []
+        if series_doc is not None and series_doc.get("through") == table.doc["through"]:
+            for day, values in zip(series_doc["days"], series_doc.get("marks") or []):
+                if values is not None:
+                    series.append({"date": day, **(named_marks(values) or {})})
+        return {
+            **{k: v for k, v in self._marks_head(region, table).items() if k not in ("region", "population")},
+            "marks": named_marks(entry.get("thresholds")),
+            "sample": {"players": int(entry["players"]), "battles": int(entry["battles"])},
+            "series": series,
+        }
 
     async def career_standing(self, region: str, wn8: float | None, battles: int) -> int | None:
         """The share (0..99 %) of the region's tracked accounts that played in the longest period,
@@ -241,6 +412,7 @@ class TankStatsService:
         return {
             **self._period(region, days, table),
             **row,
+            "marks": await self.tank_marks(region, tank_id, series_doc),
             "sample": {**sample, "rated": int(entry.get("rated", 0))},
             "percentiles": {
                 "damage": _percentiles(table.grid(tank_id, "damage"), TANK_PERCENTILES),
@@ -270,6 +442,14 @@ def tank_standing(table: PeriodTable | None, tank_id: int, battles: int, avg_dam
         "damage_percentile": standing(table.grid(tank_id, "damage"), avg_damage) if counted else None,
         "wn8_percentile": standing(table.grid(tank_id, "wn8"), wn8) if counted else None,
     }
+
+
+def _marks_sort_value(row: Mapping[str, Any], sort: str) -> Any:
+    if sort in ("first", "second", "third", "top"):
+        return (row.get("marks") or {}).get(sort)
+    if sort in ("players", "battles"):
+        return row["sample"][sort]
+    return row.get(sort)
 
 
 def _sort_value(row: Mapping[str, Any], sort: str) -> Any:

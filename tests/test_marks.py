@@ -1,0 +1,276 @@
+"""Marks of excellence: thresholds equal an exact percentile computation, records written before the
+assistance was kept rebuild as before and give null (never 0), and on demo data /tanks/marks, a
+player's progress and the per-tier breakdown answer what a player relies on."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import pytest
+import ujson
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tornado.httpclient import AsyncHTTPClient, HTTPRequest
+
+from server.compose.demo import SimulatorLists, seed_demo
+from server.domain import recents
+from server.domain.marks import (
+    BATTLES,
+    DAMAGE,
+    STUN,
+    combined_damage,
+    estimated_marks,
+    marks_table,
+    next_mark,
+)
+from server.domain.population import PeriodAccumulator
+from store.client import deadline
+from store.constants import LEGACY_WIDTH, TANK_COUNTERS
+from store.tanks import Timeline, pack, unpack
+from tests.helpers import FAST_REALMS
+
+WIDTH = len(TANK_COUNTERS)
+
+
+def exact_percentile(values: list[float], p: float) -> float:
+    """The p-th percentile by the closest-ranks linear interpolation, written out from its definition."""
+    ordered = sorted(values)
+    rank = (len(ordered) - 1) * p / 100
+    below, above = math.floor(rank), math.ceil(rank)
+    return ordered[below] + (ordered[above] - ordered[below]) * (rank - below)
+
+
+def tank_row(battles: int, damage: int, stun: int) -> list[int]:
+    row = [0] * WIDTH
+    row[BATTLES], row[DAMAGE], row[STUN] = battles, damage, stun
+    return row
+
+
+players = st.lists(
+    st.tuples(
+        st.integers(1, 60),  # battles on the tank
+        st.integers(0, 6000),  # damage per battle
+        st.integers(0, 900),  # stun per battle
+        st.integers(0, 2000),  # the account's spotting per battle
+        st.integers(0, 900),  # ... and tracking
+        st.booleans(),  # the account's assistance known for the whole window
+    ),
+    min_size=0,
+    max_size=80,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(players=players, tier=st.integers(1, 11))
+def test_thresholds_equal_an_exact_percentile_computation(players, tier):
+    """A tank's 1st/2nd/3rd mark and top are the 65th/85th/95th percentiles and the largest of its
+    counted players' combined damage (damage plus the largest of the average spotting, tracking and
+    stun assistance) — counted: tier V+, at least 10 battles on it, assistance known; null below
+    the minimum number of players, and the sample says who counted."""
+    tank_id, min_battles, min_players = 7, 10, 20
+    accounts, assists = {}, {}
+    counted = []
+    for account_id, (battles, damage, stun, radio, track, known) in enumerate(players, 1):
+        accounts[account_id] = {tank_id: tank_row(battles, damage * battles, stun * battles)}
+        account_battles = battles + 5  # the account also played other tanks
+        if known:
+            assists[account_id] = [account_battles, radio * account_battles, track * account_battles]
+            if battles >= min_battles:
+                counted.append((battles, damage + max(radio, track, stun)))
+    table = marks_table(accounts, assists, {tank_id: tier}, min_battles, min_players)
+    if tier < 5 or not counted:
+        assert tank_id not in table
+        return
+    entry = table[tank_id]
+    values = [value for _, value in counted]
+    assert entry["players"] == len(counted) and entry["battles"] == sum(b for b, _ in counted)
+    if len(counted) < min_players:
+        assert entry["thresholds"] is None and entry["grid"] is None
+        return
+    want = [round(exact_percentile(values, p), 2) for p in (65, 85, 95)] + [round(max(values), 2)]
+    assert entry["thresholds"] == pytest.approx(want, abs=0.011)
+    assert entry["thresholds"] == sorted(entry["thresholds"])  # 1st <= 2nd <= 3rd <= top
+    assert entry["grid"][64] == pytest.approx(exact_percentile(values, 65), abs=1e-6)
+
+
+def test_combined_damage_is_damage_plus_the_largest_average_assistance():
+    # 10 battles: 2,000 damage, stun 300 a battle; the account spots 500 and tracks 100 a battle
+    assert combined_damage(10, 20_000, 3_000, [40, 20_000, 4_000]) == 2_000 + 500
+    assert combined_damage(10, 20_000, 9_000, [40, 20_000, 4_000]) == 2_000 + 900  # stun the largest
+    assert combined_damage(10, 20_000, 0, None) is None  # the account's assistance unknown
+    assert combined_damage(0, 0, 0, [1, 1, 1]) is None
+    assert next_mark(2_000, [1_800, 2_200, 2_600, 3_100]) == {"mark": 2, "combined_damage": 2_200, "needed": 200}
+    assert next_mark(2_700, [1_800, 2_200, 2_600, 3_100]) == {"mark": None, "combined_damage": None, "needed": 0.0}
+    assert estimated_marks(2_000, [1_800, 2_200, 2_600, 3_100]) == 1
+    assert estimated_marks(1_000, None) is None
+
+
+def legacy_row(full: list[int]) -> list[int]:
+    return full[:LEGACY_WIDTH]
+
+
+def test_records_written_before_the_assistance_rebuild_as_before_and_give_null_not_zero():
+    """A keyframe and change written with the old 13 counters rebuild the same 13 counters (the new
+    ones absent, not 0); the period they start gives the assistance figures null; from the first
+    full keyframe on, every figure is known, and says from when."""
+    tank = 1
+    day1 = tank_row(100, 150_000, 0)
+    day1[TANK_COUNTERS.index("wins")] = 50
+    day2 = list(day1)
+    day2[BATTLES] += 10
+    day2[DAMAGE] += 20_000
+    old_keyframe = pack({tank: legacy_row(day1)})
+    old_change = pack({tank: legacy_row(day2)}, {tank: legacy_row(day1)})
+    assert old_keyframe[0] == LEGACY_WIDTH  # the width byte of a record written before
+    state = unpack(old_keyframe)
+    assert state == {tank: legacy_row(day1)}
+    day3 = list(day2)
+    day3[BATTLES] += 10
+    day3[DAMAGE] += 30_000
+    day3[TANK_COUNTERS.index("damage_received")] = 90_000
+    day3[STUN] = 0
+    day4 = list(day3)
+    day4[BATTLES] += 10
+    day4[DAMAGE] += 25_000
+    day4[TANK_COUNTERS.index("damage_received")] += 12_000
+    new_keyframe = pack({tank: day3})  # the first record of the new width is a keyframe
+    new_change = pack({tank: day4}, {tank: day3})
+    # A new-width change applied on an old row stays old-width: never a half-known row.
+    assert len(unpack(old_keyframe + b"")[tank]) == LEGACY_WIDTH
+    timeline = Timeline(
+        [
+            ("2026-01-01", 100, True, old_keyframe),
+            ("2026-01-02", 110, False, old_change),
+            ("2026-01-03", 120, True, new_keyframe),
+            ("2026-01-04", 130, False, new_change),
+        ],
+        {"2026-01-03": [120, 60_000, 12_000], "2026-01-04": [130, 65_000, 13_000]},
+    )
+    assert timeline.raw_state_on("2026-01-02") == ("2026-01-02", {tank: legacy_row(day2)})
+    assert timeline.complete_from() == "2026-01-03"
+    # A period from before the assistance was kept: the figures that need it are null, not 0.
+    start, end = timeline.raw_state_on("2026-01-01"), timeline.raw_state_on("2026-01-04")
+    assist = recents.assist_change(timeline.assist_on(start[0]), timeline.assist_on(end[0]))
+    old_period = recents.state_figures(start[1], end[1], None, {}, assist)
+    assert old_period["battles"] == 30 and old_period["avg_damage"] == pytest.approx(75_000 / 30, abs=0.01)
+    for name in recents.ASSIST_FIGURES:
+        assert old_period[name] is None, name
+    # From the first full keyframe on: known.
+    start = timeline.raw_state_on("2026-01-03")
+    assist = recents.assist_change(timeline.assist_on(start[0]), timeline.assist_on(end[0]))
+    new_period = recents.state_figures(start[1], end[1], None, {}, assist)
+    assert new_period["avg_assist_radio"] == 500.0 and new_period["avg_assist_track"] == 100.0
+    assert new_period["avg_assist_stun"] == 0.0
+    assert new_period["avg_combined_damage"] == 2_500 + 500
+    assert new_period["damage_ratio"] == round(25_000 / 12_000, 2)
+
+
+def test_an_account_with_a_day_before_the_assistance_counts_in_no_threshold():
+    accumulator = PeriodAccumulator()
+    full = {5: tank_row(12, 24_000, 0)}
+    accumulator.add([(1, full, [12, 6_000, 1_200]), (2, full, [12, 6_000, 1_200])])
+    accumulator.add([(1, {5: legacy_row(tank_row(3, 6_000, 0))}, None), (2, full, [12, 6_000, 1_200])])
+    assert 1 not in accumulator.assists and accumulator.assists[2] == [24, 12_000, 2_400]
+    assert 1 in accumulator.partial
+
+
+# --- on demo data ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def app_overrides(fast_upstream_sim):
+    return {
+        "upstream_base_url": fast_upstream_sim,
+        "rate_limit_scale": 100.0,
+        "upstream_rps": 100.0,
+        "upstream_realm_rps": tuple((realm, rate * 0.8) for realm, rate in FAST_REALMS.items()),
+    }
+
+
+class EuOnly(SimulatorLists):
+    """The demo's lists for eu alone: the checks read eu, and the other realms would triple the seeding."""
+
+    async def accounts(self, region: str, n: int) -> list[int]:
+        return await super().accounts(region, n) if region == "eu" else []
+
+    async def clans(self, region: str, n: int) -> list[int]:
+        return await super().clans(region, n) if region == "eu" else []
+
+
+async def get_data(base: str, path: str) -> dict:
+    response = await AsyncHTTPClient().fetch(HTTPRequest(base + path, request_timeout=60), raise_error=False)
+    assert response.code == 200, (path, response.code, response.body[:300])
+    return ujson.loads(response.body)["data"]
+
+
+@pytest.mark.gen_test(timeout=1200)
+async def test_on_demo_data_marks_progress_and_groups_answer_what_players_rely_on(
+    app, http_client, base_url, fast_upstream_sim
+):
+    store, services = app.settings["store"], app.settings["services"]
+    with deadline(900):
+        await seed_demo(
+            store,
+            services,
+            EuOnly(fast_upstream_sim),
+            players_per_region=30,
+            clans_per_region=1,
+            history_days=31,
+            population_per_region=150,
+            population_days=15,
+            online_days=1,
+            online_recent_hours=1,
+            now=time.time(),
+        )
+    # /tanks/marks: tier V and up only, monotone thresholds, each with its sample.
+    marks = await get_data(base_url, "/api/v1/tanks/marks?region=eu&limit=100&sort=players")
+    assert marks["days"] == 14 and marks["method"].startswith("docs/data.md")
+    assert marks["tanks"], marks
+    with_thresholds = [row for row in marks["tanks"] if row["marks"] is not None]
+    assert with_thresholds, [row["sample"] for row in marks["tanks"][:10]]
+    for row in marks["tanks"]:
+        assert row["tier"] is None or row["tier"] >= 5, row
+        assert row["sample"]["players"] >= 1 and row["sample"]["battles"] >= 10 * row["sample"]["players"]
+        if row["marks"] is not None:
+            m = row["marks"]
+            assert m["first"] <= m["second"] <= m["third"] <= m["top"], row
+            assert row["sample"]["players"] >= marks["min_players"]
+        else:
+            assert row["sample"]["players"] < marks["min_players"]
+    # A player's tanks: combined damage (at least the damage average), a mark percentile, what the next takes.
+    tanks = await get_data(base_url, "/api/v1/player/500000052/eu/tanks?days=30")
+    progressed = [row for row in tanks["tanks"] if row["marks"] and row["marks"]["combined_damage"] is not None]
+    assert progressed, [row["marks"] for row in tanks["tanks"][:5]]
+    for row in progressed:
+        period = row["period"]
+        if period["battles"] and period["avg_combined_damage"] is not None:
+            assert period["avg_combined_damage"] >= period["avg_damage"]
+        m = row["marks"]
+        assert m["combined_damage"] > 0 and m["battles"] > 0
+        if m["thresholds"] is not None:
+            assert m["percentile"] is not None and 0 <= m["percentile"] <= 99
+            assert m["next"] is not None
+            if m["next"]["mark"] is not None:
+                assert m["next"]["needed"] == pytest.approx(
+                    m["next"]["combined_damage"] - m["combined_damage"], abs=0.02
+                )
+    assert any(row["marks"]["thresholds"] is not None for row in progressed), "no tank of the player has thresholds"
+    # group_by=tier: the groups add up to the ungrouped period.
+    grouped = await get_data(base_url, "/api/v1/player/500000052/eu/tanks?days=30&group_by=tier")
+    assert grouped["group_by"] == "tier"
+    assert (
+        sum(group["battles"] for group in grouped["groups"])
+        == grouped["period"]["battles"]
+        == tanks["period"]["battles"]
+    )
+    assert sum(group["wins"] for group in grouped["groups"]) == grouped["period"]["wins"]
+    by_tier: dict = {}
+    for row in tanks["tanks"]:
+        by_tier[row["tier"]] = by_tier.get(row["tier"], 0) + row["period"]["battles"]
+    assert {g["tier"]: g["battles"] for g in grouped["groups"]} == {t: b for t, b in by_tier.items() if b}
+    # The tank page carries its marks and their daily series.
+    tank_id = with_thresholds[0]["tank_id"]
+    page = await get_data(base_url, f"/api/v1/tank/{tank_id}/eu?days=30")
+    assert page["marks"]["marks"] == with_thresholds[0]["marks"]
+    assert page["marks"]["series"] and page["marks"]["series"][-1]["date"] == marks["through"]
