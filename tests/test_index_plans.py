@@ -284,6 +284,11 @@ def tank_day_doc(region: str, date: str) -> dict:
     return {"_id": f"{region}:{date}", "r": region, "d": date, "accounts": 3, "tanks": {"1": [3] + [1] * 13}}
 
 
+def marks_day_doc(region: str, date: str) -> dict:
+    tanks = {str(t): [1800.0 + t, 2200.0 + t, 2600.0 + t, 3100.0 + t, 25, 400] for t in range(1, 600, 7)}
+    return {"_id": f"{region}:{date}", "r": region, "d": date, "built_at": NOW, "tanks": tanks}
+
+
 def series_doc(region: str, tank_id: int) -> dict:
     return {"_id": f"{region}:{tank_id}", "r": region, "tank_id": tank_id, "through": DAY, "days": [DAY]}
 
@@ -564,6 +569,11 @@ POPULATION: dict[str, tuple[Callable[[int], list[dict]], Callable[[], list[dict]
         lambda n: [series_doc(("na", "asia")[i % 2], 100_000 + i) for i in range(min(n, 1_000))],
         lambda: [series_doc("eu", 17)],
     ),
+    # One document per region and day, kept 100 days (at most 300), read and written by _id.
+    "tank_marks": (
+        lambda n: [marks_day_doc(("na", "asia", "eu")[i % 3], day(-1 - i // 3)) for i in range(min(n, 300))],
+        lambda: [marks_day_doc("eu", DAY)],
+    ),
 }
 assert set(GROWING) <= set(POPULATION)
 
@@ -686,6 +696,9 @@ REGISTRY: dict[str, list[Case]] = {
     ],
     "Tracked.extend": [Case(lambda s, n: s.tracked.extend("eu", WRITE_IDS[1], NOW + 86400 * 31))],
     "Tracked.get": [Case(lambda s, n: s.tracked.get("eu", SEARCH_IDS[1]), expect=bool)],
+    "Tracked.mastery": [
+        Case(lambda s, n: s.tracked.mastery("eu", SEARCH_IDS[1]), expect=lambda r: isinstance(r, dict))
+    ],
     "Tracked.last_measured_day": [
         Case(lambda s, n: s.tracked.last_measured_day("eu", DUE_IDS[5][0]), expect=lambda r: r == YESTERDAY)
     ],
@@ -785,6 +798,14 @@ REGISTRY: dict[str, list[Case]] = {
     "TankDays.save": [Case(lambda s, n: s.population.days.save("eu", day(1), 3, {1: [3] + [n] * 13}, NOW))],
     "TankDays.get": [Case(lambda s, n: s.population.days.get("eu", DAY), expect=bool)],
     "TankSeries.get": [Case(lambda s, n: s.population.series.get("eu", 17), expect=bool)],
+    "TankMarks.get": [Case(lambda s, n: s.population.marks.get("eu", DAY), expect=bool)],
+    "TankMarks.save": [
+        Case(
+            lambda s, n: s.population.marks.save(
+                "eu", day(1), {t: [1.0, 2.0, 3.0, 4.0, 20, 300] for t in range(90)}, NOW
+            )
+        )
+    ],
     "TankSeries.save_many": [
         Case(lambda s, n: s.population.series.save_many([series_doc("eu", 18 + k) for k in range(5)]))
     ],
@@ -989,6 +1010,7 @@ EXEMPT: dict[str, str] = {
             "TankDays",
             "TankPeriods",
             "TankSeries",
+            "TankMarks",
             "ExpectedTables",
         )
     },
@@ -1010,6 +1032,8 @@ EXEMPT: dict[str, str] = {
     "writes.engine_failed": "one read by _id in leases",
     "TankPeriods.save": "tank_periods: one document per (region, period), nine, replaced by _id",
     "TankPeriods.built_at": "tank_periods: one document per (region, period), nine, read by _id",
+    "TankPeriods.get_marks": "tank_periods: the region's marks document, read by _id (twelve documents in all)",
+    "TankPeriods.marks_built_at": "tank_periods: the region's marks document, read by _id (twelve documents in all)",
     "retention.ensure_expiry_index": SCHEMA,
     "Store.create_collections": SCHEMA + " (lists the collection names, creates the missing ones)",
     "Tracked.migrate_nicknames": "the one-off telling of every tracked nickname to the search's prefix "
