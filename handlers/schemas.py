@@ -1347,6 +1347,21 @@ def schema_components(index: dict) -> dict:
                                         ),
                                     ]
                                 },
+                                "last_failure": {
+                                    "oneOf": [
+                                        {"type": "null"},
+                                        obj(
+                                            {
+                                                "at": {"type": "integer"},
+                                                "name": {"type": "string"},
+                                                "reason": {"type": "string"},
+                                                "seconds": {"type": "number", "minimum": 0},
+                                            }
+                                        ),
+                                    ],
+                                    "description": "The last failed run (kept after later successes and across "
+                                    "restarts): when, the backup it was writing, why and how long it had run.",
+                                },
                                 "running": {
                                     "oneOf": [
                                         {"type": "null"},

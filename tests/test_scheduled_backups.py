@@ -66,6 +66,36 @@ async def test_daily_at_the_quiet_hour_rotated_and_stale_after_two_days(app, tmp
 
 
 @pytest.mark.gen_test(timeout=60)
+async def test_a_failed_run_is_shown_with_its_reason_also_after_a_restart(app, tmp_path, monkeypatch):
+    import server.jobs.backups as backups_module
+
+    store = app.settings["store"]
+    now = [at(1, QUIET_HOUR_UTC)]
+    backups = ScheduledBackups(store, str(tmp_path), keep=2, writer="test", clock=lambda: now[0], started_at=now[0])
+    assert backups.status()["last_failure"] is None
+
+    async def disk_full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(backups_module, "write_backup", disk_full)
+    with pytest.raises(OSError):
+        await backups.run(0)  # the job runner records the run as failed
+    failure = backups.status()["last_failure"]
+    assert failure["at"] == int(now[0]) and failure["name"] == "statsapi-20260301T030500Z"
+    assert failure["reason"] == "OSError: [Errno 28] No space left on device" and failure["seconds"] >= 0
+    assert backups.status()["last_success"] is None and backups.status()["running"] is None
+    # A process started later (the service restarted) shows it too; a success later keeps it.
+    monkeypatch.undo()
+    again = ScheduledBackups(store, str(tmp_path), keep=2, writer="test", clock=lambda: now[0], started_at=now[0])
+    assert again.status()["last_failure"] == failure
+    now[0] += 600
+    assert "backed up" in await again.run(1)
+    status = again.status()
+    assert status["last_success"]["at"] > failure["at"] and status["last_failure"] == failure
+    assert [b["name"] for b in list_backups(str(tmp_path))] == ["statsapi-20260301T031500Z"]
+
+
+@pytest.mark.gen_test(timeout=60)
 async def test_off_without_a_directory(app):
     backups = ScheduledBackups(app.settings["store"], None, keep=7, writer="test")
     assert await backups.run(0) == "off: no --backup-dir"
@@ -81,3 +111,4 @@ async def test_status_shows_the_backups_of_its_directory(app, http_client, base_
     backups = ujson.loads(response.body)["data"]["backups"]
     assert backups["directory"] == os.path.abspath(BACKUP_DIR) and backups["keep"] == 2
     assert backups["count"] >= 1 and backups["last_success"]["bytes"] > 0 and backups["running"] is None
+    assert backups["last_failure"] is None

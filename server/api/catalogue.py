@@ -887,7 +887,8 @@ STATUS = Endpoint(
         "or (with --backup-dir) no backup succeeded in the last two days",
         "health_reasons": "why health is degraded, one sentence each (empty when ok)",
         "backups": "null without --backup-dir; else directory, keep, count (complete backups there), "
-        "last_success {at, name, documents, bytes, seconds} (null before the first) and running "
+        "last_success {at, name, documents, bytes, seconds} (null before the first), last_failure "
+        "{at, name, reason, seconds} (the last failed run, null when none failed) and running "
         "{collection, documents} while this process writes one; health is degraded when no backup "
         "succeeded in two days",
         "volume": "tank_records: per-tank records stored (a kept count)",
