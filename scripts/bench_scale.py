@@ -36,16 +36,23 @@ rebuilt). Each step:
    one of 2,000 X-Forwarded-For addresses, so no client meets its per-minute limit): a cached
    /player, /history?days=30 and 400, /tanks?days=30 and 400 (accounts tracked since the first
    step, a year of data each; the tank rows carry their `standing` from the job's tables),
+   /tanks?days=30&group_by=tier (the same accounts: the period per tier besides the rows),
    /tanks/stats?region=eu&days=30 (the whole table, TANK_PAGE_MAX a page, each request a different
    sort, order or offset), /tank/{tank_id}/eu?days=30 (the `--tank-ids` (400) most played eu tanks
-   in turn), /players?search= (3-5 character prefixes of tracked nicknames, a new prefix each
-   request) and /status. Non-200 answers are counted. The history and tanks reads rotate 400
+   in turn), /tanks/marks?region=eu (the marks of excellence of every tier V+ tank the eu accounts
+   played in the job's 14 days: TANK_PAGE_MAX a page, each request a different sort, order, page
+   or limit) and its tier=10 variant (the rows one tier filters), /players?search= (3-5 character
+   prefixes of tracked nicknames, a new prefix each request) and /status. Non-200 answers are
+   counted. The history and tanks reads rotate 400
    accounts, more than one read's 305 requests, so every request builds its answer: the answer
    cache (server/api/answers.py) would replay a repeat within 5 s (a first step too small for
    400 eu accounts rotates fewer: a smoke run's history and tanks figures are partly replays).
    Then it checks what the population answers hold: the table's tanks with damage percentiles,
-   the most played tank's sample, series and percentiles, and how many /player/{id}/eu/tanks?days=30
-   rows of 20 read accounts carry a standing and a percentile in it.
+   the most played tank's sample, series and percentiles, the marks table's tanks with thresholds
+   (and that each row's 1st <= 2nd <= 3rd <= top), and how many /player/{id}/eu/tanks?days=30
+   rows of 20 read accounts carry a standing and a percentile in it, a mastery badge, and marks
+   with a combined damage, a mark percentile and the next mark (and that group_by=tier's battles
+   add up to the period's).
 
 The days are placed so the last step's pass is today (UTC) and earlier steps' passes the days
 before it: the service reads with the real clock. Writes `--json` (bench-scale.json):
@@ -53,7 +60,7 @@ before it: the service reads with the real clock. Writes `--json` (bench-scale.j
 "p99_ms_8"}}, "pass": {"visits_per_s", "service_cpu_ms_per_visit", "db_cpu_ms_per_visit"},
 "population_job": {"tank_changes", "account_days", "seconds", "ms_per_account_day",
 "job_cpu_ms_per_account_day", "db_cpu_ms_per_account_day", "max_loop_block_ms", "max_gc_pause_ms"}}],
-"flatness": {NAME: p99 at the last step / p99 at the first}} plus "details" (per step: loading
+"flatness": {NAME: p99 at the last step / p99 at the first}} (NAME: READS) plus "details" (per step: loading
 rates, the pass's and the job's whole figures (the job's reads of changes and of tracked states
 timed apart), the population answers' checks, p50 at 8 clients, non-200 counts) and "wall_seconds".
 """
@@ -89,7 +96,7 @@ from scripts.scale_loader import SyntheticPlayer, days_from, load_account  # noq
 from scripts.upstream_sim.api import apply_fields  # noqa: E402
 from scripts.upstream_sim.ids import REGION_RANGES, account_created_at, existing_accounts, nickname  # noqa: E402
 from scripts.upstream_sim.world import World  # noqa: E402
-from server.api.catalogue import PREFIX, TANK_PAGE_MAX, TANK_SORTS  # noqa: E402
+from server.api.catalogue import MARKS_SORTS, PREFIX, TANK_PAGE_MAX, TANK_SORTS  # noqa: E402
 from server.compose.demo import TimeTravelUpstream  # noqa: E402
 from server.compose.embedded_db import EmbeddedDatabase  # noqa: E402
 from server.domain.days import DAY_SECONDS, ManualClock, day_start  # noqa: E402
@@ -108,7 +115,21 @@ DB_NAME = "statsapi"  # the service's default database name
 REGION_SHARES = {"eu": 0.6, "na": 0.2, "asia": 0.2}
 TRUSTED_PROXY = "127.0.0.1/32"
 CLIENT_ADDRESSES = 2000
-READS = ("player", "history_30", "history_400", "tanks_30", "tanks_400", "tanks_stats", "tank", "search", "status")
+READS = (
+    "player",
+    "history_30",
+    "history_400",
+    "tanks_30",
+    "tanks_400",
+    "tanks_30_by_tier",
+    "tanks_stats",
+    "tank",
+    "marks",
+    "marks_tier10",
+    "search",
+    "status",
+)
+MARKS_TIER = 10  # the filtered /tanks/marks read: the rows of one tier
 POPULATION_DAYS = 30  # the period the tank statistics reads ask for
 STANDING_ACCOUNTS = 20  # read accounts whose /tanks?days=30 rows are checked for `standing`
 BATCH = 5000  # documents per insert_many
@@ -537,6 +558,33 @@ def table_paths(tanks: int, n: int) -> list[str]:
     return [f"{PREFIX}/tanks/stats?region=eu&days={POPULATION_DAYS}&limit={TANK_PAGE_MAX}&{query}" for query in queries]
 
 
+def marks_paths(tanks: int, tier: int | None = None) -> list[str]:
+    """/tanks/marks?region=eu pages (with `tier`: of that tier only), each a different sort, order,
+    offset or limit (TANK_PAGE_MAX or a quarter of it; offsets inside the `tanks` rows the filter
+    leaves), in a seeded order: 360 different requests once the rows fill 10 offsets (25 apart,
+    5 with a tier), so a read's 305 never repeat one (a repeat within 5 s would be the answer
+    cache's replay). A smaller table gives fewer, and its reads are partly replays."""
+    rng = random.Random(29 if tier is None else 31)
+    offsets = list(range(0, max(tanks, 1), 25 if tier is None else 5))[:10]
+    queries = [
+        f"sort={s}&order={o}&offset={off}&limit={limit}"
+        for s in MARKS_SORTS
+        for o in ("desc", "asc")
+        for off in offsets
+        for limit in (TANK_PAGE_MAX, TANK_PAGE_MAX // 4)
+    ]
+    rng.shuffle(queries)
+    only = f"&tier={tier}" if tier is not None else ""
+    return [f"{PREFIX}/tanks/marks?region=eu{only}&{query}" for query in queries]
+
+
+def marks_counts(db, tiers: dict[int, int]) -> tuple[int, int]:
+    """(tanks in the eu marks table, of them of MARKS_TIER): the rows /tanks/marks pages through."""
+    table = db["tank_periods"].find_one({"_id": "eu:marks"}, {"tanks": 1}) or {}
+    ids = [int(tank_id) for tank_id in table.get("tanks") or {}]
+    return len(ids), sum(1 for tank_id in ids if tiers.get(tank_id) == MARKS_TIER)
+
+
 def read_paths(
     name: str,
     n: int,
@@ -545,6 +593,7 @@ def read_paths(
     prefixes: list[tuple[str, str]],
     tables: list[str] | None = None,
     tanks: list[int] | None = None,
+    marks: dict[str, list[str]] | None = None,
 ):
     out = []
     for i in range(offset, offset + n):
@@ -557,6 +606,11 @@ def read_paths(
         elif name == "tank":
             tank_id = (tanks or [])[i % len(tanks or [])]
             out.append(f"{PREFIX}/tank/{tank_id}/eu?days={POPULATION_DAYS}")
+        elif name in (marks or {}):
+            pages = (marks or {})[name]
+            out.append(pages[i % len(pages)])
+        elif name == "tanks_30_by_tier":
+            out.append(f"{base}/tanks?days={POPULATION_DAYS}&group_by=tier")
         elif name.startswith(("history_", "tanks_")):
             kind, days = name.split("_")
             out.append(f"{base}/{kind}?days={days}")
@@ -612,8 +666,11 @@ def run_reads(
     log_path: str,
     tables: list[str] | None = None,
     tanks: list[int] | None = None,
+    marks: dict[str, list[str]] | None = None,
 ) -> tuple[dict, dict]:
-    """(the reads' figures by name, the population answers' checks: see population_checks)."""
+    """(the reads' figures by name, the population answers' checks: see population_checks).
+    `marks`: the /tanks/marks pages of each of its reads (marks_paths); a read without pages (no
+    marks table: the job built none) is not measured."""
     proc, port = start_service(data_dir, sim_base, log_path)
     clients = Clients()
     results: dict = {}
@@ -631,10 +688,13 @@ def run_reads(
             if name == "tank" and not tanks:
                 say("  warning: no tank in the eu table: /tank not measured")
                 continue
+            if name.startswith("marks") and not (marks or {}).get(name):
+                say(f"  warning: no eu marks table: {name} not measured")
+                continue
             chosen = player_accounts if name == "player" else accounts
 
             def paths(n: int, start: int, name=name, chosen=chosen) -> list[str]:
-                return read_paths(name, n, start, chosen, prefixes, tables, tanks)
+                return read_paths(name, n, start, chosen, prefixes, tables, tanks, marks)
 
             measure(port, paths(5, offset), 1, clients)  # warm-up
             offset += 5
@@ -658,8 +718,12 @@ def run_reads(
 def population_checks(port: int, clients: Clients, accounts: list[tuple[str, int]], tanks: list[int]) -> dict:
     """What the population answers hold (after the measured reads: none of these is replayed in
     them): the eu table's tanks and how many have damage percentiles; the most played tank's
-    sample, series days and percentiles; and the rows of /player/{id}/eu/tanks?days=30 of
-    `accounts` with a `standing` (the tables exist) and with a damage percentile in it."""
+    sample, series days and percentiles; the eu marks table's tanks (every page), how many have
+    thresholds and whether each row's are monotone (1st <= 2nd <= 3rd <= top); and the rows of
+    /player/{id}/eu/tanks?days=30 of `accounts` with a `standing` (the tables exist) and with a
+    damage percentile in it, with a mastery badge, with `marks` (tier V+), a combined damage, a
+    mark percentile and a next mark; and for how many of the accounts group_by=tier's groups add
+    up to the period's battles."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
 
     def data(path: str) -> tuple[int, dict]:
@@ -688,17 +752,53 @@ def population_checks(port: int, clients: Clients, accounts: list[tuple[str, int
                 "damage_percentiles": percentiles.get("damage") is not None,
                 "wn8_percentiles": percentiles.get("wn8") is not None,
             }
+        rows = []
+        statuses: collections.Counter[str] = collections.Counter()
+        while True:  # every page of the table
+            status, table = data(f"{PREFIX}/tanks/marks?region=eu&limit={TANK_PAGE_MAX}&offset={len(rows)}")
+            statuses[str(status)] += 1
+            page = table.get("tanks") or []
+            rows += page
+            if not page or len(rows) >= int(table.get("total") or 0):
+                break
+        with_thresholds = [
+            [float(marks[k]) for k in ("first", "second", "third", "top")]
+            for marks in (row.get("marks") or {} for row in rows)
+            if marks.get("first") is not None
+        ]
+        out["marks"] = {
+            "statuses": dict(statuses),
+            "through": table.get("through"),
+            "total": table.get("total"),
+            "rows": len(rows),
+            "with_thresholds": len(with_thresholds),
+            "monotone": all(a <= b <= c <= d for a, b, c, d in with_thresholds),
+            "tier_below_5": sum(1 for row in rows if (row.get("tier") or 0) < 5),
+        }
         standing: collections.Counter[str] = collections.Counter()
+        progress: collections.Counter[str] = collections.Counter()
         for region, account_id in accounts:
-            status, answer = data(f"{PREFIX}/player/{account_id}/{region}/tanks?days={POPULATION_DAYS}")
+            status, answer = data(f"{PREFIX}/player/{account_id}/{region}/tanks?days={POPULATION_DAYS}&group_by=tier")
             standing["non_200"] += status != 200
+            period = (answer.get("period") or {}).get("battles")
+            groups = answer.get("groups") or []
+            progress["groups_sum_to_period"] += status == 200 and sum(g.get("battles") or 0 for g in groups) == period
             for row in answer.get("tanks") or []:
                 mine = row.get("standing")
                 standing["rows"] += 1
                 standing["with_standing"] += mine is not None
                 standing["with_damage_percentile"] += bool(mine) and mine.get("damage_percentile") is not None
                 standing["with_wn8_percentile"] += bool(mine) and mine.get("wn8_percentile") is not None
+                progress["with_mastery_badge"] += bool((row.get("career") or {}).get("mark_of_mastery"))
+                marks = row.get("marks")
+                if not marks:
+                    continue
+                progress["rows_with_marks"] += 1
+                progress["with_combined_damage"] += marks.get("combined_damage") is not None
+                progress["with_mark_percentile"] += marks.get("percentile") is not None
+                progress["with_next_mark"] += marks.get("next") is not None
         out["standing"] = {"accounts": len(accounts), **standing}
+        out["marks_progress"] = {"accounts": len(accounts), **progress}
         return out
     finally:
         conn.close()
@@ -805,6 +905,12 @@ def main_run(args) -> dict:
             eu_table = db["tank_periods"].find_one({"_id": f"eu:{POPULATION_DAYS}"}, {"tanks": 1}) or {}
             tables = table_paths(len(eu_table.get("tanks") or {}), args.requests + args.requests_8 + 5)
             tanks = popular_tanks(eu_table, args.tank_ids)
+            marks_rows, marks_rows_tier = marks_counts(db, tiers.get("eu", {}))
+            marks: dict[str, list[str]] = {}
+            if marks_rows:
+                marks["marks"] = marks_paths(marks_rows)
+            if marks_rows_tier:
+                marks["marks_tier10"] = marks_paths(marks_rows_tier, MARKS_TIER)
             sync.close()
             database.stop()
             database = None
@@ -819,6 +925,7 @@ def main_run(args) -> dict:
                 os.path.join(workdir, "service.log"),
                 tables,
                 tanks,
+                marks,
             )
             result["steps"].append(
                 {
@@ -859,6 +966,9 @@ def main_run(args) -> dict:
                     "population_answers": checks,
                     "tank_table_pages": len(tables),
                     "tank_ids": len(tanks),
+                    "marks_rows": marks_rows,
+                    f"marks_rows_tier{MARKS_TIER}": marks_rows_tier,
+                    "marks_pages": {name: len(pages) for name, pages in marks.items()},
                     "reads": {
                         name: {
                             "n": r["one"]["n"],
@@ -874,7 +984,9 @@ def main_run(args) -> dict:
             )
             first, last = result["steps"][0]["reads"], result["steps"][-1]["reads"]
             result["flatness"] = {
-                name: round(last[name]["p99_ms"] / max(first[name]["p99_ms"], 1e-9), 2) for name in last
+                name: round(last[name]["p99_ms"] / max(first[name]["p99_ms"], 1e-9), 2)
+                for name in last
+                if name in first
             }
             result["wall_seconds"] = round(time.monotonic() - wall0, 1)
             write(args.json, result)

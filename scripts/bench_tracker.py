@@ -16,6 +16,10 @@ several processes) on a ManualClock, the simulator answering "as of" it. It prin
   share of accounts that played (visits that needed tanks/stats); goal <= 0.01 + that share + 2 %;
 - per-tank records stored per account-day, overall and per active account-day (collStats `size`
   of tank_records, BSON bytes, indexes apart and included), goal <= 1 KB per active account-day;
+  and what a record of the measured days holds (record_parts): its packed payload `t` (of it the
+  counters added in release 1.3.0, damage_received and stun_assisted_damage), the account's
+  assistance `s` (store.constants.ACCOUNT_ASSIST) and the other fields, per record and for
+  keyframes and change records apart;
 - CPU milliseconds per account visit in this process (the tracker, its database client, the
   upstream client; time.process_time over the measured days / visits) and in the database process
   (SecantusDB's user + system CPU from /proc/<pid>/stat over the same days / visits), day by day;
@@ -42,6 +46,8 @@ import time
 import urllib.request
 from typing import Any
 
+from bson import encode
+
 from server.compose.embedded_db import free_port
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -58,6 +64,7 @@ from server.upstream.budget import LIVE_RESERVE_SHARE, UpstreamBudget  # noqa: E
 from server.upstream.client import UpstreamClient  # noqa: E402
 from server.upstream.expected_values import RatingsSource  # noqa: E402
 from server.upstream.realms import RealmGates  # noqa: E402
+from store.constants import LEGACY_WIDTH  # noqa: E402
 from store.tracker import SLICES  # noqa: E402
 
 EXPECTED = os.path.join(os.path.dirname(ROOT), "shared", "data", "wn8exp-2024-09-12.json")
@@ -137,6 +144,55 @@ def coll_stats(name: str) -> dict:
         "storage_size": int(stats.get("storageSize") or 0),
         "index_size": int(stats.get("totalIndexSize") or 0),
     }
+
+
+def varint_sizes(payload: bytes) -> list[int]:
+    """The byte length of each varint of a packed payload after its width byte (store/tanks.py pack)."""
+    sizes, size = [], 0
+    for byte in payload[1:]:
+        size += 1
+        if not byte & 0x80:
+            sizes.append(size)
+            size = 0
+    return sizes
+
+
+def record_parts(after_day: str) -> dict:
+    """What the per-tank records of the days after `after_day` hold, in BSON bytes per record:
+    `total` (the whole document), `payload` (the packed `t`), `new_counters` (of the payload, the
+    varints of the counters after the first LEGACY_WIDTH: damage_received, stun_assisted_damage),
+    `assist` (the `s` field: the account's assistance), `other` (_id, a, d, b, k, x and the
+    document's framing); for all of them and for keyframes and change records apart."""
+    sums: dict[str, dict[str, int]] = {
+        kind: dict.fromkeys(("records", "total", "payload", "new_counters", "assist", "with_assist"), 0)
+        for kind in ("all", "keyframes", "changes")
+    }
+    for doc in MEASURE["db"]["tank_records"].find({}):
+        if doc["d"] <= after_day:
+            continue
+        payload = bytes(doc["t"])
+        width = payload[0] if payload else 0
+        sizes = varint_sizes(payload)
+        new = sum(sum(sizes[start + 1 + LEGACY_WIDTH : start + 1 + width]) for start in range(0, len(sizes), width + 1))
+        assist = len(encode({"s": doc["s"]})) - 5 if "s" in doc else 0
+        for kind in ("all", "keyframes" if doc.get("k") else "changes"):
+            figures = sums[kind]
+            figures["records"] += 1
+            figures["total"] += len(encode(doc))
+            figures["payload"] += len(payload)
+            figures["new_counters"] += new
+            figures["assist"] += assist
+            figures["with_assist"] += "s" in doc
+    out: dict[str, dict[str, float]] = {}
+    for kind, figures in sums.items():
+        n = max(1, figures["records"])
+        out[kind] = {
+            "records": figures["records"],
+            "with_assist": figures["with_assist"],
+            **{name: round(figures[name] / n, 1) for name in ("total", "payload", "new_counters", "assist")},
+            "other": round((figures["total"] - figures["payload"] - figures["assist"]) / n, 1),
+        }
+    return out
 
 
 async def run_day(trackers: list[Tracker], clock: ManualClock, day: str) -> None:
@@ -238,6 +294,7 @@ async def main_async(args) -> dict:
         size_after = await asyncio.to_thread(coll_stats, "tank_records")
         snapshots = await asyncio.to_thread(coll_stats, "snapshots")
         tracked = await asyncio.to_thread(coll_stats, "tracked")
+        parts = await asyncio.to_thread(record_parts, FIRST_DAY)
     finally:
         client.close()
         measure_client.close()
@@ -279,6 +336,8 @@ async def main_async(args) -> dict:
         "bytes_per_active_account_day_steady": round(grown / max(1, active), 1),
         "bytes_per_active_account_day_with_index": round(grown_with_index / max(1, active), 1),
         "tank_records": {"before": size_before, "after": size_after, "records_written": records},
+        # The measured days' records (one per active account-day) by part, BSON bytes per record.
+        "record_parts": parts,
         "snapshots_bytes_per_active_account_day": round(int(snapshots.get("size") or 0) / max(1, active), 1),
         "tracked_bytes_per_account": round(int(tracked.get("size") or 0) / args.accounts, 1),
         "cpu_ms_per_visit": round(cpu_ms_per_visit, 3),
@@ -338,6 +397,14 @@ def table(result: dict) -> str:
             "per-tank bytes per active account-day",
             f"{result['bytes_per_active_account_day']:.0f} (steady {result['bytes_per_active_account_day_steady']:.0f},"
             f" with index {result['bytes_per_active_account_day_with_index']:.0f}; goal <= 1024)",
+        ),
+        (
+            "a measured day's record: payload (of it the 1.3.0 counters) + s + other fields = BSON bytes",
+            "; ".join(
+                f"{kind} {p['payload']:.0f} ({p['new_counters']:.0f}) + {p['assist']:.0f} + {p['other']:.0f}"
+                f" = {p['total']:.0f}"
+                for kind, p in result["record_parts"].items()
+            ),
         ),
         ("CPU ms per account visit (service process)", f"{result['cpu_ms_per_visit']:.3f}"),
         ("CPU ms per account visit (database process)", f"{result['db_cpu_ms_per_visit']:.3f}"),

@@ -2,11 +2,13 @@
 
 For each account and day it makes the decisions Tracker.visit makes for that account (played when
 its last_battle_time moved or it has no record yet; an idle account's newest record kept when
-rekey_due) through the tracker's own pure functions: tank_state, plan_visit (TankRecords.record),
-day_change (TankChanges.change), build_profile, compute_ratings, snapshot_of. It yields the
-documents the tracker's writers would leave in the database (TankRecords.save replaces by _id;
-TankChanges.save likewise; Players.save_snapshots upserts by (region, account_id, date) with `day`;
-Tracked.track_many then mark_visited / mark_days), so they can be inserted thousands at a time.
+rekey_due) through the tracker's own pure functions: tank_state, account_assist (the record's `s`
+and the tracked `assist`), plan_visit (TankRecords.record), day_change (TankChanges.change, with
+the assistance change), mastery_of (the tracked `mastery`), build_profile, compute_ratings,
+snapshot_of. It yields the documents the tracker's writers would leave in the database
+(TankRecords.save replaces by _id; TankChanges.save likewise; Players.save_snapshots upserts by
+(region, account_id, date) with `day`; Tracked.track_many then mark_visited / mark_days), so they
+can be inserted thousands at a time.
 The per-tank changes (tank_changes) are kept for the last CHANGE_DAYS (100) of the days only, as
 the store's retention leaves them at the last day's end (server/jobs/retention.py deletes a change
 once its day `x` is CHANGE_DAYS old). tests/test_bench_scale.py checks that the documents equal
@@ -15,13 +17,23 @@ simulator's account on the last day, load_account's `truth_last_day`: that day's
 model's day, not the jump from the model's counters to the simulator's.)
 
 The players (`SyntheticPlayer`): a seeded model per account: a career of 5-40 tanks before the
-first day, then each day played with the account's own probability (30-50 %), 1-6 tanks a playing
-day (now and then a new one), 1-6 battles on each.
+first day (drawn by the tanks' popularity: a fixed seeded order, the n-th tank drawn in proportion
+to 1 / (n + 20), so a few tanks have many players, as on a server), then each day played with the
+account's own probability (30-50 %), 1-6 tanks a playing day (half of them among the account's 3
+favourites, its first tanks; now and then a new one), 1-6 battles on each. The favourites are what
+gives a tank's marks of excellence their sample: the players with 10 battles on it in 14 days. Besides the counters every tank has, each tank
+takes damage (damage_received) and a self-propelled gun (one tank id in eight here) stuns
+(stun_assisted_damage); the account's spotting and tracking assistance grow with its damage at its
+own shares, and account/info gives them as the upstream does: per-battle averages rounded to 0.01
+(statistics.all avg_damage_assisted_radio / _track, which account_assist turns back into totals);
+tanks/stats gives each tank's mastery badge (mark_of_mastery), kept as the tracked `mastery`.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import functools
+import itertools
 import random
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
@@ -31,7 +43,8 @@ from bson import Binary
 from server.domain import ratings as rating_maths
 from server.domain.days import DAY_SECONDS, day_start
 from server.domain.profiles import build_profile, snapshot_of
-from server.services.tracker import day_change, plan_visit, rekey_due, tank_state
+from server.services.tracker import account_assist, day_change, mastery_of, plan_visit, rekey_due, tank_state
+from server.upstream.client import ASSIST_AVERAGES
 from store.constants import TANK_COUNTERS
 from store.population import CHANGE_DAYS
 from store.tanks import unpack
@@ -55,6 +68,18 @@ def days_from(first: str, count: int) -> list[str]:
     return [(start + dt.timedelta(days=n)).isoformat() for n in range(count)]
 
 
+@functools.lru_cache(maxsize=4)
+def _popularity(tank_ids: tuple[int, ...]) -> list[float]:
+    """Cumulative weights of `tank_ids` for random.choices: the tanks in a fixed seeded order, the
+    n-th (from 0) weighing 1 / (n + 20)."""
+    order = list(range(len(tank_ids)))
+    random.Random("tank popularity").shuffle(order)
+    weights = [0.0] * len(tank_ids)
+    for rank, index in enumerate(order):
+        weights[index] = 1.0 / (rank + 20)
+    return list(itertools.accumulate(weights))
+
+
 class SyntheticPlayer:
     """One account's per-tank career counters day by day (a seeded model, cheap to advance)."""
 
@@ -67,11 +92,24 @@ class SyntheticPlayer:
         self.tank_ids = tank_ids
         self.play_share = rng.uniform(0.3, 0.5)
         self.skill = rng.uniform(0.44, 0.58)
+        # The account's spotting and tracking assistance per damage dealt (account/info has them
+        # for the account only), and their totals so far.
+        self.radio_share = rng.uniform(0.1, 0.5)
+        self.track_share = rng.uniform(0.05, 0.3)
+        self.radio = 0
+        self.track = 0
         self.created_at = int(day_start(first_day)) - rng.randint(400, 3000) * DAY_SECONDS
         self.last_battle_time = self.created_at + 3600
         self.state: dict[int, list[int]] = {}
-        for tank_id in rng.sample(list(tank_ids), rng.randint(5, 40)):
-            self._play(tank_id, rng.randint(10, 400))
+        owned: list[int] = []
+        wanted = min(len(tank_ids), rng.randint(5, 40))
+        popularity = _popularity(tuple(tank_ids))
+        while len(owned) < wanted:
+            tank_id = rng.choices(tank_ids, cum_weights=popularity)[0]
+            if tank_id not in self.state:
+                owned.append(tank_id)
+                self._play(tank_id, rng.randint(10, 400))
+        self.favourites = owned[:3]
         self.garage = sorted(self.state)
 
     def _play(self, tank_id: int, battles: int) -> None:
@@ -84,14 +122,15 @@ class SyntheticPlayer:
         draws = min(draws, battles - wins)
         shots = battles * rng.randint(5, 12)
         tier = 1 + tank_id % 10
+        damage = int(battles * 180 * tier * rng.uniform(0.6, 1.4))
         # battles, wins, losses, draws, damage_dealt, frags, spotted, dropped_capture_points,
-        # capture_points, xp, survived_battles, shots, hits
+        # capture_points, xp, survived_battles, shots, hits, damage_received, stun_assisted_damage
         gains = (
             battles,
             wins,
             battles - wins - draws,
             draws,
-            int(battles * 180 * tier * rng.uniform(0.6, 1.4)),
+            damage,
             int(battles * rng.uniform(0.4, 1.4)),
             int(battles * rng.uniform(0.5, 1.8)),
             int(battles * rng.uniform(0.0, 1.0)),
@@ -100,9 +139,13 @@ class SyntheticPlayer:
             int(battles * rng.uniform(0.15, 0.45)),
             shots,
             int(shots * rng.uniform(0.55, 0.85)),
+            int(battles * 160 * tier * rng.uniform(0.5, 1.3)),
+            int(damage * rng.uniform(0.3, 0.9)) if tank_id % 8 == 3 else 0,  # a self-propelled gun's stuns
         )
         for i, gain in enumerate(gains):
             row[i] += gain
+        self.radio += int(damage * self.radio_share * rng.uniform(0.8, 1.2))
+        self.track += int(damage * self.track_share * rng.uniform(0.8, 1.2))
 
     def advance(self, day: str) -> bool:
         """Play `day` (or not); True when the account played."""
@@ -110,7 +153,9 @@ class SyntheticPlayer:
         if rng.random() >= self.play_share:
             return False
         for _ in range(rng.randint(1, 6)):
-            if rng.random() < 0.04:
+            if rng.random() < 0.5:
+                tank_id = rng.choice(self.favourites)
+            elif rng.random() < 0.04:
                 tank_id = rng.choice(self.tank_ids)
                 if tank_id not in self.state:
                     self.garage.append(tank_id)
@@ -121,12 +166,18 @@ class SyntheticPlayer:
         return True
 
     def info(self, totals: bool = True) -> dict:
-        """The account/info entry (with `fields`: statistics.all of the counters the service asks for)."""
-        stats = {name: 0 for name in TANK_COUNTERS}
+        """The account/info entry (with `fields`: statistics.all of the counters the service asks
+        for, and the spotting and tracking assistance as per-battle averages rounded to 0.01)."""
+        stats: dict[str, Any] = {name: 0 for name in TANK_COUNTERS}
+        radio = track = 0.0
         if totals:
             for row in self.state.values():
                 for name, value in zip(TANK_COUNTERS, row):
                     stats[name] += value
+            if stats["battles"]:
+                radio = round(self.radio / stats["battles"], 2)
+                track = round(self.track / stats["battles"], 2)
+        stats.update(zip(ASSIST_AVERAGES, (radio, track)))
         return {
             "account_id": self.account_id,
             "nickname": self.nickname,
@@ -138,9 +189,15 @@ class SyntheticPlayer:
         }
 
     def raw_tanks(self) -> list[dict]:
-        """The tanks/stats entries (with `fields`: tank_id and the counters of `all`)."""
+        """The tanks/stats entries (with `fields`: tank_id, mark_of_mastery and the counters of `all`);
+        the mastery badge (0-4) grows with the battles on the tank and the account's skill."""
         return [
-            {"tank_id": tank_id, "all": dict(zip(TANK_COUNTERS, row))} for tank_id, row in sorted(self.state.items())
+            {
+                "tank_id": tank_id,
+                "mark_of_mastery": min(4, int(row[0] * self.skill / 40)),
+                "all": dict(zip(TANK_COUNTERS, row)),
+            }
+            for tank_id, row in sorted(self.state.items())
         ]
 
 
@@ -172,10 +229,15 @@ def visit(
         base = None
         if book.get("record_day") and "state" in book:
             base = stored if stored is not None else unpack(book["state"])
-        records, set_fields = plan_visit(region, account_id, book, base, state, day)
-        change = day_change(region, account_id, base, state, day) if with_change else None
+        assist = account_assist(info)
+        records, set_fields = plan_visit(region, account_id, book, base, state, day, assist=assist)
+        change = (
+            day_change(region, account_id, base, state, day, base_assist=book.get("assist"), assist=assist)
+            if with_change
+            else None
+        )
         fields: dict[str, Any] = {"last_visit_day": day, "last_battle_time": info.get("last_battle_time")}
-        fields.update(set_fields)
+        fields.update(set_fields, mastery=mastery_of(raw))
         nickname = info.get("nickname")
         if nickname:
             fields.update(nickname=nickname, nickname_lower=nickname.lower())
@@ -236,7 +298,15 @@ def load_account(
             # every tank of the simulator's account, its whole career, as played that day).
             model_change = None
             if player.advance(day) and n >= kept_from and stored is not None and book.get("record_day"):
-                model_change = day_change(region, account_id, stored, tank_state(player.raw_tanks()), day)
+                model_change = day_change(
+                    region,
+                    account_id,
+                    stored,
+                    tank_state(player.raw_tanks()),
+                    day,
+                    base_assist=book.get("assist"),
+                    assist=account_assist(player.info()),
+                )
             info, raw = truth_last_day(region, account_id, now)
             made = visit(book, region, account_id, day, now, info, lambda: raw, expected, tiers, stored, False)
             made = (*made[:4], model_change)

@@ -138,6 +138,11 @@ def test_loader_writes_what_the_pass_writes(io_loop, store):
 
     assert len(records) > len(ACCOUNTS) * DAYS * 0.25  # the players played
     assert any(not doc.get("k") for doc in records) and sum(1 for doc in records if doc.get("k")) > len(ACCOUNTS)
+    # The assistance and mastery badges pass through (what the marks of excellence are built from):
+    # every record and change carries the account's assistance, every tracked account its badges.
+    assert all(len(doc.get("s") or []) == 3 for doc in records)
+    assert all(doc.get("assist") and doc.get("mastery") for doc in tracked)
+    assert all(len(doc.get("s") or []) == 3 for doc in changes)
     assert sorted((_normal(d) for d in loaded_records), key=lambda d: d["_id"]) == records
     assert by_key(loaded_snapshots) == by_key(snapshots)
     assert sorted((_normal(d) for d in loaded_tracked), key=lambda d: d["_id"]) == tracked
