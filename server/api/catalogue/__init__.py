@@ -1,0 +1,145 @@
+"""The endpoint catalogue: every public endpoint's path, parameters, limits, caching, errors and documentation."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from server.api.catalogue.clans import CLAN, WEEKLY
+from server.api.catalogue.figures import (
+    CLAN_MAX_AGE,
+    DELTA_PERIODS,
+    DIGEST_MIN_BATTLES,
+    DIGEST_TOP,
+    EXPECTED_METHOD,
+    EXPECTED_MIN_ACCOUNT_BATTLES,
+    EXPECTED_MIN_PLAYERS,
+    EXPECTED_MIN_ROW_BATTLES,
+    EXPECTED_MIN_TANK_BATTLES,
+    EXPECTED_WINDOW_DAYS,
+    GROUP_BYS,
+    HOT_COPY_SECONDS,
+    INT64_MAX,
+    LIVE_GLOBAL,
+    LIVE_PER_CLIENT,
+    MARKS_CHANGE_DAYS,
+    MARKS_METHOD,
+    MARKS_MIN_BATTLES,
+    MARKS_MIN_PLAYERS,
+    MARKS_SORTS,
+    MARKS_WINDOW_DAYS,
+    MAX_DAYS,
+    POPULATION_MIN_BATTLES,
+    POPULATION_MIN_PLAYERS,
+    POPULATION_PERIODS,
+    PROFILE_MAX_AGE,
+    RECENT_BATTLES,
+    SEARCH_RESULTS,
+    STANDING_MIN_BATTLES,
+    TABLE_PERCENTILES,
+    TANK_PAGE_MAX,
+    TANK_PERCENTILES,
+    TANK_SORTS,
+    TRACKED_SEARCH_CACHE_SECONDS,
+    WEEK_DAYS,
+)
+from server.api.catalogue.meta import INDEX, OPENAPI, STATUS
+from server.api.catalogue.model import COMMON_ERRORS, PREFIX, Endpoint, Param, parse_value
+from server.api.catalogue.online import ONLINE, ONLINE_HISTORY
+from server.api.catalogue.params import SEARCH
+from server.api.catalogue.players import HISTORY, PLAYER, PLAYER_SEARCH, TANKS
+from server.api.catalogue.tanks import EXPECTED_SOURCES, EXPECTED_VALUES, TANK, TANK_MARKS, TANK_STATS
+
+# Routes, parameter validation, the rate limiter's buckets, the index, the OpenAPI document and
+# the site all derive from the records of this package: every limit, cache lifetime, parameter
+# bound and default the public sees is stated once (figures.py, with the public facts the services
+# share: delta periods, cache ages, digest sizes), and the prose of the endpoint modules is
+# formatted from them. Response schemas are in handlers/schemas.py, by `schema` name
+# (tests/test_field_guides.py holds the field guides to them).
+
+__all__ = [
+    "BY_NAME",
+    "CATALOGUE",
+    "CLAN",
+    "CLAN_MAX_AGE",
+    "COMMON_ERRORS",
+    "DELTA_PERIODS",
+    "DIGEST_MIN_BATTLES",
+    "DIGEST_TOP",
+    "EXPECTED_METHOD",
+    "EXPECTED_MIN_ACCOUNT_BATTLES",
+    "EXPECTED_MIN_PLAYERS",
+    "EXPECTED_MIN_ROW_BATTLES",
+    "EXPECTED_MIN_TANK_BATTLES",
+    "EXPECTED_SOURCES",
+    "EXPECTED_VALUES",
+    "EXPECTED_WINDOW_DAYS",
+    "Endpoint",
+    "GROUP_BYS",
+    "HISTORY",
+    "HOT_COPY_SECONDS",
+    "INDEX",
+    "INT64_MAX",
+    "LIVE_GLOBAL",
+    "LIVE_PER_CLIENT",
+    "MARKS_CHANGE_DAYS",
+    "MARKS_METHOD",
+    "MARKS_MIN_BATTLES",
+    "MARKS_MIN_PLAYERS",
+    "MARKS_SORTS",
+    "MARKS_WINDOW_DAYS",
+    "MAX_DAYS",
+    "ONLINE",
+    "ONLINE_HISTORY",
+    "OPENAPI",
+    "PLAYER",
+    "PLAYER_SEARCH",
+    "POPULATION_MIN_BATTLES",
+    "POPULATION_MIN_PLAYERS",
+    "POPULATION_PERIODS",
+    "PREFIX",
+    "PROFILE_MAX_AGE",
+    "Param",
+    "RECENT_BATTLES",
+    "SEARCH",
+    "SEARCH_RESULTS",
+    "STANDING_MIN_BATTLES",
+    "STATUS",
+    "TABLE_PERCENTILES",
+    "TANK",
+    "TANKS",
+    "TANK_MARKS",
+    "TANK_PAGE_MAX",
+    "TANK_PERCENTILES",
+    "TANK_SORTS",
+    "TANK_STATS",
+    "TRACKED_SEARCH_CACHE_SECONDS",
+    "WEEKLY",
+    "WEEK_DAYS",
+    "bucket_limits",
+    "parse_value",
+]
+
+# In the order the index and the OpenAPI document list them.
+CATALOGUE: tuple[Endpoint, ...] = (
+    INDEX,
+    PLAYER,
+    HISTORY,
+    TANKS,
+    PLAYER_SEARCH,
+    TANK_STATS,
+    TANK,
+    TANK_MARKS,
+    EXPECTED_VALUES,
+    CLAN,
+    WEEKLY,
+    ONLINE,
+    ONLINE_HISTORY,
+    STATUS,
+    OPENAPI,
+)
+BY_NAME: Mapping[str, Endpoint] = {endpoint.name: endpoint for endpoint in CATALOGUE}
+
+
+def bucket_limits() -> dict[str, int]:
+    """Requests per minute per client, by rate-limit bucket (before any scaling)."""
+    return {endpoint.bucket: endpoint.limit_per_minute for endpoint in CATALOGUE}

@@ -1,0 +1,71 @@
+"""The public figures the endpoints state and the services share: bounds, periods, ages, sizes, fragments."""
+
+from __future__ import annotations
+
+from store.constants import HISTORY_DAYS
+
+INT64_MAX = 2**63 - 1  # ids are positive and fit a signed 64-bit integer
+MAX_DAYS = HISTORY_DAYS  # the longest history any endpoint serves (SPEC 8.3), as the store keeps it
+LIVE_PER_CLIENT = 5  # live upstream lookups per client per minute (SPEC 8.2)
+LIVE_GLOBAL = 30  # live upstream lookups per minute across all clients (SPEC 8.2)
+SEARCH_RESULTS = 10  # the most accounts a nickname search answers
+SEARCH_MIN, SEARCH_MAX = 3, 24  # the length of a nickname search's text
+PROFILE_MAX_AGE = 3600  # a cached profile is at most this old (SPEC: about one hour)
+CLAN_MAX_AGE = 3600  # cached clan data is at most this old (SPEC: about one hour); refreshed hourly
+DELTA_PERIODS = (7, 30, 90)  # the days of the history's deltas
+RECENT_BATTLES = 1000  # the history's recent figures cover about this many battles
+WEEK_DAYS = 7  # the days of one bucket of the history's weekly series, and of a clan digest
+DIGEST_TOP = 5  # members in each top list of a clan's weekly digest
+DIGEST_MIN_BATTLES = 10  # a digest's WN8 and win-rate lists rank members with this many battles in the week
+# The tank statistics of the tracked population (/tanks/stats, /tank/{tank_id}/{region}).
+POPULATION_PERIODS = (7, 30, 90)  # the periods (days, ending on the newest complete day) they cover
+POPULATION_MIN_BATTLES = 10  # a player counts in a tank's distributions with this many battles on it in the period
+POPULATION_MIN_PLAYERS = 20  # a population figure is null when fewer players stand behind it
+TABLE_PERCENTILES = (50, 65, 85, 95)  # a tank table row's damage percentiles (the marks players chase)
+TANK_PERCENTILES = (10, 20, 30, 40, 50, 60, 65, 70, 80, 85, 90, 95, 99)  # one tank's percentiles
+TANK_PAGE_MAX = 100  # tanks per page of /tanks/stats
+VEHICLE_TYPES = ("lightTank", "mediumTank", "heavyTank", "AT-SPG", "SPG")
+TANK_SORTS = (
+    "battles",
+    "players",
+    "win_rate",
+    "avg_damage",
+    "avg_frags",
+    "avg_xp",
+    "survival_rate",
+    "hit_rate",
+    *(f"damage_p{p}" for p in TABLE_PERCENTILES),
+    "tier",
+    "tank_id",
+    "name",
+)
+# Marks of excellence (/tanks/marks, docs/data.md "Marks of excellence").
+MARKS_WINDOW_DAYS = 14  # the game's window: a mark compares the last 14 days' players of the tank
+MARKS_MIN_BATTLES = 10  # a player counts in a tank's thresholds with this many battles on it in the window
+MARKS_MIN_PLAYERS = POPULATION_MIN_PLAYERS  # thresholds are null when fewer players stand behind them
+MARKS_CHANGE_DAYS = (7, 30)  # /tanks/marks shows each threshold's change over these many days
+MARKS_SORTS = ("first", "second", "third", "top", "players", "battles", "tier", "tank_id", "name")
+GROUP_BYS = ("tier", "type", "nation")  # /player/{account_id}/{region}/tanks?group_by=
+MARKS_METHOD = "docs/data.md#marks-of-excellence"  # where the estimate is explained (answers link to it)
+ASSIST_GUIDE = (
+    "avg_assist_radio, avg_assist_track (the account's spotting and tracking assistance per battle: the game "
+    "API gives them per account only, as averages), avg_assist_stun, avg_combined_damage (avg_damage plus "
+    "the largest of the three: a lower bound of the game's per-battle combined damage), damage_ratio "
+    "(damage dealt / received); null when a record of the period predates them (assistance_known_from)"
+)
+# Expected values computed from the tracked accounts (/expected-values, docs/expected-values.md).
+EXPECTED_METHOD = "ev1"  # the method's version, part of every computed table's version
+EXPECTED_WINDOW_DAYS = 60  # the days of per-tank records a computed table is fitted over
+EXPECTED_MIN_TANK_BATTLES = 10  # a player is a point of a tank's fit with this many battles on it
+EXPECTED_MIN_ACCOUNT_BATTLES = 100  # ... and this many on the account's other rated tanks
+EXPECTED_MIN_PLAYERS = 20  # a computed row needs this many points
+EXPECTED_MIN_ROW_BATTLES = 1000  # ... and this many battles behind them
+STANDING_MIN_BATTLES = 100  # an account counts in its region's WN8 standing with this many battles in the period
+DELTA_FIELDS = "deltas." + " / ".join(f"{p}d" for p in DELTA_PERIODS)  # "deltas.7d / 30d / 90d"
+TRACKED_SEARCH_CACHE_SECONDS = 60  # the tracked accounts' answer to a (region, prefix) is reused this long
+# A process keeps its hot copies (a rated profile, a clan view, /online) and the rendered answers
+# built from them this long, unless it writes the data meanwhile (other processes' writes show
+# after at most this long): well inside the hour a profile or clan may be old.
+HOT_COPY_SECONDS = 5.0
+DEMO_ACCOUNT = 500000001
+DEMO_CLAN = 500000

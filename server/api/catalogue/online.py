@@ -1,0 +1,74 @@
+"""The player-count endpoints: the current counts and their daily series."""
+
+from __future__ import annotations
+
+from server.api.catalogue.figures import HOT_COPY_SECONDS
+from server.api.catalogue.model import Endpoint, Param
+from server.api.catalogue.params import days_param
+from store.constants import GAMES, REGIONS
+
+ONLINE = Endpoint(
+    name="online",
+    path="/online",
+    summary="Current player counts per game and region",
+    description="Current player counts per game and region (per server, sampled each minute), "
+    "totals, and the measured peak today (UTC) and all time.",
+    tag="online",
+    operation_id="Online",
+    limit_per_minute=60,
+    cache_max_age=60,
+    answer_seconds=HOT_COPY_SECONDS,
+    example="/online",
+    errors=("database_unavailable",),
+    schema="Online",
+    fields={
+        "today": "the UTC day of the `peak.today` figures",
+        "sample_interval_seconds": "seconds between two samples of a server's player count",
+        "games.<game>": "players (sum over regions), minute, complete (all regions sampled that minute), "
+        "peak.today / peak.all_time {players, minute}, regions.<region> {players, minute, "
+        "age_seconds, servers[] {server, players}, failing, peak}",
+        "newest_sample": "minute and age_seconds of the newest sample",
+    },
+)
+ONLINE_HISTORY = Endpoint(
+    name="online_history",
+    path="/online/history",
+    summary="Daily series of player counts",
+    description="Daily series (UTC) of player counts: peak with its minute, minimum, average, "
+    "sample count. Days without samples have samples: 0 and null values. region=all "
+    "counts only minutes where all three regions were sampled.",
+    tag="online",
+    operation_id="OnlineHistory",
+    limit_per_minute=30,
+    cache_max_age=300,
+    answer_seconds=HOT_COPY_SECONDS,
+    example="/online/history?game=wot&region=all&days=30",
+    params=(
+        Param(
+            "game",
+            "query",
+            "string",
+            "invalid_game",
+            "Game whose player counts to return. Give it at most once.",
+            enum=GAMES,
+            default="wot",
+        ),
+        Param(
+            "region",
+            "query",
+            "string",
+            "invalid_region",
+            "Region, or `all` for the sum of all regions. Give it at most once.",
+            enum=(*REGIONS, "all"),
+            default="all",
+        ),
+        days_param(7),
+    ),
+    errors=("database_unavailable",),
+    schema="OnlineHistory",
+    fields={
+        "game, region, days": "what was asked for (region all: the sum over every region)",
+        "from, to": "the first and last day of the series (UTC)",
+        "series[]": "date, samples, peak, peak_minute, min, avg",
+    },
+)
