@@ -209,9 +209,14 @@ async def test_tanks_and_search_answer_bad_input_and_unknown_players_clearly(
     untracked = existing_accounts(REGION, 1, start=500_010_000)[0]  # in the simulator's searchable range
     response, body = await get(http_client, base_url, f"/api/v1/player/{untracked}/{REGION}/tanks")
     assert response.code == 404 and body["error"]["code"] == "no_history"
-    for days in ("0", str(TANKS.params[-1].maximum + 1), "abc", "7&days=8"):
+    for days in ("0", str(next(p for p in TANKS.params if p.name == "days").maximum + 1), "abc", "7&days=8"):
         response, body = await get(http_client, base_url, f"/api/v1/player/{ordinary}/{REGION}/tanks?days={days}")
         assert response.code == 400 and body["error"]["code"] == "invalid_days", days
+    for group_by in ("weight", "", "tier&group_by=type", "TIER"):
+        response, body = await get(
+            http_client, base_url, f"/api/v1/player/{ordinary}/{REGION}/tanks?group_by={group_by}"
+        )
+        assert response.code == 400 and body["error"]["code"] == "invalid_group_by", group_by
     response, body = await get(http_client, base_url, f"/api/v1/player/0/{REGION}/tanks")
     assert response.code == 400 and body["error"]["code"] == "invalid_account_id"
     response, body = await get(http_client, base_url, f"/api/v1/player/{ordinary}/xx/tanks")
