@@ -468,7 +468,9 @@ async def seed_tank_population(app) -> None:
                 "stun_assisted_damage": 0,
             }
             row = [counters[name] for name in TANK_COUNTERS]
-            docs.append(TankChanges.change("eu", account, days_before(through, k), {1: row}))
+            # the account's spotting and tracking that day (kept per account): the marks count it
+            assist = [battles, battles * (200 + account % 300), battles * (50 + account % 80)]
+            docs.append(TankChanges.change("eu", account, days_before(through, k), {1: row}, assist=assist))
             careers[account] = [a + b for a, b in zip(careers[account], row)]
         await store.population.changes.save(docs)
     await store.tracked.collection.insert_many(
