@@ -113,7 +113,9 @@ TANK_STATS = Endpoint(
     description="Every tank the tracked accounts of a region played in the period, with its players, "
     "battles, rates and averages and the percentiles of the players' average damage "
     f"({', '.join(f'p{p}' for p in TABLE_PERCENTILES)}: the damage that puts a player in the top "
-    f"{', '.join(str(100 - p) for p in TABLE_PERCENTILES[1:])} % of the tank's players). Built daily "
+    f"{', '.join(str(100 - p) for p in TABLE_PERCENTILES[1:])} % of the tank's players by damage alone: "
+    "not the marks of excellence, which count assistance too and have their own window — GET "
+    "/tanks/marks). Built daily "
     "from the tracker's per-tank records, without any request to the game API. Filter by tier, type "
     "and nation; sort by any figure; page with limit and offset. 404 no_statistics until the first "
     "build.",
