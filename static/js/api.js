@@ -17,6 +17,9 @@ export const state = {
   tokens: {},           // latest request per view, to drop stale answers
   tanksHash: null,      // the tank table last shown (the tank page's way back)
   tanksQuery: null,     // and its query (a new filter keeps its sort)
+  marksHash: null,      // the marks table last shown
+  marksQuery: null,     // and its query (a new filter keeps its sort)
+  tankFrom: null,       // the list a tank's page was last reached from: 'tanks' or 'marks' (its way back)
 };
 
 // ---------------------------------------------------------------- API access
@@ -190,7 +193,7 @@ export function searchRule() {
 }
 
 /** Query parameters of an endpoint's example, e.g. {game: "wot", region: "all", days: "30"}. */
-function exampleQuery(endpointName) {
+export function exampleQuery(endpointName) {
   const endpoints = state.index && Array.isArray(state.index.endpoints) ? state.index.endpoints : [];
   const endpoint = endpoints.find((e) => e && e.name === endpointName);
   const example = endpoint && typeof endpoint.example === 'string' ? endpoint.example : '';

@@ -1,5 +1,5 @@
 /* The explorer's shell: the forms (filled from the index), the tabs and the #view/...
- * hash routing that opens the player, clan, tanks, tank, expected values, online and status views. */
+ * hash routing that opens the player, clan, tanks, marks, tank, expected values, online and status views. */
 
 import { $, h, label, typeLabel } from './render.js';
 import { indexParam, loading, onlineDays, onlineDefaults, paramEnum, state, tankStatsDefaults } from './api.js';
@@ -7,6 +7,7 @@ import { loadPlayer } from './player.js';
 import { loadClan } from './clan.js';
 import { loadTankStats, tanksHash, tanksQuery } from './tankstats.js';
 import { loadTank } from './tank.js';
+import { loadMarks, MARKS_MIN_TIER, marksDefaults, marksHash, marksQuery } from './marks.js';
 import { loadExpected } from './expected.js';
 import { loadOnline } from './online.js';
 import { loadStatus } from './status.js';
@@ -42,6 +43,15 @@ export function fillForms() {
       if (Number.isInteger(p.minimum) && Number.isInteger(p.maximum)) for (let t = p.minimum; t <= p.maximum; t++) tiers.push(String(t));
       setOptions(select, p.minimum === undefined ? [] : [''].concat(tiers), (v) => (v === '' ? 'Any tier' : `Tier ${v}`));
     }
+    else if (kind === 'marks-tiers') {
+      // The index's tiers from the first that has marks (the game's rule: tier V).
+      const p = indexParam('tank_marks', 'tier') || {};
+      const tiers = [];
+      if (Number.isInteger(p.minimum) && Number.isInteger(p.maximum)) {
+        for (let t = Math.max(p.minimum, MARKS_MIN_TIER); t <= p.maximum; t++) tiers.push(String(t));
+      }
+      setOptions(select, p.minimum === undefined ? [] : [''].concat(tiers), (v) => (v === '' ? 'Any tier' : `Tier ${v}`));
+    }
     else if (kind === 'tank-types') {
       const types = paramEnum('tank_stats', 'type');
       setOptions(select, types.length ? [''].concat(types) : [], (v) => (v === '' ? 'Any type' : typeLabel(v)));
@@ -63,15 +73,22 @@ export function fillForms() {
     const d = tankStatsDefaults();
     for (const name of ['region', 'days']) if (d[name]) ft.elements[name].value = d[name];
   }
+  const fm = $('#form-marks');
+  if (!fm.dataset.touched) {
+    const d = marksDefaults();
+    if (d.region) fm.elements.region.value = d.region;
+  }
   // The nation's rule (lengths and pattern) is the index's.
-  const nation = indexParam('tank_stats', 'nation') || {};
-  const input = ft.elements.nation;
-  if (Number.isInteger(nation.maxLength)) input.maxLength = nation.maxLength;
-  if (Number.isInteger(nation.minLength)) input.minLength = nation.minLength;
-  if (typeof nation.pattern === 'string') input.pattern = nation.pattern.replace(/^\^/, '').replace(/\$$/, '');
-  input.placeholder = nation.example !== undefined ? `any (e.g. ${nation.example})` : 'any';
+  for (const [form, endpoint] of [[ft, 'tank_stats'], [fm, 'tank_marks']]) {
+    const nation = indexParam(endpoint, 'nation') || {};
+    const input = form.elements.nation;
+    if (Number.isInteger(nation.maxLength)) input.maxLength = nation.maxLength;
+    if (Number.isInteger(nation.minLength)) input.minLength = nation.minLength;
+    if (typeof nation.pattern === 'string') input.pattern = nation.pattern.replace(/^\^/, '').replace(/\$$/, '');
+    input.placeholder = nation.example !== undefined ? `any (e.g. ${nation.example})` : 'any';
+  }
   // A form whose choices have not arrived yet (the index) cannot be sent.
-  for (const form of [fp, fc, fo, ft]) {
+  for (const form of [fp, fc, fo, ft, fm]) {
     const empty = [...form.querySelectorAll('select')].some((select) => !select.options.length);
     form.querySelectorAll('button[type=submit], button:not([type])').forEach((b) => { b.disabled = empty; });
   }
@@ -102,6 +119,13 @@ function tankFormQuery(form) {
     sort: last.sort || '', order: last.order || '', limit: last.limit || '', offset: '' };
 }
 
+function marksFormQuery(form) {
+  const f = form.elements;
+  const last = state.marksQuery || {};
+  return { region: f.region.value, tier: f.tier.value, type: f.type.value, nation: f.nation.value.trim().toLowerCase(),
+    sort: last.sort || '', order: last.order || '', limit: last.limit || '', offset: '' };
+}
+
 export function bindForms() {
   $('#form-player').addEventListener('submit', (ev) => {
     ev.preventDefault();
@@ -129,6 +153,15 @@ export function bindForms() {
   ft.addEventListener('change', (ev) => {
     if (ev.target.tagName === 'SELECT' && !ft.querySelector('button[type=submit]').disabled) ft.requestSubmit();
   });
+  const fm = $('#form-marks');
+  fm.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    ev.target.dataset.touched = '1';
+    go(marksHash(marksFormQuery(ev.target)));
+  });
+  fm.addEventListener('change', (ev) => {
+    if (ev.target.tagName === 'SELECT' && !fm.querySelector('button[type=submit]').disabled) fm.requestSubmit();
+  });
   $('#attribution-copy').addEventListener('click', async (ev) => {
     const text = $('#attribution-text').textContent;
     try {
@@ -147,12 +180,13 @@ export function bindForms() {
 }
 
 // ---------------------------------------------------------------- routing
-const VIEWS = ['player', 'clan', 'tanks', 'tank', 'expected', 'online', 'status'];
+const VIEWS = ['player', 'clan', 'tanks', 'marks', 'tank', 'expected', 'online', 'status'];
 const TAB_OF = { tank: 'tanks', expected: 'tanks' };   // a tank's page and the expected values belong to the tanks tab
 
 function showView(view) {
   for (const v of VIEWS) $('#panel-' + v).hidden = v !== view;
-  const selected = TAB_OF[view] || view;
+  // A tank's page reached from the marks table stays in the marks tab.
+  const selected = view === 'tank' && state.tankFrom === 'marks' ? 'marks' : TAB_OF[view] || view;
   document.querySelectorAll('.tabs .tab').forEach((tab) => {
     tab.setAttribute('aria-selected', String(tab.dataset.view === selected));
     tab.classList.toggle('active', tab.dataset.view === selected);
@@ -197,6 +231,19 @@ export function route() {
     // Before the index has loaded there is no region to ask for: start() routes again once it has.
     if (q.region) loadTankStats(q);
     else $('#tanks-out').replaceChildren(loading('Loading the index…'));
+  } else if (view === 'marks') {
+    const form = $('#form-marks');
+    const f = form.elements;
+    // #marks alone: the form's values (or the defaults), with the last sort kept.
+    const q = args.length ? marksQuery(args) : Object.assign(marksQuery([]), f.region.value ? marksFormQuery(form) : {});
+    if (args.length) form.dataset.touched = '1';
+    if (q.region) ensureOption(f.region, q.region);
+    if (f.tier.options.length) ensureOption(f.tier, q.tier);
+    if (f.type.options.length) ensureOption(f.type, q.type);
+    f.nation.value = q.nation;
+    state.marksQuery = q;
+    if (q.region) loadMarks(q);
+    else $('#marks-out').replaceChildren(loading('Loading the index…'));
   } else if (view === 'tank') {
     loadTank(args[0], args[1], args[2] || '');
   } else if (view === 'expected') {

@@ -6,8 +6,8 @@
  * Modules: render.js (DOM helpers, formatting, generic rendering), api.js (requests, errors,
  * index parameters), docs.js (endpoint and error docs), explorer.js (forms, tabs, routing),
  * charts.js, player.js, tanks.js (a player's tanks), history.js, clan.js, tankstats.js (the tanks
- * page), tank.js (a tank's page), expected.js (a region's WN8 expected values), online.js,
- * status.js, search.js. */
+ * page), marks.js (a region's marks of excellence), tank.js (a tank's page), expected.js (a
+ * region's WN8 expected values), online.js, status.js, search.js. */
 
 import { $ } from './render.js';
 import { loading } from './api.js';

@@ -2,7 +2,7 @@
  * and the history below them. */
 
 import { $, ago, fmtCell, fmtValue, h, isObj, label, nullFigure, NUM, rangeText, renderAny, utcText, wn8Node } from './render.js';
-import { API, api, current, errorBox, explainedError, loading, rateLine, takeToken, tankDayChoices, tankDaysDefault } from './api.js';
+import { API, api, current, errorBox, explainedError, loading, paramEnum, rateLine, takeToken, tankDayChoices, tankDaysDefault } from './api.js';
 import { renderTanks } from './tanks.js';
 import { HISTORY_DAYS, renderHistory } from './history.js';
 
@@ -155,6 +155,7 @@ export async function loadPlayer(region, id) {
   let tanksLoaded = false;
   let tankDays = tankDaysDefault();
   let tankRequest = null;
+  let tankGroup = '';   // the tank table's group_by ('' each tank only)
   const tankSort = { key: 'period_battles', dir: -1 };
 
   const loadHistory = async () => {
@@ -175,20 +176,36 @@ export async function loadPlayer(region, id) {
     }
   };
 
+  // The group-by choices are the index's (the tanks endpoint's group_by enum); none before it loads.
+  const groupChoices = () => {
+    const values = paramEnum('tanks', 'group_by');
+    return values.length ? [''].concat(values) : [];
+  };
   const tanksHead = () => h('div', { class: 'history-head' }, h('h4', { id: 'tanks-title' }, 'Tanks'),
     h('div', { class: 'segmented', role: 'group', 'aria-label': 'Period of the tank table', id: 'tank-period' },
       tankDayChoices().map((d) => h('button', { type: 'button', class: 'seg', 'data-days': d, 'aria-pressed': String(d === tankDays),
-        onclick: () => loadTanks(d, true) }, `${d} days`))));
+        onclick: () => loadTanks(d, 'period') }, `${d} days`))),
+    groupChoices().length ? h('div', { class: 'segmented', role: 'group', 'aria-label': 'Group the tanks by', id: 'tank-group-by' },
+      groupChoices().map((g) => h('button', { type: 'button', class: 'seg', 'data-group-by': g, 'aria-pressed': String(g === tankGroup),
+        onclick: () => { tankGroup = g; loadTanks(tankDays, 'group'); } }, g ? `By ${g}` : 'Each tank'))) : null);
 
   const loadTanks = async (days, keepFocus) => {
     tankDays = days;
     const mine = {};
     tankRequest = mine;
-    const refocus = () => { if (keepFocus) { const b = $(`#tank-period button[data-days="${days}"]`, tanksBox); if (b) b.focus(); } };
+    const refocus = () => {
+      const selector = keepFocus === 'group' ? `#tank-group-by button[data-group-by="${tankGroup}"]`
+        : keepFocus ? `#tank-period button[data-days="${days}"]` : null;
+      const b = selector && $(selector, tanksBox);
+      if (b) b.focus();
+    };
     tanksBox.replaceChildren(tanksHead(), loading(days ? `Fetching the tanks of the last ${days} days…` : 'Fetching the tanks…'));
     refocus();
     // Without the index's default (not loaded), days is left out and the API's default applies.
-    const res = await api(days ? `${path}/tanks?days=${days}` : `${path}/tanks`);
+    const query = new URLSearchParams();
+    if (days) query.set('days', String(days));
+    if (tankGroup) query.set('group_by', tankGroup);
+    const res = await api(`${path}/tanks` + (query.toString() ? `?${query}` : ''));
     if (!current('player', token) || tankRequest !== mine) return;
     if (res.ok) {
       tanksLoaded = true;

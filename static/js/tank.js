@@ -1,11 +1,13 @@
 /* One tank's page (GET /tank/{tank_id}/{region}?days=): its figures over the period, the daily
- * series, the percentiles of its players' average damage and WN8, and the sample behind them.
- * The view lives in the hash: #tank/{region}/{tank_id}/{days}. */
+ * series, the percentiles of its players' average damage and WN8, the sample behind them, and its
+ * marks of excellence (thresholds, sample, their daily series). The view lives in the hash:
+ * #tank/{region}/{tank_id}/{days}. */
 
 import { $, dayRange, fmtValue, h, isObj, label, nullFigure, NUM, rangeText, scroller, typeLabel, utcText } from './render.js';
 import { API, api, current, explainedError, loading, paramEnum, rateLine, state, takeToken } from './api.js';
 import { drawChart } from './charts.js';
 import { navigate } from './explorer.js';
+import { estimateNote, MARKS, MARKS_MIN_TIER, marksHash } from './marks.js';
 
 const FIGURES = [
   ['players', 'Players'], ['battles', 'Battles'], ['win_rate', 'Win rate'], ['avg_damage', 'Avg. damage'],
@@ -23,8 +25,13 @@ const SERIES = [
 
 export const tankHash = (region, tankId, days) => `#tank/${encodeURIComponent(region)}/${encodeURIComponent(tankId)}` + (days ? `/${days}` : '');
 
+// The marks' daily series: one line per threshold.
+const MARK_SERIES = { first: 's-mark1', second: 's-mark2', third: 's-mark3', top: 's-marktop' };
+
 function head(region, tankId, days, data) {
-  const back = state.tanksHash || `#tanks/${encodeURIComponent(region)}` + (days ? `/${days}` : '');
+  // The way back: to the marks table when the page was reached from it, else to the tank table.
+  const fromMarks = state.tankFrom === 'marks' && state.marksHash;
+  const back = fromMarks ? state.marksHash : state.tanksHash || `#tanks/${encodeURIComponent(region)}` + (days ? `/${days}` : '');
   const sub = [];
   if (data) {
     if (data.tier) sub.push(`Tier ${data.tier}`);
@@ -35,7 +42,7 @@ function head(region, tankId, days, data) {
   const choices = paramEnum('tank', 'days').map(String);
   const shown = String((data && data.days) || days || '');
   return h('div', { class: 'tank-head' },
-    h('p', { class: 'back small' }, h('a', { href: back, id: 'tank-back' }, '← All tanks')),
+    h('p', { class: 'back small' }, h('a', { href: back, id: 'tank-back' }, fromMarks ? '← Marks of excellence' : '← All tanks')),
     h('div', { class: 'history-head' },
       h('h3', { class: 'tank-title', id: 'tank-title' }, (data && data.name) || `Tank ${tankId}`),
       choices.length ? h('div', { class: 'segmented', role: 'group', 'aria-label': 'Period', id: 'tank-period' },
@@ -72,6 +79,73 @@ function percentileTable(percentiles) {
       h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'Percentile'), h('th', { scope: 'col' }, 'Avg. damage'), h('th', { scope: 'col' }, 'WN8'))),
       h('tbody', null, keys.map((k) => h('tr', null, h('th', { scope: 'row' }, k),
         h('td', { class: 'num' }, fmtValue(damage[k] ?? null, 'avg_damage')), h('td', { class: 'num' }, fmtValue(wn8[k] ?? null, 'wn8'))))))));
+}
+
+// ---------------------------------------------------------------- marks of excellence
+/** Why a tank has no marks (`marks` null): below tier V, or no counted player in the window yet. */
+function noMarksText(data, region) {
+  if (Number.isInteger(data.tier) && data.tier < MARKS_MIN_TIER) {
+    return 'No marks of excellence: the game awards them from tier V.';
+  }
+  return 'No marks of excellence for this tank yet: no tracked player has the minimum of battles on it over the marks’ window '
+    + `(with the assistance known), or the marks of ${label(region)} are not built yet.`;
+}
+
+function marksTable(series) {
+  if (!series.length) return null;
+  return h('details', { class: 'more', id: 'tank-marks-details' }, h('summary', null, 'Thresholds day by day (table)'),
+    scroller(h('table', { class: 'grid marks-series', id: 'tank-marks-table' },
+      h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'Day'), MARKS.map((m) => h('th', { scope: 'col' }, m.name)))),
+      h('tbody', null, series.map((p) => h('tr', { 'data-date': p.date }, h('th', { scope: 'row' }, p.date),
+        MARKS.map((m) => h('td', { class: 'num', 'data-col': m.key }, fmtValue(p[m.key] ?? null, 'avg_damage')))))))));
+}
+
+/** The tank's marks: the thresholds now, their sample, and the daily series of the page's period. */
+function marksBlock(data, region) {
+  const box = h('section', { class: 'tank-marks', id: 'tank-marks', 'aria-labelledby': 'tank-marks-title' },
+    h('h4', { id: 'tank-marks-title' }, 'Marks of excellence'));
+  const m = isObj(data.marks) ? data.marks : null;
+  if (!m) {
+    box.append(h('p', { class: 'chart-empty muted', id: 'tank-marks-none' }, noMarksText(data, region)));
+    return { box, draw: () => {} };
+  }
+  const sample = isObj(m.sample) ? m.sample : {};
+  const minPlayers = m.min_players ?? '?';
+  const minBattles = m.min_battles ?? '?';
+  const range = rangeText(m.from, m.through);
+  const marks = isObj(m.marks) ? m.marks : null;
+  box.append(h('p', { class: 'tank-summary' }, `Last ${m.days ?? '?'} days` + (range ? ` (${range})` : '')
+    + (typeof m.built_at === 'number' ? ` · built ${utcText(new Date(m.built_at * 1000))}` : '') + ' · ',
+  h('a', { href: marksHash({ region }), id: 'tank-marks-link' }, `all tanks’ marks of ${label(region)}`)));
+  const tooFew = `No thresholds yet: fewer than ${minPlayers} players with at least ${minBattles} battles on this tank `
+    + `in the last ${m.days ?? '?'} days (${sample.players ?? '?'}).`;
+  if (marks) {
+    box.append(h('div', { class: 'tiles', id: 'tank-marks-tiles' }, MARKS.map((mk) => h('div', { class: 'tile', 'data-mark': mk.key },
+      h('span', { class: 'tile-label' }, mk.name), h('span', { class: 'tile-value' }, fmtValue(marks[mk.key] ?? null, 'avg_damage')),
+      h('span', { class: 'tile-note' }, mk.key === 'top' ? 'the best player' : `beats ${mk.share} % of its players`)))));
+  } else {
+    box.append(h('p', { class: 'notice', id: 'tank-marks-none' }, tooFew));
+  }
+  box.append(h('p', { class: 'tank-sample', id: 'tank-marks-sample' }, h('strong', null, 'Sample: '),
+    `${NUM.format(sample.players ?? 0)} players with at least ${minBattles} battles on it and ${NUM.format(sample.battles ?? 0)} battles `
+    + `in the window; thresholds need at least ${minPlayers} players.`));
+  box.append(estimateNote(m, 'tank-marks-estimate'));
+
+  // The thresholds of each day of the page's period that had them.
+  const points = (Array.isArray(m.series) ? m.series : []).filter((p) => isObj(p) && p.date);
+  const labels = data.from && data.through ? dayRange(data.from, data.through) : points.map((p) => p.date);
+  const byDate = new Map(points.map((p) => [p.date, p]));
+  const chart = h('div', { class: 'chart', id: 'tank-marks-chart' });
+  box.append(h('h5', { class: 'sub-title' }, 'Thresholds per day'), chart,
+    h('p', { class: 'muted small' }, 'Each day of the period that had thresholds (built that day over its own window).'),
+    marksTable(points) || '');
+  const draw = () => drawChart(chart, {
+    labels, title: 'Mark thresholds per day', legend: true,
+    series: MARKS.map((mk) => ({ name: mk.name, cls: MARK_SERIES[mk.key], join: 'gap',
+      values: labels.map((d) => { const p = byDate.get(d); return p && typeof p[mk.key] === 'number' ? p[mk.key] : null; }) })),
+    empty: marks ? 'No daily thresholds in this period yet.' : tooFew,
+  });
+  return { box, draw };
 }
 
 function renderTank(data, region, tankId) {
@@ -137,11 +211,15 @@ function renderTank(data, region, tankId) {
       h('div', { class: 'sub' }, h('h5', { class: 'sub-title' }, 'Average damage'), damageChart),
       h('div', { class: 'sub' }, h('h5', { class: 'sub-title' }, 'WN8 on this tank'), wn8Chart)),
     percentileTable(percentiles) || '');
+  // The marks of excellence (absent from an answer of an API without them).
+  const marks = 'marks' in data ? marksBlock(data, region) : null;
+  if (marks) box.append(marks.box);
   // Drawn after insertion so the charts know their width.
   requestAnimationFrame(() => {
     drawSeries();
     drawPercentiles(damageChart, percentiles.damage, 'Avg. damage', 's-main', tooFew);
     drawPercentiles(wn8Chart, percentiles.wn8, 'WN8', 's-avg', wn8Empty);
+    if (marks) marks.draw();
   });
   return box;
 }

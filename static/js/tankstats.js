@@ -6,6 +6,7 @@ import { $, fmtValue, h, isObj, label, nullFigure, NUM, rangeText, scroller, typ
 import { API, api, current, explainedError, loading, paramEnum, rateLine, state, takeToken, tankStatsDefaults } from './api.js';
 import { navigate } from './explorer.js';
 import { expectedHash } from './expected.js';
+import { marksLink } from './marks.js';
 
 // Sorted and paged by the API (sort, order, limit, offset), not in the browser as the player's
 // tank table is: a region's table holds every tank its tracked players played (hundreds), one
@@ -107,9 +108,15 @@ function expectedLink(region) {
     `Expected values (WN8) of ${label(region)}`), ': the loaded table, the one computed from the tracked players, and how they compare.');
 }
 
+/** The way to the region's marks of excellence (marks.js), beside the expected values'. */
+function marksLine(region) {
+  return h('p', { class: 'small expected-link' }, marksLink(region, 'tanks-marks-link'),
+    ': the combined damage each tank’s 1st, 2nd and 3rd mark takes, and how it moved.');
+}
+
 const seenNations = new Set();
 
-function rememberNations(rows) {
+export function rememberNations(rows) {
   const before = seenNations.size;
   for (const row of rows) if (typeof row.nation === 'string') seenNations.add(row.nation);
   const list = $('#tank-nations');
@@ -145,7 +152,7 @@ function renderTankStats(data, q, onSort, onPage) {
     `A tank’s figures need at least ${ctx.minPlayers} players; its damage percentiles need ${ctx.minPlayers} players with at least `
     + `${ctx.minBattles} battles on it in the period. Below that a figure shows as —.`,
     typeof data.built_at === 'number' ? ` Built ${utcText(new Date(data.built_at * 1000))}.` : ''));
-  box.append(expectedLink(region));
+  box.append(expectedLink(region), marksLine(region));
   if (!rows.length) {
     box.append(h('p', { class: 'chart-empty muted tanks-empty' }, total
       ? 'No tanks on this page: go back to the first page.' : 'No tank matches these filters in this period.'));
@@ -178,6 +185,7 @@ export async function loadTankStats(q) {
   const token = takeToken('tanks');
   const out = $('#tanks-out');
   state.tanksHash = tanksHash(q);
+  state.tankFrom = 'tanks';
   // The table on screen stays (dimmed) until the new answer replaces it.
   if ($('#tank-stats-table', out)) {
     out.setAttribute('aria-busy', 'true');
@@ -190,7 +198,7 @@ export async function loadTankStats(q) {
   if (!current('tanks', token)) return;
   out.removeAttribute('aria-busy');
   if (!res.ok) {
-    out.replaceChildren(explainedError(res, () => loadTankStats(q)), expectedLink(q.region));
+    out.replaceChildren(explainedError(res, () => loadTankStats(q)), expectedLink(q.region), marksLine(q.region));
     return;
   }
   const data = res.data || {};
