@@ -61,6 +61,8 @@ def battle_row(rng: random.Random, battles: int, damage: float) -> list[int]:
         "survived_battles": rng.randint(0, battles),
         "shots": shots,
         "hits": rng.randint(shots // 2, shots),
+        "damage_received": battles * 600,  # fixed: the random draws above stay as they were
+        "stun_assisted_damage": 0,
     }
     return [row[name] for name in TANK_COUNTERS]
 
