@@ -46,7 +46,10 @@ simulator's counters, so the requests sent upstream are `total + stalled`. It pr
 
 - upstream requests sent, answered, stalled and refused (REQUEST_LIMIT_EXCEEDED), overall, per
   minute and after the first minute (the share of stalled requests among those sent after it);
-- the clan refresh: seconds from the service's start to the end of its first run, its outcome;
+- the clan refresh: seconds from the service's start to the end of its first run, its outcome,
+  and each database step of its members' tracking (Tracker.track_members: 500 members a step under
+  a 30 s job deadline) with its duration or failure, from the service's log (the child times each
+  step and logs every database command slower than 5 s: serve_with_pass_clock);
 - the clans' members (the simulator's lists), how many are tracked and how many the pass visited
   (the database's own `tracked` documents), and the pass: accounts visited, account/info and
   tanks/stats requests, per-tank records written, its duration (from the clock's jump to the
@@ -423,14 +426,16 @@ def log_summary(path: str, limit: int = 12) -> dict:
     }
 
 
-def tracking_steps(path: str) -> dict:
-    """The members' tracking steps as the service timed them (serve_with_pass_clock's log lines)."""
+def tracking_steps(path: str, until: int | None = None) -> dict:
+    """The members' tracking steps as the service timed them (serve_with_pass_clock's log lines),
+    in the log's first `until` bytes (the first refresh run's: a later run tracks its own)."""
     done: list[float] = []
     failed: list[dict] = []
     members = 0
     try:
-        with open(path, errors="replace") as handle:
-            for line in handle:
+        with open(path, "rb") as raw:
+            text = raw.read(until if until is not None else -1).decode(errors="replace")
+            for line in text.splitlines():
                 found = TRACKING_STEP.search(line)
                 if found is None:
                     continue
@@ -657,6 +662,8 @@ class Bench:
         least = ready + args.minutes * 60.0
         most = ready + args.max_minutes * 60.0
         done_at: float | None = None  # the refresh's end, seconds from the service's start (its clock)
+        first_refresh: dict = {}  # the first run's reading (its outcome)
+        log_at_refresh_end: int | None = None  # the service log's size then
         pass_at: float | None = None  # the pass's clock jumped (this script's clock, from the start)
         pass_done_at: float | None = None  # the poll that found every slice of the pass day finished
         marks: dict[str, dict] = {}  # readings at the phases' edges
@@ -681,6 +688,8 @@ class Bench:
                     done_at = float(refresh["last_run"]) - started_wall
                     say(f"clan refresh run ended {done_at:.1f} s after the service's start: {refresh.get('message')}")
                     marks["refresh_end"] = entry
+                    first_refresh = dict(refresh)  # a later run (clans the live lookups named) replaces it in /status
+                    log_at_refresh_end = os.path.getsize(self.children.log_path("service"))
                     day = self.start_pass(proc)
                     pass_at = time.monotonic() - t0
                     say(f"the tracker's clock jumps to {day} 23:59:59: every slice of {day} is due")
@@ -721,13 +730,36 @@ class Bench:
             first_minute = last
         counts = database_counts(self.database.uri, region, clan_ids, set(members), self.pass_day)
         log = log_summary(self.children.log_path("service"))
-        log["tracking_steps"] = tracking_steps(self.children.log_path("service"))
+        log["tracking_steps"] = tracking_steps(self.children.log_path("service"), log_at_refresh_end)
         return self.report(
-            clan_ids, started_wall, ready, done_at, pass_at, pass_done_at, marks, first_minute, last, counts, log
+            clan_ids,
+            started_wall,
+            ready,
+            done_at,
+            first_refresh,
+            pass_at,
+            pass_done_at,
+            marks,
+            first_minute,
+            last,
+            counts,
+            log,
         )
 
     def report(
-        self, clan_ids, started_wall, ready, done_at, pass_at, pass_done_at, marks, first_minute, last, counts, log
+        self,
+        clan_ids,
+        started_wall,
+        ready,
+        done_at,
+        refresh,
+        pass_at,
+        pass_done_at,
+        marks,
+        first_minute,
+        last,
+        counts,
+        log,
     ) -> dict:
         args = self.args
         up_last = last.get("upstream") or {}
@@ -760,7 +792,8 @@ class Bench:
                     )
                 previous = entry
         service_last = last.get("service") or {}
-        refresh = service_last.get("clan_refresh") or {}
+        # The first run's outcome (refresh: as read when its end was found); a later run's, at the end.
+        later_refresh = service_last.get("clan_refresh") or {}
         numbers = outcome_numbers(refresh.get("message"))
         completed = bool(
             done_at is not None
@@ -862,6 +895,9 @@ class Bench:
                 "outcome": refresh.get("message"),
                 "clans_cached": counts["clans_cached"],
                 "upstream_until_its_end": refresh_upstream,
+                "last_run_at_the_end": None
+                if later_refresh.get("last_run") == refresh.get("last_run")
+                else {k: later_refresh.get(k) for k in ("ok", "message", "duration_s")},
             },
             "members": {
                 "of_the_clans": counts["members_of_the_clans"],
