@@ -250,26 +250,17 @@ class TankStatsService:
                     }
                 )
             table.rows_memo = ((vehicles, *map(id, past.values())), rows)
-        rows = [
-            row
-            for row in table.rows_memo[1]
-            if (tier is None or row["tier"] == tier)
-            and (vehicle_type is None or row["type"] == vehicle_type)
-            and (nation is None or row["nation"] == nation)
-        ]
-        present = [row for row in rows if _marks_sort_value(row, sort) is not None]
-        missing = [row for row in rows if _marks_sort_value(row, sort) is None]
-        present.sort(key=lambda row: _marks_sort_value(row, sort), reverse=order == "desc")
-        ordered = present + missing  # nulls last either way
-        return {
-            **self._marks_head(region, table),
-            "sort": sort,
-            "order": order,
-            "total": len(ordered),
-            "offset": offset,
-            "limit": limit,
-            "tanks": ordered[offset : offset + limit],
-        }
+        page = tank_page(
+            table.rows_memo[1],
+            tier,
+            vehicle_type,
+            nation,
+            lambda row: _marks_sort_value(row, sort),
+            order,
+            limit,
+            offset,
+        )
+        return {**self._marks_head(region, table), "sort": sort, **page}
 
     async def tank_marks(self, region: str, tank_id: int, series_doc: Mapping[str, Any] | None) -> dict | None:
         """A tank page's `marks`: the current thresholds and sample, and their daily series (the days
@@ -357,26 +348,10 @@ class TankStatsService:
             # Ties (and nulls) in tank_id order.
             built = [self._row(tank_id, table, vehicles.get(tank_id)) for tank_id in sorted(table.entries)]
             table.rows_memo = (vehicles, built)
-        rows = [
-            row
-            for row in table.rows_memo[1]
-            if (tier is None or row["tier"] == tier)
-            and (vehicle_type is None or row["type"] == vehicle_type)
-            and (nation is None or row["nation"] == nation)
-        ]
-        present = [row for row in rows if _sort_value(row, sort) is not None]
-        missing = [row for row in rows if _sort_value(row, sort) is None]
-        present.sort(key=lambda row: _sort_value(row, sort), reverse=order == "desc")
-        ordered = present + missing  # nulls last either way
-        return {
-            **self._period(region, days, table),
-            "sort": sort,
-            "order": order,
-            "total": len(ordered),
-            "offset": offset,
-            "limit": limit,
-            "tanks": ordered[offset : offset + limit],
-        }
+        page = tank_page(
+            table.rows_memo[1], tier, vehicle_type, nation, lambda row: _sort_value(row, sort), order, limit, offset
+        )
+        return {**self._period(region, days, table), "sort": sort, **page}
 
     async def tank(self, region: str, tank_id: int, days: int) -> dict[str, Any]:
         table = await self.table(region, days)
@@ -420,6 +395,38 @@ class TankStatsService:
             },
             "series": series,
         }
+
+
+def tank_page(
+    rows: list[dict[str, Any]],
+    tier: int | None,
+    vehicle_type: str | None,
+    nation: str | None,
+    value: Callable[[Mapping[str, Any]], Any],
+    order: str,
+    limit: int,
+    offset: int,
+) -> dict[str, Any]:
+    """A tank list's rows filtered by tier, type and nation, sorted by `value` (nulls last either
+    way; ties keep the rows' order) and paged: {order, total, offset, limit, tanks}."""
+    kept = [
+        row
+        for row in rows
+        if (tier is None or row["tier"] == tier)
+        and (vehicle_type is None or row["type"] == vehicle_type)
+        and (nation is None or row["nation"] == nation)
+    ]
+    present = [row for row in kept if value(row) is not None]
+    missing = [row for row in kept if value(row) is None]
+    present.sort(key=value, reverse=order == "desc")
+    ordered = present + missing
+    return {
+        "order": order,
+        "total": len(ordered),
+        "offset": offset,
+        "limit": limit,
+        "tanks": ordered[offset : offset + limit],
+    }
 
 
 def standing_period(days: int) -> int:
