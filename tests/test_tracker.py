@@ -542,3 +542,32 @@ async def test_an_invalid_or_deleted_account_is_parked_and_costs_nothing_more(st
     await run_days(tracker, clock, days[1], 1)
     asked = {a for _, a in recording.info[days[1]]}
     assert asked == set(good)  # the parked ones cost no request the next day
+
+
+def test_a_member_step_that_times_out_does_not_skip_the_later_steps(io_loop):
+    """A clan refresh tracks members 500 at a time; on a loaded database one step may pass its
+    deadline: the later steps are still written, and the failure is raised at the end (the clan
+    refresh logs it; the next refresh repeats the failed step)."""
+    from pymongo.errors import NetworkTimeout
+
+    from server.services.tracker import MEMBERS_PER_STEP
+
+    written: list[int] = []
+
+    class Tracked:
+        calls = 0
+
+        async def track_many(self, region, accounts, until, now):
+            Tracked.calls += 1
+            if Tracked.calls == 1:
+                raise NetworkTimeout("timed out")
+            written.extend(a for a, _ in accounts)
+
+    class Store:
+        tracked = Tracked()
+
+    members = [(account_id, None) for account_id in range(1, 3 * MEMBERS_PER_STEP + 1)]
+    tracker = Tracker(Store(), None, None, clock=lambda: 0.0, owner="t")
+    with pytest.raises(NetworkTimeout):
+        io_loop.run_sync(lambda: tracker.track_members("eu", members, 0.0))
+    assert written == [a for a, _ in members[MEMBERS_PER_STEP:]]  # steps 2 and 3 written

@@ -447,11 +447,21 @@ class Tracker:
         A step of its own per MEMBERS_PER_STEP accounts: a batch of 100 clans holds ~5,000 members,
         whose nickname-prefix upkeep alone took 65 s on the embedded database (bench_throttle),
         twice one job step's deadline."""
+        failure: Exception | None = None
         for start in range(0, len(members), MEMBERS_PER_STEP):
-            with job_deadline():
-                await self.store.tracked.track_many(
-                    region, members[start : start + MEMBERS_PER_STEP], now + CLAN_TRACK_SECONDS, now
-                )
+            try:
+                with job_deadline():
+                    await self.store.tracked.track_many(
+                        region, members[start : start + MEMBERS_PER_STEP], now + CLAN_TRACK_SECONDS, now
+                    )
+            except Exception as exc:
+                if not is_database_error(exc):
+                    raise
+                # A step that ran out of its deadline on a loaded database: the later steps are
+                # still tried (each is a replacement: the next refresh repeats the failed one).
+                failure = exc
+        if failure is not None:
+            raise failure
 
     # --- the pass ---------------------------------------------------------------------------
     def cannot_write(self) -> str | None:
