@@ -89,7 +89,9 @@ async def views(services, clans: dict[str, int]) -> dict[str, dict]:
 
 
 async def refreshed_long_ago(app, sim: str) -> tuple[dict[str, int], dict[str, dict], float, float]:
-    """Two clans (eu, na) refreshed whole 30 days ago: (clans, their views, t1 = then, t2 = now)."""
+    """Two clans (eu, na) refreshed whole 20 days ago: (clans, their views, t1 = then, t2 = now).
+    Not 30: a clan's document expires 30 days after its cached_at (store/clans.py CLAN_TTL_SECONDS),
+    and the database's TTL sweep (every 60 s) deleted one refreshed exactly that long ago."""
     services, store = app.settings["services"], app.settings["store"]
     quick_failures(services)
     services.clans.rating_budget = 0  # member WN8 needs tanks/stats calls: not what this is about
@@ -97,7 +99,7 @@ async def refreshed_long_ago(app, sim: str) -> tuple[dict[str, int], dict[str, d
     for region, clan_id in clans.items():
         await store.clans.add_seeds(region, [clan_id], time.time())
     t2 = float(int(time.time()))
-    t1 = t2 - 30 * DAY
+    t1 = t2 - 20 * DAY
     outcome = await refresh_at(services, sim, t1)
     assert outcome.startswith("refreshed 2 clans, failed 0, partial 0, not found 0"), outcome
     before = await views(services, clans)
@@ -141,7 +143,7 @@ async def test_failing_stronghold_still_refreshes_the_clan_and_keeps_older_skirm
             assert new["members"]["avg_battles"] != old["members"]["avg_battles"]  # members played since
             assert new["ratings"]["ratings_updated_at"] == int(t2)
             assert new["ratings"]["elo_10"] == old["ratings"]["elo_10"]  # the simulator's elo does not drift
-            # The skirmish figures are the ones fetched 30 days ago, and say so.
+            # The skirmish figures are the ones fetched 20 days ago, and say so.
             assert old["ratings"]["skirmish_battles"] == upstream_then[region]
             assert new["ratings"]["skirmish_battles"] == old["ratings"]["skirmish_battles"]
             assert new["ratings"]["skirmish_win_rate"] == old["ratings"]["skirmish_win_rate"]
