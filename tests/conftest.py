@@ -84,4 +84,55 @@ def artifacts_dir():
     return path
 
 
+# Tests whose assertions need a machine that is not busy with another test: a ratio of timings, an
+# elapsed-time bound within a few seconds, a rate window, a fixed time budget of the service. Marked
+# `timing` here; scripts/test.sh runs every other test first in two pytest-xdist workers, then these
+# in one process with nothing else running (on 2 cores a neighbouring worker's CPU-heavy test made
+# one of them fail now and then). Keep the list short: this phase runs on one core. A module's name
+# marks each of its tests; a set names some of them (a parametrized test by its function's name).
+TIMING: dict[str, set[str] | None] = {
+    "test_index_plans.py": None,  # the median time at 10x the documents against 1x
+    "test_bounded_reads.py": {  # 503 within ONE_DEADLINE_BOUND; a gate's concurrent builds
+        "test_a_slow_history_is_503_with_retry_after_at_one_deadline_not_two",
+        "test_a_slow_tanks_is_503_with_retry_after_at_one_deadline",
+        "test_the_gate_bounds_concurrent_history_and_tanks_builds",
+        "test_a_slow_search_is_503_with_retry_after_within_the_deadline_and_not_cached",
+    },
+    "test_bounded_work.py": {
+        "test_cold_400_days_single_flight_bounded_then_materialised",  # 4 aggregations in the 0.5 s inline budget
+        "test_a_full_gate_is_a_fast_503_never_a_queue",
+        "test_a_hung_database_gives_503_within_the_deadline",
+        "test_inline_aggregation_stops_at_its_time_budget",
+        "test_a_read_that_never_returns_is_a_503_not_a_hang",
+    },
+    "test_connections.py": {"test_full_server_sheds_only_connections_that_waited"},  # SHED_MIN_WAIT 0.25 s
+    "test_floods.py": {"test_a_hundred_simultaneous_lookups_from_a_hundred_addresses_admit_exactly_thirty"},
+    "test_players.py": {"test_global_live_budget"},  # 31 lookups inside one rate window
+    "test_scaleout.py": {"test_rate_limit_holds_across_two_processes"},  # rounds against 0.5 s flushes
+    "test_tracker.py": {"test_live_lookups_are_not_queued_behind_the_pass_and_are_tracked"},  # waits <= window + 0.1 s
+    "test_upstream_budget.py": None,  # the rate in any real second
+    "test_upstream_realms.py": {"test_background_work_at_the_realm_caps_is_never_stalled"},
+    "test_upstream_service.py": {"test_a_live_lookup_does_not_wait_behind_a_realm_that_backs_off"},
+    "test_upstream_sim.py": {"test_requests_per_second_per_application_id"},
+    "test_upstream_sim_strict.py": {  # the throttle's 1 s window, stall and block
+        "test_throttle_stalls_the_request_over_the_rate_per_address_and_realm",
+        "test_a_stalled_request_is_closed_without_an_answer_after_stall_seconds",
+        "test_a_burst_blocks_the_address_and_realm_for_block_seconds",
+    },
+}
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by mark
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if item.path.name not in TIMING:
+            continue
+        names = TIMING[item.path.name]
+        missing = sorted(name for name in names or () if not hasattr(item.module, name))
+        if missing:
+            raise pytest.UsageError(f"tests/conftest.py TIMING names no test of {item.path.name}: {missing}")
+        if names is None or getattr(item, "originalname", item.name) in names:
+            item.add_marker(pytest.mark.timing)
+
+
 os.environ.setdefault("STATSAPI_LOG_LEVEL", "WARNING")
