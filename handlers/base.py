@@ -22,6 +22,7 @@ from server.api.config import API_VERSION, Config
 from server.api.errors import (
     ALLOWED_METHODS,
     COMMON_HEADERS,
+    DATABASE_RETRY_AFTER,
     ERROR_MAX_AGE,
     APIError,
     render_error,
@@ -48,8 +49,9 @@ def to_api_error(exc: BaseException | None, status_code: int) -> APIError:
     if isinstance(exc, APIError):
         return exc
     if isinstance(exc, DATABASE_ERRORS):
-        # SPEC 8.1: Retry-After is for 429; the upstream's 503 carries one too (issue 3).
-        return APIError("database_unavailable")
+        # SPEC 8.1 sends Retry-After with 429; every 503 carries one too, so a client (and a live
+        # lookup during a database stall) knows when to come back (docs/api.md, "Headers").
+        return APIError("database_unavailable", headers={"Retry-After": str(DATABASE_RETRY_AFTER)})
     if isinstance(exc, UpstreamError):
         # Any upstream failure (including a request it refused) is its unavailability to us.
         retry = int(getattr(exc, "retry_after", 30) or 30)
@@ -213,7 +215,7 @@ class BaseHandler(tornado.web.RequestHandler):
             self.set_header(name, value)
         # An over-limit request never gets here: server.compose.app.OneShotDelegate answered it.
         if self.needs_database and not self.services.database_up():
-            raise APIError("database_unavailable")
+            raise APIError("database_unavailable", headers={"Retry-After": str(DATABASE_RETRY_AFTER)})
 
     # --- methods -------------------------------------------------------------------
     async def head(self, *args, **kwargs):

@@ -208,8 +208,7 @@ def conventions() -> list[str]:
         + f' (`RateLimit-Policy: "<bucket>";q=<limit>;w={WINDOW_SECONDS}`, '
         '`RateLimit: "<bucket>";r=<remaining>;t=<seconds>`, IETF draft syntax; `X-RateLimit-Reset` is the '
         "seconds until the current window ends).",
-        f"- `Retry-After` (integer seconds): {RETRY_AFTER_SENT}. A 503 `database_unavailable` without it: "
-        "retry after a few seconds.",
+        f"- `Retry-After` (integer seconds): {RETRY_AFTER_SENT}.",
         "",
         "### ETag and conditional requests",
         "",

@@ -67,6 +67,7 @@ async def test_database_stopped_then_restarted(http_client, base_url, own_databa
         assert response.code == 503, (path, body)
         assert body["error"]["code"] == "database_unavailable"
         assert "no-store" in response.headers["Cache-Control"]
+        assert int(response.headers["Retry-After"]) >= 1  # a client knows when to come back
         print(f"{path}: 503 in {elapsed:.2f}s")
     status = await get(http_client, base_url, "/api/v1/status")
     assert status.code == 200

@@ -81,12 +81,14 @@ ALLOWED_METHODS = "GET, HEAD, OPTIONS"
 # The rate-limit headers every answer that passed the limiter carries (server/api/ratelimit.py).
 RATE_HEADERS = ("RateLimit-Policy", "RateLimit", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset")
 EXPOSED_HEADERS = ", ".join(("ETag", "Retry-After", *sorted(RATE_HEADERS)))
+# What a 503 database_unavailable from a database error (down, or stalled past a query's deadline)
+# tells the caller: the embedded database's supervisor restarts it within seconds.
+DATABASE_RETRY_AFTER = 5
 # When an answer carries Retry-After (stated once: the index, OpenAPI and docs/api.md say this).
 RETRY_AFTER_SENT = (
-    "with every 429, with 503 upstream_unavailable, and with 503 database_unavailable when the "
-    "process already runs its maximum of heavy reads, or when the reads of a history, a per-tank "
-    "breakdown or a tracked-account search pass their request's one deadline (under 2 s in all); "
-    "not when the database is down"
+    "with every 429 and every 503: upstream_unavailable, and database_unavailable (when the process "
+    "already runs its maximum of heavy reads, when a read passed its request's one deadline, under "
+    "2 s in all, or when the database did not answer)"
 )
 # On every API answer, success or error (the site's files carry all but the Content-Type).
 COMMON_HEADERS = {
