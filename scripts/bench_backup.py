@@ -95,9 +95,9 @@ from server.api.catalogue import PREFIX  # noqa: E402
 from server.compose.embedded_db import EmbeddedDatabase, running_uri  # noqa: E402
 from server.domain.days import DAY_SECONDS, day_start  # noqa: E402
 from store import Store, create_client  # noqa: E402
-from store.backup import duty_setting, read_manifest, restore_backup  # noqa: E402
+from store.backup import read_manifest, restore_backup  # noqa: E402
 from store.client import deadline  # noqa: E402
-from store.constants import REGIONS  # noqa: E402
+from store.constants import BACKUP_DUTY, REGIONS  # noqa: E402
 
 RESTORED_DB = "statsapi_restored"
 CACHED_ACCOUNTS = 10  # the cached /player's rotation (bench_scale's --player-accounts)
@@ -595,7 +595,7 @@ def run(args) -> dict:
         "families": {name: list(names) for name, names in FAMILIES.items()},
         "per_unit": per_unit(results),
         "requests": args.requests,
-        "backup_duty": duty_setting(),
+        "backup_duty": float(os.environ.get("STATSAPI_BACKUP_DUTY") or BACKUP_DUTY),  # the command's (--backup-duty)
         "goal": {"cached_p99_ratio_max": GOAL_RATIO, "met": all(r <= GOAL_RATIO for r in ratios)},
         "backup_from": "a separate process: python -m server backup --to DIR --data-dir DATA (the running server's database)",
         "commit": git_commit(),

@@ -19,7 +19,7 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import bson
@@ -29,6 +29,7 @@ from pymongo import ReplaceOne
 from pymongo.errors import BulkWriteError
 
 from store.client import deadline
+from store.constants import BACKUP_DUTY
 from store.tanks import account_key
 from store.tracker import NICKNAME_MIGRATION
 
@@ -49,8 +50,7 @@ RESTORE_BATCH = 500  # documents per insert of a restore (offline: no requests t
 # about WINDOW_DOCS documents (`_DayWalk`), and so are the account ranges of ACCOUNT_WALKS.
 # docs/benchmarks.md, "The online backup", measures the trade: a slower backup for reads that
 # keep their p99.
-DUTY = 0.1
-DUTY_ENV = "STATSAPI_BACKUP_DUTY"  # the operator's choice of DUTY (1: no rests), for the command and the job
+DUTY = BACKUP_DUTY  # the operator chooses it with --backup-duty (server/api/config.py)
 PAUSE_SECONDS = 0.005
 WINDOW_DOCS = 200
 QUERY_DEADLINE_S = 120.0  # one query or one batch of it at most (the rests between them do not count)
@@ -305,16 +305,6 @@ async def _write_chunk(fh: Any, chunk: list[bytes], progress: Progress) -> int:
     return len(data)
 
 
-def duty_setting(environ: Mapping[str, str] | None = None) -> float:
-    """DUTY, or STATSAPI_BACKUP_DUTY when it is a number in (0, 1]."""
-    value = (os.environ if environ is None else environ).get(DUTY_ENV, "")
-    try:
-        duty = float(value)
-    except ValueError:
-        return DUTY
-    return duty if 0 < duty <= 1 else DUTY
-
-
 async def _yield(busy_since: float, pause: float, duty: float) -> None:
     """Low priority: after each query or batch, rest so that the backup works at most `duty` of its
     time (the rest is (1 - duty) / duty times what the step kept the database and this process
@@ -455,15 +445,13 @@ async def write_backup(
     writer: str = "statsapi",
     batch: int = BATCH,
     pause: float = PAUSE_SECONDS,
-    duty: float | None = None,
+    duty: float = DUTY,
     window_docs: int = WINDOW_DOCS,
     clock: Callable[[], float] = time.time,
     progress: Progress | None = None,
 ) -> dict:
     """Back up every irreplaceable collection of `store` into `target`; returns the manifest.
-    `duty`: the share of its time the backup works, resting the rest (None: duty_setting());
-    pause 0: no rests."""
-    duty = duty_setting() if duty is None else duty
+    `duty`: the share of its time the backup works, resting the rest (1 or pause 0: no rests)."""
     target = check_target(target)
     progress = progress or Progress()
     started_at = clock()

@@ -175,9 +175,7 @@ async def test_demo_backed_up_by_the_command_while_the_tracker_and_jobs_write_re
     paths += [f"/api/v1/online/history?game={g}&region={r}&days=7" for g in GAMES for r in (*REGIONS, "all")]
     versions = {r: await store.expected_tables.latest_version(r) for r in REGIONS}
     paths += [f"/api/v1/expected-values?region={r}&version={v}" for r, v in versions.items()]
-    print("TIMING seeded", time.time() - now)  # TEMP
     before = {path: complete_days(await get_data(base_url, path), today) for path in paths}
-    print("TIMING before", time.time() - now)  # TEMP
 
     # The operator's command backs up the running service's database while the jobs (the
     # tracker's loop, the online sampler, the population build, retention) run and the tracker
@@ -205,7 +203,6 @@ async def test_demo_backed_up_by_the_command_while_the_tracker_and_jobs_write_re
             proc.kill()
         stop.set()
         await asyncio.wait_for(jobs, 60)
-    print("TIMING backup", time.time() - now, len(written), out)  # TEMP
     assert proc.returncode == 0, err.decode()[-2000:]
     assert b"backed up" in out
     # The tracker wrote during the backup: each visit's snapshot and per-tank record of today
@@ -218,7 +215,6 @@ async def test_demo_backed_up_by_the_command_while_the_tracker_and_jobs_write_re
     # What the original answers for its complete days once the jobs stopped: the same as before
     # the backup (the jobs and the tracker wrote only today's documents, or what answers the same).
     original = {path: complete_days(await get_data(base_url, path), today) for path in paths}
-    print("TIMING original", time.time() - now)  # TEMP
     changed = {path: (before[path], original[path]) for path in paths if before[path] != original[path]}
     assert not changed, changed
     assert manifest["complete_days_through"] < today
@@ -247,13 +243,11 @@ async def test_demo_backed_up_by_the_command_while_the_tracker_and_jobs_write_re
         SCALE,
         name="restored",
     )
-    print("TIMING restore+serve", time.time() - now)  # TEMP
     try:
         restored_base = f"http://127.0.0.1:{served.port}"
         for path in paths:
             restored = complete_days(await get_data(restored_base, path), today)
             assert restored == original[path], (path, difference(restored, original[path]))
-        print("TIMING restored answers", time.time() - now)  # TEMP
         # Every document of a complete day, byte for byte, in each day-partitioned collection.
         restored_uri = running_uri(os.path.join(fresh, "db"))
         assert restored_uri

@@ -54,11 +54,7 @@ def open_store(config: Config, uri: str) -> Store:
 async def run_backup(config: Config, uri: str, target: str) -> dict:
     store = open_store(config, uri)
     try:
-        _tune = {k: float(os.environ[f"TUNE_{k.upper()}"]) for k in ("duty", "window_docs", "batch", "pause") if os.environ.get(f"TUNE_{k.upper()}")}  # TEMP
-        for k in ("window_docs", "batch"):  # TEMP
-            if k in _tune:  # TEMP
-                _tune[k] = int(_tune[k])  # TEMP
-        return await write_backup(store, target, writer=f"statsapi {VERSION}", **_tune)  # TEMP
+        return await write_backup(store, target, writer=f"statsapi {VERSION}", duty=config.backup_duty)
     finally:
         store.client.close()
 
