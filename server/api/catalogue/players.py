@@ -92,7 +92,8 @@ HISTORY = Endpoint(
         "nulls when nothing was played; wn8_percentile: the share (0-99 %) of the region's tracked accounts "
         f"with at least {STANDING_MIN_BATTLES} battles in the same period of the tank statistics whose WN8 "
         f"over it was lower (null below {STANDING_MIN_BATTLES} battles or before the tables are built)",
-        "deltas.recent_<n>": f"for n = {and_list(RECENT_WINDOWS)}: the same figures over roughly the last n "
+        "deltas." + " / ".join(f"recent_{n}" for n in RECENT_WINDOWS): "recent_<n>, for n = "
+        f"{and_list(RECENT_WINDOWS)}: the same figures over roughly the last n "
         "battles: from the newest daily per-tank record at least n battles before the newest one, within "
         f"the last {MAX_DAYS} days (day-granular: battles says exactly how many it holds, n or more); null "
         "when the records do not reach n battles back in that time",
