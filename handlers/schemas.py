@@ -6,12 +6,14 @@ from collections.abc import Iterable
 
 from server.api.catalogue import (
     CATALOGUE,
+    DELTA_PERIODS,
     EXPECTED_SOURCES,
     GROUP_BYS,
     HOT_COPY_SECONDS,
     MARKS_CHANGE_DAYS,
     MARKS_SORTS,
     POPULATION_PERIODS,
+    RECENT_WINDOWS,
     SEARCH_RESULTS,
     STATUS,
     TABLE_PERCENTILES,
@@ -19,6 +21,7 @@ from server.api.catalogue import (
     TANK_PERCENTILES,
     TANK_SORTS,
 )
+from server.api.catalogue.model import and_list
 from server.api.config import API_VERSION
 from server.api.errors import ERROR_CODES
 from server.domain.expected import STATS as EXPECTED_STATS
@@ -215,7 +218,8 @@ def schema_components(index: dict) -> dict:
                 "integer",
                 minimum=0,
                 maximum=99,
-                description="History deltas 7d, 30d and 90d only: the share (%) of the region's tracked "
+                description=f"History deltas {and_list(tuple(f'{p}d' for p in POPULATION_PERIODS))} only: "
+                "the share (%) of the region's tracked "
                 "accounts with enough battles in the same population period whose WN8 over it was lower.",
             ),
         },
@@ -404,15 +408,22 @@ def schema_components(index: dict) -> dict:
                 "snapshot_count": {"type": "integer", "minimum": 0},
                 "deltas": obj(
                     {
-                        **{f"{p}d": {"oneOf": [ref("schemas", "HistoryDelta"), {"type": "null"}]} for p in (7, 30, 90)},
-                        "recent_1000": {
-                            "oneOf": [ref("schemas", "PeriodFigures"), {"type": "null"}],
-                            "description": "The figures of roughly the last 1,000 battles (battles says "
-                            "exactly how many); null when the per-tank records do not reach that far.",
+                        **{
+                            f"{p}d": {"oneOf": [ref("schemas", "HistoryDelta"), {"type": "null"}]}
+                            for p in DELTA_PERIODS
+                        },
+                        **{
+                            f"recent_{n}": {
+                                "oneOf": [ref("schemas", "PeriodFigures"), {"type": "null"}],
+                                "description": f"The figures of roughly the last {n:,} battles, from a "
+                                "daily record (battles says exactly how many); null when the per-tank "
+                                "records do not reach that far.",
+                            }
+                            for n in RECENT_WINDOWS
                         },
                     },
-                    description="Deltas over 7, 30 and 90 days (null when no snapshot lies in the "
-                    "period) and the last 1,000 battles.",
+                    description=f"Deltas over {and_list(DELTA_PERIODS)} days (null when no snapshot lies "
+                    f"in the period) and the last {and_list(tuple(f'{n:,}' for n in RECENT_WINDOWS))} battles.",
                 ),
                 "weekly": {
                     "oneOf": [

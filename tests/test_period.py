@@ -150,6 +150,18 @@ async def test_recent_1000_from_the_newest_record_at_least_1000_battles_back(ser
 
 
 @pytest.mark.gen_test
+async def test_recent_100_and_1000_each_from_their_own_daily_record():
+    records = {**RECORDS, "2026-01-27": {1: counters(1200, 610, 1_220_000), 2: counters(15, 9, 30_000)}}
+    service = HistoryService(FakeStore(records), FakeRatings())
+    # newest: 1215 battles; 100 back is at most 1115: 2026-01-20 (1105), the newest such day
+    last_100 = await service.recent("eu", 1, "2026-01-27", 100)
+    assert (last_100["from"], last_100["to"], last_100["battles"]) == ("2026-01-20", "2026-01-27", 110)
+    assert last_100["wins"] == (610 + 9) - (560 + 3)
+    last_1000 = await service.recent("eu", 1, "2026-01-27", 1000)
+    assert (last_1000["from"], last_1000["battles"]) == ("2026-01-10", 1100)
+
+
+@pytest.mark.gen_test
 async def test_recent_1000_is_none_when_the_records_do_not_reach_that_far():
     service = HistoryService(FakeStore({d: RECORDS[d] for d in ("2026-01-20", "2026-01-25")}), FakeRatings())
     assert await service.recent("eu", 1, "2026-01-25") is None

@@ -15,6 +15,9 @@ from tests.helpers import EXPECTED_VALUES_FILE, sim_async
 
 ACCOUNTS = existing_accounts("eu", 60)
 
+# A history's deltas when nothing reaches back: every period and both recent windows null.
+NO_DELTAS = {**{f"{p}d": None for p in (1, 3, 7, 14, 30, 60, 90)}, "recent_100": None, "recent_1000": None}
+
 
 @pytest.fixture
 def app_overrides():
@@ -142,7 +145,7 @@ async def test_history_after_a_fetch(http_client, base_url, reset_sim):
     assert response.code == 200
     data = body["data"]
     assert data["days"] == 7 and len(data["snapshots"]) == 1
-    assert data["deltas"] == {"7d": None, "30d": None, "90d": None, "recent_1000": None}
+    assert data["deltas"] == NO_DELTAS
 
 
 def snap(date, battles, wins, damage, wn8=None):
@@ -183,7 +186,7 @@ def test_history_deltas_hand_checked():
     assert quarter["from"] == "2026-10-20"
     assert quarter["win_rate_change"] == pytest.approx(100 * 630 / 1200 - 100 * 560 / 1100, abs=1e-4)
     only_latest = history_view("eu", 1, snapshots[-1:], 30, "2026-11-15")
-    assert only_latest["deltas"] == {"7d": None, "30d": None, "90d": None, "recent_1000": None}
+    assert only_latest["deltas"] == NO_DELTAS
 
 
 def independent_wn8(tanks: list[dict], table: dict) -> float:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import math
 import random
 import time
@@ -19,7 +20,7 @@ from server.domain.ratings import account_wn8, compute_ratings, load_expected_va
 from server.services.expected import ExpectedValuesService
 from server.services.population import PopulationService, newest_complete_day
 from server.services.tracker import due_at
-from store.constants import TANK_COUNTERS
+from store.constants import REGIONS, TANK_COUNTERS
 from store.population import TankChanges, unpack_grid
 from store.tanks import pack
 from store.tracker import slice_of, tracked_id
@@ -191,6 +192,32 @@ def test_a_day_is_complete_an_hour_after_it_ends():
     day = "2026-03-10"
     assert newest_complete_day(day_start(day) + DAY_SECONDS + 3599) == days_before(day, 1)
     assert newest_complete_day(day_start(day) + DAY_SECONDS + 3600) == day
+
+
+@pytest.mark.gen_test
+async def test_no_garbage_collection_holds_requests_while_the_job_builds_and_it_comes_back_after():
+    """The job's millions of per-account sums are never scanned by a collection meanwhile (each
+    would hold every request: docs/architecture.md, "Adding a job"); after it, even a failed one,
+    collections run again."""
+    seen = []
+
+    class Probe(PopulationService):
+        async def build_region(self, region, through):
+            seen.append(gc.isenabled())
+            if region == REGIONS[-1]:
+                raise RuntimeError("the database went away")
+            return {"accounts": 0, "tanks": 0}
+
+    class NoTables:
+        async def get(self, region, days):
+            return None
+
+    store = type("S", (), {"population": type("P", (), {"periods": NoTables()})()})()
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError):
+        await Probe(store, None).build()
+    assert seen == [False] * len(REGIONS)
+    assert gc.isenabled()
 
 
 @pytest.mark.gen_test(timeout=120)

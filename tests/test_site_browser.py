@@ -845,10 +845,16 @@ async def test_recents_panel_tank_table_and_period_wn8_chart(
         await page.route(f"**/api/v1/player/{DEMO_PLAYER}/eu/tanks?*", serve_tanks)
         await page.goto(site_url(http_port, f"#player/eu/{DEMO_PLAYER}"))
 
-        # Recents: four cards with the period figures and WN8 coloured by the usual scale.
+        # Recents: a card per period (1, 3, 7, 14, 30, 60 and 90 days, the last 100 and 1,000
+        # battles); the four this answer has figures for show them, WN8 coloured by the usual scale.
         cards = page.locator("#player-recents section.recent")
         await cards.first.wait_for()
-        assert await cards.count() == 4
+        assert await cards.count() == 9
+        for key in ("1d", "3d", "14d", "60d"):
+            card = page.locator(f"#player-recents section.recent.empty[data-period='{key}']")
+            assert "No daily snapshot that old" in await card.inner_text()
+        card = page.locator("#player-recents section.recent.empty[data-period='recent_100']")
+        assert "Needs per-tank records reaching 100 battles back" in await card.inner_text()
         expected = {
             "7d": ("7 days", "64", "59.38 %", "2,012.5", "2,310", "great", "1,720", "1,810"),
             "30d": ("30 days", "210", "53.81 %", "1,804.25", "1,580", "good", "1,400", "1,500"),
@@ -951,7 +957,7 @@ async def test_recents_panel_tank_table_and_period_wn8_chart(
             {"7d": figures(0, 0, 0, 0, 0, 0, day(7), day(0)), "30d": None, "90d": "no_delta", "recent_1000": None},
         )
         await page.click("#form-player button[type=submit]")
-        await page.locator("#player-recents section.recent.empty").nth(3).wait_for()
+        await page.locator("#player-recents section.recent.empty[data-period='7d']").wait_for()
         texts = {
             key: await page.locator(f"#player-recents section.recent[data-period='{key}']").inner_text()
             for key in ("7d", "30d", "90d", "recent_1000")

@@ -4,12 +4,21 @@ from __future__ import annotations
 
 import datetime as dt
 
-from server.api.catalogue import DELTA_PERIODS
+from server.api.catalogue import DELTA_PERIODS, RECENT_WINDOWS
 from server.domain import ratings as rating_maths
 from server.domain.days import utc_day
 from store.constants import TANK_COUNTERS
 
 HISTORY_FIELDS = ("date", *TANK_COUNTERS, "wn8", "wn7", "efficiency")
+
+
+def recent_key(battles: int) -> str:
+    """The history deltas' key of the figures over about the last `battles` battles."""
+    return f"recent_{battles}"
+
+
+def is_recent_key(key: str) -> bool:
+    return key.startswith("recent_")
 
 
 def flatten_tanks(raw_tanks: list[dict] | None) -> list[dict]:
@@ -169,7 +178,8 @@ def fill_days(snapshots: list[dict], through: str) -> list[dict]:
 def history_view(
     region: str, account_id: int, snapshots: list[dict], days: int, today: str, through: str | None = None
 ) -> dict:
-    """Daily entries of the last `days` days and deltas over 7/30/90 days (null without data).
+    """Daily entries of the last `days` days and deltas over each of DELTA_PERIODS days (null
+    without data).
 
     `through`: the last day the account was measured (the tracker's last visit); days without a
     snapshot up to it carry the previous snapshot forward (see fill_days), so a tracked account has
@@ -215,7 +225,8 @@ def history_view(
     for delta in deltas.values():
         if delta is not None:
             delta["period"] = None
-    deltas["recent_1000"] = None
+    for battles in RECENT_WINDOWS:
+        deltas[recent_key(battles)] = None
     return {
         "account_id": account_id,
         "region": region,

@@ -12,6 +12,8 @@ from server.api.catalogue import (
     MARKS_WINDOW_DAYS,
     MAX_DAYS,
     POPULATION_PERIODS,
+    RECENT_BATTLES,
+    RECENT_WINDOWS,
     STANDING_MIN_BATTLES,
     WEEK_DAYS,
 )
@@ -20,7 +22,7 @@ from server.domain import recents
 from server.domain.days import utc_day
 from server.domain.marks import MIN_TIER, combined_damage, estimated_marks, next_mark
 from server.domain.population import standing
-from server.domain.profiles import HISTORY_FIELDS, history_view
+from server.domain.profiles import HISTORY_FIELDS, history_view, is_recent_key, recent_key
 from server.services.concurrency import bounded_read, single_flight
 from server.services.expected import Ratings
 from server.services.tank_stats import named_marks, standing_period, tank_standing
@@ -170,12 +172,18 @@ class HistoryService:
     @classmethod
     def _recent(
         cls, timeline: Timeline, today: str, expected: ExpectedValues | None, tiers: Mapping[int, int]
-    ) -> dict[str, Any] | None:
+    ) -> dict[int, dict[str, Any] | None]:
+        """Per window of RECENT_WINDOWS: the figures from the newest daily record at least that many
+        battles before the newest one (day-granular: `battles` says how many they hold)."""
         records = timeline.battles_by_day(_day(today, MAX_DAYS - 1), today)
-        index = recents.recent_baseline([{"battles": battles} for _, battles in records])
-        if index is None:
-            return None
-        return cls._figures(timeline, records[index][0], records[-1][0], expected, tiers)
+        careers = [{"battles": battles} for _, battles in records]
+        figures: dict[int, dict[str, Any] | None] = {}
+        for battles in RECENT_WINDOWS:
+            index = recents.recent_baseline(careers, battles)
+            figures[battles] = (
+                None if index is None else cls._figures(timeline, records[index][0], records[-1][0], expected, tiers)
+            )
+        return figures
 
     async def period(self, region: str, account_id: int, first: str, last: str) -> dict[str, Any] | None:
         """Figures over [first, last] with the days they cover; None without per-tank records."""
@@ -183,12 +191,15 @@ class HistoryService:
             timeline = await self._timeline(region, account_id, first, last)
         return self._figures(timeline, first, last, *await self._inputs(region))
 
-    async def recent(self, region: str, account_id: int, today: str) -> dict[str, Any] | None:
-        """Figures over roughly the last RECENT_BATTLES battles: from the newest record at least
-        that many battles before the newest one. None when the records do not reach that far."""
+    async def recent(
+        self, region: str, account_id: int, today: str, battles: int = RECENT_BATTLES
+    ) -> dict[str, Any] | None:
+        """Figures over roughly the last `battles` (one of RECENT_WINDOWS) battles: from the newest
+        record at least that many battles before the newest one. None when the records do not
+        reach that far."""
         async with request_deadline():
             timeline = await self._timeline(region, account_id, _day(today, MAX_DAYS - 1), today)
-        return self._recent(timeline, today, *await self._inputs(region))
+        return self._recent(timeline, today, *await self._inputs(region))[battles]
 
     @staticmethod
     def _history_since(periods: list[tuple[str, str]], today: str, weeks: tuple[str, int] | None) -> str:
@@ -216,8 +227,9 @@ class HistoryService:
         periods: list[tuple[str, str]],
         today: str,
         weeks: tuple[str, int] | None = None,
-    ) -> tuple[list[dict[str, Any] | None], dict[str, Any] | None, list[dict[str, Any] | None] | None]:
-        """The figures of each (first, last) period, of the last ~1,000 battles and, with `weeks`
+    ) -> tuple[list[dict[str, Any] | None], dict[int, dict[str, Any] | None], list[dict[str, Any] | None] | None]:
+        """The figures of each (first, last) period, of the last ~100 and ~1,000 battles (by window)
+        and, with `weeks`
         = (last day, days), of each week of week_bounds(last day, days), from the timeline
         history_timeline read (no database read; after the build's bounded reads)."""
         expected, tiers = await self._inputs(region)
@@ -264,23 +276,24 @@ class HistoryService:
         periods = [
             (delta["from"], delta["to"])
             for key, delta in view["deltas"].items()
-            if key != "recent_1000" and delta is not None
+            if not is_recent_key(key) and delta is not None
         ]
         return periods, (view["latest"]["date"], view["days"])
 
     async def _add_period_figures(self, view: dict, timeline: Timeline, region: str, today: str) -> None:
         """Each delta's `period`: the figures of the battles played over its days, from the
-        per-tank records (null without them); `recent_1000`: the last ~1,000 battles; `weekly`:
+        per-tank records (null without them); `recent_<n>`: the last ~n battles; `weekly`:
         the same figures per 7-day week over the `days` window, ending on the newest snapshot's
         day as the deltas do."""
         periods, weeks = self._figure_periods(view)
         figures, recent, weekly = await self.history_figures(timeline, region, periods, today, weeks)
-        deltas = [(key, delta) for key, delta in view["deltas"].items() if key != "recent_1000" and delta is not None]
+        deltas = [(key, delta) for key, delta in view["deltas"].items() if not is_recent_key(key) and delta is not None]
         for (key, delta), figure in zip(deltas, figures, strict=True):
             if figure is not None:
                 figure["wn8_percentile"] = await self._wn8_standing(region, key, figure)
             delta["period"] = figure
-        view["deltas"]["recent_1000"] = recent
+        for battles, figure in recent.items():
+            view["deltas"][recent_key(battles)] = figure
         view["weekly"] = weekly
 
     async def _wn8_standing(self, region: str, key: str, figure: dict[str, Any]) -> int | None:

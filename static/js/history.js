@@ -33,8 +33,8 @@ function metricValues(metric, labels, snapshots) {
 }
 
 function renderDeltas(deltas, ctx) {
-  // recent_1000 and each delta's `period` are the recents panel's; this table shows the changes.
-  const periods = Object.keys(deltas).filter((p) => p !== 'recent_1000');
+  // recent_100 / recent_1000 and each delta's `period` are the recents panel's; this table shows the changes.
+  const periods = Object.keys(deltas).filter((p) => !p.startsWith('recent_'));
   const rows = [];
   for (const p of periods) if (isObj(deltas[p])) for (const k of Object.keys(deltas[p])) if (!rows.includes(k) && !['from', 'to', 'period'].includes(k)) rows.push(k);
   const hasRange = periods.some((p) => isObj(deltas[p]) && (deltas[p].from || deltas[p].to));

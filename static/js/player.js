@@ -86,18 +86,23 @@ function renderProfile(data, region, onRefresh) {
   return h('div', { class: 'profile' }, parts);
 }
 
-// The recent periods: the history's deltas 7d / 30d / 90d carry `period` (the figures of
-// the battles played in them); deltas.recent_1000 is such a figures object itself.
+// The recent periods: the history's day deltas (1d ... 90d) carry `period` (the figures of the
+// battles played in them); deltas.recent_100 and recent_1000 are such figures objects themselves.
 const RECENTS = [
-  { key: '7d', name: '7 days', cls: 's-p7' },
-  { key: '30d', name: '30 days', cls: 's-p30' },
-  { key: '90d', name: '90 days', cls: 's-p90' },
-  { key: 'recent_1000', name: 'Last 1,000 battles', cls: 's-p1000' },
+  { key: '1d', name: '1 day' },
+  { key: '3d', name: '3 days' },
+  { key: '7d', name: '7 days' },
+  { key: '14d', name: '14 days' },
+  { key: '30d', name: '30 days' },
+  { key: '60d', name: '60 days' },
+  { key: '90d', name: '90 days' },
+  { key: 'recent_100', name: 'Last 100 battles', battles: 100 },
+  { key: 'recent_1000', name: 'Last 1,000 battles', battles: 1000 },
 ];
 
 function periodFigures(deltas, key) {
   if (!isObj(deltas) || !isObj(deltas[key])) return null;
-  if (key === 'recent_1000') return deltas[key];
+  if (key.startsWith('recent_')) return deltas[key];
   return isObj(deltas[key].period) ? deltas[key].period : null;
 }
 
@@ -109,8 +114,8 @@ function renderRecents(deltas, region) {
       h('h5', { class: 'recent-title', id: titleId }, p.name));
     if (!f) {
       card.classList.add('empty');
-      const why = p.key === 'recent_1000'
-        ? 'Needs per-tank records reaching 1,000 battles back.'
+      const why = p.battles
+        ? `Needs per-tank records reaching ${NUM.format(p.battles)} battles back.`
         : isObj(deltas && deltas[p.key]) ? 'No per-tank records for this period.' : 'No daily snapshot that old.';
       card.append(h('p', { class: 'recent-empty' }, 'Not enough data yet'), h('p', { class: 'muted small' }, why));
       return card;

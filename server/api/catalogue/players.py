@@ -13,7 +13,7 @@ from server.api.catalogue.figures import (
     MAX_DAYS,
     POPULATION_PERIODS,
     PROFILE_MAX_AGE,
-    RECENT_BATTLES,
+    RECENT_WINDOWS,
     SEARCH_RESULTS,
     STANDING_MIN_BATTLES,
     TRACKED_SEARCH_CACHE_SECONDS,
@@ -65,7 +65,7 @@ HISTORY = Endpoint(
     summary=f"Player daily history with {and_list(DELTA_PERIODS)} day deltas",
     description=f"Daily snapshots (UTC days) of the last `days` days plus {and_list(DELTA_PERIODS)} day "
     "deltas, each with the ratings of the battles played in it (period WN8, WN7, efficiency), the same "
-    f"figures over the last ~{RECENT_BATTLES:,} battles and week by week. 404 no_history when no snapshot exists.",
+    f"figures over the last ~{and_list(tuple(f'{n:,}' for n in RECENT_WINDOWS))} battles and week by week. 404 no_history when no snapshot exists.",
     tag="players",
     operation_id="PlayerHistory",
     limit_per_minute=20,
@@ -92,10 +92,11 @@ HISTORY = Endpoint(
         "nulls when nothing was played; wn8_percentile: the share (0-99 %) of the region's tracked accounts "
         f"with at least {STANDING_MIN_BATTLES} battles in the same period of the tank statistics whose WN8 "
         f"over it was lower (null below {STANDING_MIN_BATTLES} battles or before the tables are built)",
-        f"deltas.recent_{RECENT_BATTLES}": f"the same figures over roughly the last {RECENT_BATTLES:,} battles: "
-        f"from the newest per-tank record at least {RECENT_BATTLES:,} battles before the newest one, within "
-        f"the last {MAX_DAYS} days (battles says exactly how many); null when the records do not reach "
-        f"{RECENT_BATTLES:,} battles back in that time",
+        "deltas." + " / ".join(f"recent_{n}" for n in RECENT_WINDOWS): "recent_<n>, for n = "
+        f"{and_list(RECENT_WINDOWS)}: the same figures over roughly the last n "
+        "battles: from the newest daily per-tank record at least n battles before the newest one, within "
+        f"the last {MAX_DAYS} days (day-granular: battles says exactly how many it holds, n or more); null "
+        "when the records do not reach n battles back in that time",
         "weekly[]": f"the same figures per {WEEK_DAYS}-day week, oldest first: ceil(days / {WEEK_DAYS}) weeks, "
         "the last "
         "ending on the newest snapshot's day (as the deltas); from, to are the week's bounds (the "
