@@ -346,7 +346,7 @@ def test_kill_9_during_a_backup_leaves_the_previous_one_whole_and_no_partial_one
     assert read_manifest(first) == first_manifest  # verified: every file's size and checksum
     refused = run_command("restore", "--from", str(partial), data_dir=str(tmp_path / "elsewhere"))
     assert refused.returncode == 1 and "not a complete backup" in refused.stderr
-    # The database the killed command started stops with it (SIGTERM on its parent's death);
+    # The database the killed command started stops with it (SIGKILL on its parent's death);
     # once it has, the data directory is usable again: the next backup completes.
     storage = os.path.join(data_dir, "db")
 
