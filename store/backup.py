@@ -112,6 +112,7 @@ def windows(walk: str) -> list[dict]:
 DAY = dt.timedelta(days=1)
 PROBE = dt.timedelta(minutes=10)
 SMALLEST_PART = dt.timedelta(minutes=1)
+GAP_GROWTH = 16  # an empty stretch's windows grow to at most this many parts (`_DayWalk._day`)
 
 
 def _as_utc(value: Any) -> dt.datetime | None:
@@ -141,10 +142,13 @@ class _DayWalk:
         self.window_docs = max(1, window_docs)
         self.per_day = 0.0  # documents a day at the density last seen (0: a day is one window)
         self.seen = 0  # documents of every window reported by learn()
+        self.empty_parts = 0  # windows in a row that held nothing (each doubles the next one's span)
 
     def learn(self, low: dt.datetime | None, high: dt.datetime | None, count: int, first: Any, last: Any) -> None:
         """What a window [low, high) held: `count` documents, the first and the last read."""
         self.seen += count
+        if low is not None and high is not None:
+            self.empty_parts = self.empty_parts + 1 if count == 0 else 0
         if count == 0 or low is None or high is None:
             return  # an empty stretch (a gap) says nothing of the days around it
         early, late = (_as_utc(_field(doc, self.field)) for doc in (first, last))
@@ -170,12 +174,19 @@ class _DayWalk:
         return [({self.field: {"$gte": low, "$lt": high}}, low, high) for low, high in ranges]
 
     def _day(self, day: dt.datetime, skip: tuple[dt.datetime, dt.datetime] | None) -> Any:
-        parts = self.parts()  # as learnt up to the day before: a day's parts are fixed at its start
-        step = DAY / parts
-        for i in range(parts):
-            low, high = day + step * i, (day + DAY if i == parts - 1 else day + step * (i + 1))
+        step = DAY / self.parts()  # as learnt up to the day before
+        low, end = day, day + DAY
+        while low < end:
+            # An empty stretch (the sampler was off, or the days before the first sample) is
+            # crossed in ever longer windows: each empty window doubles the next one's span, up to
+            # GAP_GROWTH parts; a window that holds documents goes back to one part. So 30 empty
+            # days of a one-a-minute collection cost ~300 windows, not ~4,500, and the one window
+            # that reaches the data again holds at most GAP_GROWTH parts' documents.
+            span = step * min(GAP_GROWTH, 2**self.empty_parts)
+            high = end if end - low < span + step / 2 else low + span
             for lo, hi in _minus(low, high, skip):
                 yield {self.field: {"$gte": lo, "$lt": hi}}, lo, hi
+            low = high
 
     def walk(self, skip: tuple[dt.datetime, dt.datetime] | None) -> Any:
         """(query, low, high) of every window (low and high None for an open one); the caller
