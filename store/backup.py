@@ -29,6 +29,8 @@ from pymongo import ReplaceOne
 from pymongo.errors import BulkWriteError
 
 from store.client import deadline
+from store.constants import BACKUP_DUTY
+from store.tanks import account_key
 from store.tracker import NICKNAME_MIGRATION
 
 if TYPE_CHECKING:
@@ -45,22 +47,34 @@ RESTORE_BATCH = 500  # documents per insert of a restore (offline: no requests t
 # whole, under the store's one lock, before its first batch is answered (SecantusDB 0.7: every
 # other command waits meanwhile), so what bounds how long a request can wait behind the backup is
 # the documents one window holds, not the batch size: windows on a timestamp field are cut to
-# about WINDOW_DOCS documents (`_DayWalk`). docs/benchmarks.md, "The online backup", measures the
-# trade: a slower backup for reads that keep their p99.
-DUTY = 0.1
+# about WINDOW_DOCS documents (`_DayWalk`), and so are the account ranges of ACCOUNT_WALKS.
+# docs/benchmarks.md, "The online backup", measures the trade: a slower backup for reads that
+# keep their p99.
+DUTY = BACKUP_DUTY  # the operator chooses it with --backup-duty (server/api/config.py)
 PAUSE_SECONDS = 0.005
 WINDOW_DOCS = 200
 QUERY_DEADLINE_S = 120.0  # one query or one batch of it at most (the rests between them do not count)
+# Collections read by ranges of the accounts their documents belong to, through an index that
+# leads with the account ((prefix field or None, range field) of it): a window is every day of a
+# few accounts, about WINDOW_DOCS documents. A day window of them holds a document of nearly every
+# tracked account that played (about 0.4 x the accounts: ~400 documents and ~30 ms under the
+# embedded database's lock at 1,000 accounts, growing with them). The accounts are the tracked
+# ones (read first); documents of others fall in the ranges between them.
+ACCOUNT_WALKS: dict[str, tuple[str | None, str]] = {
+    "snapshots": ("region", "account_id"),  # index (region, account_id, date)
+    "tank_records": (None, "a"),  # index (a, d): a = "region:account_id"
+}
 DAY_WINDOWS_BACK = 450  # day windows cover at most this many days before the start (every retention is shorter)
 EMPTY_DAYS_STOP = 30  # after this many empty days in a row, everything older is one window
 CONSISTENCY = (
-    "Each collection is read window by window (one UTC day of its date field, or a part of a day "
-    "for a timestamp field, one tracker slice, or the whole of a small collection) while the "
-    "service writes; the days before the start newest first, the current day last. A document is "
-    "copied as it was when its window was read. Every UTC day that had ended when the backup "
-    "started is copied whole: the tracker, the online sampler and the population job only write "
-    "the current day, and a record kept by a rewrite moves to the current day, which is read last. "
-    "The current day holds what had been written when its window was read."
+    "Each collection is read window by window while the service writes: snapshots and per-tank "
+    "records by ranges of accounts (every day of a few accounts at once), the others by UTC day "
+    "of their date field (a part of a day for a timestamp field; the days before the start newest "
+    "first, the current day last), by tracker slice, or whole when small. A document is copied as "
+    "it was when its window was read. Every UTC day that had ended when the backup started is "
+    "copied whole: the tracker, the online sampler and the population job only write the current "
+    "day; a per-tank record kept by a rewrite stays with its account (a new expiry day, the same "
+    "document). The current day holds what had been written when its window was read."
 )
 
 
@@ -98,6 +112,7 @@ def windows(walk: str) -> list[dict]:
 DAY = dt.timedelta(days=1)
 PROBE = dt.timedelta(minutes=10)
 SMALLEST_PART = dt.timedelta(minutes=1)
+GAP_GROWTH = 16  # an empty stretch's windows grow to at most this many parts (`_DayWalk._day`)
 
 
 def _as_utc(value: Any) -> dt.datetime | None:
@@ -127,10 +142,13 @@ class _DayWalk:
         self.window_docs = max(1, window_docs)
         self.per_day = 0.0  # documents a day at the density last seen (0: a day is one window)
         self.seen = 0  # documents of every window reported by learn()
+        self.empty_parts = 0  # windows in a row that held nothing (each doubles the next one's span)
 
     def learn(self, low: dt.datetime | None, high: dt.datetime | None, count: int, first: Any, last: Any) -> None:
         """What a window [low, high) held: `count` documents, the first and the last read."""
         self.seen += count
+        if low is not None and high is not None:
+            self.empty_parts = self.empty_parts + 1 if count == 0 else 0
         if count == 0 or low is None or high is None:
             return  # an empty stretch (a gap) says nothing of the days around it
         early, late = (_as_utc(_field(doc, self.field)) for doc in (first, last))
@@ -156,12 +174,19 @@ class _DayWalk:
         return [({self.field: {"$gte": low, "$lt": high}}, low, high) for low, high in ranges]
 
     def _day(self, day: dt.datetime, skip: tuple[dt.datetime, dt.datetime] | None) -> Any:
-        parts = self.parts()  # as learnt up to the day before: a day's parts are fixed at its start
-        step = DAY / parts
-        for i in range(parts):
-            low, high = day + step * i, (day + DAY if i == parts - 1 else day + step * (i + 1))
+        step = DAY / self.parts()  # as learnt up to the day before
+        low, end = day, day + DAY
+        while low < end:
+            # An empty stretch (the sampler was off, or the days before the first sample) is
+            # crossed in ever longer windows: each empty window doubles the next one's span, up to
+            # GAP_GROWTH parts; a window that holds documents goes back to one part. So 30 empty
+            # days of a one-a-minute collection cost ~300 windows, not ~4,500, and the one window
+            # that reaches the data again holds at most GAP_GROWTH parts' documents.
+            span = step * min(GAP_GROWTH, 2**self.empty_parts)
+            high = end if end - low < span + step / 2 else low + span
             for lo, hi in _minus(low, high, skip):
                 yield {self.field: {"$gte": lo, "$lt": hi}}, lo, hi
+            low = high
 
     def walk(self, skip: tuple[dt.datetime, dt.datetime] | None) -> Any:
         """(query, low, high) of every window (low and high None for an open one); the caller
@@ -178,6 +203,51 @@ class _DayWalk:
         for day in (self.today, self.today + DAY):
             yield from self._day(day, skip)
         yield {field: {"$gte": self.today + 2 * DAY}}, None, None
+
+
+class _AccountWalk:
+    """The windows of a collection in ACCOUNT_WALKS: ranges of its account key between the tracked
+    accounts' keys (sorted), each about WINDOW_DOCS documents at the documents per account last
+    seen, and the ranges before, between and after them (and null), so that together they cover
+    every document exactly once, whichever accounts it belongs to."""
+
+    def __init__(self, prefix: str | None, field: str, keys: list[tuple[Any, Any]], window_docs: int) -> None:
+        self.prefix, self.field, self.keys = prefix, field, keys
+        self.window_docs = max(1, window_docs)
+        self.per_account = 0.0
+
+    def learn(self, accounts: int, count: int) -> None:
+        if accounts and count:
+            self.per_account = count / accounts
+
+    def _step(self) -> int:
+        return max(1, int(self.window_docs / self.per_account)) if self.per_account else 1
+
+    def _ranges(self, base: dict, values: list) -> Any:
+        yield {**base, self.field: None}, 0
+        yield {**base, self.field: {"$lt": values[0]}}, 0
+        i = 0
+        while i < len(values):
+            j = min(len(values), i + self._step())
+            bounds = {"$gte": values[i], **({"$lt": values[j]} if j < len(values) else {})}
+            yield {**base, self.field: bounds}, j - i
+            i = j
+
+    def walk(self) -> Any:
+        """(query, tracked accounts in it); the caller reports what each held (learn)."""
+        if self.prefix is None:
+            yield from self._ranges({}, sorted({value for _, value in self.keys}))
+            return
+        groups: dict[Any, set] = {}
+        for head, value in self.keys:
+            groups.setdefault(head, set()).add(value)
+        yield {self.prefix: None}, 0
+        previous = None
+        for head in sorted(groups):
+            yield {self.prefix: {"$lt": head} if previous is None else {"$gt": previous, "$lt": head}}, 0
+            yield from self._ranges({self.prefix: head}, sorted(groups[head]))
+            previous = head
+        yield {self.prefix: {"$gt": previous}}, 0
 
 
 def _minus(low: dt.datetime, high: dt.datetime, skip: tuple[dt.datetime, dt.datetime] | None) -> list:
@@ -264,9 +334,12 @@ class _Dump:
         self.count = self.size = self.windows = 0
         self.busy = 0.0  # seconds of work (queries, batches, compression), the rests left out
 
-    async def window(self, source: Any, query: dict) -> tuple[int, Any, Any]:
-        """Every document of `query`; returns how many, the first and the last."""
-        cursor = source.find(query, batch_size=self.batch)
+    async def window(
+        self, source: Any, query: dict, sink: Callable[[list], Any] | None = None, projection: dict | None = None
+    ) -> tuple[int, Any, Any]:
+        """Every document of `query` into the file (or, with `sink`, to it); returns how many, the
+        first and the last."""
+        cursor = source.find(query, projection, batch_size=self.batch)
         count, first, last = 0, None, None
         self.windows += 1
         try:
@@ -278,7 +351,10 @@ class _Dump:
                     count += len(docs)
                     first = docs[0] if first is None else first
                     last = docs[-1]
-                    self.size += await _write_chunk(self.fh, [doc.raw for doc in docs], self.progress)
+                    if sink is not None:
+                        sink(docs)
+                    else:
+                        self.size += await _write_chunk(self.fh, [doc.raw for doc in docs], self.progress)
                 self.busy += time.monotonic() - busy_since
                 await _yield(busy_since, self.pause, self.duty)
                 if len(docs) < self.batch or not cursor.alive:
@@ -287,6 +363,32 @@ class _Dump:
             await cursor.close()
         self.count += count
         return count, first, last
+
+
+async def _tracked_keys(
+    store: Store, batch: int, pause: float, duty: float, progress: Progress
+) -> tuple[list[tuple[str, int]], float]:
+    """(region, account_id) of every tracked account, read by the tracked collection's own walk
+    with the backup's rests; and the seconds of work it took."""
+    found: list[tuple[str, int]] = []
+    dump = _Dump(None, batch, pause, duty, progress)
+
+    def keep(docs: list) -> None:
+        found.extend((doc.get("region"), doc.get("account_id")) for doc in docs)
+
+    source = store.db["tracked"].with_options(codec_options=CodecOptions())
+    walk = store.declarations()["tracked"].walk
+    for query in windows(walk):
+        await dump.window(source, query, keep, {"_id": 0, "region": 1, "account_id": 1})
+    keys = [(r, a) for r, a in found if isinstance(r, str) and isinstance(a, int)]
+    return keys, dump.busy
+
+
+def _keys_for(collection: str, keys: list[tuple[str, int]]) -> list[tuple[Any, Any]]:
+    """The tracked accounts as the collection's account key ((prefix, value) of ACCOUNT_WALKS)."""
+    if ACCOUNT_WALKS[collection][0] is None:
+        return [(None, account_key(region, account_id)) for region, account_id in keys]
+    return list(keys)
 
 
 async def _dump_collection(
@@ -299,6 +401,8 @@ async def _dump_collection(
     duty: float,
     window_docs: int,
     progress: Progress,
+    account_walk: tuple[str | None, str] | None = None,
+    keys: list[tuple[Any, Any]] | None = None,
 ) -> dict:
     raw = open(path, "wb")  # noqa: SIM115 - closed by _close_file (fsync'd) in a thread
     fh = gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6, mtime=0)
@@ -308,7 +412,15 @@ async def _dump_collection(
         # No emptiness check first: on the embedded database even find_one({}) or a count reads
         # the whole collection; an empty window is one cheap indexed read.
         kind, _, field = declared.walk.partition(":")
-        if kind == "day":
+        walk_used = declared.walk
+        if account_walk is not None and keys:
+            prefix, key_field = account_walk
+            accounts = _AccountWalk(prefix, key_field, keys, window_docs)
+            for query, tracked in accounts.walk():
+                count, _, _ = await dump.window(source, query)
+                accounts.learn(tracked, count)
+            walk_used = f"accounts:{prefix + ',' if prefix else ''}{key_field}"
+        elif kind == "day":
             walk = _DayWalk(field, started, window_docs)
             skip = None
             for query, low, high in walk.probes():
@@ -331,6 +443,7 @@ async def _dump_collection(
         "bytes": os.path.getsize(path),
         "sha256": await asyncio.to_thread(_sha256, path),
         "walk": declared.walk,
+        "read_by": walk_used,
         "windows": dump.windows,
         "busy_seconds": round(dump.busy, 2),
     }
@@ -349,7 +462,7 @@ async def write_backup(
     progress: Progress | None = None,
 ) -> dict:
     """Back up every irreplaceable collection of `store` into `target`; returns the manifest.
-    `duty`: the share of its time the backup works (it rests the rest); pause 0: no rests."""
+    `duty`: the share of its time the backup works, resting the rest (1 or pause 0: no rests)."""
     target = check_target(target)
     progress = progress or Progress()
     started_at = clock()
@@ -364,9 +477,14 @@ async def write_backup(
                 str(doc["_id"]) for doc in await store.db["migrations"].find({}, {"_id": 1}).to_list(None)
             )
         collections: dict[str, dict] = {}
+        keys: list[tuple[str, int]] | None = None
         for coll_name, declared in store.irreplaceable().items():
             progress.collection = coll_name
             started_one = time.monotonic()
+            account_walk = ACCOUNT_WALKS.get(coll_name)
+            keys_busy = 0.0
+            if account_walk is not None and keys is None:
+                keys, keys_busy = await _tracked_keys(store, batch, pause, duty, progress)
             info = await _dump_collection(
                 store.db[coll_name],
                 declared,
@@ -377,7 +495,10 @@ async def write_backup(
                 duty,
                 window_docs,
                 progress,
+                account_walk,
+                _keys_for(coll_name, keys) if account_walk is not None and keys else None,
             )
+            info["busy_seconds"] = round(info["busy_seconds"] + keys_busy, 2)
             info["seconds"] = round(time.monotonic() - started_one, 2)
             collections[coll_name] = info
         finished_at = clock()

@@ -35,3 +35,6 @@ LEGACY_WIDTH = 13  # the counters per tank of every row written before release 1
 ACCOUNT_ASSIST = ("battles", "radio_assisted_damage", "track_assisted_damage")
 # What each (day, slice) claim of the daily pass counts (collection tracker_slices, /status tracker).
 SPEND_KEYS = ("visited", "info_requests", "tanks_requests", "records", "record_bytes", "keyframes")
+# The share of its time an online backup works, resting the rest (store/backup.py `_yield`;
+# --backup-duty): low priority, so cached reads keep their p99 while it runs (docs/benchmarks.md).
+BACKUP_DUTY = 0.1

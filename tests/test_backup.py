@@ -1,6 +1,7 @@
-"""Backups restore: the demo database backed up while the jobs write, restored by the command into a
-fresh data directory and served from there, answers every complete day as the original did; a
-kill -9 during a backup leaves the previous backup whole and nothing that restores."""
+"""Backups restore: the demo database backed up by the operator's command while the tracker and the
+jobs write, restored by the command into a fresh data directory and served from there, answers every
+complete day as the original did (every account, period, region and game); a kill -9 during a backup
+leaves the previous backup whole and nothing that restores."""
 
 from __future__ import annotations
 
@@ -11,16 +12,22 @@ import signal
 import subprocess
 import sys
 import time
+from asyncio.subprocess import PIPE
 
 import pytest
 import ujson
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 
+from server.api.catalogue import POPULATION_PERIODS
 from server.compose.demo import SimulatorLists, seed_demo
 from server.compose.embedded_db import running_uri
+from server.domain.expected import ComputedRow, Fit, Minimums
+from server.services.population import expected_document
 from store import create_client
 from store.backup import BackupError, list_backups, read_manifest, restore_backup, write_backup
 from store.client import deadline
+from store.constants import GAMES, REGIONS
+from store.tracker import slice_of
 from tests.helpers import FAST_REALMS, ROOT, ServerProcess, wait_until
 
 DAY = 86400
@@ -38,8 +45,8 @@ def app_overrides(fast_upstream_sim):
     }
 
 
-def run_command(*args: str, data_dir: str, timeout: float = 600) -> subprocess.CompletedProcess:
-    env = dict(os.environ, STATSAPI_APPLICATION_ID="test-app-id-secret")
+def run_command(*args: str, data_dir: str, timeout: float = 600, **env_extra: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, STATSAPI_APPLICATION_ID="test-app-id-secret", **env_extra)
     return subprocess.run(
         [sys.executable, "-m", "server", *args, "--data-dir", data_dir],
         cwd=str(ROOT),
@@ -90,8 +97,35 @@ async def documents_before(uri: str, db_name: str, collection: str, field: str, 
         client.close()
 
 
+async def tracker_writes_while(
+    proc, store, services, lists, tracked: set, compared: set, today: str, now: float
+) -> list:
+    """The service's own tracker visits newly tracked accounts while `proc` (the backup) runs: each
+    tracked in a slice that holds no compared account (their answers stay as they were), its
+    slice's pass of today reopened, worked at once. Returns the accounts whose visit ended with
+    `proc` running."""
+    seeded_slices = {slice_of(r, a) for r, a in compared}
+    candidates = [
+        (region, a)
+        for region in ("eu", "na", "asia")
+        for a in await lists.accounts(region, 300)
+        if (region, a) not in tracked and slice_of(region, a) not in seeded_slices
+    ]
+    written = []
+    for region, account_id in candidates:
+        if proc.returncode is not None or len(written) >= 6:
+            break
+        await store.tracked.track_many(region, [(account_id, None)], now + 30 * DAY, now)
+        slice_no = slice_of(region, account_id)
+        await store.tracked.slices.delete_one({"_id": f"{today}:{slice_no:03d}"})  # today's pass reopened
+        await services.tracker.work_slices(today, [slice_no])
+        if proc.returncode is None:
+            written.append((region, account_id))
+    return written
+
+
 @pytest.mark.gen_test(timeout=900)
-async def test_demo_backed_up_while_jobs_write_restores_every_complete_day(
+async def test_demo_backed_up_by_the_command_while_the_tracker_and_jobs_write_restores_every_complete_day(
     app, http_client, base_url, fast_upstream_sim, mongo_uri, db_name, tmp_path
 ):
     store, services = app.settings["store"], app.settings["services"]
@@ -112,47 +146,90 @@ async def test_demo_backed_up_while_jobs_write_restores_every_complete_day(
         )
     today = dt.datetime.fromtimestamp(now, dt.UTC).date().isoformat()
     today_start = dt.datetime.fromisoformat(today).replace(tzinfo=dt.UTC)
-    accounts = [
-        (int(doc["account_id"]), doc["region"]) for doc in await store.tracked.collection.find({}).to_list(None)
-    ]
-    assert len(accounts) >= 12, seeded
+    # The demo's population is too small for the tank-statistics job to compute expected values:
+    # a computed table per region is stored as the job stores one (expected_document), so that
+    # /expected-values?version= has a version to give back.
+    loaded = await services.ratings_source.expected_values()
+    rows = {t: ComputedRow(e, 25 + t % 7, 900 + t % 13) for t, e in sorted(loaded.items())[:40]}
+    yesterday = (dt.date.fromisoformat(today) - dt.timedelta(days=1)).isoformat()
+    for region in REGIONS:
+        document = expected_document(region, yesterday, Fit(rows, 3, True), Fit(rows, 5, True), Minimums(), None, now)
+        await store.expected_tables.save(document)
+    # Every account of the demo with a complete day: the seeded players and population (the clans'
+    # members are tracked too, from today on).
+    tracked = {(doc["region"], int(doc["account_id"])) for doc in await store.tracked.collection.find({}).to_list(None)}
+    with_history = {
+        (doc["region"], int(doc["account_id"]))
+        for doc in await store.players.snapshots.find({"date": {"$lt": today}}, {"region": 1, "account_id": 1}).to_list(
+            None
+        )
+    }
+    accounts = sorted((a, r) for r, a in with_history & tracked)
+    assert len(accounts) == 36, seeded
 
-    # What the original answers (every page the round trip must give back).
-    paths = [f"/api/v1/player/{a}/{r}/history?days=30" for a, r in accounts[:8]]
-    paths += [f"/api/v1/player/{a}/{r}/tanks?days=7" for a, r in accounts[:8]]
-    paths += [f"/api/v1/online/history?game=wot&region={r}&days=7" for r in ("eu", "na", "asia")]
-    paths += [f"/api/v1/tanks/stats?region={r}&days={d}" for r in ("eu", "na") for d in (7, 30)]
-    versions = {r: await store.expected_tables.latest_version(r) for r in ("eu", "na", "asia")}
-    paths += [f"/api/v1/expected-values?region={r}&version={v}" for r, v in versions.items() if v]
+    # What the original answers: every page the round trip must give back, for every seeded account,
+    # period, region and game.
+    paths = [f"/api/v1/player/{a}/{r}/history?days=30" for a, r in accounts]
+    paths += [f"/api/v1/player/{a}/{r}/tanks?days={d}" for a, r in accounts for d in POPULATION_PERIODS]
+    paths += [f"/api/v1/tanks/stats?region={r}&days={d}" for r in REGIONS for d in POPULATION_PERIODS]
+    paths += [f"/api/v1/online/history?game={g}&region={r}&days=7" for g in GAMES for r in (*REGIONS, "all")]
+    versions = {r: await store.expected_tables.latest_version(r) for r in REGIONS}
+    paths += [f"/api/v1/expected-values?region={r}&version={v}" for r, v in versions.items()]
     before = {path: complete_days(await get_data(base_url, path), today) for path in paths}
 
-    # The backup runs while the jobs (the tracker's loop, the online sampler, the population
-    # build, retention) write.
+    # The operator's command backs up the running service's database while the jobs (the
+    # tracker's loop, the online sampler, the population build, retention) run and the tracker
+    # visits accounts: today's documents are written during the backup.
     stop = asyncio.Event()
     jobs = asyncio.ensure_future(services.jobs.run(stop))
-    target = str(tmp_path / "backup")
+    target = tmp_path / "backup"
+    env = dict(os.environ, STATSAPI_APPLICATION_ID="test-app-id-secret")
+    command = ["backup", "--to", str(target), "--mongodb-uri", mongo_uri, "--db-name", db_name]
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "server", *command, cwd=str(ROOT), env=env, stdout=PIPE, stderr=PIPE
+    )
     try:
-        await asyncio.sleep(1.0)
-        manifest = await write_backup(store, target, pause=0.001)
+        for _ in range(600):  # the command's start-up: until its partial directory appears
+            if proc.returncode is not None or any(p.name.startswith(".backup.partial-") for p in tmp_path.iterdir()):
+                break
+            await asyncio.sleep(0.05)
+        assert proc.returncode is None, "the backup ended before it began writing"
+        written = await tracker_writes_while(
+            proc, store, services, SimulatorLists(fast_upstream_sim), tracked, {(r, a) for a, r in accounts}, today, now
+        )
+        out, err = await asyncio.wait_for(proc.communicate(), 600)
     finally:
+        if proc.returncode is None:
+            proc.kill()
         stop.set()
         await asyncio.wait_for(jobs, 60)
+    assert proc.returncode == 0, err.decode()[-2000:]
+    assert b"backed up" in out
+    # The tracker wrote during the backup: each visit's snapshot and per-tank record of today
+    # were stored while the command was still reading.
+    assert written, "the tracker wrote nothing while the backup ran"
+    for region, account_id in written:
+        assert await store.players.snapshots.find_one({"region": region, "account_id": account_id, "date": today})
+        assert await store.tanks.collection.find_one({"a": f"{region}:{account_id}", "d": today})
+    manifest = read_manifest(str(target))
     # What the original answers for its complete days once the jobs stopped: the same as before
-    # the backup (the jobs wrote only today's documents, or what answers the same).
+    # the backup (the jobs and the tracker wrote only today's documents, or what answers the same).
     original = {path: complete_days(await get_data(base_url, path), today) for path in paths}
     changed = {path: (before[path], original[path]) for path in paths if before[path] != original[path]}
     assert not changed, changed
     assert manifest["complete_days_through"] < today
-    assert manifest["collections"]["tank_records"]["documents"] > 0
-    assert manifest["collections"]["snapshots"]["documents"] > 0
-    assert not [name for name in os.listdir(tmp_path) if name.startswith(".")], "the partial directory was left"
+    for name in ("tank_records", "snapshots", "tank_changes", "tank_days", "tank_periods", "tank_series"):
+        assert manifest["collections"][name]["documents"] > 0, name
+    for name in ("online_samples", "online_peaks", "expected_tables", "tracked", "clan_seeds"):
+        assert manifest["collections"][name]["documents"] > 0, name
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")], "the partial directory was left"
 
     # Restored by the command into a fresh data directory (it starts the embedded database itself).
     fresh = str(tmp_path / "fresh")
-    done = run_command("restore", "--from", target, data_dir=fresh)
+    done = run_command("restore", "--from", str(target), data_dir=fresh)
     assert done.returncode == 0, done.stderr
     assert "restored" in done.stdout
-    again = run_command("restore", "--from", target, data_dir=fresh)
+    again = run_command("restore", "--from", str(target), data_dir=fresh)
     assert again.returncode == 1 and "already holds collected data" in again.stderr
 
     served = ServerProcess(
@@ -240,7 +317,7 @@ def test_kill_9_during_a_backup_leaves_the_previous_one_whole_and_no_partial_one
     )
     assert seeding.returncode == 0, seeding.stderr
     first = str(tmp_path / "first")
-    done = run_command("backup", "--to", first, data_dir=data_dir)
+    done = run_command("backup", "--to", first, data_dir=data_dir, STATSAPI_BACKUP_DUTY="1")  # no rests
     assert done.returncode == 0, done.stderr
     first_manifest = read_manifest(first)
 
@@ -269,7 +346,7 @@ def test_kill_9_during_a_backup_leaves_the_previous_one_whole_and_no_partial_one
     assert read_manifest(first) == first_manifest  # verified: every file's size and checksum
     refused = run_command("restore", "--from", str(partial), data_dir=str(tmp_path / "elsewhere"))
     assert refused.returncode == 1 and "not a complete backup" in refused.stderr
-    # The database the killed command started stops with it (SIGTERM on its parent's death);
+    # The database the killed command started stops with it (SIGKILL on its parent's death);
     # once it has, the data directory is usable again: the next backup completes.
     storage = os.path.join(data_dir, "db")
 
@@ -278,7 +355,7 @@ def test_kill_9_during_a_backup_leaves_the_previous_one_whole_and_no_partial_one
         return found.returncode == 1
 
     assert wait_until(database_gone, 60, step=0.2), "the database of a killed backup kept running"
-    retry = run_command("backup", "--to", second, data_dir=data_dir)
+    retry = run_command("backup", "--to", second, data_dir=data_dir, STATSAPI_BACKUP_DUTY="1")
     assert retry.returncode == 0, retry.stderr
     assert read_manifest(second)["documents"] == first_manifest["documents"]
 
@@ -401,3 +478,92 @@ def test_restoring_a_backup_twice_leaves_the_same_data_as_once(io_loop, mongo_ur
         io_loop.run_sync(run, timeout=120)
 
     check()
+
+
+def test_the_windows_of_a_walk_hold_every_document_once():
+    """Hypothesis: whatever the documents (other accounts than the tracked ones, other regions, a
+    field missing, days far back or ahead, a timestamp field dense or sparse) and whatever each
+    window held, the account walk's and the day walk's windows together match every document
+    exactly once (mongomock's matcher, the server's semantics for these operators)."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+    from mongomock.filtering import filter_applies
+
+    from store.backup import DAY, _AccountWalk, _DayWalk
+
+    regions = st.sampled_from(["eu", "na", "asia", "aa", "fr", "zz"])
+    ids = st.integers(1, 60)
+    started = dt.datetime(2026, 11, 27, 9, 13, 27, tzinfo=dt.UTC)
+
+    def once(docs: list[dict], walk, learn) -> None:
+        hits = [0] * len(docs)
+        for query, *extra in walk:
+            held = [i for i, doc in enumerate(docs) if filter_applies(query, doc)]
+            for i in held:
+                hits[i] += 1
+            learn(query, extra, held)
+        assert hits == [1] * len(docs), [(d, h) for d, h in zip(docs, hits) if h != 1]
+
+    @settings(max_examples=60, deadline=None)
+    @given(
+        tracked=st.lists(st.tuples(st.sampled_from(["eu", "na", "asia"]), ids), max_size=25),
+        docs=st.lists(st.fixed_dictionaries({}, optional={"region": regions, "account_id": ids}), max_size=40),
+        window_docs=st.integers(1, 30),
+    )
+    def accounts(tracked, docs, window_docs):
+        for prefix, field in (("region", "account_id"), (None, "a")):
+            if prefix is None:
+                keys = [(None, f"{r}:{a}") for r, a in tracked]
+                rows = [{"a": f"{d['region']}:{d['account_id']}"} if len(d) == 2 else {} for d in docs]
+            else:
+                keys, rows = list(tracked), docs
+            walk = _AccountWalk(prefix, field, keys, window_docs)
+            if keys:
+                once(rows, walk.walk(), lambda q, extra, held, w=walk: w.learn(extra[0], len(held)))
+
+    @settings(max_examples=60, deadline=None)
+    @given(
+        offsets=st.lists(st.integers(-600 * 1440, 3 * 1440), max_size=40),
+        midnight=st.booleans(),
+        window_docs=st.integers(1, 50),
+        dense=st.integers(0, 30),
+    )
+    def days(offsets, midnight, window_docs, dense):
+        base = dt.datetime.combine(started.date(), dt.time(), dt.UTC)
+        times = [started + dt.timedelta(minutes=m) for m in offsets]
+        times += [base - DAY + dt.timedelta(minutes=5 * i) for i in range(dense)]  # yesterday, every 5 minutes
+        if midnight:
+            times = [dt.datetime.combine(t.date(), dt.time(), dt.UTC) for t in times]
+        rows = [{"m": t} for t in times] + [{}]
+        walk = _DayWalk("m", started, window_docs)
+        skip = None
+        for query, low, high in walk.probes():
+            held = [rows[i] for i, doc in enumerate(rows) if filter_applies(query, doc)]
+            if held:
+                walk.learn(low, high, len(held), held[0], held[-1])
+                skip = (low, high)
+                rows = [doc for doc in rows if not filter_applies(query, doc)]  # copied by the probe
+                break
+
+        def learn(query, extra, held):
+            low, high = extra
+            walk.learn(low, high, len(held), rows[held[0]] if held else None, rows[held[-1]] if held else None)
+
+        once(rows, walk.walk(skip), learn)
+
+    accounts()
+    days()
+
+
+@pytest.mark.gen_test(timeout=60)
+async def test_an_account_walk_reads_through_an_index_that_leads_with_the_account(store):
+    """Each collection store/backup.py reads by ranges of accounts is irreplaceable and has an index
+    whose leading fields are the walk's (so every window is an indexed range, never a scan)."""
+    from store.backup import ACCOUNT_WALKS
+
+    irreplaceable = store.irreplaceable()
+    for name, (prefix, field) in ACCOUNT_WALKS.items():
+        assert name in irreplaceable, name
+        leading = [prefix, field] if prefix else [field]
+        indexes = await store.db[name].index_information()
+        assert any([k for k, _ in spec["key"]][: len(leading)] == leading for spec in indexes.values()), (name, indexes)

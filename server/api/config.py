@@ -9,6 +9,8 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from store.constants import BACKUP_DUTY
+
 VERSION = "1.4.0"
 API_VERSION = "v1"
 DEFAULT_METRICS_ALLOW = "127.0.0.1/32,::1/128"
@@ -55,6 +57,8 @@ class Config:
     # backups), the newest `backup_keep` kept (server/jobs/backups.py; docs/deploy.md section 8).
     backup_dir: str | None = None
     backup_keep: int = 7
+    # The share of its time a backup (the command's or the job's) works, resting the rest.
+    backup_duty: float = BACKUP_DUTY
     # Who may read /metrics (by TCP peer address, never X-Forwarded-For).
     metrics_allow: tuple = (ipaddress.ip_network("127.0.0.1/32"), ipaddress.ip_network("::1/128"))
 
@@ -92,6 +96,12 @@ def _choice(name: str, value: str, choices: tuple) -> str:
 def _positive(name: str, value: float) -> float:
     if not value > 0:
         raise SystemExit(f"{name} must be a positive number")
+    return value
+
+
+def _share(name: str, value: float) -> float:
+    if not 0 < value <= 1:
+        raise SystemExit(f"{name} must be more than 0 and at most 1")
     return value
 
 
@@ -150,6 +160,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--backup-dir", help="write a backup there daily (at 03:00 UTC), the newest kept")
     parser.add_argument("--backup-keep", type=int, help="how many daily backups --backup-dir keeps (default 7)")
+    parser.add_argument(
+        "--backup-duty",
+        type=float,
+        help=f"the share of its time a backup works, resting the rest: more than 0, at most 1 (default {BACKUP_DUTY})",
+    )
     parser.add_argument("--host")
     parser.add_argument("--port", type=int)
     parser.add_argument("--processes", type=int, help="number of server processes")
@@ -242,6 +257,9 @@ def get_config(argv: Sequence[str] | None = None, environ: Mapping[str, str] | N
         backup_dir=pick(args.backup_dir, "STATSAPI_BACKUP_DIR", None),
         backup_keep=_at_least_one(
             "--backup-keep", pick(args.backup_keep, "STATSAPI_BACKUP_KEEP", defaults.backup_keep, int)
+        ),
+        backup_duty=_share(
+            "--backup-duty", pick(args.backup_duty, "STATSAPI_BACKUP_DUTY", defaults.backup_duty, float)
         ),
         site_url=pick(args.site_url, "STATSAPI_SITE_URL", site_default),
         rate_limit_scale=pick(args.rate_limit_scale, "STATSAPI_RATE_LIMIT_SCALE", 1.0, float),

@@ -54,7 +54,7 @@ def open_store(config: Config, uri: str) -> Store:
 async def run_backup(config: Config, uri: str, target: str) -> dict:
     store = open_store(config, uri)
     try:
-        return await write_backup(store, target, writer=f"statsapi {VERSION}")
+        return await write_backup(store, target, writer=f"statsapi {VERSION}", duty=config.backup_duty)
     finally:
         store.client.close()
 

@@ -31,14 +31,21 @@ log = logging.getLogger("statsapi.embedded_db")
 
 
 def _stop_with_parent() -> None:
-    """In the child before exec (Linux): SIGTERM when the process that started it dies, so a
+    """In the child before exec (Linux): SIGKILL when the process that started it dies, so a
     kill -9 of the server or of a backup command leaves no database running on the data
-    directory (the next start could not open it)."""
+    directory (the next start could not open it).
+
+    SIGKILL, not SIGTERM: SecantusDB's SIGTERM handler (secantus/cli.py `handle_signal`, which
+    calls `server.stop()` from the signal handler) deadlocks when a second signal arrives while it
+    runs (py-spy: nested handlers blocked in Event.set), and a parent's death delivered more than
+    one; the database then held the data directory forever. Losing the graceful close costs
+    nothing a kill -9 would not: on disk it runs with --sync-on-commit, so every acknowledged
+    write is in its log and the next start recovers it (tests/test_embedded_supervision.py kills it with -9 and finds every acknowledged write)."""
     try:
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass  # not Linux: the database outlives a killed parent, as before
 

@@ -97,7 +97,9 @@ async def build_services(
     metrics.add_source(lambda: limiter_families(limiter))
     metrics.add_source(lambda: database_families(store))
     population = PopulationService(store, ratings_source, clock=clock, on_expected=ratings_source.forget)
-    backups = ScheduledBackups(store, config.backup_dir, config.backup_keep, writer=f"statsapi {VERSION}", clock=clock)
+    backups = ScheduledBackups(
+        store, config.backup_dir, config.backup_keep, writer=f"statsapi {VERSION}", duty=config.backup_duty, clock=clock
+    )
     targets = JobTargets(ratings_source, players, online, clans, Retention(store, clock=clock), population, backups)
     for job in SCHEDULE:
         jobs.add(job.name, job.every, job.run(targets))

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from store.backup import Progress, list_backups, write_backup
+from store.backup import DUTY, Progress, list_backups, write_backup
 
 if TYPE_CHECKING:
     from store.store import Store
@@ -65,6 +65,7 @@ class ScheduledBackups:
         directory: str | None,
         keep: int,
         writer: str,
+        duty: float = DUTY,
         clock: Callable[[], float] = time.time,
         started_at: float | None = None,
     ) -> None:
@@ -72,6 +73,7 @@ class ScheduledBackups:
         self.directory = os.path.abspath(directory) if directory else None
         self.keep = keep
         self.writer = writer
+        self.duty = duty
         self.clock = clock
         self.started_at = clock() if started_at is None else started_at
         self.progress: Progress | None = None  # while a backup runs in this process
@@ -112,6 +114,7 @@ class ScheduledBackups:
                 self.store,
                 os.path.join(self.directory, name),
                 writer=self.writer,
+                duty=self.duty,
                 clock=self.clock,
                 progress=self.progress,
             )
