@@ -1,11 +1,12 @@
 """HTTP handlers; each module ends with its route list, gathered here."""
 
-from handlers import base, clans, index, metrics, online, openapi, players, site, status, tanks
+from handlers import base, clans, index, metrics, online, openapi, players, rankings, site, status, tanks
 
 routes = [
     *index.routes,
     *players.routes,
     *tanks.routes,
+    *rankings.routes,
     *clans.routes,
     *online.routes,
     *status.routes,

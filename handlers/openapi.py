@@ -437,6 +437,7 @@ def openapi_document(config) -> dict:
         "tags": [
             {"name": "players", "description": "Player profiles and history."},
             {"name": "tanks", "description": "Tank statistics of the tracked population."},
+            {"name": "rankings", "description": "Leaderboards of the tracked population."},
             {"name": "clans", "description": "Clan details and the weekly digest."},
             {"name": "online", "description": "Player counts per game and region."},
             {"name": "meta", "description": "Index, status and this document."},

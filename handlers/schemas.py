@@ -10,6 +10,9 @@ from server.api.catalogue import (
     EXPECTED_SOURCES,
     GROUP_BYS,
     HOT_COPY_SECONDS,
+    LEADERBOARD_BYS,
+    LEADERBOARD_PAGE_MAX,
+    LEADERBOARD_WINDOWS,
     MARKS_CHANGE_DAYS,
     MARKS_SORTS,
     POPULATION_PERIODS,
@@ -20,6 +23,7 @@ from server.api.catalogue import (
     TANK_PAGE_MAX,
     TANK_PERCENTILES,
     TANK_SORTS,
+    VEHICLE_TYPES,
 )
 from server.api.catalogue.model import and_list
 from server.api.config import API_VERSION
@@ -665,6 +669,38 @@ def schema_components(index: dict) -> dict:
                         }
                     ),
                     maxItems=TANK_PAGE_MAX,
+                ),
+            }
+        ),
+        "PlayerLeaderboard": obj(
+            {
+                "region": region,
+                "days": {"type": "string", "enum": list(LEADERBOARD_WINDOWS)},
+                "from": {"oneOf": [date, {"type": "null"}]},
+                "through": date,
+                "built_at": {"type": "number"},
+                "by": {"type": "string", "enum": list(LEADERBOARD_BYS)},
+                "tier": nullable("integer", minimum=1, maximum=11),
+                "type": {"oneOf": [{"type": "string", "enum": list(VEHICLE_TYPES)}, {"type": "null"}]},
+                "min_battles": {"type": "integer", "minimum": 1},
+                "floors": array({"type": "integer", "minimum": 1}),
+                "population": {"type": "string"},
+                "players": {"type": "integer", "minimum": 0},
+                "total": {"type": "integer", "minimum": 0, "description": "Players ranked."},
+                "offset": {"type": "integer", "minimum": 0},
+                "limit": {"type": "integer", "minimum": 1, "maximum": LEADERBOARD_PAGE_MAX},
+                "rows": array(
+                    obj(
+                        {
+                            "rank": {"type": "integer", "minimum": 1},
+                            "account_id": {"type": "integer", "minimum": 1},
+                            "nickname": nullable("string"),
+                            "clan_tag": nullable("string"),
+                            "value": {"type": "number"},
+                            "battles": {"type": "integer", "minimum": 1},
+                        }
+                    ),
+                    maxItems=LEADERBOARD_PAGE_MAX,
                 ),
             }
         ),

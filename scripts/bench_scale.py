@@ -396,7 +396,7 @@ async def run_population_job(uri: str, sim_base: str, day: str, db_pid: int) -> 
         job.pause = 0.0
         spent = {"account_days": 0, "day_reads": 0, "changes_read_s": 0.0, "career_reads": 0, "career_read_s": 0.0}
         changes, tracked = store.population.changes, store.tracked
-        of_day, books = changes.of_day, tracked.books
+        of_day, books = changes.of_day, tracked.ranking_books
 
         async def counted_of_day(region: str, day: str):  # the job's reads of one day's changes
             started = time.perf_counter()
@@ -406,7 +406,7 @@ async def run_population_job(uri: str, sim_base: str, day: str, db_pid: int) -> 
             spent["account_days"] += len(rows)
             return rows
 
-        async def counted_books(keys: list[str]):  # the career distribution's reads of tracked states
+        async def counted_books(keys: list[str]):  # the career figures' reads of tracked states
             started = time.perf_counter()
             found = await books(keys)
             spent["career_read_s"] += time.perf_counter() - started
@@ -414,7 +414,7 @@ async def run_population_job(uri: str, sim_base: str, day: str, db_pid: int) -> 
             return found
 
         changes.of_day = counted_of_day  # type: ignore[method-assign]
-        tracked.books = counted_books  # type: ignore[method-assign]
+        tracked.ranking_books = counted_books  # type: ignore[method-assign]
         blocked = [0.0]
         ticking = True
 

@@ -14,6 +14,7 @@ from store.clans import Clans
 from store.client import database_up
 from store.expected import ExpectedTables
 from store.kinds import Declared, Kind
+from store.leaderboards import Leaderboards
 from store.leases import Leases
 from store.online import OnlineSamples
 from store.players import Players
@@ -102,6 +103,7 @@ class Store:
         self.tanks = TankRecords(self.db, ttl_indexes=ttl_indexes)  # per-tank records by day
         self.population = Population(self.db, ttl_indexes=ttl_indexes)  # per-tank changes, sums, distributions
         self.expected_tables = ExpectedTables(self.db, ttl_indexes=ttl_indexes)  # computed expected values
+        self.leaderboards = Leaderboards(self.db)  # the daily ranked lists of tracked accounts
         self.families: list[CollectionFamily] = [
             self.rate_counters,
             self.leases,
@@ -114,6 +116,7 @@ class Store:
             self.tanks,
             self.population,
             self.expected_tables,
+            self.leaderboards,
         ]
 
     async def ensure_schema(self) -> None:

@@ -54,7 +54,8 @@ def tracked_id(region: str, account_id: int) -> str:
 class Tracked:
     """Collection `tracked`: one document per tracked account.
 
-    {_id: "region:account_id", region, account_id, nickname, nickname_lower, slice, since,
+    {_id: "region:account_id", region, account_id, nickname, nickname_lower, clan_id (as of the newest
+     visit that found new battles), slice, since,
      until (tracking ends then: see server/services/tracker.py), last_visit_day ("" before the first visit),
      last_battle_time (as of the newest per-tank record), record_day, keyframe_day, keyframe_bytes,
      chain_records, chain_bytes (the keyframe policy's bookkeeping), kept_day (the expiry base of the
@@ -320,6 +321,19 @@ class Tracked:
             cursor = self.collection.find(
                 {"_id": {"$in": keys[start : start + IN_CHUNK]}}, {**VISIT_FIELDS, "state": 1}
             )
+            for doc in await cursor.to_list(None):
+                if "state" in doc:
+                    doc["state"] = bytes(doc["state"])
+                out[doc["_id"]] = doc
+        return out
+
+    async def ranking_books(self, keys: list[str]) -> dict[str, dict]:
+        """What the leaderboards show of tracked accounts by _id: account_id, nickname, clan_id,
+        the packed `state` (bytes) and the career `assist` (point reads by _id, IN_CHUNK at a time)."""
+        out: dict[str, dict] = {}
+        fields = {"account_id": 1, "nickname": 1, "clan_id": 1, "state": 1, "assist": 1}
+        for start in range(0, len(keys), IN_CHUNK):
+            cursor = self.collection.find({"_id": {"$in": keys[start : start + IN_CHUNK]}}, fields)
             for doc in await cursor.to_list(None):
                 if "state" in doc:
                     doc["state"] = bytes(doc["state"])

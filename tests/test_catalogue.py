@@ -197,8 +197,9 @@ def bad_values(param: Param) -> list[str]:
         if param.enum is not None:  # within the bounds, not an allowed value
             values.append(str(next(v for v in range(param.minimum, param.maximum) if v not in param.enum)))
         return [value for value in values if value or param.location == "query"]
-    if param.enum is not None:
-        return ["zz", param.enum[0].upper(), ""] if param.location == "query" else ["zz", param.enum[0].upper()]
+    if param.enum is not None:  # off the list, and a value's other case (where that is not on the list)
+        values = ["zz", *(str(v).upper() for v in param.enum), ""]
+        return [v for v in values if v not in param.enum and (v or param.location == "query")]
     # Free text: one character too short and too long, and a value of a good length off its pattern.
     assert param.min_length is not None and param.max_length is not None, param.name  # free text is bounded
     values = ["a" * (param.min_length - 1), "a" * (param.max_length + 1)]

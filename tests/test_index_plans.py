@@ -89,6 +89,7 @@ GROWING = (
     "leases",
     "upstream_members",
     "tank_changes",
+    "leaderboards",
 )
 
 
@@ -520,6 +521,27 @@ def member_targets() -> list[dict]:
     return [{"_id": f"live-{k}", "seen": NOW} for k in range(3)]
 
 
+BOARD_BUILD = f"{DAY}.100"
+BOARD_KEY = "30:all:wn8:100"
+
+
+def board_chunk(region: str, build: str, key: str, index: int) -> dict:
+    rows = [[index * 100 + k + 1, 500_000_000 + k, 2000.5 - k, 150, f"player{k}", None] for k in range(100)]
+    return {"_id": f"{region}:{build}:{key}:{index}", "r": region, "b": build, "total": 10_000, "rows": rows}
+
+
+def board_pointer(region: str) -> dict:
+    windows = {"30": {"from": day(-29), "through": DAY, "players": 1000, "ranked": {"100": 10_000}}}
+    return {
+        "_id": f"{region}:current",
+        "r": region,
+        "build": BOARD_BUILD,
+        "through": DAY,
+        "built_at": NOW,
+        "windows": windows,
+    }
+
+
 POPULATION: dict[str, tuple[Callable[[int], list[dict]], Callable[[], list[dict]]]] = {
     "tracked": (tracked_others, tracked_targets),
     "tracker_slices": (slice_others, slice_targets),
@@ -568,6 +590,12 @@ POPULATION: dict[str, tuple[Callable[[int], list[dict]], Callable[[], list[dict]
     "tank_series": (
         lambda n: [series_doc(("na", "asia")[i % 2], 100_000 + i) for i in range(min(n, 1_000))],
         lambda: [series_doc("eu", 17)],
+    ),
+    # Chunks of other regions' builds (they grow with the tracked accounts), and eu's pointer and
+    # the current build's first chunk of one list.
+    "leaderboards": (
+        lambda n: [board_chunk(("na", "asia")[i % 2], f"{DAY}.1", "30:all:wn8:100", i // 2) for i in range(n)],
+        lambda: [board_chunk("eu", BOARD_BUILD, BOARD_KEY, 0), board_pointer("eu")],
     ),
     # One document per region and day, kept 100 days (at most 300), read and written by _id.
     "tank_marks": (
@@ -733,6 +761,9 @@ REGISTRY: dict[str, list[Case]] = {
         Case(lambda s, n: s.tracked.due(DUE_SLICES[0], DAY, 500), label="one-slice", expect=lambda r: len(r) == 5),
     ],
     "Tracked.states": [Case(lambda s, n: s.tracked.states(WRITE_KEYS), expect=lambda r: len(r) == len(WRITE_KEYS))],
+    "Tracked.ranking_books": [
+        Case(lambda s, n: s.tracked.ranking_books(WRITE_KEYS), expect=lambda r: len(r) == len(WRITE_KEYS))
+    ],
     "Tracked.books": [Case(lambda s, n: s.tracked.books(WRITE_KEYS), expect=lambda r: len(r) == len(WRITE_KEYS))],
     "Tracked.mark_visited": [Case(lambda s, n: s.tracked.mark_visited(_visits(n)))],
     "Tracked.mark_days": [Case(lambda s, n: s.tracked.mark_days(WRITE_KEYS[10:], DAY))],
@@ -798,6 +829,24 @@ REGISTRY: dict[str, list[Case]] = {
     "TankDays.save": [Case(lambda s, n: s.population.days.save("eu", day(1), 3, {1: [3] + [n] * 13}, NOW))],
     "TankDays.get": [Case(lambda s, n: s.population.days.get("eu", DAY), expect=bool)],
     "TankSeries.get": [Case(lambda s, n: s.population.series.get("eu", 17), expect=bool)],
+    # --- the leaderboards: store/leaderboards.py
+    "Leaderboards.current": [Case(lambda s, n: s.leaderboards.current("eu"), expect=bool)],
+    "Leaderboards.chunks": [
+        Case(lambda s, n: s.leaderboards.chunks("eu", BOARD_BUILD, BOARD_KEY, [0, 1]), expect=lambda r: len(r) == 1)
+    ],
+    # A build of eu: its chunks replaced by _id, the pointer, then the older eu builds' chunks
+    # deleted (an equality and a range on {r, b}); the other regions' chunks are left alone.
+    "Leaderboards.save_build": [
+        Case(
+            lambda s, n: s.leaderboards.save_build(
+                "eu",
+                f"{DAY}.{200 + n}",
+                {BOARD_KEY: [[k + 1, 500_000_000 + k, 2000.5 - k, 150, None, None] for k in range(150)]},
+                {"through": DAY, "built_at": NOW, "windows": {}},
+            ),
+            expect=lambda r: r == 2,
+        )
+    ],
     "TankMarks.get": [Case(lambda s, n: s.population.marks.get("eu", DAY), expect=bool)],
     "TankMarks.save": [
         Case(
@@ -996,6 +1045,7 @@ EXEMPT: dict[str, str] = {
         f"{cls}.ensure_schema": SCHEMA
         for cls in (
             "Store",
+            "Leaderboards",
             "RateCounters",
             "Leases",
             "JobRuns",

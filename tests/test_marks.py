@@ -205,10 +205,11 @@ async def get_data(base: str, path: str) -> dict:
 
 
 @pytest.mark.gen_test(timeout=1200)
-async def test_on_demo_data_marks_progress_and_groups_answer_what_players_rely_on(
+async def test_on_demo_data_marks_progress_groups_and_leaderboards_answer_what_players_rely_on(
     app, http_client, base_url, fast_upstream_sim
 ):
     store, services = app.settings["store"], app.settings["services"]
+    now = time.time()
     with deadline(900):
         await seed_demo(
             store,
@@ -221,7 +222,7 @@ async def test_on_demo_data_marks_progress_and_groups_answer_what_players_rely_o
             population_days=15,
             online_days=1,
             online_recent_hours=1,
-            now=time.time(),
+            now=now,
         )
     # /tanks/marks: tier V and up only, monotone thresholds, each with its sample.
     marks = await get_data(base_url, "/api/v1/tanks/marks?region=eu&limit=100&sort=players")
@@ -274,3 +275,8 @@ async def test_on_demo_data_marks_progress_and_groups_answer_what_players_rely_o
     page = await get_data(base_url, f"/api/v1/tank/{tank_id}/eu?days=30")
     assert page["marks"]["marks"] == with_thresholds[0]["marks"]
     assert page["marks"]["series"] and page["marks"]["series"][-1]["date"] == marks["through"]
+
+    # The leaderboards on the same demo (seeding it once for both saves minutes of the test run).
+    from tests.test_leaderboards import check_on_demo
+
+    await check_on_demo(store, services, base_url, now)

@@ -194,6 +194,9 @@ class TableRatings:
     async def tiers(self, region):
         return {}
 
+    async def vehicles(self, region):
+        return {}
+
 
 @dataclasses.dataclass
 class Sim:

@@ -16,7 +16,7 @@ ERROR_CODES = {
     "invalid_account_id": (400, "account ID missing or not a positive integer"),
     "invalid_clan_id": (400, "clan ID missing or not a positive integer"),
     "invalid_region": (400, f"region is not one of {', '.join(REGIONS)}"),
-    "invalid_days": (400, "days is not an integer in the allowed range"),
+    "invalid_days": (400, "days is not an integer in the allowed range (a leaderboard's: a window the index lists)"),
     "invalid_game": (400, f"game is not one of {', '.join(GAMES)}"),
     # The lengths are the catalogue's (server.api.catalogue SEARCH), which imports this module: they
     # are read from the index rather than restated here.
@@ -29,6 +29,8 @@ ERROR_CODES = {
     "invalid_type": (400, "type is not a vehicle type the index lists"),
     "invalid_nation": (400, "nation is not a lowercase nation name"),
     "invalid_sort": (400, "sort is not a figure the index lists for this endpoint"),
+    "invalid_by": (400, "by is not a figure the index lists for this leaderboard"),
+    "invalid_min_battles": (400, "min_battles is not an integer in the allowed range"),
     "invalid_order": (400, "order is not asc or desc"),
     "invalid_limit": (400, "limit is not an integer in the allowed range"),
     "invalid_offset": (400, "offset is not an integer in the allowed range"),

@@ -18,6 +18,7 @@ from server.jobs.schedule import SCHEDULE, JobTargets
 from server.services.clans import ClanService
 from server.services.expected import ExpectedValuesService
 from server.services.history import HistoryService
+from server.services.leaderboards import LeaderboardService
 from server.services.online import OnlineService
 from server.services.players import PlayerService
 from server.services.population import PopulationService
@@ -118,6 +119,7 @@ async def build_services(
         answers=answers,
         tank_stats=tank_stats,
         backups=backups,
+        leaderboards=LeaderboardService(store),
     )
     metrics.add_source(lambda: process_families(services))
     if config.embedded_database:

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from server.api.catalogue import (
+    LEADERBOARD_WINDOWS,
     MARKS_MIN_BATTLES,
     MARKS_MIN_PLAYERS,
     MARKS_WINDOW_DAYS,
@@ -23,12 +24,11 @@ from server.domain.days import DAY_SECONDS, day_start, days_before, utc_day
 from server.domain.expected import METHOD_VERSION, WINDOW_DAYS, ComputedRow, Fit, Minimums, fill_gaps, recompute_all
 from server.domain.marks import marks_table
 from server.domain.population import BATTLES, DAMAGE, WINS, PeriodAccumulator, career_table, day_sums
+from server.services.leaderboards import Boards, LeaderboardBuilder, window_boards
 from store.client import job_deadline
 from store.constants import REGIONS
 from store.expected import ExpectedTables, table_id
 from store.population import pack_grid
-from store.tanks import unpack
-from store.tracker import tracked_id
 
 if TYPE_CHECKING:
     from server.services.expected import Ratings
@@ -42,7 +42,6 @@ BUILD_EVERY = 3600  # seconds between looks for a new complete day
 SETTLE_SECONDS = 3600
 SERIES_DAYS = max(POPULATION_PERIODS)  # a tank's daily series covers the longest period
 PAUSE_SECONDS = 0.02  # between two days' reads: requests run in between
-CAREER_CHUNK = 500  # tracked documents read per step of the career distribution
 
 
 @contextlib.contextmanager
@@ -88,6 +87,7 @@ class PopulationService:
         self.ratings_source = ratings_source
         self.clock = clock
         self.pause = PAUSE_SECONDS
+        self.leaderboards = LeaderboardBuilder(store, clock=clock)
 
     async def build(self, slot: int | None = None, force: bool = False) -> str:
         """The job: each region whose tables do not yet end on the newest complete day is built."""
@@ -112,7 +112,11 @@ class PopulationService:
         sums, each period's table when its first day is reached, then the tanks' series."""
         loaded = await self.ratings_source.expected_values()  # the public table: computed rows fit under it
         expected = await self.ratings_source.expected_values(region)  # what the region's ratings use
+        vehicles = await self.ratings_source.vehicles(region)  # the leaderboards' tier and type filters
         accumulator = PeriodAccumulator()
+        boards: dict[str, Boards] = {}  # each leaderboard window's figures per account and filter
+        players: dict[str, int] = {}
+        who: dict[int, tuple[str | None, int | None]] = {}  # each account's nickname and clan id
         sums_by_day: dict[str, dict[int, list[int]]] = {}
         periods = sorted(POPULATION_PERIODS)
         now = self.clock()
@@ -134,6 +138,13 @@ class PopulationService:
                 await self._expected_table(region, through, accumulator, loaded, now)
             if k + 1 == MARKS_WINDOW_DAYS:
                 await self._marks(region, through, accumulator, now)
+            if str(k + 1) in LEADERBOARD_WINDOWS:
+                # Pure maths in a worker thread; nothing changes the accumulator while this awaits.
+                window = str(k + 1)
+                boards[window] = await asyncio.to_thread(
+                    window_boards, accumulator.accounts, accumulator.assists, expected, vehicles, window
+                )
+                players[window] = len(accumulator.accounts)
             if k + 1 in periods:
                 # In a worker thread: the 90-day table is ~5 us per (account, tank) pair of pure
                 # Python (the tank WN8s), about 1.6 s at 2 M per-tank records (bench_scale), which
@@ -143,13 +154,24 @@ class PopulationService:
                     accumulator.table, expected, POPULATION_MIN_BATTLES, POPULATION_MIN_PLAYERS, STANDING_MIN_BATTLES
                 )
                 if k + 1 == max(periods):
-                    table["career"] = await self._career(region, list(accumulator.accounts), expected)
+                    # The accounts that played in the longest period, from their tracked states:
+                    # the career WN8 distribution, and the career leaderboards with everyone's names.
+                    boards["career"], who, states = await self.leaderboards.career(
+                        region, list(accumulator.accounts), expected, vehicles
+                    )
+                    players["career"] = len(states)
+                    # A worker thread, as for the period tables: one account WN8 per tracked account.
+                    table["career"] = await asyncio.to_thread(
+                        career_table, states, expected, STANDING_MIN_BATTLES, POPULATION_MIN_PLAYERS
+                    )
+                    del states
                 tanks_seen = max(tanks_seen, len(table["tanks"]))
                 with job_deadline():
                     await self.store.population.periods.save(
                         period_document(region, k + 1, through, table, expected, now)
                     )
             await asyncio.sleep(self.pause)
+        await self.leaderboards.save(region, through, boards, players, who)
         marks_by_day = await self._marks_by_day(region, sorted(sums_by_day))
         with job_deadline():
             # Documents of every tank's 90 days (~600 tanks): built in a worker thread, like the sums.
@@ -208,22 +230,6 @@ class PopulationService:
                 out[day] = doc["tanks"]
             await asyncio.sleep(self.pause)
         return out
-
-    async def _career(self, region: str, account_ids: list[int], expected: Any) -> dict[str, Any]:
-        """The career WN8 distribution of the accounts that played in the longest period, from their
-        tracked states (point reads by _id, CAREER_CHUNK at a time: O(those accounts))."""
-        keys = [tracked_id(region, a) for a in account_ids]
-        states: list[dict[int, list[int]]] = []
-        for start in range(0, len(keys), CAREER_CHUNK):
-            with job_deadline():
-                books = await self.store.tracked.books(keys[start : start + CAREER_CHUNK])
-            # Unpacked in a worker thread: CAREER_CHUNK careers of every tank an account owns.
-            states.extend(
-                await asyncio.to_thread(lambda: [unpack(doc["state"]) for doc in books.values() if doc.get("state")])
-            )
-            await asyncio.sleep(self.pause)
-        # A worker thread, as for the period tables: one account WN8 per tracked account.
-        return await asyncio.to_thread(career_table, states, expected, STANDING_MIN_BATTLES, POPULATION_MIN_PLAYERS)
 
 
 def _rows(rows: dict[int, ComputedRow]) -> dict[str, list]:

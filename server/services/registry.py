@@ -15,6 +15,7 @@ if TYPE_CHECKING:  # types only: the services import nothing from here at run ti
     from server.services.clans import ClanService
     from server.services.expected import ExpectedValuesService
     from server.services.history import HistoryService
+    from server.services.leaderboards import LeaderboardService
     from server.services.online import OnlineService
     from server.services.players import PlayerService
     from server.services.search import PlayerSearch
@@ -61,6 +62,7 @@ class Services:
         answers: AnswerCache | None = None,
         tank_stats: TankStatsService | None = None,
         backups: ScheduledBackups | None = None,
+        leaderboards: LeaderboardService | None = None,
     ):
         self.started_at = time.time()
         # Rendered answers replayed by the HTTP layer; the services drop what they write.
@@ -79,6 +81,7 @@ class Services:
         self._status = status  # /status's database view
         self._tank_stats = tank_stats  # /tanks/stats and /tank
         self.backups = backups  # scheduled backups (--backup-dir); None in partial builds
+        self._leaderboards = leaderboards  # /leaderboard/players
         # Set by run_server: the embedded database's supervisor (None with an external MongoDB)
         # and the HTTP server's connection figures.
         self.embedded_database: Supervised | None = None
@@ -120,6 +123,10 @@ class Services:
     @property
     def tank_stats(self) -> TankStatsService:
         return _wired(self._tank_stats, "tank_stats")
+
+    @property
+    def leaderboards(self) -> LeaderboardService:
+        return _wired(self._leaderboards, "leaderboards")
 
     @property
     def status(self) -> StatusService:

@@ -436,7 +436,7 @@ class Tracker:
         )
         if change is not None:
             await self.store.population.changes.save([change])
-        fields.update(planned, mastery=mastery_of(raw_tanks))
+        fields.update(planned, mastery=mastery_of(raw_tanks), clan_id=info.get("clan_id"))
         await self.store.tracked.track(
             region, account_id, info.get("nickname"), self.lookup_until(now), now, extra=fields
         )
@@ -671,7 +671,7 @@ class Tracker:
             )
             if change is not None:
                 changes.append(change)
-            fields.update(set_fields, mastery=mastery_of(raw_tanks))
+            fields.update(set_fields, mastery=mastery_of(raw_tanks), clan_id=info.get("clan_id"))
             nickname = info.get("nickname")
             if nickname:
                 fields.update(nickname=nickname, nickname_lower=nickname.lower())

@@ -19,6 +19,12 @@ from server.api.catalogue.figures import (
     GROUP_BYS,
     HOT_COPY_SECONDS,
     INT64_MAX,
+    LEADERBOARD_ACCOUNT_ONLY,
+    LEADERBOARD_BYS,
+    LEADERBOARD_FLOORS,
+    LEADERBOARD_PAGE_MAX,
+    LEADERBOARD_STEPS,
+    LEADERBOARD_WINDOWS,
     LIVE_GLOBAL,
     LIVE_PER_CLIENT,
     MARKS_CHANGE_DAYS,
@@ -41,6 +47,7 @@ from server.api.catalogue.figures import (
     TANK_PERCENTILES,
     TANK_SORTS,
     TRACKED_SEARCH_CACHE_SECONDS,
+    VEHICLE_TYPES,
     WEEK_DAYS,
 )
 from server.api.catalogue.meta import INDEX, OPENAPI, STATUS
@@ -48,6 +55,7 @@ from server.api.catalogue.model import COMMON_ERRORS, PREFIX, Endpoint, Param, p
 from server.api.catalogue.online import ONLINE, ONLINE_HISTORY
 from server.api.catalogue.params import SEARCH
 from server.api.catalogue.players import HISTORY, PLAYER, PLAYER_SEARCH, TANKS
+from server.api.catalogue.rankings import LEADERBOARD_PLAYERS
 from server.api.catalogue.tanks import EXPECTED_SOURCES, EXPECTED_VALUES, TANK, TANK_MARKS, TANK_STATS
 
 # Routes, parameter validation, the rate limiter's buckets, the index, the OpenAPI document and
@@ -80,6 +88,13 @@ __all__ = [
     "HOT_COPY_SECONDS",
     "INDEX",
     "INT64_MAX",
+    "LEADERBOARD_ACCOUNT_ONLY",
+    "LEADERBOARD_BYS",
+    "LEADERBOARD_FLOORS",
+    "LEADERBOARD_PAGE_MAX",
+    "LEADERBOARD_PLAYERS",
+    "LEADERBOARD_STEPS",
+    "LEADERBOARD_WINDOWS",
     "LIVE_GLOBAL",
     "LIVE_PER_CLIENT",
     "MARKS_CHANGE_DAYS",
@@ -115,6 +130,7 @@ __all__ = [
     "TANK_SORTS",
     "TANK_STATS",
     "TRACKED_SEARCH_CACHE_SECONDS",
+    "VEHICLE_TYPES",
     "WEEKLY",
     "WEEK_DAYS",
     "bucket_limits",
@@ -132,6 +148,7 @@ CATALOGUE: tuple[Endpoint, ...] = (
     TANK,
     TANK_MARKS,
     EXPECTED_VALUES,
+    LEADERBOARD_PLAYERS,
     CLAN,
     WEEKLY,
     ONLINE,

@@ -70,3 +70,14 @@ TRACKED_SEARCH_CACHE_SECONDS = 60  # the tracked accounts' answer to a (region, 
 HOT_COPY_SECONDS = 5.0
 DEMO_ACCOUNT = 500000001
 DEMO_CLAN = 500000
+# Leaderboards of the tracked accounts (/leaderboard/players, docs/data.md "Leaderboards"), built by
+# the tank statistics job. A window is a period of days ending on the newest complete day, or the
+# career; each has a floor of battles a ranked player has played in it. A caller may ask for more
+# (min_battles): the list served is that of the smallest step of LEADERBOARD_STEPS at or above
+# both, so a page stays a point read and nobody is ranked with fewer battles than asked.
+LEADERBOARD_WINDOWS = ("1", "7", "30", "90", "career")
+LEADERBOARD_FLOORS = {"1": 10, "7": 25, "30": 100, "90": 250, "career": 1000}
+LEADERBOARD_STEPS = (10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000)
+LEADERBOARD_BYS = ("wn8", "win_rate", "avg_damage", "avg_combined_damage", "battles")
+LEADERBOARD_ACCOUNT_ONLY = ("avg_combined_damage",)  # counted per account: nobody ranked with tier or type
+LEADERBOARD_PAGE_MAX = 100  # rows per page, and per stored chunk

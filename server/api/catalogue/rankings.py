@@ -1,0 +1,117 @@
+"""The rankings' endpoints: the leaderboard of the tracked players."""
+
+from __future__ import annotations
+
+from server.api.catalogue.figures import (
+    HOT_COPY_SECONDS,
+    LEADERBOARD_ACCOUNT_ONLY,
+    LEADERBOARD_BYS,
+    LEADERBOARD_FLOORS,
+    LEADERBOARD_PAGE_MAX,
+    LEADERBOARD_STEPS,
+    LEADERBOARD_WINDOWS,
+    VEHICLE_TYPES,
+)
+from server.api.catalogue.model import Endpoint, Param, and_list, one_of
+from server.api.catalogue.tanks import REGION_QUERY
+
+FLOORS = ", ".join(f"{w if w == 'career' else w + ' d'}: {f:,}" for w, f in LEADERBOARD_FLOORS.items())
+LEADERBOARD_PLAYERS = Endpoint(
+    name="leaderboard_players",
+    path="/leaderboard/players",
+    summary="Leaderboard of the tracked players of a region: WN8, win rate, damage, battles",
+    description="The tracked accounts of a region ranked by a figure over a window: the last "
+    f"{one_of(tuple(w for w in LEADERBOARD_WINDOWS if w != 'career'))} UTC days ending on the newest complete "
+    "day, or the career (of the accounts that played in the last 90 days). Each figure is the one the "
+    "player's own /history shows for the period (the career: the profile's). A player is ranked with at "
+    f"least a floor of battles in the window (in the tanks filtered): {FLOORS}; a caller may ask for more "
+    f"with min_battles, and is served the smallest of the steps {and_list(LEADERBOARD_STEPS)} at or above both "
+    "(the answer's min_battles): never a lower floor, and never a player with fewer battles than asked. "
+    "Ties share a rank (1, 2, 2, 4). Built "
+    "daily with the tank statistics, without any request to the game API; 404 no_statistics until the "
+    "first build.",
+    tag="rankings",
+    operation_id="PlayerLeaderboard",
+    limit_per_minute=30,
+    cache_max_age=300,
+    answer_seconds=HOT_COPY_SECONDS,
+    example="/leaderboard/players?region=eu&days=30&by=wn8",
+    params=(
+        REGION_QUERY,
+        Param(
+            "days",
+            "query",
+            "string",
+            "invalid_days",
+            f"The window: {one_of(LEADERBOARD_WINDOWS)} (days ending on the newest complete day, or the career).",
+            enum=LEADERBOARD_WINDOWS,
+            default="30",
+        ),
+        Param(
+            "by",
+            "query",
+            "string",
+            "invalid_by",
+            f"The figure ranked, highest first: {one_of(LEADERBOARD_BYS)}. "
+            f"{one_of(LEADERBOARD_ACCOUNT_ONLY)} ranks all tanks only (the game API counts assistance per "
+            "account): with tier or type nobody is ranked by it.",
+            enum=LEADERBOARD_BYS,
+            default="wn8",
+        ),
+        Param("tier", "query", "integer", "invalid_tier", "Only battles in tanks of this tier.", minimum=1, maximum=11),
+        Param(
+            "type",
+            "query",
+            "string",
+            "invalid_type",
+            "Only battles in tanks of this type (with tier: of both).",
+            enum=VEHICLE_TYPES,
+        ),
+        Param(
+            "min_battles",
+            "query",
+            "integer",
+            "invalid_min_battles",
+            "At least this many battles in the window: the list served is that of the smallest step at or above "
+            "both this and the window's floor (the answer's min_battles).",
+            minimum=1,
+            maximum=max(LEADERBOARD_STEPS),
+        ),
+        Param(
+            "limit",
+            "query",
+            "integer",
+            "invalid_limit",
+            "Rows per page.",
+            minimum=1,
+            maximum=LEADERBOARD_PAGE_MAX,
+            default=50,
+        ),
+        Param(
+            "offset",
+            "query",
+            "integer",
+            "invalid_offset",
+            "Rows to skip (paging).",
+            minimum=0,
+            maximum=100_000,
+            default=0,
+        ),
+    ),
+    errors=("no_statistics", "database_unavailable"),
+    schema="PlayerLeaderboard",
+    fields={
+        "region, days, from, through": "the region and the window: its first and last UTC day (from is null "
+        "for the career; through is the newest complete day the build read)",
+        "built_at": "unix time the leaderboards were built",
+        "by, tier, type": "the figure ranked and the filter asked for (null: all tanks)",
+        "min_battles, floors": "the floor applied (at least what was asked) and the window's steps",
+        "population, players": "who is ranked: the tracked accounts, not a random sample of the server; "
+        "players: how many of them played in the window (the career: have a stored state)",
+        "total, offset, limit": "how many players are ranked, and the page",
+        "rows[]": "rank (ties share it), account_id, nickname, clan_tag (of the clan the account was in at its "
+        "newest measured battle, when that clan is cached here; else null), value (the figure ranked, as "
+        "/history shows it: win_rate in %, wn8 and averages with two decimals), battles (in the window and "
+        "the filtered tanks)",
+    },
+)

@@ -1,0 +1,96 @@
+"""Leaderboards of the tracked accounts: each account's figures over a window and the ranked lists.
+
+Pure maths over the tank statistics job's per-(account, tank) sums (or the tracked career states):
+the figures are history's own (server.domain.recents.figures_of), so a ranked row shows what that
+player's /history period shows. docs/data.md, "Leaderboards", states the rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from server.domain.population import BATTLES
+from server.domain.ratings import ExpectedValues
+from server.domain.recents import figures_of
+from store.constants import TANK_COUNTERS
+
+ALL = "all"
+# The figures a board keeps of each account: what the leaderboards rank by, battles first.
+BOARD_FIGURES = ("battles", "win_rate", "avg_damage", "avg_combined_damage", "wn8")
+
+
+def board_filters(tank_id: int, vehicles: Mapping[int, Mapping[str, Any]]) -> tuple[str, ...]:
+    """The filters a tank's battles count in: all, its tier, its type and both (as the vehicle list
+    knows them)."""
+    vehicle = vehicles.get(tank_id) or {}
+    tier = vehicle.get("tier") if isinstance(vehicle.get("tier"), int) else None
+    kind = vehicle.get("type") if isinstance(vehicle.get("type"), str) else None
+    return (ALL, *filter(None, (board_name(tier, None), board_name(None, kind), board_name(tier, kind))))
+
+
+def board_name(tier: int | None, vehicle_type: str | None) -> str | None:
+    """A filter's name: all, tier:N, type:T or tier:N/type:T (None when neither is known)."""
+    parts = [f"tier:{tier}"] if tier is not None else []
+    parts += [f"type:{vehicle_type}"] if vehicle_type is not None else []
+    return "/".join(parts) or None
+
+
+def _counters(row: Sequence[int]) -> dict[str, int]:
+    return dict(zip(TANK_COUNTERS, row))
+
+
+def account_boards(
+    rows: Mapping[int, Sequence[int]],
+    assist: Sequence[int] | None,
+    expected: ExpectedValues | None,
+    vehicles: Mapping[int, Mapping[str, Any]],
+    min_battles: int,
+) -> dict[str, tuple]:
+    """One account's figures (BOARD_FIGURES order) per filter it has at least `min_battles` battles
+    in, over its per-tank counters of the window (`rows`: {tank_id: counters in TANK_COUNTERS order}).
+    The account's assistance (`assist`, store.constants.ACCOUNT_ASSIST) counts for all tanks only."""
+    by_filter: dict[str, dict[int, dict[str, int]]] = {}
+    for tank_id, row in rows.items():
+        if row[BATTLES] <= 0:
+            continue
+        counters = _counters(row)
+        for name in board_filters(tank_id, vehicles):
+            by_filter.setdefault(name, {})[tank_id] = counters
+    out: dict[str, tuple] = {}
+    for name, diffs in by_filter.items():
+        if sum(c["battles"] for c in diffs.values()) < min_battles:
+            continue
+        figures = figures_of(diffs, expected, {}, assist if name == ALL else None)
+        out[name] = tuple(figures[key] for key in BOARD_FIGURES)
+    return out
+
+
+def ranked(entries: Iterable[tuple[int, tuple]], by: str, floor: int) -> list[tuple[int, int, float | int, int]]:
+    """(rank, account_id, figure, battles) of every entry (account_id, figures in BOARD_FIGURES
+    order) with at least `floor` battles and a `by` figure, best first: higher figures first, ties
+    share a rank (competition ranking: 1, 2, 2, 4) and are listed by battles (more first), then
+    account id."""
+    return ranked_steps(entries, by, (floor,)).get(floor, [])
+
+
+def ranked_steps(
+    entries: Iterable[tuple[int, tuple]], by: str, steps: Sequence[int]
+) -> dict[int, list[tuple[int, int, float | int, int]]]:
+    """`ranked` at each floor of `steps` (ascending), sorted once; a floor nobody reaches is left out."""
+    at = BOARD_FIGURES.index(by)
+    rows = [(figures[at], figures[0], account_id) for account_id, figures in entries if figures[at] is not None]
+    rows.sort(key=lambda r: (-r[0], -r[1], r[2]))
+    out: dict[int, list[tuple[int, int, float | int, int]]] = {}
+    for floor in steps:
+        rows = [row for row in rows if row[1] >= floor]
+        if not rows:
+            break
+        ranks: list[tuple[int, int, float | int, int]] = []
+        rank, previous = 0, None
+        for position, (value, battles, account_id) in enumerate(rows, 1):
+            if value != previous:
+                rank, previous = position, value
+            ranks.append((rank, account_id, value, battles))
+        out[floor] = ranks
+    return out

@@ -1,0 +1,247 @@
+"""Leaderboards: built by the tank statistics job from its per-account sums, read a page at a time."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from server.api.catalogue import (
+    LEADERBOARD_ACCOUNT_ONLY,
+    LEADERBOARD_BYS,
+    LEADERBOARD_FLOORS,
+    LEADERBOARD_STEPS,
+)
+from server.api.errors import APIError
+from server.domain.days import days_before
+from server.domain.rankings import ALL, account_boards, board_name, ranked_steps
+from store.client import job_deadline, request_deadline
+from store.leaderboards import CHUNK_ROWS, list_key
+from store.tanks import unpack
+from store.tracker import tracked_id
+
+if TYPE_CHECKING:
+    from server.domain.ratings import ExpectedValues
+    from store.store import Store
+
+POPULATION_NOTE = (
+    "the tracked accounts (players looked up here and members of cached clans), measured daily: "
+    "not a random sample of the server"
+)
+BOOKS_CHUNK = 500  # tracked documents read per step of a build
+PAUSE_SECONDS = 0.02  # between two steps of a build's reads: requests run in between
+
+Boards = dict[int, dict[str, tuple]]  # {account_id: {filter: figures (BOARD_FIGURES order)}}
+
+
+def window_boards(
+    accounts: Mapping[int, Mapping[int, Any]],
+    assists: Mapping[int, Any],
+    expected: ExpectedValues | None,
+    vehicles: Mapping[int, Mapping[str, Any]],
+    window: str,
+) -> Boards:
+    """Every account's figures per filter over one window, for accounts with at least the window's
+    first floor of battles there (pure: run in a worker thread)."""
+    floor = LEADERBOARD_FLOORS[window]
+    out: Boards = {}
+    for account_id, rows in accounts.items():
+        boards = account_boards(rows, assists.get(account_id), expected, vehicles, floor)
+        if boards:
+            out[account_id] = boards
+    return out
+
+
+def ranked_lists(
+    boards: Mapping[str, Boards], names: Mapping[int, tuple[str | None, str | None]]
+) -> dict[str, list[list[Any]]]:
+    """{list_key: rows [rank, account_id, figure, battles, nickname, clan tag]} of every window,
+    filter, figure and floor with at least one ranked account (pure: run in a worker thread)."""
+    out: dict[str, list[list[Any]]] = {}
+    for window, accounts in boards.items():
+        by_filter: dict[str, list[tuple[int, tuple]]] = {}
+        for account_id, figures in accounts.items():
+            for name, values in figures.items():
+                by_filter.setdefault(name, []).append((account_id, values))
+        for name, entries in by_filter.items():
+            for by in LEADERBOARD_BYS:
+                if name != ALL and by in LEADERBOARD_ACCOUNT_ONLY:
+                    continue
+                for floor, rows in ranked_steps(entries, by, window_steps(window)).items():
+                    out[list_key(window, name, by, floor)] = [
+                        [rank, account_id, value, battles, *names.get(account_id, (None, None))]
+                        for rank, account_id, value, battles in rows
+                    ]
+    return out
+
+
+def window_steps(window: str) -> tuple[int, ...]:
+    """The floors a window's lists are kept at: every step from its own floor up."""
+    return tuple(step for step in LEADERBOARD_STEPS if step >= LEADERBOARD_FLOORS[window])
+
+
+def applied_floor(window: str, asked: int | None) -> int:
+    """The floor a page is read at: the smallest step at or above both the window's floor and the
+    battles asked for (never fewer than asked; LEADERBOARD_STEPS ends at min_battles' maximum)."""
+    least = max(LEADERBOARD_FLOORS[window], asked or 0)
+    return next(step for step in window_steps(window) if step >= least)
+
+
+class LeaderboardBuilder:
+    """The job's part: each window's boards as the job's period sums reach it, then the career
+    boards from the tracked states, the names, and one build stored per region."""
+
+    def __init__(self, store: Store, clock: Callable[[], float] = time.time) -> None:
+        self.store = store
+        self.clock = clock
+        self.pause = PAUSE_SECONDS
+
+    async def career(
+        self, region: str, account_ids: list[int], expected: ExpectedValues | None, vehicles: Mapping[int, Any]
+    ) -> tuple[Boards, dict[int, tuple[str | None, int | None]], list[dict[int, list[int]]]]:
+        """The career boards of `account_ids` (the accounts of the longest window), their nicknames
+        and clan ids, and their stored per-tank states (the job's career WN8 distribution)."""
+        keys = [tracked_id(region, a) for a in account_ids]
+        boards: Boards = {}
+        who: dict[int, tuple[str | None, int | None]] = {}
+        states: list[dict[int, list[int]]] = []
+        floor = LEADERBOARD_FLOORS["career"]
+        for start in range(0, len(keys), BOOKS_CHUNK):
+            with job_deadline():
+                books = await self.store.tracked.ranking_books(keys[start : start + BOOKS_CHUNK])
+
+            # Unpacked and figured in a worker thread: BOOKS_CHUNK careers of every tank an account owns.
+            def figure(books: Mapping[str, dict] = books) -> tuple[Boards, dict, list]:
+                part: Boards = {}
+                names: dict[int, tuple[str | None, int | None]] = {}
+                unpacked = []
+                for doc in books.values():
+                    account_id = int(doc["account_id"])
+                    names[account_id] = (doc.get("nickname"), doc.get("clan_id"))
+                    if not doc.get("state"):
+                        continue
+                    state = unpack(doc["state"])
+                    unpacked.append(state)
+                    found = account_boards(state, doc.get("assist"), expected, vehicles, floor)
+                    if found:
+                        part[account_id] = found
+                return part, names, unpacked
+
+            part, names, unpacked = await asyncio.to_thread(figure)
+            boards.update(part)
+            who.update(names)
+            states.extend(unpacked)
+            await asyncio.sleep(self.pause)
+        return boards, who, states
+
+    async def clan_tags(self, region: str, clan_ids: set[int]) -> dict[int, str]:
+        """The tags of the cached clans among `clan_ids` (a clan not cached here has none)."""
+        ids = sorted(clan_ids)
+        tags: dict[int, str] = {}
+        for start in range(0, len(ids), BOOKS_CHUNK):
+            with job_deadline():
+                docs = await self.store.clans.get_many(region, ids[start : start + BOOKS_CHUNK])
+            tags.update({clan_id: doc["tag"] for clan_id, doc in docs.items() if doc.get("tag")})
+            await asyncio.sleep(self.pause)
+        return tags
+
+    async def save(
+        self,
+        region: str,
+        through: str,
+        boards: Mapping[str, Boards],
+        players: Mapping[str, int],
+        who: Mapping[int, tuple[str | None, int | None]],
+    ) -> int:
+        """Rank every list and store the build; returns the chunks written."""
+        tags = await self.clan_tags(region, {clan for _, clan in who.values() if isinstance(clan, int)})
+        names = {
+            a: (nickname, tags.get(clan) if isinstance(clan, int) else None) for a, (nickname, clan) in who.items()
+        }
+        lists = await asyncio.to_thread(ranked_lists, boards, names)
+        now = self.clock()
+        windows = {
+            window: {
+                "from": days_before(through, int(window) - 1) if window != "career" else None,
+                "through": through,
+                "players": players.get(window, 0),
+                "ranked": {
+                    str(floor): len(lists.get(list_key(window, ALL, "battles", floor), ()))
+                    for floor in window_steps(window)
+                },
+            }
+            for window in LEADERBOARD_FLOORS
+        }
+        build = f"{through}.{int(now)}"
+        with job_deadline():
+            return await self.store.leaderboards.save_build(
+                region, build, lists, {"through": through, "built_at": now, "windows": windows}
+            )
+
+
+class LeaderboardService:
+    """/leaderboard/players: one page of a stored ranked list (the pointer and one or two chunks)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    async def players(
+        self,
+        region: str,
+        window: str,
+        by: str,
+        tier: int | None,
+        vehicle_type: str | None,
+        min_battles: int | None,
+        offset: int,
+        limit: int,
+    ) -> dict[str, Any]:
+        floor = applied_floor(window, min_battles)
+        board = board_name(tier, vehicle_type) or ALL
+        async with request_deadline():
+            pointer = await self.store.leaderboards.current(region)
+        if pointer is None:
+            raise APIError("no_statistics", f"no leaderboard of {region} has been built yet")
+        key = list_key(window, board, by, floor)
+        first, last = offset // CHUNK_ROWS, (offset + limit - 1) // CHUNK_ROWS
+        async with request_deadline():
+            chunks = await self.store.leaderboards.chunks(region, pointer["build"], key, range(first, last + 1))
+        rows: list[list[Any]] = [row for chunk in chunks for row in chunk["rows"]]
+        start = offset - first * CHUNK_ROWS
+        total = chunks[0]["total"] if chunks else await self._total(region, pointer["build"], key)
+        meta = pointer["windows"].get(window, {})
+        return {
+            "region": region,
+            "days": window,
+            "from": meta.get("from"),
+            "through": pointer["through"],
+            "built_at": pointer["built_at"],
+            "by": by,
+            "tier": tier,
+            "type": vehicle_type,
+            "min_battles": floor,
+            "floors": list(window_steps(window)),
+            "population": POPULATION_NOTE,
+            "players": meta.get("players", 0),
+            "total": total,
+            "offset": offset,
+            "limit": limit,
+            "rows": [
+                {
+                    "rank": rank,
+                    "account_id": account_id,
+                    "nickname": nickname,
+                    "clan_tag": tag,
+                    "value": value,
+                    "battles": battles,
+                }
+                for rank, account_id, value, battles, nickname, tag in rows[start : start + limit]
+            ],
+        }
+
+    async def _total(self, region: str, build: str, key: str) -> int:
+        """A page past the end: the list's length from its first chunk (0: nobody qualified)."""
+        async with request_deadline():
+            head = await self.store.leaderboards.chunks(region, build, key, [0])
+        return head[0]["total"] if head else 0

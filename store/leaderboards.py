@@ -1,0 +1,98 @@
+"""The leaderboards the tank statistics job builds: ranked lists in chunks of a page, read by `_id`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pymongo import ASCENDING, ReplaceOne
+
+from store.kinds import Declared, cache
+
+if TYPE_CHECKING:
+    from motor.motor_asyncio import AsyncIOMotorDatabase
+
+CHUNK_ROWS = 100  # rows per stored chunk: a page of up to 100 rows is one or two point reads
+WRITE_BATCH = 200  # chunks per bulk write
+
+
+def list_key(window: str, board: str, by: str, floor: int) -> str:
+    """A ranked list's name within a build: window, filter (all, tier:N, type:T), figure, floor."""
+    return f"{window}:{board}:{by}:{int(floor)}"
+
+
+def chunk_id(region: str, build: str, key: str, index: int) -> str:
+    return f"{region}:{build}:{key}:{int(index)}"
+
+
+def current_id(region: str) -> str:
+    return f"{region}:current"
+
+
+class Leaderboards:
+    """Collection `leaderboards`: one build per region, replaced whole by the next.
+
+    A chunk: {_id: "region:build:window:filter:by:floor:n", r: region, b: build (the day it ends on
+    and the build's time, "YYYY-MM-DD.unix": builds sort in time), total: rows of the whole list,
+    rows: [[rank, account_id, figure, battles, nickname, clan tag], ...] (rows n x CHUNK_ROWS on)}.
+    The region's pointer: {_id: "region:current", r, build, through, built_at, windows: {window:
+    {from, through, players}}}. A build writes every chunk, then the pointer, then deletes the chunks
+    of older builds (an equality and a range on the (r, b) index), so a reader that read the pointer
+    finds its chunks until the next build is a day old; writing a build twice stores the same."""
+
+    COLLECTIONS: ClassVar[dict[str, Declared]] = {
+        "leaderboards": cache("the ranked lists of tracked accounts, rebuilt daily by the tank statistics job"),
+    }
+
+    def __init__(self, db: AsyncIOMotorDatabase[Any]) -> None:
+        self.collection = db["leaderboards"]
+
+    async def ensure_schema(self) -> None:
+        await self.collection.create_index([("r", ASCENDING), ("b", ASCENDING)])
+
+    async def save_build(
+        self,
+        region: str,
+        build: str,
+        lists: Mapping[str, list[list[Any]]],
+        pointer: Mapping[str, Any],
+    ) -> int:
+        """Store a region's build: every ranked list (`lists`: {list_key: rows}) in chunks, then the
+        pointer (`pointer`: through, built_at, windows) naming it, then drop older builds' chunks.
+        Returns the chunks written."""
+        written = 0
+        ops: list[ReplaceOne] = []
+        for key, rows in lists.items():
+            for index, start in enumerate(range(0, len(rows), CHUNK_ROWS)):
+                doc = {
+                    "_id": chunk_id(region, build, key, index),
+                    "r": region,
+                    "b": build,
+                    "total": len(rows),
+                    "rows": rows[start : start + CHUNK_ROWS],
+                }
+                ops.append(ReplaceOne({"_id": doc["_id"]}, doc, upsert=True))
+                if len(ops) >= WRITE_BATCH:
+                    await self.collection.bulk_write(ops, ordered=False)
+                    written += len(ops)
+                    ops = []
+        if ops:
+            await self.collection.bulk_write(ops, ordered=False)
+            written += len(ops)
+        doc = {"_id": current_id(region), "r": region, "build": build, **pointer}
+        await self.collection.replace_one({"_id": doc["_id"]}, doc, upsert=True)
+        await self.collection.delete_many({"r": region, "b": {"$lt": build}})
+        return written
+
+    async def current(self, region: str) -> dict | None:
+        """The region's pointer: which build the pages are read from (None before the first)."""
+        return await self.collection.find_one({"_id": current_id(region)})
+
+    async def chunks(self, region: str, build: str, key: str, indexes: Iterable[int]) -> list[dict]:
+        """Chunks of one ranked list by index (point reads by `_id`; a missing one is left out)."""
+        out = []
+        for index in indexes:
+            doc = await self.collection.find_one({"_id": chunk_id(region, build, key, index)})
+            if doc is not None:
+                out.append(doc)
+        return out

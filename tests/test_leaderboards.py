@@ -1,0 +1,211 @@
+"""Leaderboards: the ranking equals an independent sort, ties share a rank, floors cannot be lowered,
+a build stored twice stores the same, and on demo data (check_on_demo, run by tests/test_marks.py on
+the demo it seeds) each row's figure is the player's own /history period figure."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import ujson
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tornado.httpclient import AsyncHTTPClient, HTTPRequest
+
+from server.api.catalogue import LEADERBOARD_BYS, LEADERBOARD_FLOORS, LEADERBOARD_STEPS
+from server.api.errors import APIError
+from server.domain.days import DAY_SECONDS, day_start, days_before
+from server.domain.rankings import ALL, BOARD_FIGURES, account_boards, ranked
+from server.services.leaderboards import LeaderboardService, applied_floor, ranked_lists, window_steps
+from server.services.population import PopulationService
+from store.constants import TANK_COUNTERS
+from store.leaderboards import CHUNK_ROWS, list_key
+from tests.test_tracker_drift import new_store
+
+C = {name: i for i, name in enumerate(TANK_COUNTERS)}
+
+figures = st.tuples(
+    st.integers(0, 400),  # battles
+    st.one_of(st.none(), st.sampled_from([40.0, 48.5, 50.0, 55.25, 61.0])),  # win_rate (few values: ties)
+    st.one_of(st.none(), st.floats(0, 5000).map(lambda v: round(v, 2))),  # avg_damage
+    st.one_of(st.none(), st.floats(0, 6000).map(lambda v: round(v, 2))),  # avg_combined_damage
+    st.one_of(st.none(), st.sampled_from([300.0, 1200.5, 1200.5, 2400.0, 3000.75])),  # wn8
+)
+entries = st.dictionaries(st.integers(1, 10**9), figures, max_size=60).map(lambda d: sorted(d.items()))
+
+
+@settings(max_examples=200, deadline=None)
+@given(entries=entries, by=st.sampled_from(LEADERBOARD_BYS), floor=st.integers(1, 300))
+def test_the_ranking_equals_an_independent_sort_and_ties_share_a_rank(entries, by, floor):
+    at = BOARD_FIGURES.index(by)
+    qualified = [(a, f) for a, f in entries if f[0] >= floor and f[at] is not None]
+    rows = ranked(entries, by, floor)
+    # Every qualified account once, nobody else.
+    assert sorted(r[1] for r in rows) == sorted(a for a, _ in qualified)
+    for rank, account_id, value, battles in rows:
+        mine = dict(qualified)[account_id]
+        assert (value, battles) == (mine[at], mine[0]) and battles >= floor
+        # Competition ranking: one more than the players with a strictly better figure.
+        assert rank == 1 + sum(1 for _, f in qualified if f[at] > value)
+    # Best first; within a tie more battles first, then the account id.
+    assert [(-r[2], -r[3], r[1]) for r in rows] == sorted((-r[2], -r[3], r[1]) for r in rows)
+
+
+def tank(battles: int, wins: int, damage: int) -> list[int]:
+    row = [0] * len(TANK_COUNTERS)
+    row[C["battles"]], row[C["wins"]], row[C["damage_dealt"]] = battles, wins, damage
+    return row
+
+
+def test_an_accounts_boards_are_its_figures_over_the_filtered_tanks_with_the_floor():
+    vehicles = {1: {"tier": 10, "type": "heavyTank"}, 2: {"tier": 8, "type": "heavyTank"}, 3: {}}
+    rows = {1: tank(60, 33, 180_000), 2: tank(50, 20, 100_000), 3: tank(5, 5, 1_000), 4: tank(0, 0, 0)}
+    boards = account_boards(rows, None, None, vehicles, 55)
+    # all: 115 battles; tier:10 (and heavy): 60; type:heavyTank: 110; tier:8 (50 battles) under the floor.
+    assert set(boards) == {ALL, "tier:10", "type:heavyTank", "tier:10/type:heavyTank"}
+    assert boards["tier:10/type:heavyTank"] == boards["tier:10"]
+    battles, win_rate, avg_damage, combined, wn8 = boards["tier:10"]
+    assert (battles, win_rate, avg_damage, combined, wn8) == (60, 55.0, 3000.0, None, None)
+    assert boards[ALL][:3] == (115, round(100 * 58 / 115, 2), round(281_000 / 115, 2))
+    assert boards["type:heavyTank"][0] == 110
+
+
+def test_the_floor_is_never_lower_than_the_windows_or_than_asked():
+    for window, floor in LEADERBOARD_FLOORS.items():
+        assert applied_floor(window, None) == floor
+        assert applied_floor(window, 1) == floor  # lower asks get the window's floor
+        for asked in (floor, floor + 1, 3 * floor, max(LEADERBOARD_STEPS)):
+            applied = applied_floor(window, asked)
+            assert applied >= asked and applied in window_steps(window)
+            # the smallest step that is enough
+            assert not [step for step in window_steps(window) if asked <= step < applied]
+
+
+boards_strategy = st.dictionaries(
+    st.integers(1, 10**6),
+    st.fixed_dictionaries({ALL: figures.map(lambda f: (f[0] + 100, *f[1:]))}, optional={"tier:10": figures}),
+    max_size=250,
+)
+
+
+def test_a_build_stored_twice_stores_the_same_and_its_pages_are_the_ranked_list(io_loop, mongo_uri):
+    @settings(max_examples=15, deadline=None)
+    @given(boards=boards_strategy)
+    def each(boards):
+        io_loop.run_sync(lambda: check(boards), timeout=120)
+
+    async def check(boards):
+        client, _, store = await new_store(mongo_uri)
+        try:
+            names = {a: (f"nick{a}", None) for a in boards}
+            lists = ranked_lists({"30": boards}, names)
+            pointer = {
+                "through": "2026-11-26",
+                "built_at": 1.0,
+                "windows": {"30": {"from": "2026-10-28", "players": 9}},
+            }
+            service = LeaderboardService(store)
+            with pytest.raises(APIError) as caught:
+                await service.players("eu", "30", "wn8", None, None, None, 0, 50)
+            assert caught.value.code == "no_statistics"
+            answers = []
+            for build in ("2026-11-26.100", "2026-11-26.100", "2026-11-26.200"):  # twice, then again later
+                await store.leaderboards.save_build("eu", build, lists, pointer)
+                pages = []
+                for offset in range(0, 300, 70):
+                    page = await service.players("eu", "30", "wn8", None, None, None, offset, 70)
+                    pages.append(page)
+                answers.append(pages)
+                # One build's chunks only: the older ones are gone.
+                assert {d["b"] async for d in store.leaderboards.collection.find({"b": {"$exists": True}})} <= {build}
+            assert answers[0] == answers[1] == answers[2]
+            full = lists.get(list_key("30", ALL, "wn8", LEADERBOARD_FLOORS["30"]), [])
+            rows = [row for page in answers[0] for row in page["rows"]]
+            assert [
+                [r["rank"], r["account_id"], r["value"], r["battles"], r["nickname"], r["clan_tag"]] for r in rows
+            ] == full
+            assert all(page["total"] == len(full) for page in answers[0])
+        finally:
+            await client.drop_database(store.db.name)
+            client.close()
+
+    each()
+
+
+def test_a_page_is_one_or_two_point_reads():
+    assert CHUNK_ROWS == 100  # a page of at most 100 rows spans at most two chunks
+
+
+async def get(base: str, path: str) -> tuple[int, dict]:
+    response = await AsyncHTTPClient().fetch(HTTPRequest(base + path, request_timeout=60), raise_error=False)
+    return response.code, ujson.loads(response.body)
+
+
+async def check_on_demo(store, services, base_url: str, now: float) -> None:
+    """On the demo data seeded at `now` (tests/test_marks.py seeds it once for both): each row's
+    figure is the player's own /history period figure, a build run twice stores the same rows,
+    clan tags, the career, the ladder and a refused lower floor."""
+    # Built as of tomorrow's second hour: the windows end on today, the newest record's day, so a
+    # window is what /history's delta of the same days measures.
+    today = time.strftime("%Y-%m-%d", time.gmtime(now))
+    job = PopulationService(store, services.ratings_source, clock=lambda: day_start(today) + DAY_SECONDS + 7200)
+    job.pause = job.leaderboards.pause = 0
+    await job.build(force=True)
+    first = await store.leaderboards.collection.find({}, {"_id": 1, "rows": 1}).sort("_id", 1).to_list(None)
+    await job.build(force=True)  # the same day built again: the same rows
+    again = await store.leaderboards.collection.find({}, {"_id": 1, "rows": 1}).sort("_id", 1).to_list(None)
+    assert [d["rows"] for d in first if "rows" in d] == [d["rows"] for d in again if "rows" in d]
+    services.answers.drop(("population",))
+
+    checked = 0
+    for window, by, key in (("30", "wn8", "wn8"), ("7", "win_rate", "win_rate"), ("1", "battles", "battles")):
+        path = f"/api/v1/leaderboard/players?region=eu&days={window}&by={by}&limit=100"
+        code, body = await get(base_url, path)
+        assert code == 200, body
+        board = body["data"]
+        assert board["through"] == today and board["from"] == days_before(today, int(window) - 1)
+        rows = board["rows"]
+        assert rows and board["total"] >= len(rows), board
+        floor = LEADERBOARD_FLOORS[window]
+        assert all(row["battles"] >= floor for row in rows)
+        assert [row["value"] for row in rows] == sorted((row["value"] for row in rows), reverse=True)
+        # A player's /history delta ends on the newest day measured for that player; the rows of
+        # those measured on the window's last day (today's pass visits some) show the same days.
+        same_days = 0
+        for row in rows[:40]:
+            code, history = await get(base_url, f"/api/v1/player/{row['account_id']}/eu/history?days=90")
+            assert code == 200, history
+            delta = history["data"]["deltas"][f"{window}d"]
+            if delta is None or delta["to"] != today:
+                continue
+            assert delta["from"] >= days_before(today, int(window)), delta  # or the first measured day
+            period = delta["period"]
+            assert period["battles"] == row["battles"], (window, row, period)
+            assert period[key] == row["value"], (window, row, period)
+            same_days += 1
+            if same_days == 8:
+                break
+        assert same_days >= 2, (window, rows[:5])
+        checked += same_days
+    assert checked >= 6
+    # The clan tags of the cached clan's members, and the career from the tracked states.
+    code, body = await get(base_url, "/api/v1/leaderboard/players?region=eu&days=career&by=battles&limit=100")
+    assert code == 200 and body["data"]["rows"], body
+    clan = await store.clans.clans.find_one({"region": "eu"})
+    members = {m["account_id"] for m in clan.get("members", [])} if clan else set()
+    tagged = [row for row in body["data"]["rows"] if row["account_id"] in members]
+    assert all(row["clan_tag"] == clan["tag"] for row in tagged), tagged[:3]
+    # A higher floor ranks fewer players, never more, none under the floor asked for; a lower ask
+    # is served the window's floor.
+    _, low = await get(base_url, "/api/v1/leaderboard/players?region=eu&days=30&by=wn8&min_battles=1")
+    assert low["data"]["min_battles"] == LEADERBOARD_FLOORS["30"]
+    _, high = await get(base_url, "/api/v1/leaderboard/players?region=eu&days=30&by=wn8&min_battles=101")
+    assert high["data"]["min_battles"] == applied_floor("30", 101) > 101
+    assert high["data"]["total"] <= low["data"]["total"]
+    assert all(row["battles"] >= 101 for row in high["data"]["rows"])
+    # tier and type together rank the battles in tanks of both; combined damage ranks all tanks only.
+    _, both = await get(base_url, "/api/v1/leaderboard/players?region=eu&days=90&by=battles&tier=8&type=heavyTank")
+    _, tier = await get(base_url, "/api/v1/leaderboard/players?region=eu&days=90&by=battles&tier=8")
+    assert both["data"]["total"] <= tier["data"]["total"]
+    _, combined = await get(base_url, "/api/v1/leaderboard/players?region=eu&days=90&by=avg_combined_damage&tier=8")
+    assert combined["data"]["total"] == 0 and combined["data"]["rows"] == []
