@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from handlers.base import BaseHandler, api_routes
 from server.api.answers import POPULATION_TAG
-from server.api.catalogue import LEADERBOARD_PLAYERS
+from server.api.catalogue import LEADERBOARD_PLAYERS, TANK_LEADERBOARD
 
 
 class PlayerLeaderboardHandler(BaseHandler):
@@ -27,4 +27,23 @@ class PlayerLeaderboardHandler(BaseHandler):
         )
 
 
-routes = api_routes(PlayerLeaderboardHandler)
+class TankLeaderboardHandler(BaseHandler):
+    endpoint = TANK_LEADERBOARD
+
+    async def get(self, *path):
+        args = self.arguments(path)
+        self.respond(
+            await self.services.leaderboards.tank(
+                args["region"],
+                args["tank_id"],
+                args["days"],
+                args["by"],
+                args["min_battles"],
+                args["offset"],
+                args["limit"],
+            ),
+            tag=POPULATION_TAG,
+        )
+
+
+routes = api_routes(PlayerLeaderboardHandler, TankLeaderboardHandler)

@@ -704,6 +704,36 @@ def schema_components(index: dict) -> dict:
                 ),
             }
         ),
+        "TankLeaderboard": obj(
+            {
+                "region": region,
+                "tank_id": {"type": "integer", "minimum": 1},
+                "days": {"type": "string", "enum": list(LEADERBOARD_WINDOWS)},
+                "from": {"oneOf": [date, {"type": "null"}]},
+                "through": date,
+                "built_at": {"type": "number"},
+                "by": {"type": "string", "enum": list(LEADERBOARD_BYS)},
+                "min_battles": {"type": "integer", "minimum": 1},
+                "floors": array({"type": "integer", "minimum": 1}),
+                "population": {"type": "string"},
+                "total": {"type": "integer", "minimum": 0, "description": "Players ranked."},
+                "offset": {"type": "integer", "minimum": 0},
+                "limit": {"type": "integer", "minimum": 1, "maximum": LEADERBOARD_PAGE_MAX},
+                "rows": array(
+                    obj(
+                        {
+                            "rank": {"type": "integer", "minimum": 1},
+                            "account_id": {"type": "integer", "minimum": 1},
+                            "nickname": nullable("string"),
+                            "clan_tag": nullable("string"),
+                            "value": {"type": "number"},
+                            "battles": {"type": "integer", "minimum": 1},
+                        }
+                    ),
+                    maxItems=LEADERBOARD_PAGE_MAX,
+                ),
+            }
+        ),
         "ExpectedValuesTable": obj(
             {
                 "region": region,

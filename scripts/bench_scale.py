@@ -25,11 +25,12 @@ rebuilt). Each step:
 3. runs the real daily tank-statistics job (server/services/population.py, PopulationService.build
    forced, without its pauses between reads) with its tables ending on the pass's day: every
    region's 90 days of tank_changes read day by day through the (r, d) index, the day sums,
-   period tables and series written. Measures the account-days it read (tank_changes documents),
+   period tables, series and leaderboards written. Measures the account-days it read (tank_changes documents),
    its wall time, this process's CPU (the job's aggregation) and the database process's CPU per
    account-day, and the longest it held the event loop (a request to the process running the job
    waits that long at worst) and the longest garbage collection meanwhile (the benchmark's own
-   objects frozen first, as the service freezes its start-up objects);
+   objects frozen first, as the service freezes its start-up objects), and the leaderboards' share
+   of its time (each window's figures, the ranking and the build's writes) per account-day;
 4. serves that data with the real service (`python -m server --data-dir DIR --no-jobs
    --trusted-proxies 127.0.0.1/32`: the embedded database as `scripts/run.sh` deploys it) and
    measures over HTTP, at 1 and at 8 concurrent clients (keep-alive connections, each request from
@@ -41,7 +42,9 @@ rebuilt). Each step:
    sort, order or offset), /tank/{tank_id}/eu?days=30 (the `--tank-ids` (400) most played eu tanks
    in turn), /tanks/marks?region=eu (the marks of excellence of every tier V+ tank the eu accounts
    played in the job's 14 days: TANK_PAGE_MAX a page, each request a different sort, order, page
-   or limit) and its tier=10 variant (the rows one tier filters), /players?search= (3-5 character
+   or limit) and its tier=10 variant (the rows one tier filters), /leaderboard/players?region=eu (a
+   page of each window and figure, offsets 50 apart, 25 or 100 rows), /tank/{tank_id}/eu/leaderboard
+   (the same most played tanks in turn, a window and figure each pass), /players?search= (3-5 character
    prefixes of tracked nicknames, a new prefix each request) and /status. Non-200 answers are
    counted. The history and tanks reads rotate 400
    accounts, more than one read's 305 requests, so every request builds its answer: the answer
@@ -91,12 +94,21 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
+import server.services.population as population_module  # noqa: E402
 from scripts.loadkit.processes import cpu_seconds, free_port, stop_group, wait_http  # noqa: E402
 from scripts.scale_loader import SyntheticPlayer, days_from, load_account  # noqa: E402
 from scripts.upstream_sim.api import apply_fields  # noqa: E402
 from scripts.upstream_sim.ids import REGION_RANGES, account_created_at, existing_accounts, nickname  # noqa: E402
 from scripts.upstream_sim.world import World  # noqa: E402
-from server.api.catalogue import MARKS_SORTS, PREFIX, TANK_PAGE_MAX, TANK_SORTS  # noqa: E402
+from server.api.catalogue import (  # noqa: E402
+    LEADERBOARD_BYS,
+    LEADERBOARD_FLOORS,
+    LEADERBOARD_PAGE_MAX,
+    MARKS_SORTS,
+    PREFIX,
+    TANK_PAGE_MAX,
+    TANK_SORTS,
+)
 from server.compose.demo import TimeTravelUpstream  # noqa: E402
 from server.compose.embedded_db import EmbeddedDatabase  # noqa: E402
 from server.domain.days import DAY_SECONDS, ManualClock, day_start  # noqa: E402
@@ -126,6 +138,8 @@ READS = (
     "tank",
     "marks",
     "marks_tier10",
+    "leaderboard",
+    "tank_leaderboard",
     "search",
     "status",
 )
@@ -394,7 +408,16 @@ async def run_population_job(uri: str, sim_base: str, day: str, db_pid: int) -> 
         await ratings.refresh_expected()
         job = PopulationService(store, ratings, clock=clock)
         job.pause = 0.0
-        spent = {"account_days": 0, "day_reads": 0, "changes_read_s": 0.0, "career_reads": 0, "career_read_s": 0.0}
+        spent = {
+            "account_days": 0,
+            "day_reads": 0,
+            "changes_read_s": 0.0,
+            "career_reads": 0,
+            "career_read_s": 0.0,
+            "leaderboards_figures_s": 0.0,
+            "leaderboards_save_s": 0.0,
+            "leaderboard_chunks": 0,
+        }
         changes, tracked = store.population.changes, store.tracked
         of_day, books = changes.of_day, tracked.ranking_books
 
@@ -413,6 +436,28 @@ async def run_population_job(uri: str, sim_base: str, day: str, db_pid: int) -> 
             spent["career_reads"] += len(keys)
             return found
 
+        # The leaderboards' share of the job: the figures of each window (worker threads), the
+        # ranking and the build's writes (LeaderboardBuilder.save).
+        boards_figures, boards_save = population_module.window_boards, job.leaderboards.save
+
+        def timed_figures(*args, **kwargs):
+            started = time.perf_counter()
+            try:
+                return boards_figures(*args, **kwargs)
+            finally:
+                spent["leaderboards_figures_s"] += time.perf_counter() - started
+
+        async def timed_save(*args, **kwargs):
+            started = time.perf_counter()
+            try:
+                chunks = await boards_save(*args, **kwargs)
+                spent["leaderboard_chunks"] += chunks
+                return chunks
+            finally:
+                spent["leaderboards_save_s"] += time.perf_counter() - started
+
+        population_module.window_boards = timed_figures  # type: ignore[assignment]
+        job.leaderboards.save = timed_save  # type: ignore[method-assign]
         changes.of_day = counted_of_day  # type: ignore[method-assign]
         tracked.ranking_books = counted_books  # type: ignore[method-assign]
         blocked = [0.0]
@@ -448,6 +493,7 @@ async def run_population_job(uri: str, sim_base: str, day: str, db_pid: int) -> 
             await watch
             gc.callbacks.remove(on_gc)
             gc.unfreeze()
+            population_module.window_boards = boards_figures  # the next step's job wraps it afresh
         wall = time.monotonic() - wall0
         cpu = time.process_time() - cpu0
         db_cpu = (cpu_seconds(db_pid) or 0.0) - db0
@@ -464,6 +510,12 @@ async def run_population_job(uri: str, sim_base: str, day: str, db_pid: int) -> 
         "seconds": round(wall, 2),
         "changes_read_s": round(spent["changes_read_s"], 2),
         "career_read_s": round(spent["career_read_s"], 2),
+        # The leaderboards' share: each window's figures and the ranking plus the build's writes.
+        "leaderboards_s": round(spent["leaderboards_figures_s"] + spent["leaderboards_save_s"], 2),
+        "leaderboards_ms_per_account_day": round(
+            1000 * (spent["leaderboards_figures_s"] + spent["leaderboards_save_s"]) / max(1, account_days), 4
+        ),
+        "leaderboard_chunks": spent["leaderboard_chunks"],
         "max_loop_block_ms": round(1000 * blocked[0], 1),
         "max_gc_pause_ms": round(1000 * collecting[1], 1),
         "ms_per_account_day": round(1000 * wall / max(1, account_days), 4),
@@ -578,6 +630,23 @@ def marks_paths(tanks: int, tier: int | None = None) -> list[str]:
     return [f"{PREFIX}/tanks/marks?region=eu{only}&{query}" for query in queries]
 
 
+def leaderboard_paths(db) -> list[str]:
+    """/leaderboard/players?region=eu pages, each a different window, figure, offset or limit
+    (offsets 50 apart inside the window's ranked rows, at most 6), in a seeded order: up to 300
+    different requests (5 windows x 5 figures x 6 offsets x 2 limits), so a read's requests rarely
+    repeat one within the answer cache's 5 s. Empty without a build (the read is then not measured)."""
+    pointer = db["leaderboards"].find_one({"_id": "eu:current"}, {"windows": 1}) or {}
+    queries = []
+    for window, meta in (pointer.get("windows") or {}).items():
+        ranked = int((meta.get("ranked") or {}).get(str(LEADERBOARD_FLOORS[window]), 0))
+        for offset in list(range(0, ranked, 50))[:6]:
+            for by in LEADERBOARD_BYS:
+                for limit in (LEADERBOARD_PAGE_MAX, LEADERBOARD_PAGE_MAX // 4):
+                    queries.append(f"days={window}&by={by}&offset={offset}&limit={limit}")
+    random.Random(37).shuffle(queries)
+    return [f"{PREFIX}/leaderboard/players?region=eu&{query}" for query in queries]
+
+
 def marks_counts(db, tiers: dict[int, int]) -> tuple[int, int]:
     """(tanks in the eu marks table, of them of MARKS_TIER): the rows /tanks/marks pages through."""
     table = db["tank_periods"].find_one({"_id": "eu:marks"}, {"tanks": 1}) or {}
@@ -606,6 +675,12 @@ def read_paths(
         elif name == "tank":
             tank_id = (tanks or [])[i % len(tanks or [])]
             out.append(f"{PREFIX}/tank/{tank_id}/eu?days={POPULATION_DAYS}")
+        elif name == "tank_leaderboard":  # each popular tank in turn, a window and figure each pass
+            tank_id = (tanks or [])[i % len(tanks or [])]
+            turn = i // max(1, len(tanks or []))
+            window = ("30", "7", "90", "career", "1")[turn % 5]
+            by = LEADERBOARD_BYS[(turn // 5) % len(LEADERBOARD_BYS)]
+            out.append(f"{PREFIX}/tank/{tank_id}/eu/leaderboard?days={window}&by={by}")
         elif name in (marks or {}):
             pages = (marks or {})[name]
             out.append(pages[i % len(pages)])
@@ -685,11 +760,11 @@ def run_reads(
         conn.close()
         offset = 0
         for name in READS:
-            if name == "tank" and not tanks:
-                say("  warning: no tank in the eu table: /tank not measured")
+            if name in ("tank", "tank_leaderboard") and not tanks:
+                say(f"  warning: no tank in the eu table: {name} not measured")
                 continue
-            if name.startswith("marks") and not (marks or {}).get(name):
-                say(f"  warning: no eu marks table: {name} not measured")
+            if name.startswith(("marks", "leaderboard")) and not (marks or {}).get(name):
+                say(f"  warning: no eu marks table or leaderboard: {name} not measured")
                 continue
             chosen = player_accounts if name == "player" else accounts
 
@@ -911,6 +986,8 @@ def main_run(args) -> dict:
                 marks["marks"] = marks_paths(marks_rows)
             if marks_rows_tier:
                 marks["marks_tier10"] = marks_paths(marks_rows_tier, MARKS_TIER)
+            if boards := leaderboard_paths(db):
+                marks["leaderboard"] = boards
             sync.close()
             database.stop()
             database = None

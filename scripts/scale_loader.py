@@ -237,7 +237,7 @@ def visit(
             else None
         )
         fields: dict[str, Any] = {"last_visit_day": day, "last_battle_time": info.get("last_battle_time")}
-        fields.update(set_fields, mastery=mastery_of(raw))
+        fields.update(set_fields, mastery=mastery_of(raw), clan_id=info.get("clan_id"))
         nickname = info.get("nickname")
         if nickname:
             fields.update(nickname=nickname, nickname_lower=nickname.lower())

@@ -35,6 +35,9 @@ class Leaderboards:
     A chunk: {_id: "region:build:window:filter:by:floor:n", r: region, b: build (the day it ends on
     and the build's time, "YYYY-MM-DD.unix": builds sort in time), total: rows of the whole list,
     rows: [[rank, account_id, figure, battles, nickname, clan tag], ...] (rows n x CHUNK_ROWS on)}.
+    A tank's players in a window: {_id: "region:build:tank:<tank_id>:<window>:0", r, b, total, rows:
+    [[account_id, battles, win_rate, avg_damage, avg_combined_damage, wn8, nickname, clan tag], ...]}
+    (every player at the window's floor on the tank: ranked when read, by any figure and floor).
     The region's pointer: {_id: "region:current", r, build, through, built_at, windows: {window:
     {from, through, players}}}. A build writes every chunk, then the pointer, then deletes the chunks
     of older builds (an equality and a range on the (r, b) index), so a reader that read the pointer
@@ -56,26 +59,33 @@ class Leaderboards:
         build: str,
         lists: Mapping[str, list[list[Any]]],
         pointer: Mapping[str, Any],
+        whole: Mapping[str, list[list[Any]]] | None = None,
     ) -> int:
-        """Store a region's build: every ranked list (`lists`: {list_key: rows}) in chunks, then the
+        """Store a region's build: every ranked list (`lists`: {list_key: rows}) in chunks and every
+        list of `whole` in one document (chunk 0: a tank's players, ranked when read), then the
         pointer (`pointer`: through, built_at, windows) naming it, then drop older builds' chunks.
-        Returns the chunks written."""
+        Returns the documents written."""
         written = 0
         ops: list[ReplaceOne] = []
-        for key, rows in lists.items():
-            for index, start in enumerate(range(0, len(rows), CHUNK_ROWS)):
-                doc = {
-                    "_id": chunk_id(region, build, key, index),
-                    "r": region,
-                    "b": build,
-                    "total": len(rows),
-                    "rows": rows[start : start + CHUNK_ROWS],
-                }
-                ops.append(ReplaceOne({"_id": doc["_id"]}, doc, upsert=True))
-                if len(ops) >= WRITE_BATCH:
-                    await self.collection.bulk_write(ops, ordered=False)
-                    written += len(ops)
-                    ops = []
+        pieces = [
+            (key, index, rows, rows[start : start + CHUNK_ROWS])
+            for key, rows in lists.items()
+            for index, start in enumerate(range(0, len(rows), CHUNK_ROWS))
+        ]
+        pieces += [(key, 0, rows, rows) for key, rows in (whole or {}).items() if rows]
+        for key, index, rows, part in pieces:
+            doc = {
+                "_id": chunk_id(region, build, key, index),
+                "r": region,
+                "b": build,
+                "total": len(rows),
+                "rows": part,
+            }
+            ops.append(ReplaceOne({"_id": doc["_id"]}, doc, upsert=True))
+            if len(ops) >= WRITE_BATCH:
+                await self.collection.bulk_write(ops, ordered=False)
+                written += len(ops)
+                ops = []
         if ops:
             await self.collection.bulk_write(ops, ordered=False)
             written += len(ops)

@@ -31,7 +31,9 @@ def test_bench_backup_smoke_run_writes_every_figure(tmp_path):
         "--json",
         str(out),
     ]
-    run = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    # The backups without rests (duty 1): the figures are the same kind, in half the time.
+    env = dict(os.environ, STATSAPI_BACKUP_DUTY="1")
+    run = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     result = json.loads(out.read_text())
     assert "p99 ratio" in run.stdout and "per 1,000 account-years" in run.stdout  # the printed table

@@ -12,14 +12,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 
-from server.api.catalogue import LEADERBOARD_BYS, LEADERBOARD_FLOORS, LEADERBOARD_STEPS
+from server.api.catalogue import LEADERBOARD_BYS, LEADERBOARD_FLOORS, LEADERBOARD_STEPS, TANK_LEADERBOARD_FLOORS
 from server.api.errors import APIError
 from server.domain.days import DAY_SECONDS, day_start, days_before
-from server.domain.rankings import ALL, BOARD_FIGURES, account_boards, ranked
-from server.services.leaderboards import LeaderboardService, applied_floor, ranked_lists, window_steps
+from server.domain.rankings import ALL, BOARD_FIGURES, account_boards, ranked, ranked_rows
+from server.services.leaderboards import (
+    LeaderboardService,
+    applied_floor,
+    ranked_lists,
+    tank_lists,
+    window_steps,
+)
 from server.services.population import PopulationService
 from store.constants import TANK_COUNTERS
-from store.leaderboards import CHUNK_ROWS, list_key
+from store.leaderboards import list_key
 from tests.test_tracker_drift import new_store
 
 C = {name: i for i, name in enumerate(TANK_COUNTERS)}
@@ -51,6 +57,15 @@ def test_the_ranking_equals_an_independent_sort_and_ties_share_a_rank(entries, b
     assert [(-r[2], -r[3], r[1]) for r in rows] == sorted((-r[2], -r[3], r[1]) for r in rows)
 
 
+@settings(max_examples=100, deadline=None)
+@given(entries=entries, by=st.sampled_from(LEADERBOARD_BYS), floor=st.integers(1, 300))
+def test_a_tanks_ranking_equals_the_players_ranking_of_the_same_figures(entries, by, floor):
+    """A tank's players are ranked when read (ranked_rows) exactly as a stored list is (ranked)."""
+    rows = [[account_id, *figures, f"nick{account_id}", None] for account_id, figures in entries]
+    at = 1 + BOARD_FIGURES.index(by)
+    assert [(rank, row[0], row[at], row[1]) for rank, row in ranked_rows(rows, at, floor)] == ranked(entries, by, floor)
+
+
 def tank(battles: int, wins: int, damage: int) -> list[int]:
     row = [0] * len(TANK_COUNTERS)
     row[C["battles"]], row[C["wins"]], row[C["damage_dealt"]] = battles, wins, damage
@@ -71,14 +86,16 @@ def test_an_accounts_boards_are_its_figures_over_the_filtered_tanks_with_the_flo
 
 
 def test_the_floor_is_never_lower_than_the_windows_or_than_asked():
-    for window, floor in LEADERBOARD_FLOORS.items():
-        assert applied_floor(window, None) == floor
-        assert applied_floor(window, 1) == floor  # lower asks get the window's floor
-        for asked in (floor, floor + 1, 3 * floor, max(LEADERBOARD_STEPS)):
-            applied = applied_floor(window, asked)
-            assert applied >= asked and applied in window_steps(window)
-            # the smallest step that is enough
-            assert not [step for step in window_steps(window) if asked <= step < applied]
+    for tank, floors in ((False, LEADERBOARD_FLOORS), (True, TANK_LEADERBOARD_FLOORS)):
+        for window, floor in floors.items():
+            assert applied_floor(window, None, tank) == floor
+            assert applied_floor(window, 1, tank) == floor  # lower asks get the window's floor
+            steps = window_steps(window, tank)
+            for asked in (floor, floor + 1, 3 * floor, max(LEADERBOARD_STEPS)):
+                applied = applied_floor(window, asked, tank)
+                assert applied >= asked and applied in steps
+                # the smallest step that is enough
+                assert not [step for step in steps if asked <= step < applied]
 
 
 boards_strategy = st.dictionaries(
@@ -99,6 +116,8 @@ def test_a_build_stored_twice_stores_the_same_and_its_pages_are_the_ranked_list(
         try:
             names = {a: (f"nick{a}", None) for a in boards}
             lists = ranked_lists({"30": boards}, names)
+            # One tank's players: each account's all-tanks figures, as if all on tank 17.
+            whole = tank_lists({"30": {a: {17: f[ALL]} for a, f in boards.items()}}, names)
             pointer = {
                 "through": "2026-11-26",
                 "built_at": 1.0,
@@ -110,30 +129,36 @@ def test_a_build_stored_twice_stores_the_same_and_its_pages_are_the_ranked_list(
             assert caught.value.code == "no_statistics"
             answers = []
             for build in ("2026-11-26.100", "2026-11-26.100", "2026-11-26.200"):  # twice, then again later
-                await store.leaderboards.save_build("eu", build, lists, pointer)
+                await store.leaderboards.save_build("eu", build, lists, pointer, whole)
                 pages = []
                 for offset in range(0, 300, 70):
                     page = await service.players("eu", "30", "wn8", None, None, None, offset, 70)
                     pages.append(page)
+                for offset in range(0, 300, 70):
+                    pages.append(await service.tank("eu", 17, "30", "wn8", None, offset, 70))
                 answers.append(pages)
                 # One build's chunks only: the older ones are gone.
                 assert {d["b"] async for d in store.leaderboards.collection.find({"b": {"$exists": True}})} <= {build}
             assert answers[0] == answers[1] == answers[2]
             full = lists.get(list_key("30", ALL, "wn8", LEADERBOARD_FLOORS["30"]), [])
-            rows = [row for page in answers[0] for row in page["rows"]]
+            player_pages = [page for page in answers[0] if "tank_id" not in page]
+            rows = [row for page in player_pages for row in page["rows"]]
             assert [
                 [r["rank"], r["account_id"], r["value"], r["battles"], r["nickname"], r["clan_tag"]] for r in rows
             ] == full
-            assert all(page["total"] == len(full) for page in answers[0])
+            assert all(page["total"] == len(full) for page in player_pages)
+            # The tank's players, ranked when read, at the tank's 30-day floor.
+            tank_rows = [row for page in answers[0] if "tank_id" in page for row in page["rows"]]
+            at = 1 + BOARD_FIGURES.index("wn8")
+            expected = ranked_rows(whole.get("tank:17:30", []), at, TANK_LEADERBOARD_FLOORS["30"])
+            assert [(r["rank"], r["account_id"], r["value"]) for r in tank_rows] == [
+                (rank, row[0], row[at]) for rank, row in expected
+            ]
         finally:
             await client.drop_database(store.db.name)
             client.close()
 
     each()
-
-
-def test_a_page_is_one_or_two_point_reads():
-    assert CHUNK_ROWS == 100  # a page of at most 100 rows spans at most two chunks
 
 
 async def get(base: str, path: str) -> tuple[int, dict]:
@@ -172,7 +197,7 @@ async def check_on_demo(store, services, base_url: str, now: float) -> None:
         # A player's /history delta ends on the newest day measured for that player; the rows of
         # those measured on the window's last day (today's pass visits some) show the same days.
         same_days = 0
-        for row in rows[:40]:
+        for row in rows[:25]:
             code, history = await get(base_url, f"/api/v1/player/{row['account_id']}/eu/history?days=90")
             assert code == 200, history
             delta = history["data"]["deltas"][f"{window}d"]
@@ -188,6 +213,28 @@ async def check_on_demo(store, services, base_url: str, now: float) -> None:
         assert same_days >= 2, (window, rows[:5])
         checked += same_days
     assert checked >= 6
+    # One tank's leaderboard: the most played tank's players by damage, each row the figure of the
+    # player's own /tanks row for the same days.
+    _, stats = await get(base_url, "/api/v1/tanks/stats?region=eu&days=30&sort=players&limit=1")
+    tank_id = stats["data"]["tanks"][0]["tank_id"]
+    code, body = await get(base_url, f"/api/v1/tank/{tank_id}/eu/leaderboard?days=30&by=avg_damage&limit=100")
+    assert code == 200, body
+    board = body["data"]
+    assert board["tank_id"] == tank_id and board["through"] == today and board["rows"], board
+    assert all(row["battles"] >= board["min_battles"] for row in board["rows"])
+    assert [row["value"] for row in board["rows"]] == sorted((row["value"] for row in board["rows"]), reverse=True)
+    same_days = 0
+    for row in board["rows"][:20]:
+        _, history = await get(base_url, f"/api/v1/player/{row['account_id']}/eu/history?days=90")
+        if (history["data"]["deltas"]["30d"] or {}).get("to") != today:
+            continue
+        _, tanks = await get(base_url, f"/api/v1/player/{row['account_id']}/eu/tanks?days=30")
+        mine = next(r for r in tanks["data"]["tanks"] if r["tank_id"] == tank_id)
+        assert (mine["period"]["battles"], mine["period"]["avg_damage"]) == (row["battles"], row["value"]), (row, mine)
+        same_days += 1
+    assert same_days >= 1, board["rows"][:5]
+    code, body = await get(base_url, "/api/v1/tank/2147483647/eu/leaderboard?days=7")  # no such tank: an empty list
+    assert code == 200 and body["data"]["total"] == 0 and body["data"]["rows"] == []
     # The clan tags of the cached clan's members, and the career from the tracked states.
     code, body = await get(base_url, "/api/v1/leaderboard/players?region=eu&days=career&by=battles&limit=100")
     assert code == 200 and body["data"]["rows"], body

@@ -94,3 +94,33 @@ def ranked_steps(
             ranks.append((rank, account_id, value, battles))
         out[floor] = ranks
     return out
+
+
+def tank_figures(
+    rows: Mapping[int, Sequence[int]], assist: Sequence[int] | None, expected: ExpectedValues | None, min_battles: int
+) -> dict[int, tuple]:
+    """One account's figures (BOARD_FIGURES order) on each tank it played at least `min_battles`
+    battles in the window, as /tanks' period rows give them (WN8 of the tank, the account's
+    assistance per battle for the combined damage)."""
+    out: dict[int, tuple] = {}
+    for tank_id, row in rows.items():
+        if row[BATTLES] < max(1, min_battles):
+            continue
+        figures = figures_of({tank_id: _counters(row)}, expected, {}, assist)
+        out[tank_id] = tuple(figures[key] for key in BOARD_FIGURES)
+    return out
+
+
+def ranked_rows(rows: Sequence[Sequence[Any]], at: int, floor: int) -> list[tuple[int, Sequence[Any]]]:
+    """(rank, row) of the rows (figures at `at`, battles at 1) with at least `floor` battles and
+    a figure there, best first, ties sharing a rank and listed by battles, then the row's first
+    field (the account id)."""
+    kept = [row for row in rows if row[1] >= floor and row[at] is not None]
+    kept.sort(key=lambda r: (-r[at], -r[1], r[0]))
+    out: list[tuple[int, Sequence[Any]]] = []
+    rank, previous = 0, None
+    for position, row in enumerate(kept, 1):
+        if row[at] != previous:
+            rank, previous = position, row[at]
+        out.append((rank, row))
+    return out

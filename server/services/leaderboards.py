@@ -12,10 +12,20 @@ from server.api.catalogue import (
     LEADERBOARD_BYS,
     LEADERBOARD_FLOORS,
     LEADERBOARD_STEPS,
+    TANK_LEADERBOARD_FLOORS,
+    TANK_LEADERBOARD_STEPS,
 )
 from server.api.errors import APIError
 from server.domain.days import days_before
-from server.domain.rankings import ALL, account_boards, board_name, ranked_steps
+from server.domain.rankings import (
+    ALL,
+    BOARD_FIGURES,
+    account_boards,
+    board_name,
+    ranked_rows,
+    ranked_steps,
+    tank_figures,
+)
 from store.client import job_deadline, request_deadline
 from store.leaderboards import CHUNK_ROWS, list_key
 from store.tanks import unpack
@@ -30,9 +40,11 @@ POPULATION_NOTE = (
     "not a random sample of the server"
 )
 BOOKS_CHUNK = 500  # tracked documents read per step of a build
+RANKED_MEMO = 256  # ranked tank lists a process keeps
 PAUSE_SECONDS = 0.02  # between two steps of a build's reads: requests run in between
 
 Boards = dict[int, dict[str, tuple]]  # {account_id: {filter: figures (BOARD_FIGURES order)}}
+TankBoards = dict[int, dict[int, tuple]]  # {account_id: {tank_id: figures (BOARD_FIGURES order)}}
 
 
 def window_boards(
@@ -51,6 +63,41 @@ def window_boards(
         if boards:
             out[account_id] = boards
     return out
+
+
+def window_tanks(
+    accounts: Mapping[int, Mapping[int, Any]],
+    assists: Mapping[int, Any],
+    expected: ExpectedValues | None,
+    window: str,
+) -> TankBoards:
+    """Every account's figures on each tank it played at least the window's tank floor of battles
+    on (pure: run in a worker thread)."""
+    floor = TANK_LEADERBOARD_FLOORS[window]
+    out: TankBoards = {}
+    for account_id, rows in accounts.items():
+        tanks = tank_figures(rows, assists.get(account_id), expected, floor)
+        if tanks:
+            out[account_id] = tanks
+    return out
+
+
+def tank_lists(
+    tanks: Mapping[str, TankBoards], names: Mapping[int, tuple[str | None, str | None]]
+) -> dict[str, list[list[Any]]]:
+    """{"tank:<tank_id>:<window>": rows [account_id, battles, win_rate, avg_damage,
+    avg_combined_damage, wn8, nickname, clan tag]} of every tank and window (pure)."""
+    out: dict[str, list[list[Any]]] = {}
+    for window, accounts in tanks.items():
+        for account_id, figures in accounts.items():
+            name = names.get(account_id, (None, None))
+            for tank_id, values in figures.items():
+                out.setdefault(tank_key(tank_id, window), []).append([account_id, *values, *name])
+    return out
+
+
+def tank_key(tank_id: int, window: str) -> str:
+    return f"tank:{int(tank_id)}:{window}"
 
 
 def ranked_lists(
@@ -76,16 +123,20 @@ def ranked_lists(
     return out
 
 
-def window_steps(window: str) -> tuple[int, ...]:
-    """The floors a window's lists are kept at: every step from its own floor up."""
+def window_steps(window: str, tank: bool = False) -> tuple[int, ...]:
+    """The floors a window's lists are kept at (or, `tank`, a tank's are ranked at): every step
+    from its own floor up."""
+    if tank:
+        return tuple(step for step in TANK_LEADERBOARD_STEPS if step >= TANK_LEADERBOARD_FLOORS[window])
     return tuple(step for step in LEADERBOARD_STEPS if step >= LEADERBOARD_FLOORS[window])
 
 
-def applied_floor(window: str, asked: int | None) -> int:
+def applied_floor(window: str, asked: int | None, tank: bool = False) -> int:
     """The floor a page is read at: the smallest step at or above both the window's floor and the
-    battles asked for (never fewer than asked; LEADERBOARD_STEPS ends at min_battles' maximum)."""
-    least = max(LEADERBOARD_FLOORS[window], asked or 0)
-    return next(step for step in window_steps(window) if step >= least)
+    battles asked for (never fewer than asked; the steps end at min_battles' maximum). `tank`: of
+    a tank's leaderboard (battles on the tank)."""
+    least = max((TANK_LEADERBOARD_FLOORS if tank else LEADERBOARD_FLOORS)[window], asked or 0)
+    return next(step for step in window_steps(window, tank) if step >= least)
 
 
 class LeaderboardBuilder:
@@ -99,21 +150,24 @@ class LeaderboardBuilder:
 
     async def career(
         self, region: str, account_ids: list[int], expected: ExpectedValues | None, vehicles: Mapping[int, Any]
-    ) -> tuple[Boards, dict[int, tuple[str | None, int | None]], list[dict[int, list[int]]]]:
-        """The career boards of `account_ids` (the accounts of the longest window), their nicknames
-        and clan ids, and their stored per-tank states (the job's career WN8 distribution)."""
+    ) -> tuple[Boards, TankBoards, dict[int, tuple[str | None, int | None]], list[dict[int, list[int]]]]:
+        """The career boards and tank figures of `account_ids` (the accounts of the longest window),
+        their nicknames and clan ids, and their stored per-tank states (the job's career WN8
+        distribution)."""
         keys = [tracked_id(region, a) for a in account_ids]
         boards: Boards = {}
+        tanks: TankBoards = {}
         who: dict[int, tuple[str | None, int | None]] = {}
         states: list[dict[int, list[int]]] = []
-        floor = LEADERBOARD_FLOORS["career"]
+        floor, tank_floor = LEADERBOARD_FLOORS["career"], TANK_LEADERBOARD_FLOORS["career"]
         for start in range(0, len(keys), BOOKS_CHUNK):
             with job_deadline():
                 books = await self.store.tracked.ranking_books(keys[start : start + BOOKS_CHUNK])
 
             # Unpacked and figured in a worker thread: BOOKS_CHUNK careers of every tank an account owns.
-            def figure(books: Mapping[str, dict] = books) -> tuple[Boards, dict, list]:
+            def figure(books: Mapping[str, dict] = books) -> tuple[Boards, TankBoards, dict, list]:
                 part: Boards = {}
+                part_tanks: TankBoards = {}
                 names: dict[int, tuple[str | None, int | None]] = {}
                 unpacked = []
                 for doc in books.values():
@@ -126,14 +180,18 @@ class LeaderboardBuilder:
                     found = account_boards(state, doc.get("assist"), expected, vehicles, floor)
                     if found:
                         part[account_id] = found
-                return part, names, unpacked
+                    played = tank_figures(state, doc.get("assist"), expected, tank_floor)
+                    if played:
+                        part_tanks[account_id] = played
+                return part, part_tanks, names, unpacked
 
-            part, names, unpacked = await asyncio.to_thread(figure)
+            part, part_tanks, names, unpacked = await asyncio.to_thread(figure)
             boards.update(part)
+            tanks.update(part_tanks)
             who.update(names)
             states.extend(unpacked)
             await asyncio.sleep(self.pause)
-        return boards, who, states
+        return boards, tanks, who, states
 
     async def clan_tags(self, region: str, clan_ids: set[int]) -> dict[int, str]:
         """The tags of the cached clans among `clan_ids` (a clan not cached here has none)."""
@@ -151,15 +209,18 @@ class LeaderboardBuilder:
         region: str,
         through: str,
         boards: Mapping[str, Boards],
+        tanks: Mapping[str, TankBoards],
         players: Mapping[str, int],
         who: Mapping[int, tuple[str | None, int | None]],
     ) -> int:
-        """Rank every list and store the build; returns the chunks written."""
+        """Rank every list, gather each tank's players, and store the build; returns the documents
+        written."""
         tags = await self.clan_tags(region, {clan for _, clan in who.values() if isinstance(clan, int)})
         names = {
             a: (nickname, tags.get(clan) if isinstance(clan, int) else None) for a, (nickname, clan) in who.items()
         }
         lists = await asyncio.to_thread(ranked_lists, boards, names)
+        whole = await asyncio.to_thread(tank_lists, tanks, names)
         now = self.clock()
         windows = {
             window: {
@@ -176,15 +237,19 @@ class LeaderboardBuilder:
         build = f"{through}.{int(now)}"
         with job_deadline():
             return await self.store.leaderboards.save_build(
-                region, build, lists, {"through": through, "built_at": now, "windows": windows}
+                region, build, lists, {"through": through, "built_at": now, "windows": windows}, whole
             )
 
 
 class LeaderboardService:
-    """/leaderboard/players: one page of a stored ranked list (the pointer and one or two chunks)."""
+    """/leaderboard/players: one page of a stored ranked list (the pointer and one or two chunks);
+    /tank/{tank_id}/{region}/leaderboard: the tank's players (the pointer and one document)."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
+        # A tank's players ranked, by (build, tank and window, figure, floor): read and sorted once
+        # per build in this process (the most recent RANKED_MEMO kept).
+        self._ranked: dict[tuple[str, str, str, int], list[tuple[int, Any]]] = {}
 
     async def players(
         self,
@@ -245,3 +310,59 @@ class LeaderboardService:
         async with request_deadline():
             head = await self.store.leaderboards.chunks(region, build, key, [0])
         return head[0]["total"] if head else 0
+
+    async def tank(
+        self,
+        region: str,
+        tank_id: int,
+        window: str,
+        by: str,
+        min_battles: int | None,
+        offset: int,
+        limit: int,
+    ) -> dict[str, Any]:
+        """/tank/{tank_id}/{region}/leaderboard: the tank's players in the window (one document),
+        ranked by `by` at the floor applied (kept ranked per build, figure and floor in this process)."""
+        floor = applied_floor(window, min_battles, tank=True)
+        async with request_deadline():
+            pointer = await self.store.leaderboards.current(region)
+        if pointer is None:
+            raise APIError("no_statistics", f"no leaderboard of {region} has been built yet")
+        memo = (pointer["build"], tank_key(tank_id, window), by, floor)
+        ranked = self._ranked.get(memo)
+        if ranked is None:
+            async with request_deadline():
+                found = await self.store.leaderboards.chunks(region, pointer["build"], memo[1], [0])
+            rows = found[0]["rows"] if found else []
+            ranked = ranked_rows(rows, 1 + BOARD_FIGURES.index(by), floor)
+            if len(self._ranked) >= RANKED_MEMO:
+                self._ranked.pop(next(iter(self._ranked)))
+            self._ranked[memo] = ranked
+        meta = pointer["windows"].get(window, {})
+        at = 1 + BOARD_FIGURES.index(by)
+        return {
+            "region": region,
+            "tank_id": tank_id,
+            "days": window,
+            "from": meta.get("from"),
+            "through": pointer["through"],
+            "built_at": pointer["built_at"],
+            "by": by,
+            "min_battles": floor,
+            "floors": list(window_steps(window, tank=True)),
+            "population": POPULATION_NOTE,
+            "total": len(ranked),
+            "offset": offset,
+            "limit": limit,
+            "rows": [
+                {
+                    "rank": rank,
+                    "account_id": row[0],
+                    "nickname": row[6],
+                    "clan_tag": row[7],
+                    "value": row[at],
+                    "battles": row[1],
+                }
+                for rank, row in ranked[offset : offset + limit]
+            ],
+        }

@@ -43,6 +43,8 @@ from server.api.catalogue.figures import (
     SEARCH_RESULTS,
     STANDING_MIN_BATTLES,
     TABLE_PERCENTILES,
+    TANK_LEADERBOARD_FLOORS,
+    TANK_LEADERBOARD_STEPS,
     TANK_PAGE_MAX,
     TANK_PERCENTILES,
     TANK_SORTS,
@@ -55,7 +57,7 @@ from server.api.catalogue.model import COMMON_ERRORS, PREFIX, Endpoint, Param, p
 from server.api.catalogue.online import ONLINE, ONLINE_HISTORY
 from server.api.catalogue.params import SEARCH
 from server.api.catalogue.players import HISTORY, PLAYER, PLAYER_SEARCH, TANKS
-from server.api.catalogue.rankings import LEADERBOARD_PLAYERS
+from server.api.catalogue.rankings import LEADERBOARD_PLAYERS, TANK_LEADERBOARD
 from server.api.catalogue.tanks import EXPECTED_SOURCES, EXPECTED_VALUES, TANK, TANK_MARKS, TANK_STATS
 
 # Routes, parameter validation, the rate limiter's buckets, the index, the OpenAPI document and
@@ -122,6 +124,9 @@ __all__ = [
     "STANDING_MIN_BATTLES",
     "STATUS",
     "TABLE_PERCENTILES",
+    "TANK_LEADERBOARD",
+    "TANK_LEADERBOARD_FLOORS",
+    "TANK_LEADERBOARD_STEPS",
     "TANK",
     "TANKS",
     "TANK_MARKS",
@@ -149,6 +154,7 @@ CATALOGUE: tuple[Endpoint, ...] = (
     TANK_MARKS,
     EXPECTED_VALUES,
     LEADERBOARD_PLAYERS,
+    TANK_LEADERBOARD,
     CLAN,
     WEEKLY,
     ONLINE,

@@ -81,3 +81,6 @@ LEADERBOARD_STEPS = (10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000)
 LEADERBOARD_BYS = ("wn8", "win_rate", "avg_damage", "avg_combined_damage", "battles")
 LEADERBOARD_ACCOUNT_ONLY = ("avg_combined_damage",)  # counted per account: nobody ranked with tier or type
 LEADERBOARD_PAGE_MAX = 100  # rows per page, and per stored chunk
+# One tank's leaderboard (/tank/{tank_id}/{region}/leaderboard): the floor is of battles on the tank.
+TANK_LEADERBOARD_FLOORS = {"1": 5, "7": 10, "30": 25, "90": 50, "career": 100}
+TANK_LEADERBOARD_STEPS = (5, *LEADERBOARD_STEPS)

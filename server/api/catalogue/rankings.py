@@ -1,4 +1,4 @@
-"""The rankings' endpoints: the leaderboard of the tracked players."""
+"""The rankings' endpoints: the leaderboards of the tracked players, overall and on one tank."""
 
 from __future__ import annotations
 
@@ -10,9 +10,12 @@ from server.api.catalogue.figures import (
     LEADERBOARD_PAGE_MAX,
     LEADERBOARD_STEPS,
     LEADERBOARD_WINDOWS,
+    TANK_LEADERBOARD_FLOORS,
+    TANK_LEADERBOARD_STEPS,
     VEHICLE_TYPES,
 )
 from server.api.catalogue.model import Endpoint, Param, and_list, one_of
+from server.api.catalogue.params import REGION
 from server.api.catalogue.tanks import REGION_QUERY
 
 FLOORS = ", ".join(f"{w if w == 'career' else w + ' d'}: {f:,}" for w, f in LEADERBOARD_FLOORS.items())
@@ -113,5 +116,101 @@ LEADERBOARD_PLAYERS = Endpoint(
         "newest measured battle, when that clan is cached here; else null), value (the figure ranked, as "
         "/history shows it: win_rate in %, wn8 and averages with two decimals), battles (in the window and "
         "the filtered tanks)",
+    },
+)
+
+TANK_FLOORS = ", ".join(f"{w if w == 'career' else w + ' d'}: {f:,}" for w, f in TANK_LEADERBOARD_FLOORS.items())
+TANK_LEADERBOARD = Endpoint(
+    name="tank_leaderboard",
+    path="/tank/{tank_id}/{region}/leaderboard",
+    summary="Leaderboard of one tank: its best tracked players by damage, combined damage, WN8, win rate",
+    description="The tracked accounts of a region that played the tank in the window (as "
+    "/leaderboard/players: 1, 7, 30 or 90 UTC days ending on the newest complete day, or the career of "
+    "the accounts that played in the last 90 days), ranked by a figure on the tank: the one their own "
+    "/tanks period row shows for the same days. A player is ranked with at least a floor of battles on the "
+    f"tank: {TANK_FLOORS}; a caller may ask for more with min_battles, and is served the smallest of the "
+    f"steps {and_list(TANK_LEADERBOARD_STEPS)} at or above both (the answer's min_battles). Ties share a "
+    "rank. A tank nobody reached the floor on answers an empty list. Built daily with the tank "
+    "statistics; 404 no_statistics until the first build.",
+    tag="rankings",
+    operation_id="TankLeaderboard",
+    limit_per_minute=30,
+    cache_max_age=300,
+    answer_seconds=HOT_COPY_SECONDS,
+    example="/tank/1/eu/leaderboard?days=30&by=avg_damage",
+    params=(
+        Param(
+            "tank_id",
+            "path",
+            "integer",
+            "invalid_tank_id",
+            "Tank ID (the game API's tank_id).",
+            minimum=1,
+            maximum=2**31 - 1,
+            example=1,
+        ),
+        REGION,
+        Param(
+            "days",
+            "query",
+            "string",
+            "invalid_days",
+            f"The window: {one_of(LEADERBOARD_WINDOWS)} (days ending on the newest complete day, or the career).",
+            enum=LEADERBOARD_WINDOWS,
+            default="30",
+        ),
+        Param(
+            "by",
+            "query",
+            "string",
+            "invalid_by",
+            f"The figure ranked, highest first: {one_of(LEADERBOARD_BYS)}.",
+            enum=LEADERBOARD_BYS,
+            default="avg_damage",
+        ),
+        Param(
+            "min_battles",
+            "query",
+            "integer",
+            "invalid_min_battles",
+            "At least this many battles on the tank in the window: the players are ranked at the smallest step "
+            "at or above both this and the window's floor (the answer's min_battles).",
+            minimum=1,
+            maximum=max(TANK_LEADERBOARD_STEPS),
+        ),
+        Param(
+            "limit",
+            "query",
+            "integer",
+            "invalid_limit",
+            "Rows per page.",
+            minimum=1,
+            maximum=LEADERBOARD_PAGE_MAX,
+            default=50,
+        ),
+        Param(
+            "offset",
+            "query",
+            "integer",
+            "invalid_offset",
+            "Rows to skip (paging).",
+            minimum=0,
+            maximum=100_000,
+            default=0,
+        ),
+    ),
+    errors=("no_statistics", "database_unavailable"),
+    schema="TankLeaderboard",
+    fields={
+        "region, tank_id, days, from, through": "the region, the tank and the window: its first and last UTC day "
+        "(from is null for the career)",
+        "built_at": "unix time the leaderboards were built",
+        "by": "the figure ranked",
+        "min_battles, floors": "the floor of battles on the tank applied (at least what was asked) and the "
+        "window's steps",
+        "population": "who is ranked: the tracked accounts, not a random sample of the server",
+        "total, offset, limit": "how many players are ranked, and the page",
+        "rows[]": "rank (ties share it), account_id, nickname, clan_tag (as /leaderboard/players), value (the "
+        "figure on the tank, as the player's /tanks row shows it), battles (on the tank in the window)",
     },
 )
