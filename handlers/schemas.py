@@ -91,6 +91,30 @@ def schema_components(index: dict) -> dict:
     iso_or_null = {"type": ["string", "null"], "format": "date-time", "pattern": ISO_UTC_PATTERN}
     date = {"type": "string", "format": "date", "pattern": DATE_PATTERN, "description": "UTC calendar day."}
     region = {"type": "string", "enum": list(REGIONS)}
+    # A leaderboard's floor and page (PlayerLeaderboard, TankLeaderboard).
+    leaderboard_floors = {
+        "min_battles": {"type": "integer", "minimum": 1},
+        "floors": array({"type": "integer", "minimum": 1}),
+        "population": {"type": "string"},
+    }
+    leaderboard_page = {
+        "total": {"type": "integer", "minimum": 0, "description": "Players ranked."},
+        "offset": {"type": "integer", "minimum": 0},
+        "limit": {"type": "integer", "minimum": 1, "maximum": LEADERBOARD_PAGE_MAX},
+        "rows": array(
+            obj(
+                {
+                    "rank": {"type": "integer", "minimum": 1},
+                    "account_id": {"type": "integer", "minimum": 1},
+                    "nickname": nullable("string"),
+                    "clan_tag": nullable("string"),
+                    "value": {"type": "number"},
+                    "battles": {"type": "integer", "minimum": 1},
+                }
+            ),
+            maxItems=LEADERBOARD_PAGE_MAX,
+        ),
+    }
     member_ref = obj({"account_id": {"type": "integer"}, "name": nullable("string")})
     population_period = {
         "region": region,
@@ -682,26 +706,9 @@ def schema_components(index: dict) -> dict:
                 "by": {"type": "string", "enum": list(LEADERBOARD_BYS)},
                 "tier": nullable("integer", minimum=1, maximum=11),
                 "type": {"oneOf": [{"type": "string", "enum": list(VEHICLE_TYPES)}, {"type": "null"}]},
-                "min_battles": {"type": "integer", "minimum": 1},
-                "floors": array({"type": "integer", "minimum": 1}),
-                "population": {"type": "string"},
+                **leaderboard_floors,
                 "players": {"type": "integer", "minimum": 0},
-                "total": {"type": "integer", "minimum": 0, "description": "Players ranked."},
-                "offset": {"type": "integer", "minimum": 0},
-                "limit": {"type": "integer", "minimum": 1, "maximum": LEADERBOARD_PAGE_MAX},
-                "rows": array(
-                    obj(
-                        {
-                            "rank": {"type": "integer", "minimum": 1},
-                            "account_id": {"type": "integer", "minimum": 1},
-                            "nickname": nullable("string"),
-                            "clan_tag": nullable("string"),
-                            "value": {"type": "number"},
-                            "battles": {"type": "integer", "minimum": 1},
-                        }
-                    ),
-                    maxItems=LEADERBOARD_PAGE_MAX,
-                ),
+                **leaderboard_page,
             }
         ),
         "TankLeaderboard": obj(
@@ -713,25 +720,8 @@ def schema_components(index: dict) -> dict:
                 "through": date,
                 "built_at": {"type": "number"},
                 "by": {"type": "string", "enum": list(LEADERBOARD_BYS)},
-                "min_battles": {"type": "integer", "minimum": 1},
-                "floors": array({"type": "integer", "minimum": 1}),
-                "population": {"type": "string"},
-                "total": {"type": "integer", "minimum": 0, "description": "Players ranked."},
-                "offset": {"type": "integer", "minimum": 0},
-                "limit": {"type": "integer", "minimum": 1, "maximum": LEADERBOARD_PAGE_MAX},
-                "rows": array(
-                    obj(
-                        {
-                            "rank": {"type": "integer", "minimum": 1},
-                            "account_id": {"type": "integer", "minimum": 1},
-                            "nickname": nullable("string"),
-                            "clan_tag": nullable("string"),
-                            "value": {"type": "number"},
-                            "battles": {"type": "integer", "minimum": 1},
-                        }
-                    ),
-                    maxItems=LEADERBOARD_PAGE_MAX,
-                ),
+                **leaderboard_floors,
+                **leaderboard_page,
             }
         ),
         "ExpectedValuesTable": obj(

@@ -16,7 +16,47 @@ from server.api.catalogue.figures import (
 )
 from server.api.catalogue.model import Endpoint, Param, and_list, one_of
 from server.api.catalogue.params import REGION
-from server.api.catalogue.tanks import REGION_QUERY
+from server.api.catalogue.tanks import REGION_QUERY, TANK_ID
+
+WINDOW = Param(
+    "days",
+    "query",
+    "string",
+    "invalid_days",
+    f"The window: {one_of(LEADERBOARD_WINDOWS)} (days ending on the newest complete day, or the career).",
+    enum=LEADERBOARD_WINDOWS,
+    default="30",
+)
+PAGING = (
+    Param(
+        "limit",
+        "query",
+        "integer",
+        "invalid_limit",
+        "Rows per page.",
+        minimum=1,
+        maximum=LEADERBOARD_PAGE_MAX,
+        default=50,
+    ),
+    Param(
+        "offset", "query", "integer", "invalid_offset", "Rows to skip (paging).", minimum=0, maximum=100_000, default=0
+    ),
+)
+
+
+def min_battles(counted: str, steps: tuple[int, ...]) -> Param:
+    """A leaderboard's floor a caller may raise (never lower): served at the next step up."""
+    return Param(
+        "min_battles",
+        "query",
+        "integer",
+        "invalid_min_battles",
+        f"At least this many battles {counted}: the players are ranked at the smallest step at or above both "
+        "this and the window's floor (the answer's min_battles).",
+        minimum=1,
+        maximum=max(steps),
+    )
+
 
 FLOORS = ", ".join(f"{w if w == 'career' else w + ' d'}: {f:,}" for w, f in LEADERBOARD_FLOORS.items())
 LEADERBOARD_PLAYERS = Endpoint(
@@ -41,15 +81,7 @@ LEADERBOARD_PLAYERS = Endpoint(
     example="/leaderboard/players?region=eu&days=30&by=wn8",
     params=(
         REGION_QUERY,
-        Param(
-            "days",
-            "query",
-            "string",
-            "invalid_days",
-            f"The window: {one_of(LEADERBOARD_WINDOWS)} (days ending on the newest complete day, or the career).",
-            enum=LEADERBOARD_WINDOWS,
-            default="30",
-        ),
+        WINDOW,
         Param(
             "by",
             "query",
@@ -70,36 +102,8 @@ LEADERBOARD_PLAYERS = Endpoint(
             "Only battles in tanks of this type (with tier: of both).",
             enum=VEHICLE_TYPES,
         ),
-        Param(
-            "min_battles",
-            "query",
-            "integer",
-            "invalid_min_battles",
-            "At least this many battles in the window: the list served is that of the smallest step at or above "
-            "both this and the window's floor (the answer's min_battles).",
-            minimum=1,
-            maximum=max(LEADERBOARD_STEPS),
-        ),
-        Param(
-            "limit",
-            "query",
-            "integer",
-            "invalid_limit",
-            "Rows per page.",
-            minimum=1,
-            maximum=LEADERBOARD_PAGE_MAX,
-            default=50,
-        ),
-        Param(
-            "offset",
-            "query",
-            "integer",
-            "invalid_offset",
-            "Rows to skip (paging).",
-            minimum=0,
-            maximum=100_000,
-            default=0,
-        ),
+        min_battles("in the window", LEADERBOARD_STEPS),
+        *PAGING,
     ),
     errors=("no_statistics", "database_unavailable"),
     schema="PlayerLeaderboard",
@@ -139,26 +143,9 @@ TANK_LEADERBOARD = Endpoint(
     answer_seconds=HOT_COPY_SECONDS,
     example="/tank/1/eu/leaderboard?days=30&by=avg_damage",
     params=(
-        Param(
-            "tank_id",
-            "path",
-            "integer",
-            "invalid_tank_id",
-            "Tank ID (the game API's tank_id).",
-            minimum=1,
-            maximum=2**31 - 1,
-            example=1,
-        ),
+        TANK_ID,
         REGION,
-        Param(
-            "days",
-            "query",
-            "string",
-            "invalid_days",
-            f"The window: {one_of(LEADERBOARD_WINDOWS)} (days ending on the newest complete day, or the career).",
-            enum=LEADERBOARD_WINDOWS,
-            default="30",
-        ),
+        WINDOW,
         Param(
             "by",
             "query",
@@ -168,36 +155,8 @@ TANK_LEADERBOARD = Endpoint(
             enum=LEADERBOARD_BYS,
             default="avg_damage",
         ),
-        Param(
-            "min_battles",
-            "query",
-            "integer",
-            "invalid_min_battles",
-            "At least this many battles on the tank in the window: the players are ranked at the smallest step "
-            "at or above both this and the window's floor (the answer's min_battles).",
-            minimum=1,
-            maximum=max(TANK_LEADERBOARD_STEPS),
-        ),
-        Param(
-            "limit",
-            "query",
-            "integer",
-            "invalid_limit",
-            "Rows per page.",
-            minimum=1,
-            maximum=LEADERBOARD_PAGE_MAX,
-            default=50,
-        ),
-        Param(
-            "offset",
-            "query",
-            "integer",
-            "invalid_offset",
-            "Rows to skip (paging).",
-            minimum=0,
-            maximum=100_000,
-            default=0,
-        ),
+        min_battles("on the tank in the window", TANK_LEADERBOARD_STEPS),
+        *PAGING,
     ),
     errors=("no_statistics", "database_unavailable"),
     schema="TankLeaderboard",

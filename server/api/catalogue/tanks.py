@@ -45,6 +45,16 @@ def _period_param() -> Param:
     )
 
 
+TANK_ID = Param(
+    "tank_id",
+    "path",
+    "integer",
+    "invalid_tank_id",
+    "Tank ID (the game API's tank_id).",
+    minimum=1,
+    maximum=2**31 - 1,
+    example=1,
+)
 REGION_QUERY = Param(
     "region",
     "query",
@@ -165,16 +175,7 @@ TANK = Endpoint(
     answer_seconds=HOT_COPY_SECONDS,
     example="/tank/1/eu?days=30",
     params=(
-        Param(
-            "tank_id",
-            "path",
-            "integer",
-            "invalid_tank_id",
-            "Tank ID (the game API's tank_id).",
-            minimum=1,
-            maximum=2**31 - 1,
-            example=1,
-        ),
+        TANK_ID,
         REGION,
         _period_param(),
     ),
