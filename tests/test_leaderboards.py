@@ -147,6 +147,18 @@ def test_a_build_stored_twice_stores_the_same_and_its_pages_are_the_ranked_list(
                 [r["rank"], r["account_id"], r["value"], r["battles"], r["nickname"], r["clan_tag"]] for r in rows
             ] == full
             assert all(page["total"] == len(full) for page in player_pages)
+            # Every floor a caller can be served, stored or read from a smaller list that fit one
+            # chunk, pages through exactly the ranking at that floor.
+            entries = sorted((a, f[ALL]) for a, f in boards.items())
+            for floor in window_steps("30"):
+                served, totals = [], set()
+                for offset in range(0, 400, 100):
+                    page = await service.players("eu", "30", "wn8", None, None, floor, offset, 100)
+                    assert page["min_battles"] == floor
+                    totals.add(page["total"])
+                    served += [(r["rank"], r["account_id"], r["value"], r["battles"]) for r in page["rows"]]
+                assert totals == {len(served)}, (floor, totals)
+                assert served == ranked(entries, "wn8", floor), floor
             # The tank's players, ranked when read, at the tank's 30-day floor.
             tank_rows = [row for page in answers[0] if "tank_id" in page for row in page["rows"]]
             at = 1 + BOARD_FIGURES.index("wn8")
@@ -169,10 +181,15 @@ async def get(base: str, path: str) -> tuple[int, dict]:
 async def check_on_demo(store, services, base_url: str, now: float) -> None:
     """On the demo data seeded at `now` (tests/test_marks.py seeds it once for both): each row's
     figure is the player's own /history period figure, a build run twice stores the same rows,
-    clan tags, the career, the ladder and a refused lower floor."""
-    # Built as of tomorrow's second hour: the windows end on today, the newest record's day, so a
-    # window is what /history's delta of the same days measures.
+    clan tags, the career, the floors and a tank's leaderboard."""
+    # A player's /history delta ends on the newest day measured for that player: today for those
+    # today's pass (at `now`) visited already, yesterday for the others. The leaderboards are built
+    # to end on the day most of them end on (as of that day's next second hour), and the rows of
+    # those players are compared: the same days on both sides, whatever the time of day.
     today = time.strftime("%Y-%m-%d", time.gmtime(now))
+    visited = await store.tracked.collection.count_documents({"region": "eu", "last_visit_day": today})
+    tracked = await store.tracked.collection.count_documents({"region": "eu"})
+    today = today if 2 * visited >= tracked else days_before(today, 1)  # the windows' last day
     job = PopulationService(store, services.ratings_source, clock=lambda: day_start(today) + DAY_SECONDS + 7200)
     job.pause = job.leaderboards.pause = 0
     await job.build(force=True)
@@ -194,8 +211,7 @@ async def check_on_demo(store, services, base_url: str, now: float) -> None:
         floor = LEADERBOARD_FLOORS[window]
         assert all(row["battles"] >= floor for row in rows)
         assert [row["value"] for row in rows] == sorted((row["value"] for row in rows), reverse=True)
-        # A player's /history delta ends on the newest day measured for that player; the rows of
-        # those measured on the window's last day (today's pass visits some) show the same days.
+        # The rows of the players measured on the window's last day: the same days as their /history.
         same_days = 0
         for row in rows[:25]:
             code, history = await get(base_url, f"/api/v1/player/{row['account_id']}/eu/history?days=90")

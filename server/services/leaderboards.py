@@ -120,6 +120,25 @@ def ranked_lists(
                         [rank, account_id, value, battles, *names.get(account_id, (None, None))]
                         for rank, account_id, value, battles in rows
                     ]
+                    # A list that fits one chunk holds every higher floor's list too (a subset, in
+                    # the same order): those are read from it (LeaderboardService.players), not
+                    # stored, so small lists (a tier and type at every step) cost one document.
+                    if len(rows) <= CHUNK_ROWS:
+                        break
+    return out
+
+
+def rerank(rows: list[list[Any]], floor: int) -> list[list[Any]]:
+    """The rows of a stored list (best first) with at least `floor` battles, ranked again among
+    themselves (competition ranking, as `ranked`)."""
+    out: list[list[Any]] = []
+    rank, previous = 0, None
+    for row in rows:
+        if row[3] < floor:
+            continue
+        if row[2] != previous:
+            rank, previous = len(out) + 1, row[2]
+        out.append([rank, *row[1:]])
     return out
 
 
@@ -227,8 +246,10 @@ class LeaderboardBuilder:
                 "from": days_before(through, int(window) - 1) if window != "career" else None,
                 "through": through,
                 "players": players.get(window, 0),
-                "ranked": {
-                    str(floor): len(lists.get(list_key(window, ALL, "battles", floor), ()))
+                "ranked": {  # players ranked on all tanks at each floor (by battles: every one has it)
+                    str(floor): sum(
+                        1 for figures in boards.get(window, {}).values() if figures.get(ALL, (0,))[0] >= floor
+                    )
                     for floor in window_steps(window)
                 },
             }
@@ -268,13 +289,7 @@ class LeaderboardService:
             pointer = await self.store.leaderboards.current(region)
         if pointer is None:
             raise APIError("no_statistics", f"no leaderboard of {region} has been built yet")
-        key = list_key(window, board, by, floor)
-        first, last = offset // CHUNK_ROWS, (offset + limit - 1) // CHUNK_ROWS
-        async with request_deadline():
-            chunks = await self.store.leaderboards.chunks(region, pointer["build"], key, range(first, last + 1))
-        rows: list[list[Any]] = [row for chunk in chunks for row in chunk["rows"]]
-        start = offset - first * CHUNK_ROWS
-        total = chunks[0]["total"] if chunks else await self._total(region, pointer["build"], key)
+        rows, total, start = await self._page(region, pointer["build"], window, board, by, floor, offset, limit)
         meta = pointer["windows"].get(window, {})
         return {
             "region": region,
@@ -305,11 +320,32 @@ class LeaderboardService:
             ],
         }
 
-    async def _total(self, region: str, build: str, key: str) -> int:
-        """A page past the end: the list's length from its first chunk (0: nobody qualified)."""
+    async def _page(
+        self, region: str, build: str, window: str, board: str, by: str, floor: int, offset: int, limit: int
+    ) -> tuple[list[list[Any]], int, int]:
+        """(rows from the page's first chunk on, the list's length, where the page starts in them).
+        A list stored at `floor` is read by chunk; one that was not stored is a subset of the one at
+        the next lower step that fit one chunk (ranked_lists), read and ranked again."""
+        key = list_key(window, board, by, floor)
+        first, last = offset // CHUNK_ROWS, (offset + limit - 1) // CHUNK_ROWS
         async with request_deadline():
-            head = await self.store.leaderboards.chunks(region, build, key, [0])
-        return head[0]["total"] if head else 0
+            chunks = await self.store.leaderboards.chunks(region, build, key, range(first, last + 1))
+            if not chunks and first:
+                chunks = await self.store.leaderboards.chunks(region, build, key, [0])  # a page past the end
+                if chunks:
+                    return [], chunks[0]["total"], 0
+            if chunks:
+                return (
+                    [row for chunk in chunks for row in chunk["rows"]],
+                    chunks[0]["total"],
+                    offset - first * CHUNK_ROWS,
+                )
+            for lower in reversed([step for step in window_steps(window) if step < floor]):
+                found = await self.store.leaderboards.chunks(region, build, list_key(window, board, by, lower), [0])
+                if found:
+                    rows = rerank(found[0]["rows"], floor) if found[0]["total"] <= CHUNK_ROWS else []
+                    return rows, len(rows), offset
+        return [], 0, offset
 
     async def tank(
         self,
