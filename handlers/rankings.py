@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from handlers.base import BaseHandler, api_routes
 from server.api.answers import POPULATION_TAG
-from server.api.catalogue import LEADERBOARD_PLAYERS, TANK_LEADERBOARD
+from server.api.catalogue import LEADERBOARD_CLANS, LEADERBOARD_PLAYERS, TANK_LEADERBOARD
 
 
 class PlayerLeaderboardHandler(BaseHandler):
@@ -46,4 +46,17 @@ class TankLeaderboardHandler(BaseHandler):
         )
 
 
-routes = api_routes(PlayerLeaderboardHandler, TankLeaderboardHandler)
+class ClanLeaderboardHandler(BaseHandler):
+    endpoint = LEADERBOARD_CLANS
+
+    async def get(self, *path):
+        args = self.arguments(path)
+        self.respond(
+            await self.services.leaderboards.clans(
+                args["region"], args["days"], args["by"], args["min_members"], args["offset"], args["limit"]
+            ),
+            tag=POPULATION_TAG,
+        )
+
+
+routes = api_routes(PlayerLeaderboardHandler, TankLeaderboardHandler, ClanLeaderboardHandler)

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 from server.api.catalogue import (
     CATALOGUE,
+    CLAN_LEADERBOARD_BYS,
     DELTA_PERIODS,
     EXPECTED_SOURCES,
     GROUP_BYS,
@@ -722,6 +723,44 @@ def schema_components(index: dict) -> dict:
                 "by": {"type": "string", "enum": list(LEADERBOARD_BYS)},
                 **leaderboard_floors,
                 **leaderboard_page,
+            }
+        ),
+        "ClanLeaderboard": obj(
+            {
+                "region": region,
+                "days": {"type": "string", "enum": list(LEADERBOARD_WINDOWS)},
+                "from": {"oneOf": [date, {"type": "null"}]},
+                "through": date,
+                "built_at": {"type": "number"},
+                "by": {"type": "string", "enum": list(CLAN_LEADERBOARD_BYS)},
+                "min_members": {"type": "integer", "minimum": 1},
+                "min_battles": {"type": "integer", "minimum": 1},
+                "population": {"type": "string"},
+                "clans": {"type": "integer", "minimum": 0},
+                "total": {"type": "integer", "minimum": 0, "description": "Clans ranked."},
+                "offset": {"type": "integer", "minimum": 0},
+                "limit": {"type": "integer", "minimum": 1, "maximum": LEADERBOARD_PAGE_MAX},
+                "rows": array(
+                    obj(
+                        {
+                            "rank": {"type": "integer", "minimum": 1},
+                            "clan_id": {"type": "integer", "minimum": 1},
+                            "tag": nullable("string"),
+                            "name": nullable("string"),
+                            "value": {"type": "number"},
+                            "members": {"type": "integer", "minimum": 1},
+                            "active_members": {"type": "integer", "minimum": 1},
+                            "battles": {"type": "integer", "minimum": 1},
+                            "battles_per_member": {"type": "number", "minimum": 0},
+                            "wn8": number_or_null,
+                            "win_rate": {"type": "number", "minimum": 0, "maximum": 100},
+                            "elo_10": nullable("integer"),
+                            "elo_8": nullable("integer"),
+                            "skirmish_win_rate": nullable("number", minimum=0, maximum=100),
+                        }
+                    ),
+                    maxItems=LEADERBOARD_PAGE_MAX,
+                ),
             }
         ),
         "ExpectedValuesTable": obj(

@@ -38,8 +38,11 @@ class Leaderboards:
     A tank's players in a window: {_id: "region:build:tank:<tank_id>:<window>:0", r, b, total, rows:
     [[account_id, battles, win_rate, avg_damage, avg_combined_damage, wn8, nickname, clan tag], ...]}
     (every player at the window's floor on the tank: ranked when read, by any figure and floor).
+    A window's clans: {_id: "region:build:clans:<window>:0", r, b, total, rows: [[clan_id, tag, name,
+    members, active_members, battles, battles_per_member, wn8, win_rate, elo_10, elo_8,
+    skirmish_win_rate], ...]} (every clan at the window's floors: ranked when read).
     The region's pointer: {_id: "region:current", r, build, through, built_at, windows: {window:
-    {from, through, players}}}. A build writes every chunk, then the pointer, then deletes the chunks
+    {from, through, players, clans, ranked}}}. A build writes every chunk, then the pointer, then deletes the chunks
     of older builds (an equality and a range on the (r, b) index), so a reader that read the pointer
     finds its chunks until the next build is a day old; writing a build twice stores the same."""
 

@@ -12,13 +12,32 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 
-from server.api.catalogue import LEADERBOARD_BYS, LEADERBOARD_FLOORS, LEADERBOARD_STEPS, TANK_LEADERBOARD_FLOORS
+from server.api.catalogue import (
+    CLAN_BATTLE_FLOORS,
+    CLAN_LEADERBOARD_BYS,
+    CLAN_MIN_MEMBERS,
+    LEADERBOARD_BYS,
+    LEADERBOARD_FLOORS,
+    LEADERBOARD_STEPS,
+    TANK_LEADERBOARD_FLOORS,
+)
 from server.api.errors import APIError
 from server.domain.days import DAY_SECONDS, day_start, days_before
-from server.domain.rankings import ALL, BOARD_FIGURES, account_boards, ranked, ranked_rows
+from server.domain.rankings import (
+    ALL,
+    BOARD_FIGURES,
+    CLAN_FIGURES,
+    account_boards,
+    account_play,
+    ranked,
+    ranked_clans,
+    ranked_rows,
+)
 from server.services.leaderboards import (
     LeaderboardService,
     applied_floor,
+    clan_key,
+    clan_lists,
     ranked_lists,
     tank_lists,
     window_steps,
@@ -98,6 +117,92 @@ def test_the_floor_is_never_lower_than_the_windows_or_than_asked():
                 assert not [step for step in steps if asked <= step < applied]
 
 
+# Clans: rosters of distinct accounts, and each account's play over a window (some rated, some not).
+plays_strategy = st.dictionaries(
+    st.integers(1, 400),
+    st.tuples(
+        st.integers(1, 300), st.integers(0, 300), st.one_of(st.none(), st.sampled_from([400.0, 1500.5, 2600.0]))
+    ).map(lambda p: (p[0], min(p[0], p[1]), p[2])),
+    max_size=200,
+)
+clans_strategy = st.dictionaries(
+    st.integers(1, 10**6),
+    st.fixed_dictionaries(
+        {
+            "tag": st.sampled_from(["AAA", "BBB", None]),
+            "name": st.just("a clan"),
+            "members": st.lists(st.integers(1, 400), max_size=40, unique=True).map(
+                lambda ids: [{"account_id": a} for a in ids]
+            ),
+            "ratings": st.fixed_dictionaries(
+                {
+                    "elo_10": st.one_of(st.none(), st.sampled_from([1000, 1200, 1200, 1500])),
+                    "elo_8": st.one_of(st.none(), st.integers(800, 1300)),
+                    "skirmish_win_rate": st.one_of(st.none(), st.sampled_from([45.0, 50.0, 61.25])),
+                }
+            ),
+        }
+    ),
+    max_size=30,
+)
+
+
+def independent_clan_ranking(plays, clans, window, by, min_members):
+    """The clans' figures and ranks computed here from the rules as docs/data.md states them."""
+    rows = []
+    for clan_id, clan in clans.items():
+        roster = [m["account_id"] for m in clan["members"]]
+        active = [plays[a] for a in roster if a in plays]
+        battles = sum(p[0] for p in active)
+        if len(active) < max(CLAN_MIN_MEMBERS, min_members) or battles < CLAN_BATTLE_FLOORS[window]:
+            continue
+        rated = [(p[0], p[2]) for p in active if p[2] is not None]
+        wn8 = round(sum(b * w for b, w in rated) / sum(b for b, _ in rated), 2) if rated else None
+        figures = {
+            "members": len(roster),
+            "active_members": len(active),
+            "battles": battles,
+            "battles_per_member": round(battles / len(roster), 2),
+            "wn8": wn8,
+            "win_rate": round(100.0 * sum(p[1] for p in active) / battles, 2),
+            **clan["ratings"],
+        }
+        if figures[by] is not None:
+            rows.append((clan_id, figures))
+    rows.sort(key=lambda r: (-r[1][by], -r[1]["active_members"], r[0]))
+    out = []
+    for position, (clan_id, figures) in enumerate(rows, 1):
+        rank = out[-1][0] if out and out[-1][2][by] == figures[by] else position
+        out.append((rank, clan_id, figures))
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    plays=plays_strategy,
+    clans=clans_strategy,
+    by=st.sampled_from(CLAN_LEADERBOARD_BYS),
+    min_members=st.integers(0, 12),
+)
+def test_the_clans_ranking_equals_an_independent_computation_with_floors_that_cannot_be_lowered(
+    plays, clans, by, min_members
+):
+    window = "1"  # a floor of 50 battles: the generated clans reach it and miss it
+    lists, considered = clan_lists({window: plays}, clans)
+    assert considered == {window: len(clans)}
+    ranked = ranked_clans(lists[clan_key(window)], by, max(CLAN_MIN_MEMBERS, min_members))
+    expected = independent_clan_ranking(plays, clans, window, by, min_members)
+    assert [(rank, row[0], dict(zip(CLAN_FIGURES, row[3:]))) for rank, row in ranked] == expected
+    assert all(row[3 + CLAN_FIGURES.index("active_members")] >= CLAN_MIN_MEMBERS for _, row in ranked)
+
+
+def test_a_members_play_is_its_history_figures_battles_wins_and_wn8():
+    rows = {1: tank(10, 6, 12_000), 2: tank(5, 2, 4_000), 3: tank(0, 0, 0)}
+    battles, wins, wn8 = account_play(rows, None)
+    assert (battles, wins, wn8) == (15, 8, None)  # no table loaded: no WN8, as /history
+    assert account_play({3: tank(0, 0, 0)}, None) is None  # no battle: not active
+
+
 boards_strategy = st.dictionaries(
     st.integers(1, 10**6),
     st.fixed_dictionaries({ALL: figures.map(lambda f: (f[0] + 100, *f[1:]))}, optional={"tier:10": figures}),
@@ -118,6 +223,14 @@ def test_a_build_stored_twice_stores_the_same_and_its_pages_are_the_ranked_list(
             lists = ranked_lists({"30": boards}, names)
             # One tank's players: each account's all-tanks figures, as if all on tank 17.
             whole = tank_lists({"30": {a: {17: f[ALL]} for a, f in boards.items()}}, names)
+            # The window's clans: every account in one of five clans, playing its all-tanks figures.
+            plays = {a: (f[ALL][0], f[ALL][0] // 2, f[ALL][4]) for a, f in boards.items()}
+            rosters: dict[int, list] = {}
+            for a in sorted(boards):
+                rosters.setdefault(900 + a % 5, []).append({"account_id": a})
+            clans = {c: {"tag": f"T{c}", "name": "n", "members": m, "ratings": {}} for c, m in rosters.items()}
+            clan_rows, _ = clan_lists({"30": plays}, clans)
+            whole.update(clan_rows)
             pointer = {
                 "through": "2026-11-26",
                 "built_at": 1.0,
@@ -136,12 +249,13 @@ def test_a_build_stored_twice_stores_the_same_and_its_pages_are_the_ranked_list(
                     pages.append(page)
                 for offset in range(0, 300, 70):
                     pages.append(await service.tank("eu", 17, "30", "wn8", None, offset, 70))
+                pages.append(await service.clans("eu", "30", "wn8", 1, 0, 100))  # below the floor: served at it
                 answers.append(pages)
                 # One build's chunks only: the older ones are gone.
                 assert {d["b"] async for d in store.leaderboards.collection.find({"b": {"$exists": True}})} <= {build}
             assert answers[0] == answers[1] == answers[2]
             full = lists.get(list_key("30", ALL, "wn8", LEADERBOARD_FLOORS["30"]), [])
-            player_pages = [page for page in answers[0] if "tank_id" not in page]
+            player_pages = [page for page in answers[0] if "players" in page]
             rows = [row for page in player_pages for row in page["rows"]]
             assert [
                 [r["rank"], r["account_id"], r["value"], r["battles"], r["nickname"], r["clan_tag"]] for r in rows
@@ -160,6 +274,12 @@ def test_a_build_stored_twice_stores_the_same_and_its_pages_are_the_ranked_list(
                 assert totals == {len(served)}, (floor, totals)
                 assert served == ranked(entries, "wn8", floor), floor
             # The tank's players, ranked when read, at the tank's 30-day floor.
+            clan_page = answers[0][-1]
+            assert clan_page["min_members"] == CLAN_MIN_MEMBERS
+            assert [(r["rank"], r["clan_id"], r["value"]) for r in clan_page["rows"]] == [
+                (rank, row[0], row[3 + CLAN_FIGURES.index("wn8")])
+                for rank, row in ranked_clans(clan_rows[clan_key("30")], "wn8", CLAN_MIN_MEMBERS)
+            ]
             tank_rows = [row for page in answers[0] if "tank_id" in page for row in page["rows"]]
             at = 1 + BOARD_FIGURES.index("wn8")
             expected = ranked_rows(whole.get("tank:17:30", []), at, TANK_LEADERBOARD_FLOORS["30"])
@@ -272,3 +392,52 @@ async def check_on_demo(store, services, base_url: str, now: float) -> None:
     assert both["data"]["total"] <= tier["data"]["total"]
     _, combined = await get(base_url, "/api/v1/leaderboard/players?region=eu&days=90&by=avg_combined_damage&tier=8")
     assert combined["data"]["total"] == 0 and combined["data"]["rows"] == []
+    await check_clans_on_demo(store, base_url, today)
+
+
+async def check_clans_on_demo(store, base_url: str, today: str) -> None:
+    """The demo's cached clan on /leaderboard/clans: its figures are its roster's /history period
+    figures summed (battles, wins) and battle-weighted (WN8), at the floors."""
+    clan = await store.clans.clans.find_one({"region": "eu"})
+    code, body = await get(base_url, "/api/v1/leaderboard/clans?region=eu&days=30&by=wn8")
+    assert code == 200, body
+    board = body["data"]
+    assert board["through"] == today and board["min_members"] == CLAN_MIN_MEMBERS
+    assert board["min_battles"] == CLAN_BATTLE_FLOORS["30"] and board["clans"] >= 1
+    rows = board["rows"]
+    assert [row["clan_id"] for row in rows] == [clan["clan_id"]], rows
+    row = rows[0]
+    assert row["tag"] == clan["tag"] and row["members"] == len(clan["members"])
+    assert row["value"] == row["wn8"] and row["rank"] == 1
+    # An independent sum over the roster's own /history 30-day periods (each member's delta ends on
+    # the window's last day, or the member is left out of the comparison and of the sums below).
+    battles = wins = active = 0
+    weighted = rated = 0.0
+    compared = True
+    for member in clan["members"]:
+        _, history = await get(base_url, f"/api/v1/player/{member['account_id']}/eu/history?days=90")
+        delta = (history.get("data") or {}).get("deltas", {}).get("30d")
+        if delta is None or delta["period"] is None or delta["period"]["battles"] == 0:
+            continue
+        if delta["to"] != today:
+            compared = False
+            continue
+        period = delta["period"]
+        active += 1
+        battles += period["battles"]
+        wins += period["wins"]
+        if period["wn8"] is not None:
+            weighted += period["wn8"] * period["battles"]
+            rated += period["battles"]
+    assert active >= CLAN_MIN_MEMBERS
+    if compared:
+        assert (row["active_members"], row["battles"]) == (active, battles)
+        assert row["win_rate"] == round(100.0 * wins / battles, 2)
+        assert row["wn8"] == round(weighted / rated, 2)
+    else:
+        assert row["active_members"] >= active and row["battles"] >= battles
+    # A floor above the roster ranks nobody; below the floor, the floor applies.
+    _, empty = await get(base_url, "/api/v1/leaderboard/clans?region=eu&days=30&min_members=100")
+    assert empty["data"]["total"] == 0 and empty["data"]["min_members"] == 100
+    _, low = await get(base_url, "/api/v1/leaderboard/clans?region=eu&days=30&min_members=1")
+    assert low["data"]["min_members"] == CLAN_MIN_MEMBERS and low["data"]["total"] == 1

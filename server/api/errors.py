@@ -31,6 +31,7 @@ ERROR_CODES = {
     "invalid_sort": (400, "sort is not a figure the index lists for this endpoint"),
     "invalid_by": (400, "by is not a figure the index lists for this leaderboard"),
     "invalid_min_battles": (400, "min_battles is not an integer in the allowed range"),
+    "invalid_min_members": (400, "min_members is not an integer in the allowed range"),
     "invalid_order": (400, "order is not asc or desc"),
     "invalid_limit": (400, "limit is not an integer in the allowed range"),
     "invalid_offset": (400, "offset is not an integer in the allowed range"),

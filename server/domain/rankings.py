@@ -1,4 +1,5 @@
-"""Leaderboards of the tracked accounts: each account's figures over a window and the ranked lists.
+"""Leaderboards of the tracked accounts and their clans: each account's figures over a window, each
+clan's over its members' play, and the ranked lists.
 
 Pure maths over the tank statistics job's per-(account, tank) sums (or the tracked career states):
 the figures are history's own (server.domain.recents.figures_of), so a ranked row shows what that
@@ -10,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from server.domain.population import BATTLES
+from server.domain.population import BATTLES, WINS
 from server.domain.ratings import ExpectedValues
-from server.domain.recents import figures_of
+from server.domain.recents import figures_of, period_wn8
 from store.constants import TANK_COUNTERS
 
 ALL = "all"
@@ -117,6 +118,77 @@ def ranked_rows(rows: Sequence[Sequence[Any]], at: int, floor: int) -> list[tupl
     field (the account id)."""
     kept = [row for row in rows if row[1] >= floor and row[at] is not None]
     kept.sort(key=lambda r: (-r[at], -r[1], r[0]))
+    out: list[tuple[int, Sequence[Any]]] = []
+    rank, previous = 0, None
+    for position, row in enumerate(kept, 1):
+        if row[at] != previous:
+            rank, previous = position, row[at]
+        out.append((rank, row))
+    return out
+
+
+# A member's play over a window, what a clan's figures sum: (battles, wins, wn8 or None).
+Play = tuple[int, int, float | None]
+# A clan's row as stored (after clan_id, tag and name) and served.
+CLAN_FIGURES = (
+    "members",
+    "active_members",
+    "battles",
+    "battles_per_member",
+    "wn8",
+    "win_rate",
+    "elo_10",
+    "elo_8",
+    "skirmish_win_rate",
+)
+
+
+def account_play(
+    rows: Mapping[int, Sequence[int]], expected: ExpectedValues | None, figures: Sequence[Any] | None = None
+) -> Play | None:
+    """One account's battles, wins and WN8 over its per-tank counters of a window (None without a
+    battle): the WN8 its /history period shows. `figures`: its all-tanks board figures when it has
+    them (BOARD_FIGURES order), whose WN8 is this one."""
+    played = {tank_id: row for tank_id, row in rows.items() if row[BATTLES] > 0}
+    battles = sum(row[BATTLES] for row in played.values())
+    if battles <= 0:
+        return None
+    wins = sum(row[WINS] for row in played.values())
+    if figures is not None:
+        return battles, wins, figures[BOARD_FIGURES.index("wn8")]
+    return battles, wins, period_wn8({t: _counters(row) for t, row in played.items()}, expected)
+
+
+def clan_figures(member_ids: Iterable[int], play: Mapping[int, Play], ratings: Mapping[str, Any]) -> dict[str, Any]:
+    """A clan's figures (CLAN_FIGURES) over a window from its roster (`member_ids`), its members'
+    play and its stored ratings (elo_10, elo_8, skirmish_win_rate): the active members' battles and
+    wins summed, their WN8 weighted by battles (members without one left out of it)."""
+    members = list(member_ids)
+    active = [play[a] for a in members if a in play]
+    battles = sum(p[0] for p in active)
+    wins = sum(p[1] for p in active)
+    rated = [(p[0], p[2]) for p in active if p[2] is not None]
+    rated_battles = sum(b for b, _ in rated)
+    return {
+        "members": len(members),
+        "active_members": len(active),
+        "battles": battles,
+        "battles_per_member": round(battles / len(members), 2) if members else 0.0,
+        "wn8": round(sum(b * w for b, w in rated) / rated_battles, 2) if rated_battles else None,
+        "win_rate": round(100.0 * wins / battles, 2) if battles else None,
+        "elo_10": ratings.get("elo_10"),
+        "elo_8": ratings.get("elo_8"),
+        "skirmish_win_rate": ratings.get("skirmish_win_rate"),
+    }
+
+
+def ranked_clans(rows: Sequence[Sequence[Any]], by: str, min_members: int) -> list[tuple[int, Sequence[Any]]]:
+    """(rank, row) of the clan rows ([clan_id, tag, name, *CLAN_FIGURES]) with at least
+    `min_members` active members and a `by` figure, best first: ties share a rank and are listed
+    by active members (more first), then clan id."""
+    at, active = 3 + CLAN_FIGURES.index(by), 3 + CLAN_FIGURES.index("active_members")
+    kept = [row for row in rows if row[active] >= min_members and row[at] is not None]
+    kept.sort(key=lambda r: (-r[at], -r[active], r[0]))
     out: list[tuple[int, Sequence[Any]]] = []
     rank, previous = 0, None
     for position, row in enumerate(kept, 1):

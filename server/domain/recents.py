@@ -191,6 +191,20 @@ def assist_figures(diffs: TankCounters, assist: Sequence[int] | None, battles: i
     }
 
 
+def _rated_rows(diffs: TankCounters) -> list[Mapping[str, Any]]:
+    return [
+        {"tank_id": tank_id, **{n: (v if type(v := c.get(n)) is int else _count(c, n)) for n in PERIOD_COUNTERS}}
+        for tank_id, c in diffs.items()
+    ]
+
+
+def period_wn8(diffs: TankCounters, expected: ExpectedValues | None) -> float | None:
+    """The wn8 figures_of gives for the same counters, without the other figures."""
+    if expected is None or not sum(_count(c, "battles") for c in diffs.values()):
+        return None
+    return _round(account_wn8(_rated_rows(diffs), expected))
+
+
 def figures_of(
     diffs: TankCounters,
     expected: ExpectedValues | None,
@@ -207,10 +221,7 @@ def figures_of(
     """
     totals = _sum(diffs)
     battles = totals["battles"]
-    rows: list[Mapping[str, Any]] = [
-        {"tank_id": tank_id, **{n: (v if type(v := c.get(n)) is int else _count(c, n)) for n in PERIOD_COUNTERS}}
-        for tank_id, c in diffs.items()
-    ]
+    rows = _rated_rows(diffs)
     tier = average_tier(rows, tiers) if battles else None
     wn8 = account_wn8(rows, expected) if battles and expected is not None else None
     return {

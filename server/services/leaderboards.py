@@ -1,4 +1,5 @@
 """Leaderboards: built by the tank statistics job from its per-account sums, read a page at a time."""
+# docs/data.md "Leaderboards" states the rules: windows, floors, ties, the clans' figures.
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from server.api.catalogue import (
+    CLAN_BATTLE_FLOORS,
+    CLAN_MIN_MEMBERS,
     LEADERBOARD_ACCOUNT_ONLY,
     LEADERBOARD_BYS,
     LEADERBOARD_FLOORS,
@@ -20,8 +23,13 @@ from server.domain.days import days_before
 from server.domain.rankings import (
     ALL,
     BOARD_FIGURES,
+    CLAN_FIGURES,
+    Play,
     account_boards,
+    account_play,
     board_name,
+    clan_figures,
+    ranked_clans,
     ranked_rows,
     ranked_steps,
     tank_figures,
@@ -40,11 +48,13 @@ POPULATION_NOTE = (
     "not a random sample of the server"
 )
 BOOKS_CHUNK = 500  # tracked documents read per step of a build
+CLANS_CHUNK = 100  # cached clans (each with its roster) read per step of a build
 RANKED_MEMO = 256  # ranked tank lists a process keeps
 PAUSE_SECONDS = 0.02  # between two steps of a build's reads: requests run in between
 
 Boards = dict[int, dict[str, tuple]]  # {account_id: {filter: figures (BOARD_FIGURES order)}}
 TankBoards = dict[int, dict[int, tuple]]  # {account_id: {tank_id: figures (BOARD_FIGURES order)}}
+Plays = dict[int, Play]  # {account_id: (battles, wins, wn8)} of every account with a battle in a window
 
 
 def window_boards(
@@ -63,6 +73,40 @@ def window_boards(
         if boards:
             out[account_id] = boards
     return out
+
+
+def window_play(accounts: Mapping[int, Mapping[int, Any]], boards: Boards, expected: ExpectedValues | None) -> Plays:
+    """Every account's battles, wins and WN8 over one window, with one battle or more (its board's
+    WN8 where it has one; pure: run in a worker thread)."""
+    out: Plays = {}
+    for account_id, rows in accounts.items():
+        play = account_play(rows, expected, boards.get(account_id, {}).get(ALL))
+        if play is not None:
+            out[account_id] = play
+    return out
+
+
+def clan_lists(
+    plays: Mapping[str, Plays], clans: Mapping[int, Mapping[str, Any]]
+) -> tuple[dict[str, list[list[Any]]], dict[str, int]]:
+    """({"clans:<window>": rows [clan_id, tag, name, *CLAN_FIGURES]} of the clans that reach the
+    window's floors, unranked), and how many clans each window considered (pure)."""
+    out: dict[str, list[list[Any]]] = {}
+    considered: dict[str, int] = {}
+    for window, play in plays.items():
+        rows = []
+        for clan_id, doc in sorted(clans.items()):
+            roster = [int(m["account_id"]) for m in doc.get("members") or [] if m.get("account_id")]
+            figures = clan_figures(roster, play, doc.get("ratings") or {})
+            if figures["active_members"] >= CLAN_MIN_MEMBERS and figures["battles"] >= CLAN_BATTLE_FLOORS[window]:
+                rows.append([clan_id, doc.get("tag"), doc.get("name"), *(figures[k] for k in CLAN_FIGURES)])
+        out[clan_key(window)] = rows
+        considered[window] = len(clans)
+    return out, considered
+
+
+def clan_key(window: str) -> str:
+    return f"clans:{window}"
 
 
 def window_tanks(
@@ -169,13 +213,14 @@ class LeaderboardBuilder:
 
     async def career(
         self, region: str, account_ids: list[int], expected: ExpectedValues | None, vehicles: Mapping[int, Any]
-    ) -> tuple[Boards, TankBoards, dict[int, tuple[str | None, int | None]], list[dict[int, list[int]]]]:
-        """The career boards and tank figures of `account_ids` (the accounts of the longest window),
-        their nicknames and clan ids, and their stored per-tank states (the job's career WN8
-        distribution)."""
+    ) -> tuple[Boards, TankBoards, Plays, dict[int, tuple[str | None, int | None]], list[dict[int, list[int]]]]:
+        """The career boards, tank figures and play of `account_ids` (the accounts of the longest
+        window), their nicknames and clan ids, and their stored per-tank states (the job's career
+        WN8 distribution)."""
         keys = [tracked_id(region, a) for a in account_ids]
         boards: Boards = {}
         tanks: TankBoards = {}
+        plays: Plays = {}
         who: dict[int, tuple[str | None, int | None]] = {}
         states: list[dict[int, list[int]]] = []
         floor, tank_floor = LEADERBOARD_FLOORS["career"], TANK_LEADERBOARD_FLOORS["career"]
@@ -184,9 +229,10 @@ class LeaderboardBuilder:
                 books = await self.store.tracked.ranking_books(keys[start : start + BOOKS_CHUNK])
 
             # Unpacked and figured in a worker thread: BOOKS_CHUNK careers of every tank an account owns.
-            def figure(books: Mapping[str, dict] = books) -> tuple[Boards, TankBoards, dict, list]:
+            def figure(books: Mapping[str, dict] = books) -> tuple[Boards, TankBoards, Plays, dict, list]:
                 part: Boards = {}
                 part_tanks: TankBoards = {}
+                part_plays: Plays = {}
                 names: dict[int, tuple[str | None, int | None]] = {}
                 unpacked = []
                 for doc in books.values():
@@ -202,26 +248,37 @@ class LeaderboardBuilder:
                     played = tank_figures(state, doc.get("assist"), expected, tank_floor)
                     if played:
                         part_tanks[account_id] = played
-                return part, part_tanks, names, unpacked
+                    play = account_play(state, expected, (found or {}).get(ALL))
+                    if play is not None:
+                        part_plays[account_id] = play
+                return part, part_tanks, part_plays, names, unpacked
 
-            part, part_tanks, names, unpacked = await asyncio.to_thread(figure)
+            part, part_tanks, part_plays, names, unpacked = await asyncio.to_thread(figure)
             boards.update(part)
             tanks.update(part_tanks)
+            plays.update(part_plays)
             who.update(names)
             states.extend(unpacked)
             await asyncio.sleep(self.pause)
-        return boards, tanks, who, states
+        return boards, tanks, plays, who, states
 
-    async def clan_tags(self, region: str, clan_ids: set[int]) -> dict[int, str]:
-        """The tags of the cached clans among `clan_ids` (a clan not cached here has none)."""
+    async def cached_clans(self, region: str, clan_ids: set[int]) -> dict[int, dict[str, Any]]:
+        """The tag, name, roster (account ids) and ratings of the cached clans among `clan_ids`
+        (a clan not cached here is left out)."""
         ids = sorted(clan_ids)
-        tags: dict[int, str] = {}
-        for start in range(0, len(ids), BOOKS_CHUNK):
+        clans: dict[int, dict[str, Any]] = {}
+        for start in range(0, len(ids), CLANS_CHUNK):
             with job_deadline():
-                docs = await self.store.clans.get_many(region, ids[start : start + BOOKS_CHUNK])
-            tags.update({clan_id: doc["tag"] for clan_id, doc in docs.items() if doc.get("tag")})
+                docs = await self.store.clans.get_many(region, ids[start : start + CLANS_CHUNK])
+            for clan_id, doc in docs.items():
+                clans[clan_id] = {
+                    "tag": doc.get("tag"),
+                    "name": doc.get("name"),
+                    "members": [{"account_id": m.get("account_id")} for m in doc.get("members") or []],
+                    "ratings": doc.get("ratings") or {},
+                }
             await asyncio.sleep(self.pause)
-        return tags
+        return clans
 
     async def save(
         self,
@@ -231,21 +288,26 @@ class LeaderboardBuilder:
         tanks: Mapping[str, TankBoards],
         players: Mapping[str, int],
         who: Mapping[int, tuple[str | None, int | None]],
+        plays: Mapping[str, Plays],
     ) -> int:
-        """Rank every list, gather each tank's players, and store the build; returns the documents
-        written."""
-        tags = await self.clan_tags(region, {clan for _, clan in who.values() if isinstance(clan, int)})
+        """Rank every list, gather each tank's players and each window's clans, and store the
+        build; returns the documents written."""
+        clans = await self.cached_clans(region, {clan for _, clan in who.values() if isinstance(clan, int)})
         names = {
-            a: (nickname, tags.get(clan) if isinstance(clan, int) else None) for a, (nickname, clan) in who.items()
+            a: (nickname, clans.get(clan, {}).get("tag") if isinstance(clan, int) else None)
+            for a, (nickname, clan) in who.items()
         }
         lists = await asyncio.to_thread(ranked_lists, boards, names)
         whole = await asyncio.to_thread(tank_lists, tanks, names)
+        clan_rows, considered = await asyncio.to_thread(clan_lists, plays, clans)
+        whole.update(clan_rows)
         now = self.clock()
         windows = {
             window: {
                 "from": days_before(through, int(window) - 1) if window != "career" else None,
                 "through": through,
                 "players": players.get(window, 0),
+                "clans": considered.get(window, 0),
                 "ranked": {  # players ranked on all tanks at each floor (by battles: every one has it)
                     str(floor): sum(
                         1 for figures in boards.get(window, {}).values() if figures.get(ALL, (0,))[0] >= floor
@@ -264,7 +326,8 @@ class LeaderboardBuilder:
 
 class LeaderboardService:
     """/leaderboard/players: one page of a stored ranked list (the pointer and one or two chunks);
-    /tank/{tank_id}/{region}/leaderboard: the tank's players (the pointer and one document)."""
+    /tank/{tank_id}/{region}/leaderboard: the tank's players, /leaderboard/clans: the window's
+    clans (the pointer and one document each)."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -371,9 +434,7 @@ class LeaderboardService:
                 found = await self.store.leaderboards.chunks(region, pointer["build"], memo[1], [0])
             rows = found[0]["rows"] if found else []
             ranked = ranked_rows(rows, 1 + BOARD_FIGURES.index(by), floor)
-            if len(self._ranked) >= RANKED_MEMO:
-                self._ranked.pop(next(iter(self._ranked)))
-            self._ranked[memo] = ranked
+            self._remember(memo, ranked)
         meta = pointer["windows"].get(window, {})
         at = 1 + BOARD_FIGURES.index(by)
         return {
@@ -402,3 +463,54 @@ class LeaderboardService:
                 for rank, row in ranked[offset : offset + limit]
             ],
         }
+
+    async def clans(
+        self, region: str, window: str, by: str, min_members: int | None, offset: int, limit: int
+    ) -> dict[str, Any]:
+        """/leaderboard/clans: the window's clans (one document) ranked by `by` with at least
+        `min_members` active members (never fewer than CLAN_MIN_MEMBERS; kept ranked per build,
+        figure and floor in this process)."""
+        floor = max(CLAN_MIN_MEMBERS, min_members or 0)
+        async with request_deadline():
+            pointer = await self.store.leaderboards.current(region)
+        if pointer is None:
+            raise APIError("no_statistics", f"no leaderboard of {region} has been built yet")
+        memo = (pointer["build"], clan_key(window), by, floor)
+        ranked = self._ranked.get(memo)
+        if ranked is None:
+            async with request_deadline():
+                found = await self.store.leaderboards.chunks(region, pointer["build"], memo[1], [0])
+            ranked = ranked_clans(found[0]["rows"] if found else [], by, floor)
+            self._remember(memo, ranked)
+        meta = pointer["windows"].get(window, {})
+        return {
+            "region": region,
+            "days": window,
+            "from": meta.get("from"),
+            "through": pointer["through"],
+            "built_at": pointer["built_at"],
+            "by": by,
+            "min_members": floor,
+            "min_battles": CLAN_BATTLE_FLOORS[window],
+            "population": POPULATION_NOTE,
+            "clans": meta.get("clans", 0),
+            "total": len(ranked),
+            "offset": offset,
+            "limit": limit,
+            "rows": [
+                {
+                    "rank": rank,
+                    "clan_id": row[0],
+                    "tag": row[1],
+                    "name": row[2],
+                    "value": row[3 + CLAN_FIGURES.index(by)],
+                    **dict(zip(CLAN_FIGURES, row[3:], strict=True)),
+                }
+                for rank, row in ranked[offset : offset + limit]
+            ],
+        }
+
+    def _remember(self, memo: tuple[str, str, str, int], ranked: list[tuple[int, Any]]) -> None:
+        if len(self._ranked) >= RANKED_MEMO:
+            self._ranked.pop(next(iter(self._ranked)))
+        self._ranked[memo] = ranked

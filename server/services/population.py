@@ -24,7 +24,15 @@ from server.domain.days import DAY_SECONDS, day_start, days_before, utc_day
 from server.domain.expected import METHOD_VERSION, WINDOW_DAYS, ComputedRow, Fit, Minimums, fill_gaps, recompute_all
 from server.domain.marks import marks_table
 from server.domain.population import BATTLES, DAMAGE, WINS, PeriodAccumulator, career_table, day_sums
-from server.services.leaderboards import Boards, LeaderboardBuilder, TankBoards, window_boards, window_tanks
+from server.services.leaderboards import (
+    Boards,
+    LeaderboardBuilder,
+    Plays,
+    TankBoards,
+    window_boards,
+    window_play,
+    window_tanks,
+)
 from store.client import job_deadline
 from store.constants import REGIONS
 from store.expected import ExpectedTables, table_id
@@ -116,6 +124,7 @@ class PopulationService:
         accumulator = PeriodAccumulator()
         boards: dict[str, Boards] = {}  # each leaderboard window's figures per account and filter
         tanks: dict[str, TankBoards] = {}  # ... and per account and tank
+        plays: dict[str, Plays] = {}  # ... and every account's battles, wins and WN8 (the clans')
         players: dict[str, int] = {}
         who: dict[int, tuple[str | None, int | None]] = {}  # each account's nickname and clan id
         sums_by_day: dict[str, dict[int, list[int]]] = {}
@@ -148,6 +157,7 @@ class PopulationService:
                 tanks[window] = await asyncio.to_thread(
                     window_tanks, accumulator.accounts, accumulator.assists, expected, window
                 )
+                plays[window] = await asyncio.to_thread(window_play, accumulator.accounts, boards[window], expected)
                 players[window] = len(accumulator.accounts)
             if k + 1 in periods:
                 # In a worker thread: the 90-day table is ~5 us per (account, tank) pair of pure
@@ -160,7 +170,7 @@ class PopulationService:
                 if k + 1 == max(periods):
                     # The accounts that played in the longest period, from their tracked states:
                     # the career WN8 distribution, and the career leaderboards with everyone's names.
-                    boards["career"], tanks["career"], who, states = await self.leaderboards.career(
+                    boards["career"], tanks["career"], plays["career"], who, states = await self.leaderboards.career(
                         region, list(accumulator.accounts), expected, vehicles
                     )
                     players["career"] = len(states)
@@ -175,7 +185,7 @@ class PopulationService:
                         period_document(region, k + 1, through, table, expected, now)
                     )
             await asyncio.sleep(self.pause)
-        await self.leaderboards.save(region, through, boards, tanks, players, who)
+        await self.leaderboards.save(region, through, boards, tanks, players, who, plays)
         marks_by_day = await self._marks_by_day(region, sorted(sums_by_day))
         with job_deadline():
             # Documents of every tank's 90 days (~600 tanks): built in a worker thread, like the sums.

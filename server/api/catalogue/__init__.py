@@ -6,7 +6,11 @@ from collections.abc import Mapping
 
 from server.api.catalogue.clans import CLAN, WEEKLY
 from server.api.catalogue.figures import (
+    CLAN_BATTLE_FLOORS,
+    CLAN_LEADERBOARD_BYS,
     CLAN_MAX_AGE,
+    CLAN_MAX_MEMBERS,
+    CLAN_MIN_MEMBERS,
     DELTA_PERIODS,
     DIGEST_MIN_BATTLES,
     DIGEST_TOP,
@@ -57,7 +61,7 @@ from server.api.catalogue.model import COMMON_ERRORS, PREFIX, Endpoint, Param, p
 from server.api.catalogue.online import ONLINE, ONLINE_HISTORY
 from server.api.catalogue.params import SEARCH
 from server.api.catalogue.players import HISTORY, PLAYER, PLAYER_SEARCH, TANKS
-from server.api.catalogue.rankings import LEADERBOARD_PLAYERS, TANK_LEADERBOARD
+from server.api.catalogue.rankings import LEADERBOARD_CLANS, LEADERBOARD_PLAYERS, TANK_LEADERBOARD
 from server.api.catalogue.tanks import EXPECTED_SOURCES, EXPECTED_VALUES, TANK, TANK_MARKS, TANK_STATS
 
 # Routes, parameter validation, the rate limiter's buckets, the index, the OpenAPI document and
@@ -71,7 +75,11 @@ __all__ = [
     "BY_NAME",
     "CATALOGUE",
     "CLAN",
+    "CLAN_BATTLE_FLOORS",
+    "CLAN_LEADERBOARD_BYS",
     "CLAN_MAX_AGE",
+    "CLAN_MAX_MEMBERS",
+    "CLAN_MIN_MEMBERS",
     "COMMON_ERRORS",
     "DELTA_PERIODS",
     "DIGEST_MIN_BATTLES",
@@ -92,6 +100,7 @@ __all__ = [
     "INT64_MAX",
     "LEADERBOARD_ACCOUNT_ONLY",
     "LEADERBOARD_BYS",
+    "LEADERBOARD_CLANS",
     "LEADERBOARD_FLOORS",
     "LEADERBOARD_PAGE_MAX",
     "LEADERBOARD_PLAYERS",
@@ -155,6 +164,7 @@ CATALOGUE: tuple[Endpoint, ...] = (
     EXPECTED_VALUES,
     LEADERBOARD_PLAYERS,
     TANK_LEADERBOARD,
+    LEADERBOARD_CLANS,
     CLAN,
     WEEKLY,
     ONLINE,

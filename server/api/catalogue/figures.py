@@ -84,3 +84,20 @@ LEADERBOARD_PAGE_MAX = 100  # rows per page, and per stored chunk
 # One tank's leaderboard (/tank/{tank_id}/{region}/leaderboard): the floor is of battles on the tank.
 TANK_LEADERBOARD_FLOORS = {"1": 5, "7": 10, "30": 25, "90": 50, "career": 100}
 TANK_LEADERBOARD_STEPS = (5, *LEADERBOARD_STEPS)
+# Clans' leaderboard (/leaderboard/clans): the cached clans ranked by their members' play in a
+# window (a member is active with a battle in it). A ranked clan has at least CLAN_MIN_MEMBERS active
+# members (a caller may ask for more, never fewer) and CLAN_BATTLE_FLOORS battles in the window
+# (five players' floors: a handful of members' training-room battles ranks nobody).
+CLAN_LEADERBOARD_BYS = (
+    "wn8",
+    "win_rate",
+    "battles_per_member",
+    "active_members",
+    "battles",
+    "elo_10",
+    "elo_8",
+    "skirmish_win_rate",
+)
+CLAN_MIN_MEMBERS = 5
+CLAN_MAX_MEMBERS = 100  # a clan's roster holds at most this many players
+CLAN_BATTLE_FLOORS = {window: CLAN_MIN_MEMBERS * floor for window, floor in LEADERBOARD_FLOORS.items()}

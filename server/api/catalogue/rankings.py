@@ -1,8 +1,12 @@
-"""The rankings' endpoints: the leaderboards of the tracked players, overall and on one tank."""
+"""The rankings' endpoints: the leaderboards of the tracked players, overall and on one tank, and of the cached clans."""
 
 from __future__ import annotations
 
 from server.api.catalogue.figures import (
+    CLAN_BATTLE_FLOORS,
+    CLAN_LEADERBOARD_BYS,
+    CLAN_MAX_MEMBERS,
+    CLAN_MIN_MEMBERS,
     HOT_COPY_SECONDS,
     LEADERBOARD_ACCOUNT_ONLY,
     LEADERBOARD_BYS,
@@ -171,5 +175,71 @@ TANK_LEADERBOARD = Endpoint(
         "total, offset, limit": "how many players are ranked, and the page",
         "rows[]": "rank (ties share it), account_id, nickname, clan_tag (as /leaderboard/players), value (the "
         "figure on the tank, as the player's /tanks row shows it), battles (on the tank in the window)",
+    },
+)
+
+CLAN_FLOORS = ", ".join(f"{w if w == 'career' else w + ' d'}: {f:,}" for w, f in CLAN_BATTLE_FLOORS.items())
+LEADERBOARD_CLANS = Endpoint(
+    name="leaderboard_clans",
+    path="/leaderboard/clans",
+    summary="Leaderboard of the cached clans of a region: their members' WN8 and win rate, activity, Elo, skirmishes",
+    description="The clans cached here (the clans players looked up here are in, and the operator's seeds) "
+    "ranked by a figure of their members' play over a window (as /leaderboard/players: 1, 7, 30 or 90 UTC "
+    "days ending on the newest complete day, or the career of the members that played in the last 90 "
+    "days), or by the clan's Elo ratings and skirmish win rate. The members are the clan's cached roster; "
+    "a member is active with at least one battle in the window; the clan's WN8 is its active members' "
+    "WN8 over the window (each as their own /history period shows it) weighted by their battles, and its "
+    "win rate their wins over their battles. A clan is ranked with at least "
+    f"{CLAN_MIN_MEMBERS} active members (a caller may ask for more with min_members, never fewer) and a "
+    f"floor of battles in the window: {CLAN_FLOORS}. Ties share a rank. Built daily with the tank "
+    "statistics, without any request to the game API; 404 no_statistics until the first build.",
+    tag="rankings",
+    operation_id="ClanLeaderboard",
+    limit_per_minute=30,
+    cache_max_age=300,
+    answer_seconds=HOT_COPY_SECONDS,
+    example="/leaderboard/clans?region=eu&days=30&by=wn8",
+    params=(
+        REGION_QUERY,
+        WINDOW,
+        Param(
+            "by",
+            "query",
+            "string",
+            "invalid_by",
+            f"The figure ranked, highest first: {one_of(CLAN_LEADERBOARD_BYS)}.",
+            enum=CLAN_LEADERBOARD_BYS,
+            default="wn8",
+        ),
+        Param(
+            "min_members",
+            "query",
+            "integer",
+            "invalid_min_members",
+            f"At least this many active members (a battle in the window); below {CLAN_MIN_MEMBERS} the "
+            f"floor of {CLAN_MIN_MEMBERS} applies (the answer's min_members).",
+            minimum=1,
+            maximum=CLAN_MAX_MEMBERS,
+        ),
+        *PAGING,
+    ),
+    errors=("no_statistics", "database_unavailable"),
+    schema="ClanLeaderboard",
+    fields={
+        "region, days, from, through": "the region and the window: its first and last UTC day (from is null "
+        "for the career; through is the newest complete day the build read)",
+        "built_at": "unix time the leaderboards were built",
+        "by": "the figure ranked",
+        "min_members, min_battles": "the floor of active members applied (at least what was asked) and the "
+        "window's floor of the clan's battles",
+        "population, clans": "who is counted: the tracked accounts, not a random sample of the server; clans: "
+        "how many cached clans had a member who played in the last 90 days (the clans considered)",
+        "total, offset, limit": "how many clans are ranked, and the page",
+        "rows[]": "rank (ties share it), clan_id, tag, name, value (the figure ranked), members (the cached "
+        "roster's size), active_members (members with a battle in the window), battles (theirs, in the "
+        "window), battles_per_member (battles / members), wn8 (the active members' WN8 over the window "
+        "weighted by their battles; null when none is rated), win_rate (their wins / battles, %), elo_10, "
+        "elo_8 (the clan's Elo ratings, as GET /clan shows them; null when unrated), skirmish_win_rate "
+        "(the clan's skirmishes, %; null without any)",
     },
 )
