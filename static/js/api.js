@@ -20,6 +20,7 @@ export const state = {
   marksHash: null,      // the marks table last shown
   marksQuery: null,     // and its query (a new filter keeps its sort)
   tankFrom: null,       // the list a tank's page was last reached from: 'tanks' or 'marks' (its way back)
+  tankNames: {},        // tank_id -> name, of the tanks whose page was shown (the tank rankings' title)
 };
 
 // ---------------------------------------------------------------- API access

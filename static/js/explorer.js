@@ -1,5 +1,5 @@
 /* The explorer's shell: the forms (filled from the index), the tabs and the #view/...
- * hash routing that opens the player, clan, tanks, marks, tank, expected values, online and status views. */
+ * hash routing that opens the player, clan, tanks, marks, rankings, tank, expected values, online and status views. */
 
 import { $, h, label, typeLabel } from './render.js';
 import { indexParam, loading, onlineDays, onlineDefaults, paramEnum, state, tankStatsDefaults } from './api.js';
@@ -11,6 +11,7 @@ import { loadMarks, MARKS_MIN_TIER, marksDefaults, marksHash, marksQuery } from 
 import { loadExpected } from './expected.js';
 import { loadOnline } from './online.js';
 import { loadStatus } from './status.js';
+import { bindRankings, fillRankings, routeRankings } from './rankings.js';
 
 // ---------------------------------------------------------------- forms
 function setOptions(select, values, labels) {
@@ -92,6 +93,7 @@ export function fillForms() {
     const empty = [...form.querySelectorAll('select')].some((select) => !select.options.length);
     form.querySelectorAll('button[type=submit], button:not([type])').forEach((b) => { b.disabled = empty; });
   }
+  fillRankings();
   const demoLink = (hash, text) => h('a', { href: hash }, text);
   $('#hint-player').replaceChildren(...(demoPlayer ? ['Demo: ', demoLink(`#player/${demoPlayer.region}/${demoPlayer.id}`,
     `player ${demoPlayer.id} (${label(demoPlayer.region)})`), '. '] : []),
@@ -162,6 +164,7 @@ export function bindForms() {
   fm.addEventListener('change', (ev) => {
     if (ev.target.tagName === 'SELECT' && !fm.querySelector('button[type=submit]').disabled) fm.requestSubmit();
   });
+  bindRankings();
   $('#attribution-copy').addEventListener('click', async (ev) => {
     const text = $('#attribution-text').textContent;
     try {
@@ -180,7 +183,7 @@ export function bindForms() {
 }
 
 // ---------------------------------------------------------------- routing
-const VIEWS = ['player', 'clan', 'tanks', 'marks', 'tank', 'expected', 'online', 'status'];
+const VIEWS = ['player', 'clan', 'tanks', 'marks', 'rankings', 'tank', 'expected', 'online', 'status'];
 const TAB_OF = { tank: 'tanks', expected: 'tanks' };   // a tank's page and the expected values belong to the tanks tab
 
 function showView(view) {
@@ -244,6 +247,8 @@ export function route() {
     state.marksQuery = q;
     if (q.region) loadMarks(q);
     else $('#marks-out').replaceChildren(loading('Loading the index…'));
+  } else if (view === 'rankings') {
+    routeRankings(args);
   } else if (view === 'tank') {
     loadTank(args[0], args[1], args[2] || '');
   } else if (view === 'expected') {
