@@ -1,13 +1,14 @@
-/* One tank's page (GET /tank/{tank_id}/{region}?days=): its figures over the period, the daily
- * series, the percentiles of its players' average damage and WN8, the sample behind them, and its
- * marks of excellence (thresholds, sample, their daily series). The view lives in the hash:
- * #tank/{region}/{tank_id}/{days}. */
+/* One tank's page (GET /tank/{tank_id}/{region}?days=): its figures over the period, its top
+ * players (GET /tank/{tank_id}/{region}/leaderboard), the daily series, the percentiles of its
+ * players' average damage and WN8, the sample behind them, and its marks of excellence
+ * (thresholds, sample, their daily series). The view lives in the hash: #tank/{region}/{tank_id}/{days}. */
 
 import { $, dayRange, fmtValue, h, isObj, label, nullFigure, NUM, rangeText, scroller, typeLabel, utcText } from './render.js';
-import { API, api, current, explainedError, loading, paramEnum, rateLine, state, takeToken } from './api.js';
+import { API, api, current, exampleQuery, explainedError, indexParam, loading, paramEnum, rateLine, state, takeToken } from './api.js';
 import { drawChart } from './charts.js';
 import { navigate } from './explorer.js';
 import { estimateNote, MARKS, MARKS_MIN_TIER, marksHash } from './marks.js';
+import { byLabel, playerTable, rankingsHash, windowLabel } from './rankings.js';
 
 const FIGURES = [
   ['players', 'Players'], ['battles', 'Battles'], ['win_rate', 'Win rate'], ['avg_damage', 'Avg. damage'],
@@ -22,6 +23,8 @@ const SERIES = [
   { id: 'win_rate', name: 'Win rate', format: (v) => NUM.format(v) + ' %' },
   { id: 'avg_damage', name: 'Avg. damage' },
 ];
+
+const TOP_PLAYERS = 10;   // rows of the tank page's top players (a UI choice; the full ranking pages on)
 
 export const tankHash = (region, tankId, days) => `#tank/${encodeURIComponent(region)}/${encodeURIComponent(tankId)}` + (days ? `/${days}` : '');
 
@@ -148,6 +151,55 @@ function marksBlock(data, region) {
   return { box, draw };
 }
 
+// ---------------------------------------------------------------- top players
+/** The leaderboard's window for the page's period (the same days when the leaderboard has that
+ * window), and its figure: the tank leaderboard's example, else its defaults (the index's). */
+function topQuery(days) {
+  const example = exampleQuery('tank_leaderboard');
+  const pick = (name) => example[name] ?? (indexParam('tank_leaderboard', name) || {}).default;
+  const windows = paramEnum('tank_leaderboard', 'days').map(String);
+  const window = days && windows.includes(String(days)) ? String(days) : pick('days');
+  const by = pick('by');
+  return { days: window === undefined || window === null ? '' : String(window), by: by === undefined || by === null ? '' : String(by) };
+}
+
+async function loadTopPlayers(box, region, tankId, days, token) {
+  const top = topQuery(days);
+  const params = new URLSearchParams();
+  if (top.days) params.set('days', top.days);
+  if (top.by) params.set('by', top.by);
+  params.set('limit', String(TOP_PLAYERS));
+  const title = h('h4', { id: 'tank-top-title' }, 'Top players');
+  box.replaceChildren(title, loading('Fetching the tank’s top players…'));
+  const res = await api(`${API}/tank/${encodeURIComponent(tankId)}/${encodeURIComponent(region)}/leaderboard?${params}`);
+  if (!current('tank', token)) return;
+  if (!res.ok) {
+    const code = res.error && res.error.code;
+    box.replaceChildren(title, explainedError(res, () => loadTopPlayers(box, region, tankId, days, token), code === 'no_statistics'
+      ? 'No rankings yet: they are built once a day with the tank statistics, from the tracked accounts’ per-tank records.' : null));
+    return;
+  }
+  const data = res.data || {};
+  const rows = (Array.isArray(data.rows) ? data.rows : []).filter(isObj);
+  const window = String(data.days ?? top.days);
+  const by = data.by || top.by;
+  const over = window === 'career' ? 'over the career' : `over the last ${windowLabel(window).toLowerCase()}`;
+  const range = rangeText(data.from, data.through);
+  const total = Number.isInteger(data.total) ? data.total : rows.length;
+  const full = rankingsHash({ mode: 'tank', region, tank_id: String(tankId), days: window, by });
+  box.replaceChildren(title, h('p', { class: 'tank-summary', id: 'tank-top-summary' },
+    `By ${byLabel(by)} ${over}` + (range ? ` (${range})` : '')
+    + `, players with at least ${NUM.format(data.min_battles ?? 0)} battles on it: ${NUM.format(total)} ranked.`));
+  if (!rows.length) {
+    box.append(h('p', { class: 'chart-empty muted', id: 'tank-top-empty' },
+      `Nobody has reached the floor of ${NUM.format(data.min_battles ?? 0)} battles on this tank ${over} yet.`));
+  } else {
+    box.append(playerTable(rows, data.region || region, by, 'tank-top-table'));
+  }
+  box.append(h('p', { class: 'small' }, h('a', { href: full, id: 'tank-top-link' }, 'Full ranking of this tank'),
+    ': every ranked player, other windows and figures.'));
+}
+
 function renderTank(data, region, tankId) {
   const minPlayers = data.min_players ?? '?';
   const minBattles = data.min_battles ?? '?';
@@ -168,6 +220,8 @@ function renderTank(data, region, tankId) {
     `. A figure needs at least ${minPlayers} players.`));
   box.append(h('p', { class: 'population-note small' }, h('strong', null, 'Population: '),
     data.population ? `${data.population}.` : 'the tracked accounts, not a random sample of the server.'));
+  // The tank's top players: filled by loadTank (their own request) when the index lists them.
+  if (indexParam('tank_leaderboard', 'days')) box.append(h('section', { class: 'tank-top', id: 'tank-top', 'aria-labelledby': 'tank-top-title' }));
 
   // The daily series, one figure at a time.
   const points = (Array.isArray(data.series) ? data.series : []).filter((p) => isObj(p) && p.date);
@@ -237,5 +291,9 @@ export async function loadTank(region, tankId, days) {
       ? `No statistics for this tank ${days ? `over ${days} days ` : ''}yet: no tracked player played it in the period, or the tank statistics are not built yet.` : null));
     return;
   }
-  out.replaceChildren(renderTank(res.data || {}, region, tankId), rateLine(res));
+  const data = res.data || {};
+  if (data.name) state.tankNames[String(tankId)] = data.name;
+  out.replaceChildren(renderTank(data, region, tankId), rateLine(res));
+  const top = $('#tank-top', out);
+  if (top) loadTopPlayers(top, region, tankId, data.days || days, token);
 }
