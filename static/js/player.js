@@ -5,6 +5,7 @@ import { $, ago, fmtCell, fmtValue, h, isObj, label, nullFigure, NUM, rangeText,
 import { API, api, current, errorBox, explainedError, loading, paramEnum, rateLine, takeToken, tankDayChoices, tankDaysDefault } from './api.js';
 import { renderTanks } from './tanks.js';
 import { HISTORY_DAYS, renderHistory } from './history.js';
+import { placeNode } from './rankings.js';
 
 const RATINGS_REFRESH_DELAY = 3;   // seconds before re-fetching a live-fetched profile
 const RATINGS_AUTO_REFRESHES = 4;  // automatic attempts before leaving it to the button
@@ -30,6 +31,18 @@ function standingTile(value, region) {
   h('span', { class: 'tile-note' }, known ? `better than ${NUM.format(value)} % of tracked ${label(region)} players` : 'not enough battles or data yet'));
 }
 
+/** The player's place in the region's ranking (ratings.place): "Rank N of M", linking to that page
+ * of the rankings; nothing when the answer has no place (null or absent). */
+function placeTile(place, region) {
+  const link = placeNode(place, region, 'career', 'wn8', 'wn8-place-link');
+  if (!link) return null;
+  const window = String(place.days ?? 'career');
+  const note = `${window === 'career' ? 'Career' : `Last ${window} days`}, at least ${NUM.format(place.min_battles ?? 0)} battles`
+    + (place.through ? ` (through ${place.through})` : '');
+  return h('div', { class: 'tile rating place', id: 'wn8-place' }, h('span', { class: 'tile-label' }, `${label(place.by ?? 'wn8')} ranking`),
+    h('span', { class: 'tile-value' }, link), h('span', { class: 'tile-note' }, note));
+}
+
 function renderProfile(data, region, onRefresh) {
   const ratings = isObj(data.ratings) ? data.ratings : {};
   const stats = isObj(data.statistics) ? data.statistics : {};
@@ -44,6 +57,7 @@ function renderProfile(data, region, onRefresh) {
   const colour = ratings.wn8_color ? String(ratings.wn8_color) : null;
   const tiles = h('div', { class: 'tiles ratings' },
     ratingTile('WN8', ratings.wn8, 'wn8' + (colour ? ' wn8-' + colour : ''), colour ? label(colour) : null),
+    placeTile(ratings.place, r),
     ratingTile('WN7', ratings.wn7),
     ratingTile('Efficiency', ratings.efficiency),
     'wn8_percentile' in ratings ? standingTile(ratings.wn8_percentile, r) : null);
@@ -78,7 +92,7 @@ function renderProfile(data, region, onRefresh) {
   }
   const handled = new Set(['account_id', 'region', 'nickname', 'clan_id', 'statistics', 'ratings', 'cached_at', 'live_fetched']);
   const rest = Object.entries(data).filter(([k]) => !handled.has(k));
-  const ratingRest = Object.entries(ratings).filter(([k]) => !['available', 'wn8', 'wn7', 'efficiency', 'wn8_color', 'calculated_at', 'expected_values_version', 'wn8_percentile'].includes(k));
+  const ratingRest = Object.entries(ratings).filter(([k]) => !['available', 'wn8', 'wn7', 'efficiency', 'wn8_color', 'calculated_at', 'expected_values_version', 'wn8_percentile', 'place'].includes(k));
   if (rest.length || ratingRest.length) {
     parts.push(h('details', { class: 'more' }, h('summary', null, 'More fields'),
       renderAny(Object.fromEntries(rest.concat(ratingRest.map(([k, v]) => ['ratings_' + k, v]))), ctx, 1)));
@@ -133,6 +147,7 @@ function renderRecents(deltas, region) {
       row('win_rate', 'Win rate', fmtValue(f.win_rate, 'win_rate')),
       row('avg_damage', 'Avg. damage', fmtValue(f.avg_damage, 'avg_damage')),
       row('wn8', 'WN8', wn8Node(f.wn8)),
+      isObj(f.place) && !p.battles ? row('place', 'WN8 rank', placeNode(f.place, region, p.key.replace(/d$/, ''), 'wn8') || nullFigure('Not ranked.')) : null,
       row('wn7', 'WN7', fmtValue(f.wn7, 'wn7')),
       row('efficiency', 'EFF', fmtValue(f.efficiency, 'efficiency')),
       'wn8_percentile' in f ? row('wn8_percentile', 'WN8 percentile', typeof f.wn8_percentile === 'number'
