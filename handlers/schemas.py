@@ -92,6 +92,12 @@ def schema_components(index: dict) -> dict:
     iso_or_null = {"type": ["string", "null"], "format": "date-time", "pattern": ISO_UTC_PATTERN}
     date = {"type": "string", "format": "date", "pattern": DATE_PATTERN, "description": "UTC calendar day."}
     region = {"type": "string", "enum": list(REGIONS)}
+    # An account's place on a leaderboard (a profile's career, a history period's days).
+    place = {
+        "rank": {"type": "integer", "minimum": 1},
+        "ranked": {"type": "integer", "minimum": 1, "description": "Players ranked on that leaderboard."},
+        "through": date,
+    }
     # A leaderboard's floor and page (PlayerLeaderboard, TankLeaderboard).
     leaderboard_floors = {
         "min_battles": {"type": "integer", "minimum": 1},
@@ -243,6 +249,12 @@ def schema_components(index: dict) -> dict:
             "wn7": number_or_null,
             "efficiency": number_or_null,
             **assist_figures,
+            "place": {
+                "oneOf": [obj({**place, "min_battles": {"type": "integer", "minimum": 1}}), {"type": "null"}],
+                "description": "History deltas only: the account's place on the WN8 leaderboard of the same "
+                f"number of days ({and_list(tuple(f'{w}d' for w in LEADERBOARD_WINDOWS if w != 'career'))}; "
+                "null for the other periods or when it is not ranked there).",
+            },
             "wn8_percentile": nullable(
                 "integer",
                 minimum=0,
@@ -362,6 +374,21 @@ def schema_components(index: dict) -> dict:
                     maximum=99,
                     description="Share (%) of the region's tracked accounts with a lower career WN8.",
                 ),
+                "place": {
+                    "oneOf": [
+                        obj(
+                            {
+                                "days": {"type": "string", "enum": ["career"]},
+                                "by": {"type": "string", "enum": ["wn8"]},
+                                **place,
+                                "min_battles": {"type": "integer", "minimum": 1},
+                            }
+                        ),
+                        {"type": "null"},
+                    ],
+                    "description": "The account's place on the region's career WN8 leaderboard "
+                    "(GET /leaderboard/players?days=career); null when it is not ranked there.",
+                },
             }
         ),
         "PlayerProfile": obj(

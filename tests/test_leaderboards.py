@@ -38,6 +38,7 @@ from server.services.leaderboards import (
     applied_floor,
     clan_key,
     clan_lists,
+    places,
     ranked_lists,
     tank_lists,
     window_steps,
@@ -231,10 +232,13 @@ def test_a_build_stored_twice_stores_the_same_and_its_pages_are_the_ranked_list(
             clans = {c: {"tag": f"T{c}", "name": "n", "members": m, "ratings": {}} for c, m in rosters.items()}
             clan_rows, _ = clan_lists({"30": plays}, clans)
             whole.update(clan_rows)
+            place_rows, buckets, sizes = places(lists)
+            whole.update(place_rows)
             pointer = {
                 "through": "2026-11-26",
                 "built_at": 1.0,
-                "windows": {"30": {"from": "2026-10-28", "players": 9}},
+                "windows": {"30": {"from": "2026-10-28", "players": 9, "wn8_ranked": sizes["30"]}},
+                "place_buckets": buckets,
             }
             service = LeaderboardService(store)
             with pytest.raises(APIError) as caught:
@@ -261,6 +265,14 @@ def test_a_build_stored_twice_stores_the_same_and_its_pages_are_the_ranked_list(
                 [r["rank"], r["account_id"], r["value"], r["battles"], r["nickname"], r["clan_tag"]] for r in rows
             ] == full
             assert all(page["total"] == len(full) for page in player_pages)
+            # Each account's place is its rank on that list, and how many it ranks; others have none.
+            for rank, account_id, *_ in full:
+                assert await service.places("eu", account_id) == {
+                    "30": {"rank": rank, "ranked": len(full), "min_battles": 100, "through": "2026-11-26"}
+                }
+            unranked = set(boards) - {row[1] for row in full}
+            for account_id in sorted(unranked)[:5]:
+                assert await service.places("eu", account_id) == {}
             # Every floor a caller can be served, stored or read from a smaller list that fit one
             # chunk, pages through exactly the ranking at that floor.
             entries = sorted((a, f[ALL]) for a, f in boards.items())
@@ -392,7 +404,35 @@ async def check_on_demo(store, services, base_url: str, now: float) -> None:
     assert both["data"]["total"] <= tier["data"]["total"]
     _, combined = await get(base_url, "/api/v1/leaderboard/players?region=eu&days=90&by=avg_combined_damage&tier=8")
     assert combined["data"]["total"] == 0 and combined["data"]["rows"] == []
+    await check_places_on_demo(store, base_url, today)
     await check_clans_on_demo(store, base_url, today)
+
+
+async def check_places_on_demo(store, base_url: str, today: str) -> None:
+    """A ranked player's /history periods and profile show its rank on the leaderboards of the same
+    days and of the career, and how many are ranked there."""
+    for window in ("30", "7", "career"):
+        limit = 100 if window == "career" else 5
+        _, body = await get(base_url, f"/api/v1/leaderboard/players?region=eu&days={window}&by=wn8&limit={limit}")
+        board = body["data"]
+        assert board["rows"], board
+        profiles = 0
+        for row in board["rows"]:
+            expected = {"rank": row["rank"], "ranked": board["total"], "min_battles": board["min_battles"]}
+            if window == "career":
+                # The accounts with a cached profile (the others' would be a live lookup, unrated).
+                if await store.players.get("eu", row["account_id"]) is None:
+                    continue
+                _, profile = await get(base_url, f"/api/v1/player/{row['account_id']}/eu")
+                place = profile["data"]["ratings"]["place"]
+                assert place == {"days": "career", "by": "wn8", **expected, "through": today}, (row, place)
+                profiles += 1
+            else:
+                _, history = await get(base_url, f"/api/v1/player/{row['account_id']}/eu/history?days=90")
+                deltas = history["data"]["deltas"]
+                assert deltas[f"{window}d"]["period"]["place"] == {**expected, "through": today}, row
+                assert deltas["14d"] is None or deltas["14d"]["period"] is None or deltas["14d"]["period"]["place"] is None
+        assert window != "career" or profiles >= 1, board["rows"][:3]
 
 
 async def check_clans_on_demo(store, base_url: str, today: str) -> None:

@@ -197,7 +197,7 @@ def _check_weekly(world, account_id, data, table, now):
     assert any(week["battles"] for week in known)
     period = data["deltas"]["7d"]["period"]
     assert {k: v for k, v in known[-1].items() if k not in ("from", "to")} == {
-        k: v for k, v in period.items() if k not in ("from", "to", "wn8_percentile")
+        k: v for k, v in period.items() if k not in ("from", "to", "wn8_percentile", "place")
     }
 
 

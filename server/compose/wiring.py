@@ -66,7 +66,8 @@ async def build_services(
     )
     metrics = metrics or Metrics()
     tank_stats = TankStatsService(store, ratings_source, clock=clock)
-    history = HistoryService(store, ratings_source, clock=clock, tank_stats=tank_stats)
+    leaderboards = LeaderboardService(store)
+    history = HistoryService(store, ratings_source, clock=clock, tank_stats=tank_stats, leaderboards=leaderboards)
     jobs = JobRunner(store, clock=clock, metrics=metrics)
     # Rendered answers the HTTP layer replays; every service that writes drops what it wrote.
     answers = AnswerCache()
@@ -90,6 +91,7 @@ async def build_services(
         tracker=tracker,
         on_write=answers.drop,
         tank_stats=tank_stats,
+        leaderboards=leaderboards,
     )
     clans = ClanService(store, upstream, players, clock=clock, tracker=tracker, on_write=answers.drop)
     online = OnlineService(store, upstream, clock=clock, on_write=answers.drop)
@@ -119,7 +121,7 @@ async def build_services(
         answers=answers,
         tank_stats=tank_stats,
         backups=backups,
-        leaderboards=LeaderboardService(store),
+        leaderboards=leaderboards,
     )
     metrics.add_source(lambda: process_families(services))
     if config.embedded_database:

@@ -71,6 +71,7 @@ def profile_view(doc: dict, live_fetched: bool) -> dict:
             "expected_values_version": ratings.get("expected_values_version"),
             "expected_values": ratings.get("expected_values"),  # null in ratings stored before it
             "wn8_percentile": None,  # the population's standing, filled in by the service
+            "place": None,  # the career WN8 leaderboard's rank, filled in by the service
         }
     else:
         ratings_view = {
@@ -83,6 +84,7 @@ def profile_view(doc: dict, live_fetched: bool) -> dict:
             "expected_values_version": None,
             "expected_values": None,
             "wn8_percentile": None,
+            "place": None,
         }
     return {
         "account_id": doc["account_id"],

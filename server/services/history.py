@@ -32,6 +32,7 @@ from store.tanks import TankState, Timeline, apply_parsed, as_counters
 
 if TYPE_CHECKING:  # types only
     from server.domain.ratings import ExpectedValues
+    from server.services.leaderboards import LeaderboardService
     from server.services.tank_stats import TankStatsService
 
 WEEK = WEEK_DAYS  # days per bucket of the history's `weekly` series
@@ -141,11 +142,13 @@ class HistoryService:
         ratings_source: Ratings,
         clock: Callable[[], float] = time.time,
         tank_stats: TankStatsService | None = None,
+        leaderboards: LeaderboardService | None = None,
     ) -> None:
         self.store = store
         self.ratings_source = ratings_source
         self.clock = clock
         self.tank_stats = tank_stats  # the population tables a tank row's standing is read from
+        self.leaderboards = leaderboards  # a period's place on the leaderboard of the same days
         self._tanks_flights: dict[tuple, Any] = {}
         self._history_flights: dict[tuple, Any] = {}
 
@@ -265,6 +268,7 @@ class HistoryService:
             periods, weeks = self._figure_periods(view)
             timeline = await self.history_timeline(region, account_id, periods, today, weeks)
         await self._add_period_figures(view, timeline, region, today)
+        await self._add_places(view, region, account_id)
         # The first day whose figures can carry the assistance (records written before release
         # 1.3.0 lack it): a period starting earlier has them null.
         view["assistance_known_from"] = timeline.complete_from()
@@ -295,6 +299,18 @@ class HistoryService:
         for battles, figure in recent.items():
             view["deltas"][recent_key(battles)] = figure
         view["weekly"] = weekly
+
+    async def _add_places(self, view: dict, region: str, account_id: int) -> None:
+        """Each delta period's `place`: the account's rank on the WN8 leaderboard of the same days
+        (1, 7, 30 and 90: the leaderboards' windows) and how many are ranked there; null elsewhere,
+        when it is not ranked, or before the first build."""
+        deltas = [(key, delta["period"]) for key, delta in view["deltas"].items() if delta and delta.get("period")]
+        if not deltas:
+            return
+        places = await self.leaderboards.places(region, account_id) if self.leaderboards is not None else {}
+        for key, period in deltas:
+            if not is_recent_key(key):
+                period["place"] = places.get(key.removesuffix("d"))
 
     async def _wn8_standing(self, region: str, key: str, figure: dict[str, Any]) -> int | None:
         """The share (0..99 %) of the region's tracked accounts with STANDING_MIN_BATTLES battles in

@@ -15,6 +15,7 @@ from server.api.catalogue import (
     LEADERBOARD_BYS,
     LEADERBOARD_FLOORS,
     LEADERBOARD_STEPS,
+    LEADERBOARD_WINDOWS,
     TANK_LEADERBOARD_FLOORS,
     TANK_LEADERBOARD_STEPS,
 )
@@ -50,6 +51,7 @@ POPULATION_NOTE = (
 BOOKS_CHUNK = 500  # tracked documents read per step of a build
 CLANS_CHUNK = 100  # cached clans (each with its roster) read per step of a build
 RANKED_MEMO = 256  # ranked tank lists a process keeps
+PLACES_PER_BUCKET = 200  # accounts per stored document of their places (one point read per account)
 PAUSE_SECONDS = 0.02  # between two steps of a build's reads: requests run in between
 
 Boards = dict[int, dict[str, tuple]]  # {account_id: {filter: figures (BOARD_FIGURES order)}}
@@ -103,6 +105,28 @@ def clan_lists(
         out[clan_key(window)] = rows
         considered[window] = len(clans)
     return out, considered
+
+
+def places(lists: Mapping[str, list[list[Any]]]) -> tuple[dict[str, list[list[Any]]], int, dict[str, int]]:
+    """Each account's rank on the WN8 list of every window at its floor (all tanks): ({"places:<n>":
+    rows [account_id, rank per window of LEADERBOARD_WINDOWS or None]} in buckets of about
+    PLACES_PER_BUCKET accounts by account id, the bucket count, and each list's length) (pure)."""
+    ranks: dict[int, list[int | None]] = {}
+    sizes: dict[str, int] = {}
+    for position, window in enumerate(LEADERBOARD_WINDOWS):
+        rows = lists.get(list_key(window, ALL, "wn8", LEADERBOARD_FLOORS[window]), [])
+        sizes[window] = len(rows)
+        for rank, account_id, *_ in rows:
+            ranks.setdefault(account_id, [None] * len(LEADERBOARD_WINDOWS))[position] = rank
+    buckets = max(1, -(-len(ranks) // PLACES_PER_BUCKET))
+    out: dict[str, list[list[Any]]] = {}
+    for account_id, ranked_at in sorted(ranks.items()):
+        out.setdefault(places_key(account_id, buckets), []).append([account_id, *ranked_at])
+    return out, buckets, sizes
+
+
+def places_key(account_id: int, buckets: int) -> str:
+    return f"places:{int(account_id) % max(1, int(buckets))}"
 
 
 def clan_key(window: str) -> str:
@@ -301,6 +325,8 @@ class LeaderboardBuilder:
         whole = await asyncio.to_thread(tank_lists, tanks, names)
         clan_rows, considered = await asyncio.to_thread(clan_lists, plays, clans)
         whole.update(clan_rows)
+        place_rows, buckets, sizes = await asyncio.to_thread(places, lists)
+        whole.update(place_rows)
         now = self.clock()
         windows = {
             window: {
@@ -308,6 +334,7 @@ class LeaderboardBuilder:
                 "through": through,
                 "players": players.get(window, 0),
                 "clans": considered.get(window, 0),
+                "wn8_ranked": sizes.get(window, 0),  # the WN8 list at the window's floor (places)
                 "ranked": {  # players ranked on all tanks at each floor (by battles: every one has it)
                     str(floor): sum(
                         1 for figures in boards.get(window, {}).values() if figures.get(ALL, (0,))[0] >= floor
@@ -318,10 +345,9 @@ class LeaderboardBuilder:
             for window in LEADERBOARD_FLOORS
         }
         build = f"{through}.{int(now)}"
+        pointer = {"through": through, "built_at": now, "windows": windows, "place_buckets": buckets}
         with job_deadline():
-            return await self.store.leaderboards.save_build(
-                region, build, lists, {"through": through, "built_at": now, "windows": windows}, whole
-            )
+            return await self.store.leaderboards.save_build(region, build, lists, pointer, whole)
 
 
 class LeaderboardService:
@@ -514,3 +540,27 @@ class LeaderboardService:
         if len(self._ranked) >= RANKED_MEMO:
             self._ranked.pop(next(iter(self._ranked)))
         self._ranked[memo] = ranked
+
+    async def places(self, region: str, account_id: int) -> dict[str, dict[str, Any]]:
+        """The account's place on each window's WN8 leaderboard at the window's floor (all tanks):
+        {window: {rank, ranked, min_battles, through}} for the windows it is ranked on (the
+        pointer and one document; empty before the first build)."""
+        async with request_deadline():
+            pointer = await self.store.leaderboards.current(region)
+            if pointer is None or "place_buckets" not in pointer:
+                return {}
+            key = places_key(account_id, pointer["place_buckets"])
+            found = await self.store.leaderboards.chunks(region, pointer["build"], key, [0])
+        row = next((r for r in found[0]["rows"] if r[0] == account_id), None) if found else None
+        if row is None:
+            return {}
+        return {
+            window: {
+                "rank": rank,
+                "ranked": pointer["windows"].get(window, {}).get("wn8_ranked", 0),
+                "min_battles": LEADERBOARD_FLOORS[window],
+                "through": pointer["through"],
+            }
+            for window, rank in zip(LEADERBOARD_WINDOWS, row[1:], strict=True)
+            if rank is not None
+        }

@@ -23,6 +23,7 @@ from store.client import request_deadline
 if TYPE_CHECKING:  # types only
     from server.api.ratelimit import RateLimiter
     from server.services.expected import Ratings
+    from server.services.leaderboards import LeaderboardService
     from server.services.tank_stats import TankStatsService
     from server.services.tracking import Tracking
     from server.upstream.interface import Upstream
@@ -50,9 +51,11 @@ class PlayerService:
         tracker: Tracking | None = None,
         on_write: Callable[[Tag], None] | None = None,
         tank_stats: TankStatsService | None = None,
+        leaderboards: LeaderboardService | None = None,
     ) -> None:
         self.store = store
         self.tank_stats = tank_stats  # the population tables a profile's standing is read from
+        self.leaderboards = leaderboards  # the profile's place on the career WN8 leaderboard
         self.tracker = tracker  # looked-up accounts are measured daily (server/services/tracker.py)
         self.upstream = upstream
         self.ratings_source = ratings_source
@@ -80,6 +83,9 @@ class PlayerService:
                 view["ratings"]["wn8_percentile"] = await self.tank_stats.career_standing(
                     region, view["ratings"]["wn8"], view["statistics"]["battles"]
                 )
+            if view["ratings"]["available"] and self.leaderboards is not None:
+                career = (await self.leaderboards.places(region, account_id)).get("career")
+                view["ratings"]["place"] = {"days": "career", "by": "wn8", **career} if career else None
             if view["ratings"]["available"]:
                 self._hot[key] = (now + HOT_SECONDS, view)
                 if len(self._hot) > 50_000:

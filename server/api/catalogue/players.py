@@ -52,7 +52,10 @@ PLAYER = Endpoint(
         "wn8_percentile: the share (0-99 %) of the region's "
         f"tracked accounts that played in the last {max(POPULATION_PERIODS)} days, with at least "
         f"{STANDING_MIN_BATTLES} career battles, whose career WN8 is lower (null below {STANDING_MIN_BATTLES} "
-        "battles or before the tank statistics are built)",
+        "battles or before the tank statistics are built); place {days: career, by: wn8, rank, ranked, "
+        "min_battles, through}: the account's rank on the region's career WN8 leaderboard (GET "
+        "/leaderboard/players?days=career), how many are ranked there, its floor of battles and the last "
+        "day of the build (null when the account is not ranked there or before the first build)",
         "cached_at": f"unix time the profile was stored (at most ~{hours(PROFILE_MAX_AGE)} old)",
         "live_fetched": "true when fetched live for this request (then ratings.available is false)",
     },
@@ -91,7 +94,12 @@ HISTORY = Endpoint(
         f"it, as in the profile's ratings), wn7, efficiency, {ASSIST_GUIDE}; battles 0 and "
         "nulls when nothing was played; wn8_percentile: the share (0-99 %) of the region's tracked accounts "
         f"with at least {STANDING_MIN_BATTLES} battles in the same period of the tank statistics whose WN8 "
-        f"over it was lower (null below {STANDING_MIN_BATTLES} battles or before the tables are built)",
+        f"over it was lower (null below {STANDING_MIN_BATTLES} battles or before the tables are built); place "
+        "{rank, ranked, min_battles, through}: for 1d, 7d, 30d and 90d, the account's rank on the region's "
+        "WN8 leaderboard of as many days (GET /leaderboard/players?days=<n>: it ends on its build's through, "
+        "the newest complete day, where this period may end a day later), how many are ranked there and its "
+        "floor of battles (null for the other periods, when the account is not ranked there or before the "
+        "first build)",
         "deltas." + " / ".join(f"recent_{n}" for n in RECENT_WINDOWS): "recent_<n>, for n = "
         f"{and_list(RECENT_WINDOWS)}: the same figures over roughly the last n "
         "battles: from the newest daily per-tank record at least n battles before the newest one, within "
