@@ -187,7 +187,7 @@ async function loadTopPlayers(box, region, tankId, days, token) {
   const range = rangeText(data.from, data.through);
   const total = Number.isInteger(data.total) ? data.total : rows.length;
   const full = rankingsHash({ mode: 'tank', region, tank_id: String(tankId), days: window, by });
-  box.replaceChildren(title, h('p', { class: 'tank-summary', id: 'tank-top-summary' },
+  box.replaceChildren(title, h('p', { class: 'top-summary', id: 'tank-top-summary' },
     `By ${byLabel(by)} ${over}` + (range ? ` (${range})` : '')
     + `, players with at least ${NUM.format(data.min_battles ?? 0)} battles on it: ${NUM.format(total)} ranked.`));
   if (!rows.length) {
