@@ -431,7 +431,9 @@ async def check_places_on_demo(store, base_url: str, today: str) -> None:
                 _, history = await get(base_url, f"/api/v1/player/{row['account_id']}/eu/history?days=90")
                 deltas = history["data"]["deltas"]
                 assert deltas[f"{window}d"]["period"]["place"] == {**expected, "through": today}, row
-                assert deltas["14d"] is None or deltas["14d"]["period"] is None or deltas["14d"]["period"]["place"] is None
+                assert (
+                    deltas["14d"] is None or deltas["14d"]["period"] is None or deltas["14d"]["period"]["place"] is None
+                )
         assert window != "career" or profiles >= 1, board["rows"][:3]
 
 
