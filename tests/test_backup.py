@@ -64,14 +64,23 @@ async def get_data(base: str, path: str) -> dict:
 
 
 def complete_days(data: dict, today: str) -> dict:
-    """An answer with only what belongs to complete UTC days (lists of dated rows are cut at today)."""
+    """An answer with only what belongs to complete UTC days (lists of dated rows are cut at today),
+    without the leaderboard places (a cache a backup leaves out: the next daily build ranks again)."""
     out = {}
     for key, value in data.items():
         if isinstance(value, list) and value and isinstance(value[0], dict) and "date" in value[0]:
             out[key] = [row for row in value if row["date"] < today]
         elif key not in ("built_at", "as_of", "cached_at", "generated_at", "age_seconds"):
-            out[key] = value
+            out[key] = without_places(value)
     return out
+
+
+def without_places(value):
+    if isinstance(value, dict):
+        return {k: without_places(v) for k, v in value.items() if k != "place"}
+    if isinstance(value, list):
+        return [without_places(v) for v in value]
+    return value
 
 
 def difference(restored: dict, original: dict) -> list:

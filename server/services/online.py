@@ -326,18 +326,25 @@ class OnlineService:
             live = {d: self._today_cached(game, region, d) for d in unfinished}
             if inline or any(row is None for row in live.values()):
                 started = time.monotonic()
+                # Each day is looked up again before it is aggregated: a concurrent request whose
+                # shared aggregation ended before this one asked has left it in memory.
                 for date, row in live.items():  # the unfinished days first: they are never materialised
                     if row is None:
-                        row = live[date] = await self._aggregate_shared(game, region, date)
+                        row = self._today_cached(game, region, date) or await self._aggregate_shared(game, region, date)
+                        live[date] = row
                         self._today[(game, region, date.isoformat())] = (time.monotonic(), row)
                 computed = []
                 for date in reversed(inline):  # newest first, while the time budget lasts
                     if time.monotonic() - started >= INLINE_BUDGET_SECONDS:
                         break
+                    known = materialised.get(date.isoformat())
+                    if known is not None:
+                        rows[date.isoformat()] = known
+                        continue
                     computed.append(await self._aggregate_shared(game, region, date))
+                    self._remember(game, region, computed[-1:])
                 if computed:
                     await self.store.online.save_days(game, region, computed)
-                    self._remember(game, region, computed)
                 rows.update({row["date"]: row for row in computed})
             rows.update({date.isoformat(): row for date, row in live.items() if row is not None})  # all are, by now
         answer = self._history_view(game, region, days, first, today, rows)
