@@ -15,11 +15,11 @@ cd "$ROOT"
 # --durations: the slowest tests are named in every run (the whole command must stay under 20 minutes).
 # Two phases (docs/architecture.md, "Running the tests"): 1. every test but those marked `timing`
 # (tests/conftest.py TIMING: elapsed bounds, timing ratios, rate windows, deadlines) in
-# STATSAPI_TEST_WORKERS pytest-xdist workers (default 2), whole files to each, each with its own
+# STATSAPI_TEST_WORKERS pytest-xdist workers (default 3: many tests wait), whole files to each, each with its own
 # database and simulators; 2. the `timing` tests in this one process, with nothing else running.
 # STATSAPI_TEST_WORKERS=0 runs everything in this one process (about 29 minutes), as does a run
 # given its own -m. Arguments go to both phases: a file named runs whatever its tests' mark.
-WORKERS="${STATSAPI_TEST_WORKERS:-2}"
+WORKERS="${STATSAPI_TEST_WORKERS:-3}"
 PYTEST=("$ROOT/.venv/bin/python" -m pytest -q -p no:cacheprovider --durations=30)
 own_mark=0
 for arg in "$@"; do

@@ -86,7 +86,7 @@ def artifacts_dir():
 
 # Tests whose assertions need a machine that is not busy with another test: a ratio of timings, an
 # elapsed-time bound within a few seconds, a rate window, a fixed time budget of the service. Marked
-# `timing` here; scripts/test.sh runs every other test first in two pytest-xdist workers, then these
+# `timing` here; scripts/test.sh runs every other test first in three pytest-xdist workers, then these
 # in one process with nothing else running (on 2 cores a neighbouring worker's CPU-heavy test made
 # one of them fail now and then). Keep the list short: this phase runs on one core. A module's name
 # marks each of its tests; a set names some of them (a parametrized test by its function's name).
