@@ -44,7 +44,9 @@ rebuilt). Each step:
    played in the job's 14 days: TANK_PAGE_MAX a page, each request a different sort, order, page
    or limit) and its tier=10 variant (the rows one tier filters), /leaderboard/players?region=eu (a
    page of each window and figure, offsets 50 apart, 25 or 100 rows), /tank/{tank_id}/eu/leaderboard
-   (the same most played tanks in turn, a window and figure each pass), /players?search= (3-5 character
+   (the same most played tanks in turn, a window and figure each pass), /leaderboard/clans?region=eu
+   (a page of each window and figure, over the clans of the tracked eu accounts, cached as the clan
+   refresh caches them), /players?search= (3-5 character
    prefixes of tracked nicknames, a new prefix each request) and /status. Non-200 answers are
    counted. The history and tanks reads rotate 400
    accounts, more than one read's 305 requests, so every request builds its answer: the answer
@@ -101,6 +103,7 @@ from scripts.upstream_sim.api import apply_fields  # noqa: E402
 from scripts.upstream_sim.ids import REGION_RANGES, account_created_at, existing_accounts, nickname  # noqa: E402
 from scripts.upstream_sim.world import World  # noqa: E402
 from server.api.catalogue import (  # noqa: E402
+    CLAN_LEADERBOARD_BYS,
     LEADERBOARD_BYS,
     LEADERBOARD_FLOORS,
     LEADERBOARD_PAGE_MAX,
@@ -140,6 +143,7 @@ READS = (
     "marks_tier10",
     "leaderboard",
     "tank_leaderboard",
+    "clan_leaderboard",
     "search",
     "status",
 )
@@ -647,6 +651,61 @@ def leaderboard_paths(db) -> list[str]:
     return [f"{PREFIX}/leaderboard/players?region=eu&{query}" for query in queries]
 
 
+def cache_clans(db, now: float) -> int:
+    """Cache the clans the tracked eu accounts are in (the pass stored each one's clan id from the
+    simulator), each with those members as its roster and Elo and skirmish figures, as the clan
+    refresh writes them: what the clans' leaderboard reads. Returns the clans cached."""
+    from pymongo import ReplaceOne
+
+    rosters: dict[int, list[int]] = collections.defaultdict(list)
+    for doc in db["tracked"].find({"region": "eu", "clan_id": {"$ne": None}}, {"account_id": 1, "clan_id": 1}):
+        rosters[int(doc["clan_id"])].append(int(doc["account_id"]))
+    ops = []
+    for clan_id, members in rosters.items():
+        draw = random.Random(clan_id)
+        ops.append(
+            ReplaceOne(
+                {"_id": f"eu:{clan_id}"},
+                {
+                    "region": "eu",
+                    "clan_id": clan_id,
+                    "tag": f"C{clan_id % 100000}",
+                    "name": f"clan {clan_id}",
+                    "members_count": len(members),
+                    "members": [{"account_id": a, "name": None, "role": "private"} for a in sorted(members)],
+                    "ratings": {
+                        "elo_10": draw.randint(800, 1600),
+                        "elo_8": draw.randint(800, 1400),
+                        "skirmish_battles": 100,
+                        "skirmish_win_rate": round(draw.uniform(35, 70), 2),
+                    },
+                    "cached_at": now,
+                    "referenced_at": now,
+                    "expires_at": dt.datetime.fromtimestamp(now + 30 * DAY_SECONDS, dt.UTC),
+                },
+                upsert=True,
+            )
+        )
+    for start in range(0, len(ops), 500):
+        db["clans"].bulk_write(ops[start : start + 500], ordered=False)
+    return len(ops)
+
+
+def clan_leaderboard_paths(db) -> list[str]:
+    """/leaderboard/clans?region=eu pages: each window, figure and limit, at offsets 50 apart inside
+    the clans the build kept (at most 4), in a seeded order. Empty without a build."""
+    pointer = db["leaderboards"].find_one({"_id": "eu:current"}, {"windows": 1, "build": 1}) or {}
+    queries = []
+    for window in pointer.get("windows") or {}:
+        kept = db["leaderboards"].find_one({"_id": f"eu:{pointer['build']}:clans:{window}:0"}, {"total": 1}) or {}
+        for offset in list(range(0, int(kept.get("total") or 0), 50))[:4]:
+            for by in CLAN_LEADERBOARD_BYS:
+                for limit in (LEADERBOARD_PAGE_MAX, LEADERBOARD_PAGE_MAX // 4):
+                    queries.append(f"days={window}&by={by}&offset={offset}&limit={limit}")
+    random.Random(41).shuffle(queries)
+    return [f"{PREFIX}/leaderboard/clans?region=eu&{query}" for query in queries]
+
+
 def marks_counts(db, tiers: dict[int, int]) -> tuple[int, int]:
     """(tanks in the eu marks table, of them of MARKS_TIER): the rows /tanks/marks pages through."""
     table = db["tank_periods"].find_one({"_id": "eu:marks"}, {"tanks": 1}) or {}
@@ -763,7 +822,7 @@ def run_reads(
             if name in ("tank", "tank_leaderboard") and not tanks:
                 say(f"  warning: no tank in the eu table: {name} not measured")
                 continue
-            if name.startswith(("marks", "leaderboard")) and not (marks or {}).get(name):
+            if name.startswith(("marks", "leaderboard", "clan_")) and not (marks or {}).get(name):
                 say(f"  warning: no eu marks table or leaderboard: {name} not measured")
                 continue
             chosen = player_accounts if name == "player" else accounts
@@ -973,6 +1032,9 @@ def main_run(args) -> dict:
                 run_pass(database.uri, sim_base, pass_days[k], db_pid, args.claimants, args.sim_rps)
             )
             say(f"  pass: {pass_figures}")
+            say(
+                f"  cached the tracked eu accounts' clans: {cache_clans(db, day_start(pass_days[k]) + DAY_SECONDS // 2)}"
+            )
             say(f"  population job through {pass_days[k]}")
             job = asyncio.run(run_population_job(database.uri, sim_base, pass_days[k], db_pid))
             say(f"  population job: {job}")
@@ -988,6 +1050,8 @@ def main_run(args) -> dict:
                 marks["marks_tier10"] = marks_paths(marks_rows_tier, MARKS_TIER)
             if boards := leaderboard_paths(db):
                 marks["leaderboard"] = boards
+            if clan_boards := clan_leaderboard_paths(db):
+                marks["clan_leaderboard"] = clan_boards
             sync.close()
             database.stop()
             database = None
