@@ -197,6 +197,9 @@ class Timeline:
         # Each payload decoded at most once: one answer rebuilds states of many days from the same
         # records (its periods, weeks and recent battles), and varint decoding was most of its CPU.
         self._parsed: list[tuple[int, list[int]] | None] = [None] * len(records)
+        # The states built so far, by record index: a later day's state is built on from the
+        # nearest one of its chain (one answer asks for ~30 days' states of the same records).
+        self._states: dict[int, TankState] = {}
 
     def parsed(self, index: int) -> tuple[int, list[int]]:
         """The parsed payload of record `index` (see store.tanks.parse)."""
@@ -240,9 +243,17 @@ class Timeline:
                 start = index
         if last is None or start is None:
             return None
-        state: TankState = {}
-        for index in range(start, last + 1):
+        # From the nearest state already built in this chain (at or after its keyframe); a shallow
+        # copy keeps it, since apply_parsed never changes a row in place.
+        first, state = start, {}
+        for index in range(last, start - 1, -1):
+            built = self._states.get(index)
+            if built is not None:
+                first, state = index + 1, dict(built)
+                break
+        for index in range(first, last + 1):
             apply_parsed(state, self.parsed(index))
+        self._states[last] = dict(state)
         return self.records[last][0], state
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from server.api.errors import APIError
 from server.domain.ratings import ExpectedValues, TankExpectation
@@ -204,3 +206,47 @@ async def test_tanks_end_where_the_history_deltas_end():
     # Without today's snapshot the days end on the last measured day.
     service = HistoryService(FakeStore(records, measured="2026-01-24"), FakeRatings())
     assert (await service.tanks("eu", 1, 15, "2026-01-25"))["from"] == "2026-01-01"
+
+
+# --- Timeline's states built on from each other ------------------------------------------------
+_DAYS = [f"2026-10-{d:02d}" for d in range(1, 29)]
+_record_steps = st.lists(
+    st.tuples(
+        st.booleans(),  # a keyframe
+        st.dictionaries(st.integers(1, 12), st.integers(1, 5), min_size=1, max_size=6),  # battles per tank
+    ),
+    min_size=1,
+    max_size=len(_DAYS),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(steps=_record_steps, asked=st.lists(st.sampled_from(["2026-09-30", *_DAYS, "2026-11-02"]), max_size=25))
+def test_a_timelines_states_in_any_order_equal_each_state_built_alone(steps, asked):
+    """Asked in any order, each day's state equals the one a fresh timeline builds from its keyframe,
+    and no answer changes a state handed out before (each is the caller's to keep)."""
+    state: dict[int, list[int]] = {}
+    records = []
+    for day, (keyframe, played) in zip(_DAYS, steps):
+        before = {t: list(row) for t, row in state.items()}
+        for tank_id, battles in played.items():
+            row = state.setdefault(tank_id, [0] * len(TANK_COUNTERS))
+            state[tank_id] = [row[0] + battles, row[1] + battles // 2, *row[2:]]
+        keyframe = keyframe or not records
+        payload = pack(state) if keyframe else pack({t: r for t, r in state.items() if r != before.get(t)}, before)
+        records.append((day, sum(r[0] for r in state.values()), keyframe, payload))
+
+    def fresh(day):
+        return Timeline(records).raw_state_on(day)
+
+    timeline = Timeline(records)
+    handed = []
+    for day in asked:
+        got = timeline.raw_state_on(day)
+        assert got == fresh(day), day
+        if got is not None:
+            handed.append((day, got, {t: list(r) for t, r in got[1].items()}))
+            got[1][999] = [1] * len(TANK_COUNTERS)  # a caller adding to its copy changes nothing kept
+    for day, got, copy in handed:
+        got[1].pop(999, None)
+        assert got[1] == copy and timeline.raw_state_on(day)[1] == copy, day
