@@ -265,7 +265,14 @@ def responses_for(endpoint: Endpoint, method: str, shared: dict) -> dict:
     """The responses of one GET or HEAD operation (HEAD: the same without bodies)."""
     body = method == "get"
     responses: dict = {}
-    if endpoint.schema is None:
+    streamed = endpoint.media_type == "text/event-stream"
+    if streamed:
+        ok_schema = {
+            "type": "string",
+            "description": "Server-Sent Events: `event: session` with the session's JSON as `data`, comment "
+            "lines as heartbeats, `event: end` at shutdown.",
+        }
+    elif endpoint.schema is None:
         ok_schema = {
             "type": "object",
             "required": ["openapi", "info", "paths"],
@@ -280,16 +287,17 @@ def responses_for(endpoint: Endpoint, method: str, shared: dict) -> dict:
         "headers": headers_for("200", method, True),
     }
     if body:
-        ok["content"] = _json(ok_schema)
+        ok["content"] = {endpoint.media_type: {"schema": ok_schema}} if streamed else _json(ok_schema)
     responses["200"] = ok
-    responses["304"] = shared_response(
-        shared,
-        "NotModified",
-        lambda: {
-            "description": "Not modified: the `If-None-Match` ETag matches; no body.",
-            "headers": headers_for("304", method, True),
-        },
-    )
+    if not streamed:
+        responses["304"] = shared_response(
+            shared,
+            "NotModified",
+            lambda: {
+                "description": "Not modified: the `If-None-Match` ETag matches; no body.",
+                "headers": headers_for("304", method, True),
+            },
+        )
     by_status: dict[int, list[str]] = {}
     for code in endpoint.error_codes:
         by_status.setdefault(ERROR_CODES[code][0], []).append(code)
