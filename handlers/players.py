@@ -63,6 +63,9 @@ class PlayerSessionHandler(BaseHandler):
         )
 
 
+STREAM_CACHE_CONTROL = "public, max-age=0, no-store"  # no cache keeps a stream
+
+
 class PlayerSessionStreamHandler(BaseHandler):
     endpoint = SESSION_STREAM
 
@@ -79,7 +82,7 @@ class PlayerSessionStreamHandler(BaseHandler):
             )
             first = await anext(events)  # a bad request or an unknown account is still a JSON error
             self.set_header("Content-Type", "text/event-stream; charset=utf-8")
-            self.set_header("Cache-Control", "no-store")
+            self.set_header("Cache-Control", STREAM_CACHE_CONTROL)
             self.set_header("X-Accel-Buffering", "no")  # a proxy passes each event on at once
             try:
                 self.write(first)
@@ -96,7 +99,7 @@ class PlayerSessionStreamHandler(BaseHandler):
     async def head(self, *path):
         self.arguments(path)
         self.set_header("Content-Type", "text/event-stream; charset=utf-8")
-        self.set_header("Cache-Control", "no-store")
+        self.set_header("Cache-Control", STREAM_CACHE_CONTROL)
         self.finish()
 
 

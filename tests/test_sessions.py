@@ -7,6 +7,7 @@ clock moves past it, and the session equals the simulator's own counters for tho
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import pytest
@@ -180,3 +181,74 @@ async def test_the_trackers_visit_takes_a_watched_accounts_newest_capture_instea
     assert (await sim_async(upstream_sim, "/_sim/stats"))["by_path"].get("wot/tanks/stats", 0) == before_visit
     state = unpack((await store.tracked.states([f"{REGION}:{account_id}"]))[f"{REGION}:{account_id}"])
     assert state == tank_state(asked)  # the state stored is the upstream's
+
+
+class Stream:
+    """A session stream read over real HTTP: its events as they arrive."""
+
+    def __init__(self, http_client, url: str, headers: dict | None = None):
+        self.events: list[dict] = []
+        self.comments = 0
+        self._buffer = ""
+        self.arrived = asyncio.Event()
+        request = HTTPRequest(url, headers=headers or {}, streaming_callback=self._chunk, request_timeout=120)
+        self.done = asyncio.ensure_future(http_client.fetch(request, raise_error=False))
+
+    def _chunk(self, data: bytes) -> None:
+        self._buffer += data.decode()
+        while "\n\n" in self._buffer:
+            block, self._buffer = self._buffer.split("\n\n", 1)
+            if block.startswith(":"):
+                self.comments += 1
+                continue
+            fields = dict(line.split(": ", 1) for line in block.split("\n") if ": " in line)
+            self.events.append(fields)
+            self.arrived.set()
+
+    async def event(self, n: int, timeout: float) -> dict:
+        """The stream's n-th event (1-based), once it has arrived."""
+        deadline = time.monotonic() + timeout
+        while len(self.events) < n:
+            self.arrived.clear()
+            await asyncio.wait_for(self.arrived.wait(), max(0.0, deadline - time.monotonic()))
+        return self.events[n - 1]
+
+
+@pytest.mark.gen_test(timeout=180)
+async def test_a_stream_pushes_each_new_state_resumes_and_ends_at_shutdown(app, http_client, base_url, world):
+    store, services = app.settings["store"], app.settings["services"]
+    (account_id,), before, after = played_evening(world, 1)
+    clock = ManualClock(before)
+    watcher = Watcher(store, TimeTravelUpstream(services.upstream, clock), clock=clock)
+    await store.watched.watch(REGION, account_id, after + 900, before)
+    assert await watcher.tick(REGION) == 1
+    url = f"{base_url}/api/v1/player/{account_id}/{REGION}/session/stream?since={int(before)}"
+
+    first = Stream(http_client, url)
+    opened = await first.event(1, 30)
+    assert opened["event"] == "session"
+    assert ujson.loads(opened["data"])["battles"] == 0  # nothing played since the first capture yet
+    # A reconnecting client that has the newest event gets no copy of it.
+    resumed = Stream(http_client, url, headers={"Last-Event-ID": opened["id"]})
+    # The account plays; the watcher captures it: both streams push the new session within seconds.
+    clock.set(after)
+    assert await watcher.tick(REGION) == 1
+    started = time.monotonic()
+    pushed = await first.event(2, 70)
+    assert time.monotonic() - started < 70 and pushed["event"] == "session" and pushed["id"] != opened["id"]
+    played = ujson.loads(pushed["data"])
+    assert played["battles"] > 0 and played["as_of"] == int(after)
+    again = await resumed.event(1, 70)
+    assert again["id"] == pushed["id"] and [e["id"] for e in resumed.events] == [pushed["id"]]
+
+    # Past the client's cap: a clear 429 in the JSON envelope, before any event.
+    third = Stream(http_client, url)
+    await third.event(1, 30)
+    refused = await http_client.fetch(HTTPRequest(url, request_timeout=30), raise_error=False)
+    assert refused.code == 429 and ujson.loads(refused.body)["error"]["code"] == "too_many_streams"
+
+    # Shutdown: every stream says `end` and finishes.
+    services.close_streams()
+    for stream in (first, resumed, third):
+        response = await asyncio.wait_for(stream.done, 30)
+        assert response.code == 200 and stream.events[-1]["event"] == "end"

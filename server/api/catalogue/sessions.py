@@ -27,6 +27,7 @@ SINCE = Param(
     "invalid_since",
     "The moment the session starts: a unix time (seconds, UTC) or `today` (the start of the current UTC "
     f"day); not in the future, nor more than {MAX_DAYS} days ago (the records kept).",
+    min_length=1,
     max_length=10,
     pattern="^(today|[0-9]{1,10})$",
     default="today",
@@ -72,7 +73,9 @@ SESSION = Endpoint(
         "when (unix)",
         "battles, wins, win_rate, avg_damage, avg_frags, avg_spotted, avg_xp, survival_rate, wn8, wn7, "
         "efficiency": "the session's figures over the per-tank differences (nulls without a battle)",
-        "assist": ASSIST_GUIDE,
+        "average_tier, expected_values, avg_assist_radio, avg_assist_track, avg_assist_stun, avg_combined_damage, "
+        "damage_ratio": "the battle-weighted tier, which expected-values rows rated the session (as in the "
+        f"profile's ratings), and {ASSIST_GUIDE}",
         "tanks[]": "a row per tank played in the session: tank_id, name, tier, type, nation, battles, wins, "
         "win_rate, avg_damage, avg_frags, wn8",
     },
