@@ -172,8 +172,9 @@ def header_definitions(*parts) -> dict:
 LIMITER_PASSED_STATUSES = ("200", "304", "404", "429", "503")
 
 
-def headers_for(status: str, method: str, rate_limited: bool) -> dict:
-    """The documented headers of one response; `required` where every such answer has them."""
+def headers_for(status: str, method: str, rate_limited: bool, etag: bool = True) -> dict:
+    """The documented headers of one response; `required` where every such answer has them
+    (`etag`: a success has an ETag; a stream's has none)."""
 
     def use(name: str, required: bool) -> dict:
         return ref("headers", header_key(name, required))
@@ -188,7 +189,7 @@ def headers_for(status: str, method: str, rate_limited: bool) -> dict:
         return headers
     headers["Access-Control-Expose-Headers"] = use("Access-Control-Expose-Headers", False)
     headers["X-Content-Type-Options"] = use("X-Content-Type-Options", False)
-    if status in ("200", "304"):
+    if status in ("200", "304") and etag:
         headers["ETag"] = use("ETag", True)
     if rate_limited:
         # Every answer that passed the limiter carries them; protocol-level rejections (bad request
@@ -265,7 +266,20 @@ def responses_for(endpoint: Endpoint, method: str, shared: dict) -> dict:
     """The responses of one GET or HEAD operation (HEAD: the same without bodies)."""
     body = method == "get"
     responses: dict = {}
-    if endpoint.schema is None:
+    streamed = endpoint.media_type == "text/event-stream"
+    if streamed:
+        ok_schema = {
+            "type": "object",
+            "description": "One Server-Sent Event: `session` with the session's JSON (PlayerSession) as "
+            "`data`, or `end` at shutdown (comment lines between are heartbeats).",
+            "properties": {
+                "event": {"type": "string", "enum": ["session", "end"]},
+                "data": {"type": "string"},
+                "id": {"type": "string"},
+            },
+            "required": ["event", "data"],
+        }
+    elif endpoint.schema is None:
         ok_schema = {
             "type": "object",
             "required": ["openapi", "info", "paths"],
@@ -274,22 +288,25 @@ def responses_for(endpoint: Endpoint, method: str, shared: dict) -> dict:
     else:
         ok_schema = ref("schemas", endpoint.schema + "Envelope")
     ok = {
-        "description": f"Success. `Cache-Control: public, max-age={endpoint.cache_max_age}`"
+        "description": "Success: a stream of events. `Cache-Control: public, max-age=0, no-store`."
+        if streamed
+        else f"Success. `Cache-Control: public, max-age={endpoint.cache_max_age}`"
         + (f" ({endpoint.live_fetched_max_age} for a profile fetched live)." if endpoint.live_fetched_max_age else ".")
         + ("" if body else " No body."),
-        "headers": headers_for("200", method, True),
+        "headers": headers_for("200", method, True, etag=not streamed),
     }
     if body:
-        ok["content"] = _json(ok_schema)
+        ok["content"] = {endpoint.media_type: {"schema": ok_schema}} if streamed else _json(ok_schema)
     responses["200"] = ok
-    responses["304"] = shared_response(
-        shared,
-        "NotModified",
-        lambda: {
-            "description": "Not modified: the `If-None-Match` ETag matches; no body.",
-            "headers": headers_for("304", method, True),
-        },
-    )
+    if not streamed:
+        responses["304"] = shared_response(
+            shared,
+            "NotModified",
+            lambda: {
+                "description": "Not modified: the `If-None-Match` ETag matches; no body.",
+                "headers": headers_for("304", method, True),
+            },
+        )
     by_status: dict[int, list[str]] = {}
     for code in endpoint.error_codes:
         by_status.setdefault(ERROR_CODES[code][0], []).append(code)

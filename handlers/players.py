@@ -1,10 +1,12 @@
-"""Player endpoints: profile, history, per-tank breakdown and nickname search."""
+"""Player endpoints: profile, history, per-tank breakdown, session and nickname search."""
 
 from __future__ import annotations
 
+import tornado.iostream
+
 from handlers.base import BaseHandler, api_routes
 from server.api.answers import player_tag
-from server.api.catalogue import HISTORY, PLAYER, PLAYER_SEARCH, TANKS
+from server.api.catalogue import HISTORY, PLAYER, PLAYER_SEARCH, SESSION, SESSION_STREAM, TANKS
 
 
 class PlayerHandler(BaseHandler):
@@ -51,4 +53,61 @@ class PlayerSearchHandler(BaseHandler):
         self.respond(await self.services.search.search(args["region"], args["search"], self.client_ip))
 
 
-routes = api_routes(PlayerHandler, PlayerHistoryHandler, PlayerTanksHandler, PlayerSearchHandler)
+class PlayerSessionHandler(BaseHandler):
+    endpoint = SESSION
+
+    async def get(self, *path):
+        args = self.arguments(path)
+        self.respond(
+            await self.services.sessions.session(args["region"], args["account_id"], args["since"], self.client_ip)
+        )
+
+
+STREAM_CACHE_CONTROL = "public, max-age=0, no-store"  # no cache keeps a stream
+
+
+class PlayerSessionStreamHandler(BaseHandler):
+    endpoint = SESSION_STREAM
+
+    async def get(self, *path):
+        args = self.arguments(path)
+        sessions = self.services.sessions
+        with sessions.stream_slot(self.client_ip):
+            events = sessions.follow(
+                args["region"],
+                args["account_id"],
+                args["since"],
+                self.client_ip,
+                self.request.headers.get("Last-Event-ID"),
+            )
+            first = await anext(events)  # a bad request or an unknown account is still a JSON error
+            self.set_header("Content-Type", "text/event-stream; charset=utf-8")
+            self.set_header("Cache-Control", STREAM_CACHE_CONTROL)
+            self.set_header("X-Accel-Buffering", "no")  # a proxy passes each event on at once
+            try:
+                self.write(first)
+                await self.flush()
+                async for event in events:
+                    self.write(event)
+                    await self.flush()
+            except tornado.iostream.StreamClosedError:
+                pass  # the client went away
+            finally:
+                await events.aclose()
+        self.finish()
+
+    async def head(self, *path):
+        self.arguments(path)
+        self.set_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.set_header("Cache-Control", STREAM_CACHE_CONTROL)
+        self.finish()
+
+
+routes = api_routes(
+    PlayerHandler,
+    PlayerHistoryHandler,
+    PlayerTanksHandler,
+    PlayerSessionHandler,
+    PlayerSessionStreamHandler,
+    PlayerSearchHandler,
+)

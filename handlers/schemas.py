@@ -32,6 +32,7 @@ from server.api.errors import ERROR_CODES
 from server.domain.expected import STATS as EXPECTED_STATS
 from server.domain.ratings import wn8_color
 from server.domain.recents import ROW_COUNTERS, SUMMARY_FIGURES
+from server.domain.sessions import SESSION_FIGURES
 from store.constants import GAMES, REGIONS, SPEND_KEYS
 
 # An endpoint's catalogue entry names its schema (server.api.catalogue.Endpoint.schema); each named
@@ -1458,6 +1459,27 @@ def schema_components(index: dict) -> dict:
                         },
                     }
                 ),
+                "watcher": {
+                    "oneOf": [
+                        obj({"enabled": {"type": "boolean", "const": False}}),
+                        obj(
+                            {
+                                "captures": {"type": "integer", "minimum": 0},
+                                "upstream_requests": {"type": "integer", "minimum": 0},
+                                "requests_last_minute": obj({r: {"type": "integer", "minimum": 0} for r in REGIONS}),
+                                "share_per_minute": {"type": "integer", "minimum": 1},
+                                "failed_ticks": {"type": "integer", "minimum": 0},
+                                "streams": obj(
+                                    {
+                                        "open": {"type": "integer", "minimum": 0},
+                                        "accounts": {"type": "integer", "minimum": 0},
+                                    }
+                                ),
+                            }
+                        ),
+                    ],
+                    "description": "The watcher of the sessions' accounts in this process.",
+                },
                 "backups": {
                     "oneOf": [
                         {"type": "null"},
@@ -1633,6 +1655,25 @@ def schema_components(index: dict) -> dict:
             closed=False,
         ),
     }
+    # A session's tank rows: the tanks endpoint's, without its population standing and marks.
+    tank_row = schemas["PlayerTanks"]["properties"]["tanks"]["items"]
+    session_row = obj({k: v for k, v in tank_row["properties"].items() if k not in ("standing", "marks")})
+    schemas["PlayerSession"] = obj(
+        {
+            "account_id": {"type": "integer", "minimum": 1},
+            "region": region,
+            "since": unix,
+            "from": unix,
+            "from_source": {"type": "string", "enum": ["daily", "watch"]},
+            "from_day": {"oneOf": [date, {"type": "null"}]},
+            "as_of": unix,
+            "as_of_source": {"type": "string", "enum": ["daily", "watch"]},
+            "watching": {"type": "boolean"},
+            "watching_until": nullable_unix,
+            **{key: period_figures["properties"][key] for key in SESSION_FIGURES},
+            "tanks": array(session_row, description="The tanks played in the session, most battles first."),
+        }
+    )
     for endpoint in CATALOGUE:
         if endpoint.schema is not None:
             schemas[endpoint.schema + "Envelope"] = obj(

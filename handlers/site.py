@@ -59,5 +59,7 @@ class SiteHandler(tornado.web.StaticFileHandler):
 
 routes: list[Route] = [
     (r"/()", SiteHandler, {"path": STATIC_DIR, "default_filename": "index.html"}),
+    # The session overlay (a streaming program's browser source): /overlay/?region=&account=&since=
+    (r"/overlay/()", SiteHandler, {"path": os.path.join(STATIC_DIR, "overlay"), "default_filename": "index.html"}),
     (r"/static/(.+)", SiteHandler, {"path": STATIC_DIR}),
 ]

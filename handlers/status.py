@@ -41,6 +41,7 @@ class StatusHandler(BaseHandler):
                 "volume": volume,
                 "online_sampler": sampler,
                 "answer_cache": self.services.answers.status(),
+                "watcher": self.services.watcher_status(),
                 "backups": self.services.backup_status(),
             },
             tag=STATUS_TAG,

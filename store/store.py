@@ -20,6 +20,7 @@ from store.online import OnlineSamples
 from store.players import Players
 from store.population import Population
 from store.ratelimit import RateCounters
+from store.sessions import Watched
 from store.status import JobRuns
 from store.tanks import COUNT as TANK_RECORDS_COUNT
 from store.tanks import TankRecords
@@ -104,6 +105,7 @@ class Store:
         self.population = Population(self.db, ttl_indexes=ttl_indexes)  # per-tank changes, sums, distributions
         self.expected_tables = ExpectedTables(self.db, ttl_indexes=ttl_indexes)  # computed expected values
         self.leaderboards = Leaderboards(self.db)  # the daily ranked lists of tracked accounts
+        self.watched = Watched(self.db, ttl_indexes=ttl_indexes)  # the states of accounts a session watches
         self.families: list[CollectionFamily] = [
             self.rate_counters,
             self.leases,
@@ -117,6 +119,7 @@ class Store:
             self.population,
             self.expected_tables,
             self.leaderboards,
+            self.watched,
         ]
 
     async def ensure_schema(self) -> None:

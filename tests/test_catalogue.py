@@ -102,7 +102,7 @@ def documented_codes(doc: dict, operation: dict) -> set[str]:
         if int(status) < 400:
             continue
         response = doc["components"]["responses"][node["$ref"].rsplit("/", 1)[1]] if "$ref" in node else node
-        schema = response["content"]["application/json"]["schema"]
+        schema = next(iter(response["content"].values()))["schema"]
         codes.update(schema["allOf"][1]["properties"]["error"]["properties"]["code"]["enum"])
     return codes
 
@@ -128,7 +128,7 @@ def test_the_openapi_document_describes_the_catalogue(scale):
                 format = {"format": param.format} if param.format is not None else {}
                 assert documented["schema"] == {"type": param.type, **param.constraints(), **format}, param.name
         assert documented_codes(doc, item["get"]) == set(endpoint.error_codes), endpoint.name
-        ok = item["get"]["responses"]["200"]["content"]["application/json"]["schema"]
+        ok = item["get"]["responses"]["200"]["content"][endpoint.media_type]["schema"]
         if endpoint.schema is None:
             assert "$ref" not in ok  # served raw
         else:
@@ -268,6 +268,14 @@ async def test_live_answers_follow_the_catalogue(app, http_client, base_url):
                 if param.required:
                     response, body = await get(http_client, base_url, with_value(endpoint, param))
                     assert (response.code, body["error"]["code"]) == (400, param.error), endpoint.name
+        if endpoint.media_type == "text/event-stream":
+            # A stream's example as HEAD (a GET stays open): its bucket, limit and media type.
+            request = HTTPRequest(base_url + PREFIX + endpoint.example, method="HEAD")
+            response = await http_client.fetch(request, raise_error=False)
+            assert response.headers["RateLimit-Policy"] == f'"{endpoint.bucket}";q={limit};w={WINDOW_SECONDS}'
+            assert response.code == 200 and response.headers["Content-Type"].startswith(endpoint.media_type)
+            assert response.headers["Cache-Control"] == "public, max-age=0, no-store"
+            continue
         # The example request: the bucket and limit the catalogue gives, its cache lifetime.
         response, body = await get(http_client, base_url, PREFIX + endpoint.example)
         assert response.headers["RateLimit-Policy"] == f'"{endpoint.bucket}";q={limit};w={WINDOW_SECONDS}'

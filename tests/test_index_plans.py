@@ -90,6 +90,7 @@ GROWING = (
     "upstream_members",
     "tank_changes",
     "leaderboards",
+    "watched",
 )
 
 
@@ -542,6 +543,33 @@ def board_pointer(region: str) -> dict:
     }
 
 
+WATCHED_IDS = [500_000_000 + 7 * k for k in range(5)]
+WATCHED_KEYS = [f"eu:{a}" for a in WATCHED_IDS]
+
+
+def watched_doc(region: str, account_id: int, next_at: float) -> dict:
+    capture = {"at": NOW - 600, "lbt": 1, "s": b"\x01", "assist": None}
+    return {
+        "_id": f"{region}:{account_id}",
+        "r": region,
+        "a": account_id,
+        "until": NOW + 600,
+        "next": next_at,
+        "v": 3,
+        "first": capture,
+        "latest": capture,
+        "expires_at": utc(NOW + 86400),
+    }
+
+
+def watched_others(n: int) -> list[dict]:
+    """Other regions' watches (due too), and eu watches that ended (never due until asked again)."""
+    return [
+        watched_doc(("na", "asia", "eu")[i % 3], 600_000_000 + i, float("inf") if i % 3 == 2 else NOW - 30)
+        for i in range(n)
+    ]
+
+
 POPULATION: dict[str, tuple[Callable[[int], list[dict]], Callable[[], list[dict]]]] = {
     "tracked": (tracked_others, tracked_targets),
     "tracker_slices": (slice_others, slice_targets),
@@ -597,6 +625,7 @@ POPULATION: dict[str, tuple[Callable[[int], list[dict]], Callable[[], list[dict]
         lambda n: [board_chunk(("na", "asia")[i % 2], f"{DAY}.1", "30:all:wn8:100", i // 2) for i in range(n)],
         lambda: [board_chunk("eu", BOARD_BUILD, BOARD_KEY, 0), board_pointer("eu")],
     ),
+    "watched": (watched_others, lambda: [watched_doc("eu", a, NOW - 30) for a in WATCHED_IDS]),
     # One document per region and day, kept 100 days (at most 300), read and written by _id.
     "tank_marks": (
         lambda n: [marks_day_doc(("na", "asia", "eu")[i % 3], day(-1 - i // 3)) for i in range(min(n, 300))],
@@ -847,6 +876,31 @@ REGISTRY: dict[str, list[Case]] = {
             expect=lambda r: r == 2,
         )
     ],
+    # --- the sessions' watched accounts: store/sessions.py
+    "Watched.watch": [Case(lambda s, n: s.watched.watch("eu", WATCHED_IDS[0], NOW + 900, NOW), expect=bool)],
+    "Watched.get": [Case(lambda s, n: s.watched.get("eu", WATCHED_IDS[1]), expect=bool)],
+    # The eu watches due (an equality and a range on {r, next}), each claimed by a conditional write;
+    # put back due before each call.
+    "Watched.claim_due": [
+        Case(
+            lambda s, n: s.watched.claim_due("eu", NOW, 100, NOW + 60),
+            setup=lambda s, n: s.watched.due_again(WATCHED_KEYS, NOW - 30),
+            expect=lambda r: len(r) == len(WATCHED_KEYS),
+        )
+    ],
+    "Watched.capture": [Case(lambda s, n: s.watched.capture("eu", WATCHED_IDS[2], NOW, 2, b"\x02", None, NOW + 60))],
+    "Watched.unchanged": [Case(lambda s, n: s.watched.unchanged(WATCHED_KEYS, NOW, NOW + 60))],
+    "Watched.due_again": [Case(lambda s, n: s.watched.due_again(WATCHED_KEYS, NOW - 30))],
+    "Watched.ended": [Case(lambda s, n: s.watched.ended(WATCHED_KEYS[3:]))],
+    "Watched.latest_of": [
+        Case(lambda s, n: s.watched.latest_of("eu", WATCHED_IDS), expect=lambda r: len(r) == len(WATCHED_IDS))
+    ],
+    "Watched.versions": [
+        Case(lambda s, n: s.watched.versions(WATCHED_KEYS), expect=lambda r: len(r) == len(WATCHED_KEYS))
+    ],
+    "Watched.extend": [Case(lambda s, n: s.watched.extend(WATCHED_KEYS, NOW + 900, NOW))],
+    # A count of the eu watches running (the region's cap): other regions' and ended ones never count.
+    "Watched.count_watching": [Case(lambda s, n: s.watched.count_watching("eu", NOW), expect=lambda r: r >= 1)],
     "TankMarks.get": [Case(lambda s, n: s.population.marks.get("eu", DAY), expect=bool)],
     "TankMarks.save": [
         Case(
@@ -1062,6 +1116,7 @@ EXEMPT: dict[str, str] = {
             "TankSeries",
             "TankMarks",
             "ExpectedTables",
+            "Watched",
         )
     },
     **{

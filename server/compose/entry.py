@@ -130,6 +130,7 @@ async def serve(
 
     log.info("shutting down: no new connections; letting in-flight requests finish")
     server.stop()
+    services.close_streams()
     deadline = loop.time() + config.shutdown_grace
     while services.inflight > 0 and loop.time() < deadline:
         await asyncio.sleep(0.05)

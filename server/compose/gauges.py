@@ -128,6 +128,13 @@ def process_families(services: Services) -> list:
     size = GaugeMetricFamily("statsapi_answer_cache_bytes", "Bytes the answer cache holds (bodies and overhead).")
     size.add_metric([], answers["bytes"])
     families += [lookups, size]
+    if services.watcher is not None:
+        watching = services.watcher.status()
+        captures = CounterMetricFamily("statsapi_watcher_captures", "States of watched accounts captured.")
+        captures.add_metric([], watching["captures"])
+        sent = CounterMetricFamily("statsapi_watcher_upstream_requests", "Upstream requests of the sessions' watcher.")
+        sent.add_metric([], watching["upstream_requests"])
+        families += [captures, sent]
     by_realm = ((services.tracker_status().get("today") or {}).get("by_realm")) or {}
     if by_realm:
         visited = GaugeMetricFamily(

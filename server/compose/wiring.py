@@ -24,6 +24,7 @@ from server.services.players import PlayerService
 from server.services.population import PopulationService
 from server.services.registry import Services
 from server.services.search import PlayerSearch
+from server.services.sessions import SessionService, Watcher
 from server.services.status import StatusService
 from server.services.tank_stats import TankStatsService
 from server.services.tracker import Tracker
@@ -94,6 +95,9 @@ async def build_services(
         leaderboards=leaderboards,
     )
     clans = ClanService(store, upstream, players, clock=clock, tracker=tracker, on_write=answers.drop)
+    sessions = SessionService(store, ratings_source, players, clock=clock)
+    watcher = Watcher(store, upstream, clock=clock)
+    jobs.add_loop(watcher.run)
     online = OnlineService(store, upstream, clock=clock, on_write=answers.drop)
     search = PlayerSearch(store.tracked, upstream, limiter, clock=clock)
     metrics.add_source(lambda: upstream_families(budget, upstream))
@@ -122,6 +126,8 @@ async def build_services(
         tank_stats=tank_stats,
         backups=backups,
         leaderboards=leaderboards,
+        sessions=sessions,
+        watcher=watcher,
     )
     metrics.add_source(lambda: process_families(services))
     if config.embedded_database:

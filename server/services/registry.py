@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # types only: the services import nothing from here at run ti
     from server.services.online import OnlineService
     from server.services.players import PlayerService
     from server.services.search import PlayerSearch
+    from server.services.sessions import SessionService, Watcher
     from server.services.status import StatusService
     from server.services.tank_stats import TankStatsService
     from server.services.tracker import Tracker
@@ -63,6 +64,8 @@ class Services:
         tank_stats: TankStatsService | None = None,
         backups: ScheduledBackups | None = None,
         leaderboards: LeaderboardService | None = None,
+        sessions: SessionService | None = None,
+        watcher: Watcher | None = None,
     ):
         self.started_at = time.time()
         # Rendered answers replayed by the HTTP layer; the services drop what they write.
@@ -82,6 +85,8 @@ class Services:
         self._tank_stats = tank_stats  # /tanks/stats and /tank
         self.backups = backups  # scheduled backups (--backup-dir); None in partial builds
         self._leaderboards = leaderboards  # /leaderboard/players
+        self._sessions = sessions  # /player/{account_id}/{region}/session
+        self.watcher = watcher  # measures the watched accounts every minute
         # Set by run_server: the embedded database's supervisor (None with an external MongoDB)
         # and the HTTP server's connection figures.
         self.embedded_database: Supervised | None = None
@@ -129,6 +134,10 @@ class Services:
         return _wired(self._leaderboards, "leaderboards")
 
     @property
+    def sessions(self) -> SessionService:
+        return _wired(self._sessions, "sessions")
+
+    @property
     def status(self) -> StatusService:
         return _wired(self._status, "status")
 
@@ -157,6 +166,18 @@ class Services:
         if self.ratings_source is not None:
             status["expected_values"] = self.ratings_source.status()
         return status
+
+    def watcher_status(self) -> dict:
+        """The sessions' watcher: captures, upstream requests and its share of each realm; the streams."""
+        if self.watcher is None:
+            return {"enabled": False}
+        streams = self._sessions.stream_status() if self._sessions is not None else {"open": 0, "accounts": 0}
+        return {**self.watcher.status(), "streams": streams}
+
+    def close_streams(self) -> None:
+        """Shutdown: the session streams end (their clients reconnect to another process)."""
+        if self._sessions is not None:
+            self._sessions.close_streams()
 
     def tracker_status(self) -> dict:
         """The daily pass: tracked accounts, today's progress, ETA, requests spent, slices claimed here."""

@@ -147,6 +147,16 @@ def account_assist(info: dict | None) -> list[int] | None:
     return [battles, round(radio * battles), round(track * battles)]
 
 
+def raw_tanks_of(capture: dict) -> list[dict]:
+    """A watcher's capture (store/sessions.py) as the tanks/stats entries it was taken from: the
+    played tanks with their counters and mastery badges, all the tracker reads of an answer."""
+    mastery = unpack(bytes(capture["m"])) if capture.get("m") else {}
+    return [
+        {"tank_id": tank_id, "mark_of_mastery": mastery.get(tank_id, [0])[0], "all": dict(zip(TANK_COUNTERS, row))}
+        for tank_id, row in sorted(unpack(bytes(capture["s"])).items())
+    ]
+
+
 def mastery_of(raw_tanks: list[dict] | None) -> bytes:
     """Each played tank's mastery badge (tanks/stats mark_of_mastery, 1..4; 0 / absent left out),
     packed as rows of one counter (store.tanks.pack: ~3 bytes a tank; unpack gives {tank_id: [level]})."""
@@ -632,8 +642,22 @@ class Tracker:
             async with gate:
                 return await self.upstream.tanks_stats(region, account_id, fields=TANKS_FIELDS, caller="tracker")
 
-        raw = await asyncio.gather(*(tanks_of(a["account_id"]) for a, _ in played))
-        counts["tanks_requests"] += len(played)
+        # An account a session watches and the watcher measured since its last battle: its newest
+        # capture is what tanks/stats would answer now (one request instead of two).
+        captured = await self.store.watched.latest_of(region, [a["account_id"] for a, _ in played]) if played else {}
+        reused = {
+            a["account_id"]: raw_tanks_of(captured[a["account_id"]])
+            for a, info in played
+            if a["account_id"] in captured
+            and captured[a["account_id"]].get("lbt") == info.get("last_battle_time")
+            and "m" in captured[a["account_id"]]
+        }
+
+        async def answer_of(account_id: int) -> list | None:
+            return reused[account_id] if account_id in reused else await tanks_of(account_id)
+
+        raw = await asyncio.gather(*(answer_of(a["account_id"]) for a, _ in played))
+        counts["tanks_requests"] += len(played) - len(reused)
 
         expected = await self.ratings_source.expected_values(region) if played else None
         tiers = await self.ratings_source.tiers(region) if expected is not None else {}

@@ -21,6 +21,7 @@ PRIORITIES = {
     "tracker": 1,
     "refresh": 1,
     "online": 1,
+    "watch": 1,
     "other": 1,
     "reference": 2,
     "seed": 2,

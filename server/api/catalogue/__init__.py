@@ -46,6 +46,10 @@ from server.api.catalogue.figures import (
     RECENT_WINDOWS,
     SEARCH_RESULTS,
     STANDING_MIN_BATTLES,
+    STREAM_HEARTBEAT_SECONDS,
+    STREAM_POLL_SECONDS,
+    STREAMS_PER_CLIENT,
+    STREAMS_PER_PROCESS,
     TABLE_PERCENTILES,
     TANK_LEADERBOARD_FLOORS,
     TANK_LEADERBOARD_STEPS,
@@ -54,6 +58,12 @@ from server.api.catalogue.figures import (
     TANK_SORTS,
     TRACKED_SEARCH_CACHE_SECONDS,
     VEHICLE_TYPES,
+    WATCH_BATCH,
+    WATCH_REFRESH_SECONDS,
+    WATCH_REQUESTS_PER_MINUTE,
+    WATCH_SECONDS,
+    WATCHED_PER_CLIENT,
+    WATCHED_PER_REGION,
     WEEK_DAYS,
 )
 from server.api.catalogue.meta import INDEX, OPENAPI, STATUS
@@ -62,6 +72,7 @@ from server.api.catalogue.online import ONLINE, ONLINE_HISTORY
 from server.api.catalogue.params import SEARCH
 from server.api.catalogue.players import HISTORY, PLAYER, PLAYER_SEARCH, TANKS
 from server.api.catalogue.rankings import LEADERBOARD_CLANS, LEADERBOARD_PLAYERS, TANK_LEADERBOARD
+from server.api.catalogue.sessions import SESSION, SESSION_STREAM
 from server.api.catalogue.tanks import EXPECTED_SOURCES, EXPECTED_VALUES, TANK, TANK_MARKS, TANK_STATS
 
 # Routes, parameter validation, the rate limiter's buckets, the index, the OpenAPI document and
@@ -130,6 +141,12 @@ __all__ = [
     "RECENT_WINDOWS",
     "SEARCH",
     "SEARCH_RESULTS",
+    "SESSION",
+    "SESSION_STREAM",
+    "STREAM_HEARTBEAT_SECONDS",
+    "STREAM_POLL_SECONDS",
+    "STREAMS_PER_CLIENT",
+    "STREAMS_PER_PROCESS",
     "STANDING_MIN_BATTLES",
     "STATUS",
     "TABLE_PERCENTILES",
@@ -145,6 +162,12 @@ __all__ = [
     "TANK_STATS",
     "TRACKED_SEARCH_CACHE_SECONDS",
     "VEHICLE_TYPES",
+    "WATCH_BATCH",
+    "WATCH_REFRESH_SECONDS",
+    "WATCH_REQUESTS_PER_MINUTE",
+    "WATCH_SECONDS",
+    "WATCHED_PER_CLIENT",
+    "WATCHED_PER_REGION",
     "WEEKLY",
     "WEEK_DAYS",
     "bucket_limits",
@@ -157,6 +180,8 @@ CATALOGUE: tuple[Endpoint, ...] = (
     PLAYER,
     HISTORY,
     TANKS,
+    SESSION,
+    SESSION_STREAM,
     PLAYER_SEARCH,
     TANK_STATS,
     TANK,

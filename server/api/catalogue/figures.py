@@ -101,3 +101,18 @@ CLAN_LEADERBOARD_BYS = (
 CLAN_MIN_MEMBERS = 5
 CLAN_MAX_MEMBERS = 100  # a clan's roster holds at most this many players
 CLAN_BATTLE_FLOORS = {window: CLAN_MIN_MEMBERS * floor for window, floor in LEADERBOARD_FLOORS.items()}
+# Sessions (/player/{account_id}/{region}/session, docs/data.md "Sessions"): the battles since a
+# moment. A session request watches the account: the watcher measures it again at most every
+# WATCH_REFRESH_SECONDS, whoever asks, until WATCH_SECONDS after the last request.
+WATCH_SECONDS = 900
+WATCH_REFRESH_SECONDS = 60
+WATCH_BATCH = 100  # account/info ids per request of the watcher
+WATCH_REQUESTS_PER_MINUTE = 60  # the watcher's share of each realm's upstream requests
+WATCHED_PER_REGION = 1000  # accounts watched at once in a region
+WATCHED_PER_CLIENT = 10  # accounts one client keeps watched at once (per process)
+SESSION_LIMIT_PER_MINUTE = 12  # an overlay asking every 5 s
+STREAMS_PER_CLIENT = 3  # session streams one client keeps open at once (per process)
+STREAMS_PER_PROCESS = 1000  # session streams a process keeps open at once
+STREAM_HEARTBEAT_SECONDS = 30  # a comment line on a stream with nothing new for this long
+STREAM_POLL_SECONDS = 5  # how often a process looks for new states of the accounts its streams follow
+STREAM_LIMIT_PER_MINUTE = 6  # stream connections a client may open per minute

@@ -43,6 +43,10 @@ STATUS = Endpoint(
         "{at, name, reason, seconds} (the last failed run, null when none failed) and running "
         "{collection, documents} while this process writes one; health is degraded when no backup "
         "succeeded in two days",
+        "watcher": "the sessions' watcher in this process: captures (states captured since start), "
+        "upstream_requests (since start), requests_last_minute per realm within share_per_minute, "
+        "failed_ticks, streams {open, accounts} (session streams open here, the accounts they follow) "
+        "({enabled: false} without it)",
         "volume": "tank_records: per-tank records stored (a kept count)",
         "database": "reachable, ping_ms; writable: false while the database cannot store (a write refused "
         "for a full disk, quota or read-only storage, or on the embedded database under 16 MiB free beside "

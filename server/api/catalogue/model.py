@@ -114,6 +114,8 @@ class Endpoint:
     # Cache-Control max-age of an answer fetched live for the request, when shorter than cache_max_age.
     live_fetched_max_age: int | None = None
     needs_database: bool = True  # answers 503 at once while the database is down
+    # What a success answers: the JSON envelope, or (text/event-stream) a stream of Server-Sent Events.
+    media_type: str = "application/json"
     # How long a process replays this endpoint's rendered answer to a request with the same path and
     # query (server/api/answers.py); 0: built for every request. Never longer than the data's own
     # freshness (HOT_COPY_SECONDS for the services' hot copies).

@@ -1,0 +1,114 @@
+"""The session endpoint: a player's battles since a moment, from the states the watcher measures."""
+
+from __future__ import annotations
+
+from server.api.catalogue.figures import (
+    ASSIST_GUIDE,
+    DEMO_ACCOUNT,
+    MAX_DAYS,
+    SESSION_LIMIT_PER_MINUTE,
+    STREAM_HEARTBEAT_SECONDS,
+    STREAM_LIMIT_PER_MINUTE,
+    STREAM_POLL_SECONDS,
+    STREAMS_PER_CLIENT,
+    STREAMS_PER_PROCESS,
+    WATCH_REFRESH_SECONDS,
+    WATCH_SECONDS,
+    WATCHED_PER_CLIENT,
+    WATCHED_PER_REGION,
+)
+from server.api.catalogue.model import Endpoint, Param, duration
+from server.api.catalogue.params import ACCOUNT_ID, REGION
+
+SINCE = Param(
+    "since",
+    "query",
+    "string",
+    "invalid_since",
+    "The moment the session starts: a unix time (seconds, UTC) or `today` (the start of the current UTC "
+    f"day); not in the future, nor more than {MAX_DAYS} days ago (the records kept).",
+    min_length=1,
+    max_length=10,
+    pattern="^(today|[0-9]{1,10})$",
+    default="today",
+)
+
+SESSION = Endpoint(
+    name="session",
+    path="/player/{account_id}/{region}/session",
+    summary="A player's session: the battles since a moment (stream start, today), measured every minute",
+    description="The battles played since `since`: battles, wins, damage, frags, spotting, combined damage, "
+    "WN8, WN7 and efficiency over the per-tank differences, and a row per tank played. The session runs from "
+    "the newest stored state at or before `since` (a daily record of the tracker, or a state captured while "
+    "the account was watched; `from` says which and when, and is later than `since` only when no state is "
+    "that old) to the newest state (`as_of`). A request watches the account for "
+    f"{duration(WATCH_SECONDS)}: it is measured again at most every {duration(WATCH_REFRESH_SECONDS)}, "
+    "whoever asks (account/info for every watched account in batches, tanks/stats only after a battle), "
+    f"so `as_of` follows the battles within about a minute. At most {WATCHED_PER_REGION:,} accounts are "
+    f"watched per region and {WATCHED_PER_CLIENT} per client (past either, the session is answered from the "
+    "stored states with watching false). An account the service holds no state of is fetched live, under "
+    "the live-lookup limits.",
+    tag="players",
+    operation_id="PlayerSession",
+    limit_per_minute=SESSION_LIMIT_PER_MINUTE,
+    cache_max_age=15,
+    example=f"/player/{DEMO_ACCOUNT}/eu/session?since=today",
+    params=(ACCOUNT_ID, REGION, SINCE),
+    errors=(
+        "player_not_found",
+        "no_history",
+        "rate_limited_global",
+        "database_unavailable",
+        "upstream_unavailable",
+    ),
+    schema="PlayerSession",
+    live_lookups=True,
+    fields={
+        "account_id, region, since": "the account and the moment asked for (unix)",
+        "from, from_source, from_day": "the state the session starts from: its time (unix; for a daily record "
+        "the end of its day, the latest its measurement can be), daily (the tracker's record of from_day) or "
+        "watch (captured while the account was watched), and the record's day (null for a capture)",
+        "as_of, as_of_source": "the newest state's time and where it comes from (daily or watch)",
+        "watching, watching_until": "whether the watcher measures the account (false past the caps) and until "
+        "when (unix)",
+        "battles, wins, win_rate, avg_damage, avg_frags, avg_spotted, avg_xp, survival_rate, wn8, wn7, "
+        "efficiency": "the session's figures over the per-tank differences (nulls without a battle)",
+        "average_tier, expected_values, avg_assist_radio, avg_assist_track, avg_assist_stun, avg_combined_damage, "
+        "damage_ratio": "the battle-weighted tier, which expected-values rows rated the session (as in the "
+        f"profile's ratings), and {ASSIST_GUIDE}",
+        "tanks[]": "a row per tank played in the session: tank_id, name, tier, type, nation, battles, wins, "
+        "win_rate, avg_damage, avg_frags, wn8",
+    },
+)
+
+SESSION_STREAM = Endpoint(
+    name="session_stream",
+    path="/player/{account_id}/{region}/session/stream",
+    summary="A player's session pushed as it changes (Server-Sent Events)",
+    description="The session of /player/{account_id}/{region}/session as a `text/event-stream`: an event "
+    "`session` (its data the session's JSON, its id the newest state's time and battles) at once and after "
+    f"each new state (looked for every {STREAM_POLL_SECONDS} s), a comment line after "
+    f"{STREAM_HEARTBEAT_SECONDS} s without one, and an event `end` when the server shuts down (reconnect). "
+    "A reconnecting client's `Last-Event-ID` equal to the newest id skips the first event. The stream keeps "
+    f"the account watched while it is open. At most {STREAMS_PER_CLIENT} streams per client (429 "
+    f"too_many_streams) and {STREAMS_PER_PROCESS:,} per server process (503 streams_full). A bad parameter "
+    "or an account without any state answers the JSON error envelope before any event.",
+    tag="players",
+    operation_id="PlayerSessionStream",
+    limit_per_minute=STREAM_LIMIT_PER_MINUTE,
+    cache_max_age=0,
+    example=f"/player/{DEMO_ACCOUNT}/eu/session/stream?since=today",
+    params=(ACCOUNT_ID, REGION, SINCE),
+    errors=(
+        "player_not_found",
+        "no_history",
+        "too_many_streams",
+        "rate_limited_global",
+        "database_unavailable",
+        "streams_full",
+        "upstream_unavailable",
+    ),
+    schema=None,
+    media_type="text/event-stream",
+    live_lookups=True,
+)

@@ -1,0 +1,381 @@
+"""Sessions: a player's battles since a moment, and the watcher that measures watched accounts every minute.
+
+docs/data.md, "Sessions", states what a session counts; server/domain/sessions.py chooses its states.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+import ujson
+
+from server.api.catalogue import (
+    MAX_DAYS,
+    STREAM_HEARTBEAT_SECONDS,
+    STREAM_POLL_SECONDS,
+    STREAMS_PER_CLIENT,
+    STREAMS_PER_PROCESS,
+    WATCH_BATCH,
+    WATCH_REFRESH_SECONDS,
+    WATCH_REQUESTS_PER_MINUTE,
+    WATCH_SECONDS,
+    WATCHED_PER_CLIENT,
+    WATCHED_PER_REGION,
+)
+from server.api.errors import APIError
+from server.domain import recents
+from server.domain.days import DAY_SECONDS, days_before, utc_day
+from server.domain.sessions import SESSION_FIGURES, Stored, daily, session_ends, since_moment
+from server.services.tracker import account_assist, mastery_of, tank_state
+from server.upstream.client import ACCOUNT_FIELDS, TANKS_FIELDS
+from store.client import job_deadline, request_deadline
+from store.constants import REGIONS
+from store.sessions import watched_id
+from store.tanks import as_counters, pack, unpack
+
+if TYPE_CHECKING:
+    from server.services.expected import ExpectedValuesService
+    from server.services.players import PlayerService
+    from server.upstream.client import UpstreamClient
+    from store.store import Store
+
+log = logging.getLogger("statsapi.sessions")
+
+TICK_SECONDS = 5.0  # how often the watcher looks for due accounts
+COUNT_SECONDS = 5.0  # a region's count of watched accounts is read again after this long
+
+
+class SessionService:
+    """/player/{account_id}/{region}/session: watches the account and answers its session."""
+
+    def __init__(
+        self,
+        store: Store,
+        ratings_source: ExpectedValuesService,
+        players: PlayerService,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.store = store
+        self.ratings_source = ratings_source
+        self.players = players
+        self.clock = clock
+        self._by_client: dict[str, dict[tuple[str, int], float]] = {}  # this process's watches per client
+        self._counts: dict[str, tuple[float, int]] = {}  # region -> (read at, accounts watched)
+        # Streams: how many each client has open, the accounts they follow (how many streams
+        # each), and one poller that reads the followed accounts' versions for all of them.
+        self._streams: collections.Counter[str] = collections.Counter()
+        self._followed: collections.Counter[str] = collections.Counter()
+        self._versions: dict[str, int] = {}
+        self._changed = asyncio.Event()
+        self._poller: asyncio.Task | None = None
+        self.closing = asyncio.Event()  # set at shutdown: every stream ends
+
+    async def session(self, region: str, account_id: int, since: str, client: str) -> dict[str, Any]:
+        now = self.clock()
+        moment = since_moment(since, now, now - MAX_DAYS * DAY_SECONDS)
+        if isinstance(moment, str):
+            raise APIError("invalid_since", moment)
+        states = await self._states(region, account_id, moment, now)
+        if not states:
+            # Nothing stored: a live lookup (under its limits) tracks the account and writes
+            # today's record, the session's first state.
+            await self.players.profile(region, account_id, client)
+            states = await self._states(region, account_id, moment, now)
+            if not states:
+                raise APIError("no_history", "no per-tank records for this account yet")
+        watching, until = await self._watch(region, account_id, client, now)
+        ends = session_ends(states, moment)
+        assert ends is not None
+        start, end = ends
+        expected = await self.ratings_source.expected_values(region)
+        tiers = await self.ratings_source.tiers(region) if expected is not None else {}
+        vehicles = await self.ratings_source.vehicles(region)
+        assist = recents.assist_change(start.assist, end.assist)
+        figures = recents.state_figures(start.state, end.state, expected, tiers, assist)
+        rows = recents.tank_rows(
+            as_counters(start.state),
+            as_counters(end.state),
+            expected,
+            vehicles,
+            assist=assist,
+            career_assist=end.assist,
+        )
+        return {
+            "account_id": account_id,
+            "region": region,
+            "since": int(moment),
+            "from": int(start.at),
+            "from_source": start.source,
+            "from_day": start.day,
+            "as_of": int(min(end.at, now)),
+            "as_of_source": end.source,
+            "watching": watching,
+            "watching_until": int(until) if until is not None else None,
+            **{key: figures[key] for key in SESSION_FIGURES},
+            "tanks": [row for row in rows if row["period"]["battles"] > 0],
+        }
+
+    async def _states(self, region: str, account_id: int, since: float, now: float) -> list[Stored]:
+        """The daily record at or before the end of the day before `since`'s, the newest daily record,
+        and the watcher's first and newest captures."""
+        since_day = utc_day(since)
+        today = utc_day(now)
+        async with request_deadline():
+            timeline = await self.store.tanks.timeline(region, account_id, days_before(since_day, 1), today)
+            watched = await self.store.watched.get(region, account_id)
+        states: list[Stored] = []
+        for day in (days_before(since_day, 1), today):
+            found = timeline.raw_state_on(day)
+            if found is not None:
+                record_day, state = found
+                states.append(daily(record_day, state, timeline.assist_on(record_day)))
+        for name in ("first", "latest"):
+            capture = (watched or {}).get(name)
+            if capture and capture.get("s"):
+                states.append(Stored(float(capture["at"]), "watch", None, unpack(capture["s"]), capture.get("assist")))
+        return states
+
+    async def _watch(self, region: str, account_id: int, client: str, now: float) -> tuple[bool, float | None]:
+        """Watch the account for WATCH_SECONDS more, unless the client or the region has reached
+        its cap (an account already watched is always watched on)."""
+        key = (region, account_id)
+        mine = {k: until for k, until in self._by_client.get(client, {}).items() if until > now}
+        if key not in mine and len(mine) >= WATCHED_PER_CLIENT:
+            return False, None
+        async with request_deadline():
+            known = await self.store.watched.get(region, account_id)
+            watched_now = known is not None and known.get("next") != float("inf") and known.get("until", 0) >= now
+            if not watched_now and await self._watching(region, now) >= WATCHED_PER_REGION:
+                return False, None
+            doc = await self.store.watched.watch(region, account_id, now + WATCH_SECONDS, now)
+        mine[key] = float(doc["until"])
+        self._by_client[client] = mine
+        if len(self._by_client) > 100_000:
+            self._by_client.clear()
+        if not watched_now:
+            self._counts.pop(region, None)
+        return True, float(doc["until"])
+
+    async def _watching(self, region: str, now: float) -> int:
+        cached = self._counts.get(region)
+        if cached is None or now - cached[0] > COUNT_SECONDS:
+            cached = (now, await self.store.watched.count_watching(region, now))
+            self._counts[region] = cached
+        return cached[1]
+
+    # --- streams ---------------------------------------------------------------------
+    @contextlib.contextmanager
+    def stream_slot(self, client: str) -> Iterator[None]:
+        """Hold one of the client's and the process's stream slots (429 / 503 past the caps)."""
+        if self.closing.is_set() or sum(self._streams.values()) >= STREAMS_PER_PROCESS:
+            raise APIError("streams_full", headers={"Retry-After": "30"})
+        if self._streams[client] >= STREAMS_PER_CLIENT:
+            raise APIError("too_many_streams", headers={"Retry-After": "30"})
+        self._streams[client] += 1
+        try:
+            yield
+        finally:
+            self._streams[client] -= 1
+            if self._streams[client] <= 0:
+                del self._streams[client]
+
+    async def follow(
+        self, region: str, account_id: int, since: str, client: str, last_event_id: str | None
+    ) -> AsyncIterator[str]:
+        """The stream's text: "" once the first session is built (so a bad request is still a JSON
+        error, and the headers go before any event), the session (unless `last_event_id` is its
+        id), then the session after each new state, comment lines between, and `end` at shutdown."""
+        session = await self.session(region, account_id, since, client)
+        yield ""  # built: the stream's headers may go
+        key = watched_id(region, account_id)
+        self._followed[key] += 1
+        self._ensure_poller()
+        try:
+            sent = last_event_id
+            version = self._versions.get(key)
+            while True:
+                event_id = f"{session['as_of']}-{session['battles']}"
+                if event_id != sent:
+                    yield f"id: {event_id}\nevent: session\ndata: {ujson.dumps(session)}\n\n"
+                    sent = event_id
+                waited = await self._next_change(key, version)
+                if self.closing.is_set():
+                    yield "event: end\ndata: {}\n\n"
+                    return
+                if waited is None:
+                    yield ": still here\n\n"
+                    continue
+                version = waited
+                session = await self.session(region, account_id, since, client)
+        finally:
+            self._followed[key] -= 1
+            if self._followed[key] <= 0:
+                del self._followed[key]
+
+    async def _next_change(self, key: str, version: int | None) -> int | None:
+        """The key's new version once it differs from `version`, or None after a heartbeat's wait."""
+        deadline = time.monotonic() + STREAM_HEARTBEAT_SECONDS
+        while not self.closing.is_set():
+            current = self._versions.get(key)
+            if current is not None and current != version:
+                return current
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            waits = [asyncio.ensure_future(self._changed.wait()), asyncio.ensure_future(self.closing.wait())]
+            try:
+                await asyncio.wait(waits, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for wait in waits:
+                    wait.cancel()
+        return None
+
+    def _ensure_poller(self) -> None:
+        if self._poller is None or self._poller.done():
+            self._poller = asyncio.ensure_future(self._poll())
+
+    async def _poll(self) -> None:
+        """While streams follow accounts: read their versions every STREAM_POLL_SECONDS (one query
+        for all), wake the streams when one changed, and keep the accounts watched."""
+        rewatched = 0.0
+        while self._followed and not self.closing.is_set():
+            keys = list(self._followed)
+            try:
+                async with request_deadline():
+                    versions = await self.store.watched.versions(keys)
+                now = self.clock()
+                if now - rewatched >= WATCH_SECONDS / 3:
+                    async with request_deadline():
+                        await self.store.watched.extend(keys, now + WATCH_SECONDS, now)
+                    rewatched = now
+            except Exception:
+                log.warning("session streams: reading the followed accounts failed", exc_info=True)
+                versions = {}
+            if any(self._versions.get(k) != v for k, v in versions.items()):
+                self._versions.update(versions)
+                changed, self._changed = self._changed, asyncio.Event()
+                changed.set()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.closing.wait(), STREAM_POLL_SECONDS)
+        self._changed.set()
+
+    def close_streams(self) -> None:
+        """Shutdown: every open stream sends `end` and finishes."""
+        self.closing.set()
+        self._changed.set()
+
+    def stream_status(self) -> dict[str, int]:
+        return {"open": sum(self._streams.values()), "accounts": len(self._followed)}
+
+
+class Watcher:
+    """Measures the watched accounts of each region at most every WATCH_REFRESH_SECONDS: account/info
+    for up to WATCH_BATCH of them per request, tanks/stats only for those whose last battle moved,
+    within WATCH_REQUESTS_PER_MINUTE upstream requests per realm."""
+
+    def __init__(self, store: Store, upstream: UpstreamClient, clock: Callable[[], float] = time.time) -> None:
+        self.store = store
+        self.upstream = upstream
+        self.clock = clock
+        self._sent: dict[str, collections.deque[float]] = {region: collections.deque() for region in REGIONS}
+        self.captures = 0  # states captured since start (/metrics)
+        self.requests = 0  # upstream requests since start
+        self.failed_ticks = 0
+
+    async def run(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            try:
+                for region in REGIONS:
+                    await self.tick(region)
+                self.failed_ticks = 0
+            except Exception:
+                self.failed_ticks += 1
+                log.exception("watcher tick failed")
+            try:
+                await asyncio.wait_for(stop.wait(), TICK_SECONDS * min(12, 1 + self.failed_ticks))
+            except TimeoutError:
+                pass
+
+    def _spend(self, region: str) -> bool:
+        """One more upstream request for `region` within the watcher's share of the minute."""
+        sent = self._sent[region]
+        now = time.monotonic()
+        while sent and sent[0] <= now - 60:
+            sent.popleft()
+        if len(sent) >= WATCH_REQUESTS_PER_MINUTE:
+            return False
+        sent.append(now)
+        self.requests += 1
+        return True
+
+    async def tick(self, region: str) -> int:
+        """Measure the due watched accounts of `region`; returns the states captured."""
+        now = self.clock()
+        with job_deadline():
+            due = await self.store.watched.claim_due(region, now, WATCH_BATCH, now + WATCH_REFRESH_SECONDS)
+        if not due:
+            return 0
+        ended = [doc["_id"] for doc in due if float(doc.get("until") or 0) < now]
+        current = [doc for doc in due if float(doc.get("until") or 0) >= now]
+        with job_deadline():
+            await self.store.watched.ended(ended)
+        if not current:
+            return 0
+        if not self._spend(region):
+            with job_deadline():
+                await self.store.watched.due_again([doc["_id"] for doc in current], now)
+            return 0
+        infos = await self.upstream.account_info(
+            region, [int(doc["a"]) for doc in current], fields=ACCOUNT_FIELDS, caller="watch"
+        )
+        moved, unchanged = [], []
+        for doc in current:
+            info = infos.get(int(doc["a"]))
+            latest = doc.get("latest") or {}
+            if info and (not latest or info.get("last_battle_time") != latest.get("lbt")):
+                moved.append((doc, info))
+            else:
+                unchanged.append(doc["_id"])  # not played since (or gone upstream): measured again later
+        captured = 0
+        next_at = now + WATCH_REFRESH_SECONDS
+        waiting: list[str] = []
+        for doc, info in moved:
+            if waiting or not self._spend(region):
+                waiting.append(doc["_id"])  # due again at once: measured first at the next tick
+                continue
+            raw = await self.upstream.tanks_stats(region, int(doc["a"]), fields=TANKS_FIELDS, caller="watch")
+            if raw is None:
+                unchanged.append(doc["_id"])
+                continue
+            with job_deadline():
+                await self.store.watched.capture(
+                    region,
+                    int(doc["a"]),
+                    now,
+                    info.get("last_battle_time"),
+                    pack(tank_state(raw)),
+                    account_assist(info),
+                    next_at,
+                    mastery=mastery_of(raw),
+                )
+            captured += 1
+        with job_deadline():
+            await self.store.watched.unchanged(unchanged, now, next_at)
+            await self.store.watched.due_again(waiting, now)
+        self.captures += captured
+        return captured
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "captures": self.captures,
+            "upstream_requests": self.requests,
+            "requests_last_minute": {region: len(sent) for region, sent in self._sent.items()},
+            "share_per_minute": WATCH_REQUESTS_PER_MINUTE,
+            "failed_ticks": self.failed_ticks,
+        }

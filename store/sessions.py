@@ -1,0 +1,168 @@
+"""Watched accounts: the states a session request asked to be measured every minute for a while."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from bson import Binary
+from pymongo import ASCENDING, ReturnDocument
+
+from store.kinds import Declared, cache
+from store.retention import Expiring, ensure_expiry_index
+
+if TYPE_CHECKING:
+    from motor.motor_asyncio import AsyncIOMotorDatabase
+
+# A watched document outlives its watch by this long, so a session asked again the same day
+# still finds the state captured when the account was first watched.
+KEEP_SECONDS = 86400
+
+
+def watched_id(region: str, account_id: int) -> str:
+    return f"{region}:{int(account_id)}"
+
+
+def _utc(ts: float) -> dt.datetime:
+    return dt.datetime.fromtimestamp(ts, dt.UTC)
+
+
+class Watched:
+    """Collection `watched`: one document per watched account.
+
+    {_id: "region:account_id", r: region, a: account_id, until: the watch's end (unix), next: when
+    the watcher measures it next (unix), first: the state captured when it was first watched,
+    latest: the newest state captured, each {at: unix time of the measurement, lbt: the account's
+    last_battle_time then, s: packed per-tank state (store.tanks.pack), assist: the account's
+    assistance counters (store.constants.ACCOUNT_ASSIST) or null}, v: how many captures changed
+    `latest` (a stream's event id), expires_at}. The watcher reads the due ones of a region by an
+    equality and a range on the (r, next) index."""
+
+    COLLECTIONS: ClassVar[dict[str, Declared]] = {
+        "watched": cache(
+            "the states of accounts a session watches (a day at most); a lost one starts a session from "
+            "the daily record"
+        ),
+    }
+
+    def __init__(self, db: AsyncIOMotorDatabase[Any], ttl_indexes: bool = True) -> None:
+        self.collection = db["watched"]
+        self.ttl_indexes = ttl_indexes
+
+    async def ensure_schema(self) -> None:
+        await ensure_expiry_index(self.collection, "expires_at", 0, self.ttl_indexes)
+        await self.collection.create_index([("r", ASCENDING), ("next", ASCENDING)])
+
+    def expiring(self) -> list[Expiring]:
+        return [Expiring("watched", self.collection, "expires_at", 0)]
+
+    async def watch(self, region: str, account_id: int, until: float, now: float) -> dict:
+        """Watch the account until `until` (never shortening a longer watch); a new one is due at
+        once. Returns the document as it is after the write."""
+        doc = await self.collection.find_one_and_update(
+            {"_id": watched_id(region, account_id)},
+            {
+                "$max": {"until": until, "expires_at": _utc(until + KEEP_SECONDS)},
+                "$setOnInsert": {"r": region, "a": int(account_id), "next": now, "v": 0},
+            },
+            upsert=True,
+            return_document=ReturnDocument.AFTER,
+        )
+        if doc["next"] == float("inf"):  # an ended watch asked again: due at once
+            doc = await self.collection.find_one_and_update(
+                {"_id": doc["_id"], "next": float("inf")},
+                {"$set": {"next": now}},
+                return_document=ReturnDocument.AFTER,
+            ) or await self.get(region, account_id)
+        return doc
+
+    async def get(self, region: str, account_id: int) -> dict | None:
+        return await self.collection.find_one({"_id": watched_id(region, account_id)})
+
+    async def claim_due(self, region: str, now: float, limit: int, next_at: float) -> list[dict]:
+        """Claim the watched accounts of `region` due for a measurement (oldest due first, without
+        their states): each one's `next` moves to `next_at` by a conditional write, so of several
+        processes only one measures it. An ended watch is claimed once too (the caller ends it)."""
+        cursor = (
+            self.collection.find(
+                {"r": region, "next": {"$lte": now}},
+                {"a": 1, "until": 1, "next": 1, "latest.lbt": 1, "latest.at": 1},
+            )
+            .sort("next", ASCENDING)
+            .limit(limit)
+        )
+        claimed = []
+        for doc in await cursor.to_list(None):
+            done = await self.collection.update_one(
+                {"_id": doc["_id"], "next": doc["next"]}, {"$set": {"next": next_at}}
+            )
+            if done.modified_count:
+                claimed.append(doc)
+        return claimed
+
+    async def capture(
+        self,
+        region: str,
+        account_id: int,
+        at: float,
+        lbt: Any,
+        state: bytes,
+        assist: Any,
+        next_at: float,
+        mastery: bytes = b"",
+    ) -> None:
+        """A new measurement: the newest state (and the first, if there is none yet); v counts it.
+        `mastery`: the tanks' mastery badges (server.services.tracker.mastery_of), so the tracker's
+        visit can take the newest capture for its own tanks/stats answer."""
+        capture = {"at": at, "lbt": lbt, "s": Binary(state), "assist": assist, "m": Binary(mastery)}
+        key = {"_id": watched_id(region, account_id)}
+        await self.collection.update_one(key, {"$set": {"latest": capture, "next": next_at}, "$inc": {"v": 1}})
+        await self.collection.update_one({**key, "first": {"$exists": False}}, {"$set": {"first": capture}})
+
+    async def latest_of(self, region: str, account_ids: list[int]) -> dict[int, dict]:
+        """{account_id: newest capture} of the watched accounts among `account_ids` (point reads by _id)."""
+        keys = [watched_id(region, a) for a in account_ids]
+        out: dict[int, dict] = {}
+        for start in range(0, len(keys), 500):
+            async for doc in self.collection.find({"_id": {"$in": keys[start : start + 500]}}, {"a": 1, "latest": 1}):
+                if doc.get("latest"):
+                    out[int(doc["a"])] = doc["latest"]
+        return out
+
+    async def unchanged(self, keys: list[str], at: float, next_at: float) -> None:
+        """Accounts measured at `at` that had not played since their newest capture."""
+        if keys:
+            await self.collection.update_many({"_id": {"$in": keys}}, {"$set": {"next": next_at, "latest.checked": at}})
+
+    async def due_again(self, keys: list[str], at: float) -> None:
+        """Claimed accounts the watcher could not measure (its share of the minute was spent)."""
+        if keys:
+            await self.collection.update_many({"_id": {"$in": keys}}, {"$set": {"next": at}})
+
+    async def ended(self, keys: list[str]) -> None:
+        """Watches that ended: not due again until someone asks (their states stay a day)."""
+        if keys:
+            await self.collection.update_many({"_id": {"$in": keys}}, {"$set": {"next": float("inf")}})
+
+    async def versions(self, keys: list[str]) -> dict[str, int]:
+        """{_id: v} of the watched accounts among `keys` (point reads by _id)."""
+        out: dict[str, int] = {}
+        for start in range(0, len(keys), 500):
+            async for doc in self.collection.find({"_id": {"$in": keys[start : start + 500]}}, {"v": 1}):
+                out[doc["_id"]] = int(doc.get("v") or 0)
+        return out
+
+    async def extend(self, keys: list[str], until: float, now: float) -> None:
+        """Keep these accounts watched until `until` (streams follow them); an ended watch is due again."""
+        for start in range(0, len(keys), 500):
+            part = keys[start : start + 500]
+            await self.collection.update_many(
+                {"_id": {"$in": part}}, {"$max": {"until": until, "expires_at": _utc(until + KEEP_SECONDS)}}
+            )
+            await self.collection.update_many({"_id": {"$in": part}, "next": float("inf")}, {"$set": {"next": now}})
+
+    async def count_watching(self, region: str, now: float) -> int:
+        """Accounts of `region` watched now (the watcher's cap)."""
+        return await self.collection.count_documents(
+            {"r": region, "next": {"$lt": float("inf")}, "until": {"$gte": now}}
+        )

@@ -1,0 +1,254 @@
+"""Sessions: the battles since a moment, from the states the watcher captures, against the simulator's truth.
+
+The watcher and the session service run over the app's database and the simulator, on a manual
+clock the simulator follows (`_sim_now`): an account is watched before its evening's play, the
+clock moves past it, and the session equals the simulator's own counters for those battles.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+import ujson
+from tornado.httpclient import HTTPRequest
+
+from scripts.upstream_sim.ids import EVENING_UTC_HOUR, existing_accounts
+from scripts.upstream_sim.world import World
+from server.api.catalogue import WATCH_REFRESH_SECONDS, WATCHED_PER_CLIENT
+from server.api.errors import APIError
+from server.compose.demo import TimeTravelUpstream
+from server.domain.days import DAY_SECONDS, ManualClock, day_start, days_before, utc_day
+from server.domain.sessions import Stored, daily, session_ends, since_moment
+from server.services.sessions import SessionService, Watcher
+from server.services.tracker import Tracker, raw_tanks_of, tank_state
+from server.upstream.client import TANKS_FIELDS
+from store.constants import TANK_COUNTERS
+from store.tanks import unpack
+from tests.helpers import EXPECTED_VALUES_FILE, sim_async, xvm_wn8
+
+REGION = "eu"
+
+
+@pytest.fixture(scope="module")
+def world():
+    return World(expected_values=EXPECTED_VALUES_FILE, profile_cache=1_000)
+
+
+def truth(world, account_id: int, at: float) -> dict[int, dict[str, int]]:
+    tanks = world.tanks_stats(REGION, account_id, int(at), None) or []
+    return {t["tank_id"]: {c: t["all"][c] for c in TANK_COUNTERS} for t in tanks if t["all"]["battles"]}
+
+
+def played_evening(world, count: int) -> tuple[list[int], float, float]:
+    """`count` accounts that played in yesterday's evening window, and a time before it and after it."""
+    day = days_before(utc_day(time.time()), 1)
+    before = day_start(day) + EVENING_UTC_HOUR[REGION] * 3600 - 60
+    after = day_start(day) + DAY_SECONDS - 60
+    found = []
+    for account_id in existing_accounts(REGION, 400, start=500_100_000):
+        battles = [sum(c["battles"] for c in truth(world, account_id, at).values()) for at in (before, after)]
+        if battles[1] > battles[0] > 0:
+            found.append(account_id)
+            if len(found) == count:
+                break
+    assert len(found) == count
+    return found, before, after
+
+
+def test_since_is_today_or_a_time_within_the_records_kept():
+    now = 1_764_000_000.0
+    assert since_moment("today", now, now - 400 * DAY_SECONDS) == now - now % DAY_SECONDS
+    assert since_moment(str(int(now) - 3600), now, now - 400 * DAY_SECONDS) == now - 3600
+    assert since_moment(str(int(now) + 1), now, now - 400 * DAY_SECONDS) == "since is in the future"
+    assert since_moment("1", now, now - 400 * DAY_SECONDS) == "since is older than the records kept"
+
+
+def test_a_session_starts_at_the_newest_state_at_or_before_since_and_ends_at_the_most_battles():
+    state = {1: [10] + [0] * (len(TANK_COUNTERS) - 1)}
+    more = {1: [15] + [0] * (len(TANK_COUNTERS) - 1)}
+    yesterday = daily("2026-11-26", state, None)  # taken at the latest at the day's end
+    today = daily("2026-11-27", more, None)
+    capture = Stored(day_start("2026-11-27") + 3600, "watch", None, state)
+    since = day_start("2026-11-27") + 1800
+    assert session_ends([today, capture, yesterday], since) == (yesterday, today)
+    # A capture at or before since is newer than yesterday's record: the session starts there.
+    assert session_ends([today, capture, yesterday], day_start("2026-11-27") + 3600) == (capture, today)
+    # No state that old: the session starts at the oldest one, and says when (later than since).
+    assert session_ends([today, capture], since) == (capture, today)
+    assert session_ends([], since) is None
+
+
+@pytest.mark.gen_test(timeout=120)
+async def test_a_watched_accounts_session_equals_the_simulators_battles(app, world, upstream_sim):
+    store, services = app.settings["store"], app.settings["services"]
+    (account_id,), before, after = played_evening(world, 1)
+    clock = ManualClock(before)
+    upstream = TimeTravelUpstream(services.upstream, clock)
+    watcher = Watcher(store, upstream, clock=clock)
+    sessions = SessionService(store, services.ratings_source, services.players, clock=clock)
+
+    await store.watched.watch(REGION, account_id, after + 900, before)
+    assert await watcher.tick(REGION) == 1  # the state when first watched
+    clock.set(before + WATCH_REFRESH_SECONDS - 1)
+    assert await watcher.tick(REGION) == 0  # not due again within a minute, whoever asks
+    clock.set(after)
+    assert await watcher.tick(REGION) == 1  # played since: tanks/stats again
+
+    session = await sessions.session(REGION, account_id, str(int(before)), "client-a")
+    start, end = truth(world, account_id, before), truth(world, account_id, after)
+    assert (session["from"], session["from_source"], session["as_of"], session["as_of_source"]) == (
+        int(before),
+        "watch",
+        int(after),
+        "watch",
+    )
+    assert session["watching"] is True and session["watching_until"] >= int(after)
+    played = {t: c for t, c in end.items() if c["battles"] > start.get(t, {}).get("battles", 0)}
+    assert session["battles"] == sum(c["battles"] - start.get(t, {}).get("battles", 0) for t, c in played.items())
+    assert session["wins"] == sum(c["wins"] - start.get(t, {}).get("wins", 0) for t, c in played.items())
+    assert {row["tank_id"]: row["period"]["battles"] for row in session["tanks"]} == {
+        t: c["battles"] - start.get(t, {}).get("battles", 0) for t, c in played.items()
+    }
+    for row in session["tanks"]:
+        mine = played[row["tank_id"]]
+        assert row["period"]["damage_dealt"] == mine["damage_dealt"] - start.get(row["tank_id"], {}).get(
+            "damage_dealt", 0
+        )
+    # The table the service rates with: the simulator's maintained (wg/) one.
+    rows = (await sim_async(upstream_sim, "/json/wg/wn8exp.json"))["data"]
+    assert session["wn8"] == pytest.approx(xvm_wn8(start, end, {int(r["IDNum"]): r for r in rows}), abs=0.01)
+
+
+@pytest.mark.gen_test(timeout=120)
+async def test_a_client_watches_at_most_its_cap_and_the_rest_answer_from_stored_states(app, world):
+    store, services = app.settings["store"], app.settings["services"]
+    accounts, before, after = played_evening(world, WATCHED_PER_CLIENT + 1)
+    clock = ManualClock(before)
+    watcher = Watcher(store, TimeTravelUpstream(services.upstream, clock), clock=clock)
+    sessions = SessionService(store, services.ratings_source, services.players, clock=clock)
+    for account_id in accounts:
+        await store.watched.watch(REGION, account_id, before + 60, before)
+    assert await watcher.tick(REGION) == len(accounts)  # one account/info batch, then tanks/stats each
+    answers = [await sessions.session(REGION, a, "today", "client-b") for a in accounts]
+    assert [a["watching"] for a in answers] == [True] * WATCHED_PER_CLIENT + [False]
+    # Another client may still watch it.
+    assert (await sessions.session(REGION, accounts[-1], "today", "client-c"))["watching"] is True
+    with pytest.raises(APIError) as refused:
+        await sessions.session(REGION, accounts[0], str(int(before) + 10), "client-b")
+    assert refused.value.code == "invalid_since"
+
+
+@pytest.mark.gen_test(timeout=60)
+async def test_bad_since_is_a_400_that_says_why(app, http_client, base_url):
+    for since, says in (("tomorrow", "since must be"), ("99999999999", "since must be"), ("1", "older")):
+        request = HTTPRequest(f"{base_url}/api/v1/player/500000001/eu/session?since={since}")
+        response = await http_client.fetch(request, raise_error=False)
+        body = ujson.loads(response.body)
+        assert response.code == 400 and body["error"]["code"] == "invalid_since", body
+        assert says in body["error"]["message"], body
+
+
+@pytest.mark.gen_test(timeout=180)
+async def test_the_trackers_visit_takes_a_watched_accounts_newest_capture_instead_of_asking_again(
+    app, world, upstream_sim
+):
+    store, services = app.settings["store"], app.settings["services"]
+    (account_id,), _, after = played_evening(world, 1)
+    clock = ManualClock(after)
+    upstream = TimeTravelUpstream(services.upstream, clock)
+    await store.watched.watch(REGION, account_id, after + 900, after)
+    assert await Watcher(store, upstream, clock=clock).tick(REGION) == 1
+    # The capture is the tanks/stats answer it was taken from (the played tanks, as the tracker reads them).
+    capture = (await store.watched.latest_of(REGION, [account_id]))[account_id]
+    asked = await upstream.tanks_stats(REGION, account_id, fields=TANKS_FIELDS, caller="other")
+    assert raw_tanks_of(capture) == sorted(
+        (
+            {"tank_id": t["tank_id"], "mark_of_mastery": t.get("mark_of_mastery") or 0, "all": t["all"]}
+            for t in asked
+            if t["all"]["battles"]
+        ),
+        key=lambda t: t["tank_id"],
+    )
+
+    # The daily visit of a tracked account the watcher measured since its last battle: no tanks/stats.
+    tracker = Tracker(store, upstream, services.ratings_source, clock=clock, owner="solo")
+    await store.tracked.track(REGION, account_id, None, after + 30 * DAY_SECONDS, after)
+    before_visit = (await sim_async(upstream_sim, "/_sim/stats"))["by_path"].get("wot/tanks/stats", 0)
+    counts = await tracker.visit(utc_day(after), REGION, [await store.tracked.get(REGION, account_id)])
+    assert counts["visited"] == 1 and counts["tanks_requests"] == 0
+    assert (await sim_async(upstream_sim, "/_sim/stats"))["by_path"].get("wot/tanks/stats", 0) == before_visit
+    state = unpack((await store.tracked.states([f"{REGION}:{account_id}"]))[f"{REGION}:{account_id}"])
+    assert state == tank_state(asked)  # the state stored is the upstream's
+
+
+class Stream:
+    """A session stream read over real HTTP: its events as they arrive."""
+
+    def __init__(self, http_client, url: str, headers: dict | None = None):
+        self.events: list[dict] = []
+        self.comments = 0
+        self._buffer = ""
+        self.arrived = asyncio.Event()
+        request = HTTPRequest(url, headers=headers or {}, streaming_callback=self._chunk, request_timeout=120)
+        self.done = asyncio.ensure_future(http_client.fetch(request, raise_error=False))
+
+    def _chunk(self, data: bytes) -> None:
+        self._buffer += data.decode()
+        while "\n\n" in self._buffer:
+            block, self._buffer = self._buffer.split("\n\n", 1)
+            if block.startswith(":"):
+                self.comments += 1
+                continue
+            fields = dict(line.split(": ", 1) for line in block.split("\n") if ": " in line)
+            self.events.append(fields)
+            self.arrived.set()
+
+    async def event(self, n: int, timeout: float) -> dict:
+        """The stream's n-th event (1-based), once it has arrived."""
+        deadline = time.monotonic() + timeout
+        while len(self.events) < n:
+            self.arrived.clear()
+            await asyncio.wait_for(self.arrived.wait(), max(0.0, deadline - time.monotonic()))
+        return self.events[n - 1]
+
+
+@pytest.mark.gen_test(timeout=180)
+async def test_a_stream_pushes_each_new_state_resumes_and_ends_at_shutdown(app, http_client, base_url, world):
+    store, services = app.settings["store"], app.settings["services"]
+    (account_id,), before, after = played_evening(world, 1)
+    clock = ManualClock(before)
+    watcher = Watcher(store, TimeTravelUpstream(services.upstream, clock), clock=clock)
+    await store.watched.watch(REGION, account_id, after + 900, before)
+    assert await watcher.tick(REGION) == 1
+    url = f"{base_url}/api/v1/player/{account_id}/{REGION}/session/stream?since={int(before)}"
+
+    first = Stream(http_client, url)
+    opened = await first.event(1, 30)
+    assert opened["event"] == "session"
+    assert ujson.loads(opened["data"])["battles"] == 0  # nothing played since the first capture yet
+    # A reconnecting client that has the newest event gets no copy of it.
+    resumed = Stream(http_client, url, headers={"Last-Event-ID": opened["id"]})
+    # The account plays; the watcher captures it: both streams push the new session within seconds.
+    clock.set(after)
+    assert await watcher.tick(REGION) == 1
+    started = time.monotonic()
+    pushed = await first.event(2, 70)
+    assert time.monotonic() - started < 70 and pushed["event"] == "session" and pushed["id"] != opened["id"]
+    played = ujson.loads(pushed["data"])
+    assert played["battles"] > 0 and played["as_of"] == int(after)
+    again = await resumed.event(1, 70)
+    assert again["id"] == pushed["id"] and [e["id"] for e in resumed.events] == [pushed["id"]]
+
+    # Past the client's cap: a clear 429 in the JSON envelope, before any event.
+    third = Stream(http_client, url)
+    await third.event(1, 30)
+    refused = await http_client.fetch(HTTPRequest(url, request_timeout=30), raise_error=False)
+    assert refused.code == 429 and ujson.loads(refused.body)["error"]["code"] == "too_many_streams"
+
+    # Shutdown: every stream says `end` and finishes.
+    services.close_streams()
+    for stream in (first, resumed, third):
+        response = await asyncio.wait_for(stream.done, 30)
+        assert response.code == 200 and stream.events[-1]["event"] == "end"
