@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import bisect
 import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -105,6 +106,17 @@ def clan_lists(
         out[clan_key(window)] = rows
         considered[window] = len(clans)
     return out, considered
+
+
+def ranked_counts(boards: Mapping[str, Boards]) -> dict[str, dict[str, int]]:
+    """For each window, how many accounts are ranked on all tanks at each of its floors (by battles:
+    every one has it), from one sort of their battles (pure: in a worker thread; counted on the
+    event loop floor by floor, it held the loop 25 ms at 6,800 accounts)."""
+    out: dict[str, dict[str, int]] = {}
+    for window in LEADERBOARD_FLOORS:
+        battles = sorted(figures.get(ALL, (0,))[0] for figures in boards.get(window, {}).values())
+        out[window] = {str(floor): len(battles) - bisect.bisect_left(battles, floor) for floor in window_steps(window)}
+    return out
 
 
 def places(lists: Mapping[str, list[list[Any]]]) -> tuple[dict[str, list[list[Any]]], int, dict[str, int]]:
@@ -327,6 +339,7 @@ class LeaderboardBuilder:
         whole.update(clan_rows)
         place_rows, buckets, sizes = await asyncio.to_thread(places, lists)
         whole.update(place_rows)
+        ranked = await asyncio.to_thread(ranked_counts, boards)
         now = self.clock()
         windows = {
             window: {
@@ -335,12 +348,7 @@ class LeaderboardBuilder:
                 "players": players.get(window, 0),
                 "clans": considered.get(window, 0),
                 "wn8_ranked": sizes.get(window, 0),  # the WN8 list at the window's floor (places)
-                "ranked": {  # players ranked on all tanks at each floor (by battles: every one has it)
-                    str(floor): sum(
-                        1 for figures in boards.get(window, {}).values() if figures.get(ALL, (0,))[0] >= floor
-                    )
-                    for floor in window_steps(window)
-                },
+                "ranked": ranked[window],
             }
             for window in LEADERBOARD_FLOORS
         }
