@@ -93,3 +93,37 @@ async def test_the_overlay_without_an_account_says_how_to_set_it_up(
         await page.goto(f"http://127.0.0.1:{http_port}/overlay/")
         await page.wait_for_selector('#overlay[data-state="error"]')
         assert "account=" in await page.inner_text("#overlay-message")
+
+
+@pytest.mark.gen_test(timeout=120)
+async def test_the_site_builds_the_overlays_address_previews_it_and_shows_a_players_today(
+    app, http_client, base_url, http_port, world, async_playwright, chromium_path
+):
+    account_id, _ = await watched_with_battles(app, world)
+    async with Browser(async_playwright, chromium_path) as browser:
+        page = await browser.page(1280, 900)
+        await page.goto(f"http://127.0.0.1:{http_port}/#overlay/{REGION}/{account_id}")
+        url = page.locator("#overlay-url")
+        await url.wait_for()
+        origin = f"http://127.0.0.1:{http_port}"
+        assert await url.input_value() == f"{origin}/overlay/?region={REGION}&account={account_id}&since=today"
+        # The preview is the overlay itself, live.
+        frame = page.frame_locator("#overlay-preview")
+        await frame.locator('#overlay[data-state="live"]').wait_for()
+        # Stream start instead of the day, two figures, dark text: the address says so.
+        await page.select_option("#form-overlay select[name=since]", "now")
+        await page.uncheck("#form-overlay input[name=field-win_rate]")
+        await page.uncheck("#form-overlay input[name=field-avg_damage]")
+        await page.select_option("#form-overlay select[name=theme]", "light")
+        built = await url.input_value()
+        assert built == (
+            f"{origin}/overlay/?region={REGION}&account={account_id}&since=now&fields=battles%2Cwn8&theme=light"
+        ), built
+
+        # The player's page shows today's session and links to its overlay.
+        await page.goto(f"{origin}/#player/{REGION}/{account_id}")
+        today = page.locator("#player-today")
+        await today.wait_for()
+        assert "Today" in await today.inner_text()
+        assert await today.locator("a").get_attribute("href") == f"#overlay/{REGION}/{account_id}"
+    assert all("Failed to load resource" in e for e in browser.errors), browser.errors

@@ -12,6 +12,7 @@ import { loadExpected } from './expected.js';
 import { loadOnline } from './online.js';
 import { loadStatus } from './status.js';
 import { bindRankings, fillRankings, routeRankings } from './rankings.js';
+import { bindOverlay, routeOverlay } from './overlaybuilder.js';
 
 // ---------------------------------------------------------------- forms
 function setOptions(select, values, labels) {
@@ -165,6 +166,7 @@ export function bindForms() {
     if (ev.target.tagName === 'SELECT' && !fm.querySelector('button[type=submit]').disabled) fm.requestSubmit();
   });
   bindRankings();
+  bindOverlay();
   $('#attribution-copy').addEventListener('click', async (ev) => {
     const text = $('#attribution-text').textContent;
     try {
@@ -183,7 +185,7 @@ export function bindForms() {
 }
 
 // ---------------------------------------------------------------- routing
-const VIEWS = ['player', 'clan', 'tanks', 'marks', 'rankings', 'tank', 'expected', 'online', 'status'];
+const VIEWS = ['player', 'clan', 'tanks', 'marks', 'rankings', 'overlay', 'tank', 'expected', 'online', 'status'];
 const TAB_OF = { tank: 'tanks', expected: 'tanks' };   // a tank's page and the expected values belong to the tanks tab
 
 function showView(view) {
@@ -249,6 +251,8 @@ export function route() {
     else $('#marks-out').replaceChildren(loading('Loading the index…'));
   } else if (view === 'rankings') {
     routeRankings(args);
+  } else if (view === 'overlay') {
+    routeOverlay(args);
   } else if (view === 'tank') {
     loadTank(args[0], args[1], args[2] || '');
   } else if (view === 'expected') {

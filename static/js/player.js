@@ -2,6 +2,7 @@
  * and the history below them. */
 
 import { $, ago, fmtCell, fmtValue, h, isObj, label, nullFigure, NUM, rangeText, renderAny, utcText, wn8Node } from './render.js';
+import { todayCard } from './overlaybuilder.js';
 import { API, api, current, errorBox, explainedError, loading, paramEnum, rateLine, takeToken, tankDayChoices, tankDaysDefault } from './api.js';
 import { renderTanks } from './tanks.js';
 import { HISTORY_DAYS, renderHistory } from './history.js';
@@ -168,7 +169,8 @@ export async function loadPlayer(region, id) {
   const recentsBox = h('div', { class: 'block', id: 'player-recents' });
   const tanksBox = h('div', { class: 'block', id: 'player-tanks' });
   const historyBox = h('div', { class: 'block', id: 'player-history' });
-  out.replaceChildren(profileBox, recentsBox, tanksBox, historyBox);
+  const todayBox = h('div', { class: 'block', id: 'player-today-box' });
+  out.replaceChildren(profileBox, todayBox, recentsBox, tanksBox, historyBox);
   const path = `${API}/player/${encodeURIComponent(id)}/${encodeURIComponent(region)}`;
   let autoLeft = RATINGS_AUTO_REFRESHES;
   let historyLoaded = false;
@@ -267,6 +269,9 @@ export async function loadPlayer(region, id) {
     const data = res.data || {};
     const onRefresh = (status, button) => refreshLater(status, button, RATINGS_REFRESH_DELAY);
     profileBox.replaceChildren(renderProfile(data, region, onRefresh), rateLine(res));
+    if (!isRefresh) {
+      todayCard(region, id).then((card) => { if (current('player', token)) todayBox.replaceChildren(card); });
+    }
     const pending = isObj(data.ratings) && data.ratings.available === false;
     if (pending && autoLeft > 0) {
       autoLeft -= 1;
