@@ -10,7 +10,7 @@ import collections
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncGenerator, Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import ujson
@@ -187,7 +187,7 @@ class SessionService:
 
     async def follow(
         self, region: str, account_id: int, since: str, client: str, last_event_id: str | None
-    ) -> AsyncIterator[str]:
+    ) -> AsyncGenerator[str, None]:
         """The stream's text: "" once the first session is built (so a bad request is still a JSON
         error, and the headers go before any event), the session (unless `last_event_id` is its
         id), then the session after each new state, comment lines between, and `end` at shutdown."""
