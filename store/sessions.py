@@ -6,7 +6,7 @@ import datetime as dt
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from bson import Binary
-from pymongo import ASCENDING, ReturnDocument
+from pymongo import ASCENDING
 
 from store.kinds import Declared, cache
 from store.retention import Expiring, ensure_expiry_index
@@ -17,6 +17,9 @@ if TYPE_CHECKING:
 # A watched document outlives its watch by this long, so a session asked again the same day
 # still finds the state captured when the account was first watched.
 KEEP_SECONDS = 86400
+# A watched account is due again within a minute of its last measurement, and a watch lasts 15
+# minutes: `next` of an account watched now lies within this many seconds of now.
+WATCH_SPAN = 1800
 
 
 def watched_id(region: str, account_id: int) -> str:
@@ -57,24 +60,20 @@ class Watched:
         return [Expiring("watched", self.collection, "expires_at", 0)]
 
     async def watch(self, region: str, account_id: int, until: float, now: float) -> dict:
-        """Watch the account until `until` (never shortening a longer watch); a new one is due at
-        once. Returns the document as it is after the write."""
-        doc = await self.collection.find_one_and_update(
-            {"_id": watched_id(region, account_id)},
+        """Watch the account until `until` (never shortening a longer watch); a new one, or one whose
+        watch had ended, is due at once. Returns the document as it is after the writes (point
+        writes and a point read by _id: the embedded database scans for a findAndModify)."""
+        key = {"_id": watched_id(region, account_id)}
+        await self.collection.update_one(
+            key,
             {
                 "$max": {"until": until, "expires_at": _utc(until + KEEP_SECONDS)},
                 "$setOnInsert": {"r": region, "a": int(account_id), "next": now, "v": 0},
             },
             upsert=True,
-            return_document=ReturnDocument.AFTER,
         )
-        if doc["next"] == float("inf"):  # an ended watch asked again: due at once
-            doc = await self.collection.find_one_and_update(
-                {"_id": doc["_id"], "next": float("inf")},
-                {"$set": {"next": now}},
-                return_document=ReturnDocument.AFTER,
-            ) or await self.get(region, account_id)
-        return doc
+        await self.collection.update_one({**key, "next": float("inf")}, {"$set": {"next": now}})
+        return await self.get(region, account_id) or {}
 
     async def get(self, region: str, account_id: int) -> dict | None:
         return await self.collection.find_one({"_id": watched_id(region, account_id)})
@@ -162,7 +161,10 @@ class Watched:
             await self.collection.update_many({"_id": {"$in": part}, "next": float("inf")}, {"$set": {"next": now}})
 
     async def count_watching(self, region: str, now: float) -> int:
-        """Accounts of `region` watched now (the watcher's cap)."""
+        """Accounts of `region` watched now (the watcher's cap): those due within WATCH_SPAN of now
+        (an equality and a bounded range on {r, next}, nothing else: another condition makes the
+        embedded database scan). An ended watch's `next` is infinite once the watcher has seen it
+        end, so one that ended in the last minute may still count."""
         return await self.collection.count_documents(
-            {"r": region, "next": {"$lt": float("inf")}, "until": {"$gte": now}}
+            {"r": region, "next": {"$gte": now - WATCH_SPAN, "$lte": now + WATCH_SPAN}}
         )
