@@ -115,6 +115,10 @@ TIMING: dict[str, set[str] | None] = {
     "test_upstream_realms.py": {"test_background_work_at_the_realm_caps_is_never_stalled"},
     "test_upstream_service.py": {"test_a_live_lookup_does_not_wait_behind_a_realm_that_backs_off"},
     "test_upstream_sim.py": {"test_requests_per_second_per_application_id"},
+    # Every request of a fuzzing run answers within the service's 1.8 s deadline: beside three
+    # workers on 2 cores a slow database read answered 503 database_unavailable.
+    "test_schemathesis.py": None,
+    "test_bench_scale.py": {"test_loader_writes_what_the_pass_writes"},  # the pass's job-step deadlines
     "test_upstream_sim_strict.py": {  # the throttle's 1 s window, stall and block
         "test_throttle_stalls_the_request_over_the_rate_per_address_and_realm",
         "test_a_stalled_request_is_closed_without_an_answer_after_stall_seconds",
