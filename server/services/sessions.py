@@ -297,10 +297,9 @@ class Watcher:
             except Exception:
                 self.failed_ticks += 1
                 log.exception("watcher tick failed")
-            try:
+            # The next tick after TICK_SECONDS (longer after failures), or at once when stopped.
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), TICK_SECONDS * min(12, 1 + self.failed_ticks))
-            except TimeoutError:
-                pass
 
     def _spend(self, region: str) -> bool:
         """One more upstream request for `region` within the watcher's share of the minute."""
