@@ -68,3 +68,26 @@ async def single_flight(flights: dict, key: Hashable, make: Callable[..., Awaita
 
         task.add_done_callback(done)
     return await asyncio.shield(task)
+
+
+def _take_apart(containers: tuple[object, ...]) -> None:
+    # One item at a time, so the interpreter may switch threads between two items (a container
+    # freed whole is one uninterruptible C call over everything it holds).
+    for container in containers:
+        if isinstance(container, dict):
+            while container:
+                container.popitem()
+        elif isinstance(container, list):
+            while container:
+                container.pop()
+        elif isinstance(container, set):
+            while container:
+                container.pop()
+
+
+async def dismantle(*containers: object) -> None:
+    """Empty big dicts, lists and sets item by item in a worker thread. A job's bulk data (millions
+    of small lists) freed when its last reference goes is one deallocation that holds the
+    interpreter, and so the event loop, throughout: ~50 ms at 200 k and ~150 ms at 1 M per-tank
+    records for the population job's sums (bench_scale). The caller drops its references after."""
+    await asyncio.to_thread(_take_apart, containers)

@@ -36,6 +36,7 @@ from server.domain.rankings import (
     ranked_steps,
     tank_figures,
 )
+from server.services.concurrency import dismantle
 from store.client import job_deadline, request_deadline
 from store.leaderboards import CHUNK_ROWS, list_key
 from store.tanks import unpack
@@ -355,7 +356,9 @@ class LeaderboardBuilder:
         build = f"{through}.{int(now)}"
         pointer = {"through": through, "built_at": now, "windows": windows, "place_buckets": buckets}
         with job_deadline():
-            return await self.store.leaderboards.save_build(region, build, lists, pointer, whole)
+            written = await self.store.leaderboards.save_build(region, build, lists, pointer, whole)
+        await dismantle(lists, whole, names, place_rows, clan_rows)
+        return written
 
 
 class LeaderboardService:

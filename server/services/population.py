@@ -24,6 +24,7 @@ from server.domain.days import DAY_SECONDS, day_start, days_before, utc_day
 from server.domain.expected import METHOD_VERSION, WINDOW_DAYS, ComputedRow, Fit, Minimums, fill_gaps, recompute_all
 from server.domain.marks import marks_table
 from server.domain.population import BATTLES, DAMAGE, WINS, PeriodAccumulator, career_table, day_sums
+from server.services.concurrency import dismantle
 from server.services.leaderboards import (
     Boards,
     LeaderboardBuilder,
@@ -178,6 +179,7 @@ class PopulationService:
                     table["career"] = await asyncio.to_thread(
                         career_table, states, expected, STANDING_MIN_BATTLES, POPULATION_MIN_PLAYERS
                     )
+                    await dismantle(states)  # an unpacked state per account: freed item by item
                     del states
                 tanks_seen = max(tanks_seen, len(table["tanks"]))
                 with job_deadline():
@@ -191,7 +193,20 @@ class PopulationService:
             # Documents of every tank's 90 days (~600 tanks): built in a worker thread, like the sums.
             series = await asyncio.to_thread(series_documents, region, through, sums_by_day, marks_by_day)
             await self.store.population.series.save_many(series)
-        return {"accounts": len(accumulator.accounts), "tanks": tanks_seen}
+        accounts = len(accumulator.accounts)
+        await dismantle(
+            accumulator.accounts,
+            accumulator.assists,
+            accumulator.partial,
+            *boards.values(),
+            *tanks.values(),
+            *plays.values(),
+            who,
+            sums_by_day,
+            series,
+            marks_by_day,
+        )
+        return {"accounts": accounts, "tanks": tanks_seen}
 
     async def _expected_table(
         self, region: str, through: str, accumulator: PeriodAccumulator, loaded: Any, now: float
