@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -106,6 +107,8 @@ _PERIOD_INDEXES = tuple((name, TANK_COUNTERS.index(name)) for name in PERIOD_COU
 _ASSIST_INDEXES = tuple((name, TANK_COUNTERS.index(name)) for name in ASSIST_COUNTERS)
 _BATTLES = TANK_COUNTERS.index("battles")
 _WIDTH = len(TANK_COUNTERS)
+_DIFF_NAMES = tuple(name for name, _ in (*_PERIOD_INDEXES, *_ASSIST_INDEXES))
+_PICK = operator.itemgetter(*(i for _, i in (*_PERIOD_INDEXES, *_ASSIST_INDEXES)))
 
 
 def state_differences(
@@ -125,16 +128,18 @@ def state_differences(
             )
             out.update(diff)
             continue
+        # The counters picked at once and paired by zip: per played tank this was a history
+        # answer's hottest line as a comprehension indexing both rows per counter (py-spy).
         if before is None:
             battles = after[_BATTLES]
             if battles <= 0:
                 continue
-            row = {name: max(0, after[i]) for name, i in (*_PERIOD_INDEXES, *_ASSIST_INDEXES)}
+            row = dict(zip(_DIFF_NAMES, [v if v > 0 else 0 for v in _PICK(after)]))
         else:
             battles = after[_BATTLES] - before[_BATTLES]
             if battles <= 0:
                 continue  # most tanks of a state were not played in a period
-            row = {name: max(0, after[i] - before[i]) for name, i in (*_PERIOD_INDEXES, *_ASSIST_INDEXES)}
+            row = dict(zip(_DIFF_NAMES, [a - b if a > b else 0 for a, b in zip(_PICK(after), _PICK(before))]))
         for name in _AT_MOST_BATTLES:
             row[name] = min(row[name], battles)
         row["hits"] = min(row["hits"], row["shots"])
