@@ -16,8 +16,9 @@ import tornado.web
 import ujson
 
 from handlers.params import arguments
+from server.api import csv_answers
 from server.api.answers import Answer, Tag, answer_key
-from server.api.catalogue import Endpoint
+from server.api.catalogue import CsvTable, Endpoint
 from server.api.config import API_VERSION, Config
 from server.api.errors import (
     ALLOWED_METHODS,
@@ -243,15 +244,38 @@ class BaseHandler(tornado.web.RequestHandler):
         `tag`: what the answer is built from; when given, the rendered answer is replayed for
         the endpoint's answer_seconds (server/api/answers.py), or until this process writes it.
         """
-        data_json, self._data_etag = _RenderCache.render(data, shared)
         cache_control = f"public, max-age={self.cache_max_age if max_age is None else max_age}"
         if max_age is not None:
             self.set_header("Cache-Control", cache_control)
-        body = '{"success":true,"meta":' + _MetaCache.get(self.config) + ',"data":' + data_json + "}"
+        table = self.csv_table
+        if table is not None:
+            body = csv_answers.render(table, data)
+            self._data_etag = '"' + hashlib.blake2b(body.encode(), digest_size=12).hexdigest() + '"'
+            extra = {
+                "Content-Type": csv_answers.CSV_MEDIA_TYPE,
+                "Content-Disposition": f'attachment; filename="{csv_answers.file_name(table, data)}"',
+                # The attribution a CSV cannot carry inside without breaking its parsers.
+                "Link": f'<{self.config.site_url}>; rel="cite-as"',
+            }
+            for name, value in extra.items():
+                self.set_header(name, value)
+        else:
+            data_json, self._data_etag = _RenderCache.render(data, shared)
+            body = '{"success":true,"meta":' + _MetaCache.get(self.config) + ',"data":' + data_json + "}"
+            extra = {}
         if tag is not None and max_age is None:
-            headers = {**COMMON_HEADERS, "Cache-Control": cache_control}
+            headers = {**COMMON_HEADERS, "Cache-Control": cache_control, **extra}
             self.keep_answer(200, headers, body, self._data_etag, tag)
         self.finish(body)
+
+    @property
+    def csv_table(self) -> CsvTable | None:
+        """The table to answer as CSV: the endpoint's, when the request asked ?format=csv (the
+        handler's arguments() has validated the parameter by now)."""
+        endpoint = self.endpoint
+        if endpoint is None or endpoint.csv is None:
+            return None
+        return endpoint.csv if self.get_query_argument("format", "json") == "csv" else None
 
     def keep_answer(self, status: int, headers: dict[str, str], body: str, etag: str | None, tag: Tag | None) -> None:
         """Keep this answer for the next requests with the same path and query (the headers are

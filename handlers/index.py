@@ -6,6 +6,7 @@ from handlers.base import BaseHandler, api_routes
 from server.api.answers import INDEX_TAG
 from server.api.catalogue import CATALOGUE, INDEX, LIVE_GLOBAL, LIVE_PER_CLIENT, OPENAPI, PREFIX, Endpoint
 from server.api.config import API_VERSION, VERSION
+from server.api.csv_answers import CSV_MEDIA_TYPE
 from server.api.errors import ALLOWED_METHODS, ERROR_CODES, RATE_HEADERS, RETRY_AFTER_SENT
 from server.api.ratelimit import WINDOW_SECONDS, scaled_limit
 from store.constants import GAMES, REGIONS
@@ -27,6 +28,12 @@ def index_entry(endpoint: Endpoint, scale: float) -> dict:
         entry["fields"] = dict(endpoint.fields)
     if endpoint.live_lookups:
         entry["live_lookup_limits"] = {"per_client_per_minute": LIVE_PER_CLIENT, "global_per_minute": LIVE_GLOBAL}
+    if endpoint.csv is not None:
+        entry["csv"] = {
+            "rows": endpoint.csv.rows,
+            "columns": list(endpoint.csv.columns),
+            "media_type": CSV_MEDIA_TYPE,
+        }
     entry["rate_limit_per_minute"] = scaled_limit(endpoint.limit_per_minute, scale)
     return entry
 

@@ -22,6 +22,7 @@ from server.api.catalogue import (
     Param,
 )
 from server.api.config import API_VERSION, VERSION
+from server.api.csv_answers import CSV_MEDIA_TYPE
 from server.api.errors import (
     ALLOWED_METHODS,
     ERROR_CODES,
@@ -296,7 +297,17 @@ def responses_for(endpoint: Endpoint, method: str, shared: dict) -> dict:
         "headers": headers_for("200", method, True, etag=not streamed),
     }
     if body:
-        ok["content"] = {endpoint.media_type: {"schema": ok_schema}} if streamed else _json(ok_schema)
+        content: dict = {endpoint.media_type: {"schema": ok_schema}} if streamed else dict(_json(ok_schema))
+        ok["content"] = content
+        if endpoint.csv is not None:
+            content[CSV_MEDIA_TYPE] = {
+                "schema": {
+                    "type": "string",
+                    "description": f"With format=csv: RFC 4180 CSV, one row per item of data.{endpoint.csv.rows}, "
+                    "a header row of these columns: " + ", ".join(endpoint.csv.columns) + ". Served with "
+                    "Content-Disposition (the file name) and a Link header (rel=cite-as: the attribution).",
+                }
+            }
     responses["200"] = ok
     if not streamed:
         responses["304"] = shared_response(

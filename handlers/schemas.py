@@ -1628,6 +1628,17 @@ def schema_components(index: dict) -> dict:
                                 "additionalProperties": {"type": "string"},
                                 "description": "Short guide to the fields of the answer.",
                             },
+                            "csv": obj(
+                                {
+                                    "rows": {"type": "string", "description": "The list of `data` served as rows."},
+                                    "columns": array(
+                                        {"type": "string"},
+                                        description="The header row: dotted paths into a row (career.wn8).",
+                                    ),
+                                    "media_type": {"type": "string"},
+                                },
+                                description="Present when ?format=csv serves the answer's table as CSV.",
+                            ),
                         },
                         required=[
                             "method",

@@ -215,6 +215,20 @@ def conventions() -> list[str]:
         "The `ETag` is computed from `data` only (not `meta.generated`), so an unchanged answer keeps its "
         "ETag; send it back in `If-None-Match` and the answer is 304 without a body.",
         "",
+        "### CSV",
+        "",
+        "The endpoints whose answer is a table take `format=csv` ("
+        + ", ".join(code(e.full_path) for e in CATALOGUE if e.csv is not None)
+        + "): the same filters, sort and page as the JSON, one row per item of the table's list, as RFC 4180 "
+        "CSV (UTF-8 without a byte-order mark, a header row of the columns listed under each endpoint, CRLF "
+        "line ends, quotes only where a cell needs them). A nested field is a dotted column (`career.wn8`); "
+        "null is an empty cell; booleans are `true` and `false`. It is served as `text/csv; charset=utf-8` "
+        'with `Content-Disposition: attachment; filename="…"` (a name from the answer: region, days, '
+        'ids), the attribution as `Link: <site>; rel="cite-as"` (a CSV has no place for it that every '
+        "parser skips), and its own `ETag` (304 as for JSON). Errors stay the JSON envelope. In a "
+        "spreadsheet: Excel's Data → From Text/CSV (UTF-8), LibreOffice's import dialog (UTF-8, comma), "
+        "Google Sheets' `IMPORTDATA(url)`. Without `format=csv` (or with `format=json`) the answer is JSON.",
+        "",
         "### Replayed answers",
         "",
         "A process keeps the rendered answer of a GET by path and query (parameters ordered by name) for the "
@@ -351,6 +365,12 @@ def endpoint_section(endpoint, schemas: dict) -> list[str]:
             lines += ["| fields | guide |", "|---|---|"]
             lines += [f"| {code(name)} | {cell(text)} |" for name, text in endpoint.fields.items()]
             lines.append("")
+        if endpoint.csv is not None:
+            lines += [
+                f"**CSV** (`format=csv`, [CSV](#csv)): one row per item of `data.{endpoint.csv.rows}`, "
+                "columns " + ", ".join(code(c) for c in endpoint.csv.columns) + ".",
+                "",
+            ]
 
     lines += ["**Errors**", "", "| status | code | when |", "|---|---|---|"]
     for error in endpoint.error_codes:

@@ -280,3 +280,9 @@ async def test_on_demo_data_marks_progress_groups_and_leaderboards_answer_what_p
     from tests.test_leaderboards import check_on_demo
 
     await check_on_demo(store, services, base_url, now)
+    # ... and every table as CSV on the same demo.
+    from tests.test_csv import check_csv_on_demo
+
+    popular = (await get_data(base_url, "/api/v1/tanks/stats?region=eu&days=30&sort=players&limit=1"))["tanks"][0]
+    clan = await store.clans.clans.find_one({"region": "eu"})
+    await check_csv_on_demo(base_url, popular["tank_id"], 500000052, clan["clan_id"])

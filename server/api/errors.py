@@ -39,6 +39,7 @@ ERROR_CODES = {
     "invalid_limit": (400, "limit is not an integer in the allowed range"),
     "invalid_offset": (400, "offset is not an integer in the allowed range"),
     "invalid_group_by": (400, "group_by is not tier, type or nation"),
+    "invalid_format": (400, "format is not json or csv (csv only where the index lists it)"),
     "invalid_source": (400, "source is not effective, table or computed"),
     "invalid_version": (400, "version is not a computed table's version (YYYY-MM-DD+ev<N>)"),
     "bad_request": (400, "the request could not be parsed (bad encoding, header or line)"),
@@ -86,7 +87,8 @@ class APIError(tornado.web.HTTPError):
 ALLOWED_METHODS = "GET, HEAD, OPTIONS"
 # The rate-limit headers every answer that passed the limiter carries (server/api/ratelimit.py).
 RATE_HEADERS = ("RateLimit-Policy", "RateLimit", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset")
-EXPOSED_HEADERS = ", ".join(("ETag", "Retry-After", *sorted(RATE_HEADERS)))
+# Content-Disposition and Link: a CSV answer's file name and attribution (server/api/csv_answers.py).
+EXPOSED_HEADERS = ", ".join(("Content-Disposition", "ETag", "Link", "Retry-After", *sorted(RATE_HEADERS)))
 # What a 503 database_unavailable from a database error (down, or stalled past a query's deadline)
 # tells the caller: the embedded database's supervisor restarts it within seconds.
 DATABASE_RETRY_AFTER = 5

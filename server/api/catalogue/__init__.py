@@ -67,7 +67,7 @@ from server.api.catalogue.figures import (
     WEEK_DAYS,
 )
 from server.api.catalogue.meta import INDEX, OPENAPI, STATUS
-from server.api.catalogue.model import COMMON_ERRORS, PREFIX, Endpoint, Param, parse_value
+from server.api.catalogue.model import COMMON_ERRORS, FORMATS, PREFIX, CsvTable, Endpoint, Param, parse_value
 from server.api.catalogue.online import ONLINE, ONLINE_HISTORY
 from server.api.catalogue.params import SEARCH
 from server.api.catalogue.players import HISTORY, PLAYER, PLAYER_SEARCH, TANKS
@@ -92,6 +92,8 @@ __all__ = [
     "CLAN_MAX_MEMBERS",
     "CLAN_MIN_MEMBERS",
     "COMMON_ERRORS",
+    "FORMATS",
+    "CsvTable",
     "DELTA_PERIODS",
     "DIGEST_MIN_BATTLES",
     "DIGEST_TOP",

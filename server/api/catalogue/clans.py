@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from server.api.catalogue.figures import DEMO_CLAN, DIGEST_MIN_BATTLES, DIGEST_TOP, HOT_COPY_SECONDS, WEEK_DAYS
-from server.api.catalogue.model import Endpoint
+from server.api.catalogue.model import CsvTable, Endpoint
 from server.api.catalogue.params import CLAN_ID, REGION
 
 CLAN = Endpoint(
@@ -23,6 +23,16 @@ CLAN = Endpoint(
     params=(CLAN_ID, REGION),
     errors=("clan_not_cached", "database_unavailable"),
     schema="Clan",
+    csv=CsvTable(
+        "member_list",
+        "clan-members-{region}-{clan_id}",
+        (
+            "account_id",
+            "name",
+            "role",
+            "joined_at",
+        ),
+    ),
     fields={
         "clan_id, tag, name, members_count, region": "identity (members_count from the upstream)",
         "ratings.elo_10 / elo_8": "Elo ratings (integer, null when the upstream has none)",

@@ -92,6 +92,30 @@ class Param:
         return entry
 
 
+FORMATS = ("json", "csv")
+FORMAT = Param(
+    "format",
+    "query",
+    "string",
+    "invalid_format",
+    "json (default): the envelope; csv: the answer's table as RFC 4180 CSV (UTF-8, a header row, the same "
+    "filters, sort and paging), served as a download. Errors stay the JSON envelope.",
+    enum=FORMATS,
+    default="json",
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class CsvTable:
+    """What `?format=csv` serves of an endpoint's answer: the list under `rows` of `data`, one CSV
+    row per item, these `columns` (dotted paths into an item: `career.wn8`), as a download named
+    `file` (formatted with the answer's top-level fields) + ".csv"."""
+
+    rows: str
+    file: str
+    columns: tuple[str, ...]
+
+
 @dataclasses.dataclass(frozen=True, eq=False)  # compared by identity: each record is one endpoint
 class Endpoint:
     """One GET endpoint. `name` is also its rate-limit bucket and the metrics label."""
@@ -120,6 +144,11 @@ class Endpoint:
     # query (server/api/answers.py); 0: built for every request. Never longer than the data's own
     # freshness (HOT_COPY_SECONDS for the services' hot copies).
     answer_seconds: float = 0.0
+    csv: CsvTable | None = None  # the table `?format=csv` serves (FORMAT is then one of its parameters)
+
+    def __post_init__(self) -> None:
+        if self.csv is not None and FORMAT not in self.params:
+            object.__setattr__(self, "params", (*self.params, FORMAT))
 
     @property
     def bucket(self) -> str:

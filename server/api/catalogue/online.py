@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from server.api.catalogue.figures import HOT_COPY_SECONDS
-from server.api.catalogue.model import Endpoint, Param
+from server.api.catalogue.model import CsvTable, Endpoint, Param
 from server.api.catalogue.params import days_param
 from store.constants import GAMES, REGIONS
 
@@ -66,6 +66,18 @@ ONLINE_HISTORY = Endpoint(
     ),
     errors=("database_unavailable",),
     schema="OnlineHistory",
+    csv=CsvTable(
+        "series",
+        "online-{game}-{region}-{days}d",
+        (
+            "date",
+            "samples",
+            "peak",
+            "peak_minute",
+            "min",
+            "avg",
+        ),
+    ),
     fields={
         "game, region, days": "what was asked for (region all: the sum over every region)",
         "from, to": "the first and last day of the series (UTC)",

@@ -18,7 +18,7 @@ from server.api.catalogue.figures import (
     TANK_LEADERBOARD_STEPS,
     VEHICLE_TYPES,
 )
-from server.api.catalogue.model import Endpoint, Param, and_list, one_of
+from server.api.catalogue.model import CsvTable, Endpoint, Param, and_list, one_of
 from server.api.catalogue.params import REGION
 from server.api.catalogue.tanks import REGION_QUERY, TANK_ID
 
@@ -111,6 +111,18 @@ LEADERBOARD_PLAYERS = Endpoint(
     ),
     errors=("no_statistics", "database_unavailable"),
     schema="PlayerLeaderboard",
+    csv=CsvTable(
+        "rows",
+        "leaderboard-players-{region}-{days}-{by}",
+        (
+            "rank",
+            "account_id",
+            "nickname",
+            "clan_tag",
+            "value",
+            "battles",
+        ),
+    ),
     fields={
         "region, days, from, through": "the region and the window: its first and last UTC day (from is null "
         "for the career; through is the newest complete day the build read)",
@@ -164,6 +176,18 @@ TANK_LEADERBOARD = Endpoint(
     ),
     errors=("no_statistics", "database_unavailable"),
     schema="TankLeaderboard",
+    csv=CsvTable(
+        "rows",
+        "leaderboard-tank-{tank_id}-{region}-{days}-{by}",
+        (
+            "rank",
+            "account_id",
+            "nickname",
+            "clan_tag",
+            "value",
+            "battles",
+        ),
+    ),
     fields={
         "region, tank_id, days, from, through": "the region, the tank and the window: its first and last UTC day "
         "(from is null for the career)",
@@ -225,6 +249,26 @@ LEADERBOARD_CLANS = Endpoint(
     ),
     errors=("no_statistics", "database_unavailable"),
     schema="ClanLeaderboard",
+    csv=CsvTable(
+        "rows",
+        "leaderboard-clans-{region}-{days}-{by}",
+        (
+            "rank",
+            "clan_id",
+            "tag",
+            "name",
+            "value",
+            "members",
+            "active_members",
+            "battles",
+            "battles_per_member",
+            "wn8",
+            "win_rate",
+            "elo_10",
+            "elo_8",
+            "skirmish_win_rate",
+        ),
+    ),
     fields={
         "region, days, from, through": "the region and the window: its first and last UTC day (from is null "
         "for the career; through is the newest complete day the build read)",

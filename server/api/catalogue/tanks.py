@@ -25,7 +25,7 @@ from server.api.catalogue.figures import (
     TANK_SORTS,
     VEHICLE_TYPES,
 )
-from server.api.catalogue.model import Endpoint, Param, one_of
+from server.api.catalogue.model import CsvTable, Endpoint, Param, one_of
 from server.api.catalogue.params import REGION
 from store.constants import REGIONS
 
@@ -152,6 +152,32 @@ TANK_STATS = Endpoint(
     ),
     errors=("no_statistics", "database_unavailable"),
     schema="TankStats",
+    csv=CsvTable(
+        "tanks",
+        "tank-stats-{region}-{days}d",
+        (
+            "tank_id",
+            "name",
+            "tier",
+            "type",
+            "nation",
+            "players",
+            "battles",
+            "win_rate",
+            "avg_damage",
+            "avg_frags",
+            "avg_xp",
+            "survival_rate",
+            "hit_rate",
+            "damage_percentiles.p50",
+            "damage_percentiles.p65",
+            "damage_percentiles.p85",
+            "damage_percentiles.p95",
+            "sample.players",
+            "sample.battles",
+            "sample.qualified",
+        ),
+    ),
     fields={
         **POPULATION_FIELDS,
         "sort, order, total, offset, limit": "the order asked for, how many tanks match the filters, the page",
@@ -244,6 +270,21 @@ EXPECTED_VALUES = Endpoint(
     ),
     errors=("no_expected_values", "database_unavailable"),
     schema="ExpectedValuesTable",
+    csv=CsvTable(
+        "data",
+        "expected-values-{region}-{source}",
+        (
+            "IDNum",
+            "expDef",
+            "expFrag",
+            "expSpot",
+            "expDamage",
+            "expWinRate",
+            "source",
+            "sample.players",
+            "sample.battles",
+        ),
+    ),
     fields={
         "region, source": "what was asked for",
         "rating_source": "this deployment's --expected-values-source: table (computed rows fill the "
@@ -296,6 +337,31 @@ TANK_MARKS = Endpoint(
     ),
     errors=("no_statistics", "database_unavailable"),
     schema="TankMarks",
+    csv=CsvTable(
+        "tanks",
+        "tank-marks-{region}",
+        (
+            "tank_id",
+            "name",
+            "tier",
+            "type",
+            "nation",
+            "marks.first",
+            "marks.second",
+            "marks.third",
+            "marks.top",
+            "sample.players",
+            "sample.battles",
+            "change_7d.first",
+            "change_7d.second",
+            "change_7d.third",
+            "change_7d.top",
+            "change_30d.first",
+            "change_30d.second",
+            "change_30d.third",
+            "change_30d.top",
+        ),
+    ),
     fields={
         "region, days, from, through": f"the region and the window: {MARKS_WINDOW}",
         "built_at": "unix time the thresholds were built",

@@ -1,0 +1,58 @@
+"""An answer's table as RFC 4180 CSV (`?format=csv`): the rows and columns its catalogue entry declares."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from server.api.catalogue.model import CsvTable
+
+CSV_MEDIA_TYPE = "text/csv; charset=utf-8"
+_UNSAFE = re.compile(r"[^A-Za-z0-9._+-]+")
+
+
+def cell(value: Any) -> str:
+    """A value as a CSV cell: null is empty, booleans are true/false (as in the JSON), numbers as JSON writes them."""
+    if value is None:
+        return ""
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    return str(value)
+
+
+def pick(item: Mapping[str, Any], column: str) -> Any:
+    """The value at a dotted path of an item (`career.wn8`); None where a step is null or absent."""
+    value: Any = item
+    for key in column.split("."):
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(key)
+    return value
+
+
+def render(table: CsvTable, data: Mapping[str, Any]) -> str:
+    """The header row and one row per item of data[table.rows], CRLF line ends (RFC 4180), quoted
+    where a cell holds a comma, a quote or a line break."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\r\n")
+    writer.writerow(table.columns)
+    for item in data.get(table.rows) or ():
+        writer.writerow([cell(pick(item, column)) for column in table.columns])
+    return out.getvalue()
+
+
+def file_name(table: CsvTable, data: Mapping[str, Any]) -> str:
+    """The download's name: the table's template filled from the answer's top-level fields, reduced
+    to letters, digits and . _ + - (a field the answer lacks reads "all")."""
+
+    class Fields(dict):
+        def __missing__(self, key: str) -> str:
+            return "all"
+
+    name = table.file.format_map(Fields({k: "all" if v is None else v for k, v in data.items()}))
+    return _UNSAFE.sub("_", name) + ".csv"
