@@ -201,7 +201,13 @@ class BaseHandler(tornado.web.RequestHandler):
         request.statsapi_client = client = resolve_client_ip(
             request.remote_ip, request.headers, settings["config"].trusted_proxies
         )
-        request.statsapi_decision = decision = settings["limiter"].hit(client, cls.bucket)
+        bucket, cost = cls.bucket, 1
+        batch = cls.endpoint.batch if cls.endpoint is not None else None
+        if batch is not None:
+            named = request.query_arguments.get(batch.param)
+            if named:  # many ids at once: counted per id in the batch's own bucket
+                bucket, cost = batch.bucket, sum(batch.cost(v.decode("latin-1")) for v in named)
+        request.statsapi_decision = decision = settings["limiter"].hit(client, bucket, cost)
         return decision
 
     def prepare(self) -> None:

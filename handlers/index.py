@@ -28,6 +28,13 @@ def index_entry(endpoint: Endpoint, scale: float) -> dict:
         entry["fields"] = dict(endpoint.fields)
     if endpoint.live_lookups:
         entry["live_lookup_limits"] = {"per_client_per_minute": LIVE_PER_CLIENT, "global_per_minute": LIVE_GLOBAL}
+    if endpoint.batch is not None:
+        entry["batch"] = {
+            "param": endpoint.batch.param,
+            "most": endpoint.batch.most,
+            "ids_per_minute": scaled_limit(endpoint.batch.per_minute, scale),
+            "bucket": endpoint.batch.bucket,
+        }
     if endpoint.csv is not None:
         entry["csv"] = {
             "rows": endpoint.csv.rows,

@@ -7,6 +7,9 @@ import tornado.iostream
 from handlers.base import BaseHandler, api_routes
 from server.api.answers import player_tag
 from server.api.catalogue import HISTORY, PLAYER, PLAYER_SEARCH, SESSION, SESSION_STREAM, TANKS
+from server.api.catalogue.model import parse_ids
+from server.api.catalogue.players import ID_OF_IDS, IDS_MOST
+from server.api.errors import APIError
 
 
 class PlayerHandler(BaseHandler):
@@ -50,7 +53,17 @@ class PlayerSearchHandler(BaseHandler):
 
     async def get(self, *path):
         args = self.arguments(path)
-        self.respond(await self.services.search.search(args["region"], args["search"], self.client_ip))
+        if args["ids"] is None:
+            if args["search"] is None:
+                raise APIError("invalid_search", "search (or ids with region) is required")
+            self.respond(await self.services.search.search(args["region"], args["search"], self.client_ip))
+            return
+        if args["search"] is not None:
+            raise APIError("invalid_ids", "give search or ids, not both")
+        if args["region"] is None:
+            raise APIError("invalid_region", "region is required with ids")
+        ids = parse_ids(ID_OF_IDS, args["ids"], IDS_MOST)
+        self.respond(await self.services.players.cached_profiles(args["region"], ids), max_age=PLAYER.cache_max_age)
 
 
 class PlayerSessionHandler(BaseHandler):

@@ -925,6 +925,24 @@ def schema_components(index: dict) -> dict:
                 ),
             }
         ),
+        "PlayerProfiles": obj(
+            {
+                "region": region,
+                "ids": array({"type": "integer", "minimum": 1}, description="The account IDs asked for, in order."),
+                "profiles": array(
+                    ref("schemas", "PlayerProfile"),
+                    description="The cached profiles among them, in the order asked (never fetched live).",
+                ),
+                "missing": array(
+                    {"type": "integer", "minimum": 1},
+                    description="The IDs asked for with no cached profile, in the order asked.",
+                ),
+            }
+        ),
+        "Players": {
+            "oneOf": [ref("schemas", "PlayerSearch"), ref("schemas", "PlayerProfiles")],
+            "description": "With search: the accounts found; with ids: their cached profiles.",
+        },
         # --- clans ---------------------------------------------------------------
         "Clan": obj(
             {

@@ -24,6 +24,10 @@ ERROR_CODES = {
         400,
         "search is not the start of a nickname: letters, digits or underscores within the length bounds the index gives for search",
     ),
+    "invalid_ids": (
+        400,
+        "ids is not up to 100 comma-separated account IDs, each once (given with region, without search)",
+    ),
     "invalid_tank_id": (400, "tank ID missing or not a positive integer"),
     "invalid_tier": (400, "tier is not an integer from 1 to 11"),
     "invalid_type": (400, "type is not a vehicle type the index lists"),

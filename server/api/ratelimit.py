@@ -121,13 +121,14 @@ def sliding_estimate(previous: float, current: float, fraction: float, limit: in
     return previous * (1.0 - fraction) + current
 
 
-def seconds_until_allowed(previous: float, current: float, limit: int, now: float) -> int:
-    """How long until one more request fits, if the client sends nothing meanwhile (≤ 60 s)."""
+def seconds_until_allowed(previous: float, current: float, limit: int, now: float, cost: int = 1) -> int:
+    """How long until one more request (of `cost` units) fits, if the client sends nothing
+    meanwhile (≤ 60 s: a batch bigger than the next window leaves may need a second wait)."""
     offset = now % WINDOW_SECONDS
     previous = min(previous, max(0, limit - 1))
-    if current + 1 <= limit:
+    if current + cost <= limit:
         # It fits once the previous window's weight has decayed enough.
-        needed_fraction = 1.0 - (limit - 1 - current) / previous if previous else 0.0
+        needed_fraction = 1.0 - (limit - cost - current) / previous if previous else 0.0
         wait = needed_fraction * WINDOW_SECONDS - offset
     else:
         # At the next window: the previous window then weighs at most limit − 1.
@@ -236,8 +237,9 @@ class RateLimiter:
         count = counts.get((client, bucket)) if counts else None
         return count.value if count else 0
 
-    def hit(self, client: str, bucket: str) -> Decision:
-        """Decide and, when admitted, count one request. Never touches the database."""
+    def hit(self, client: str, bucket: str, cost: int = 1) -> Decision:
+        """Decide and, when admitted, count one request (`cost` units of the bucket: a batch's
+        ids). Never touches the database."""
         client = client_key(client)
         limit = self.limits[bucket]
         now = self.clock()
@@ -247,19 +249,19 @@ class RateLimiter:
         current = self._peek(client, bucket, window)
         estimate = sliding_estimate(previous, current, fraction, limit)
         reset = max(1, math.ceil(WINDOW_SECONDS - now % WINDOW_SECONDS))
-        if estimate + 1 > limit:
+        if estimate + cost > limit:
             self.rejections[bucket] = self.rejections.get(bucket, 0) + 1
-            retry = seconds_until_allowed(previous, current, limit, now)
+            retry = seconds_until_allowed(previous, current, limit, now, cost)
             return Decision(bucket, False, limit, 0, reset, retry)
         count = self._count(client, bucket, window)
-        count.pending += 1
+        count.pending += cost
         if not count.shared:
             threshold = self._thresholds[bucket]
             # From the threshold on, every admission is written (below it, none is).
             count.shared = threshold is not None and count.pending + count.seen >= threshold
         if count.shared:
             self._dirty[(client, bucket, window)] = count
-        return Decision(bucket, True, limit, max(0, math.floor(limit - estimate - 1)), reset)
+        return Decision(bucket, True, limit, max(0, math.floor(limit - estimate - cost)), reset)
 
     def refund(self, client: str, bucket: str) -> None:
         """Give back one admitted request (a live lookup that was not made after all)."""

@@ -78,20 +78,40 @@ class PlayerService:
             doc = await self.store.players.get(region, account_id)
         if doc and doc["cached_at"] > now - PROFILE_MAX_AGE:
             self._touch(key, now)
-            view = profile_view(doc, live_fetched=False)
-            if view["ratings"]["available"] and self.tank_stats is not None:
-                view["ratings"]["wn8_percentile"] = await self.tank_stats.career_standing(
-                    region, view["ratings"]["wn8"], view["statistics"]["battles"]
-                )
-            if view["ratings"]["available"] and self.leaderboards is not None:
-                career = (await self.leaderboards.places(region, account_id)).get("career")
-                view["ratings"]["place"] = {"days": "career", "by": "wn8", **career} if career else None
+            view = await self._cached_view(doc)
             if view["ratings"]["available"]:
                 self._hot[key] = (now + HOT_SECONDS, view)
                 if len(self._hot) > 50_000:
                     self._hot.clear()
             return view
         return await self._live(region, account_id, client)
+
+    async def _cached_view(self, doc: dict) -> dict:
+        """A stored profile as /player shows it: with its WN8 standing and career place."""
+        view = profile_view(doc, live_fetched=False)
+        region, account_id = doc["region"], doc["account_id"]
+        if view["ratings"]["available"] and self.tank_stats is not None:
+            view["ratings"]["wn8_percentile"] = await self.tank_stats.career_standing(
+                region, view["ratings"]["wn8"], view["statistics"]["battles"]
+            )
+        if view["ratings"]["available"] and self.leaderboards is not None:
+            career = (await self.leaderboards.places(region, account_id)).get("career")
+            view["ratings"]["place"] = {"days": "career", "by": "wn8", **career} if career else None
+        return view
+
+    async def cached_profiles(self, region: str, account_ids: list[int]) -> dict:
+        """/players?ids=: the stored profiles of `account_ids` (one read), whatever their age (each
+        says its cached_at), in the order asked; the others listed as missing, never fetched live
+        and never touched (a roster polled by a bot does not make its members "popular")."""
+        async with request_deadline():
+            docs = {doc["account_id"]: doc for doc in await self.store.players.get_many(region, account_ids)}
+            profiles = [await self._cached_view(docs[a]) for a in account_ids if a in docs]
+        return {
+            "region": region,
+            "ids": account_ids,
+            "profiles": profiles,
+            "missing": [a for a in account_ids if a not in docs],
+        }
 
     def _touch(self, key: tuple, now: float) -> None:
         # Refresh-ahead needs to know which profiles are popular; once per 5 min is enough.

@@ -67,7 +67,7 @@ from server.api.catalogue.figures import (
     WEEK_DAYS,
 )
 from server.api.catalogue.meta import INDEX, OPENAPI, STATUS
-from server.api.catalogue.model import COMMON_ERRORS, FORMATS, PREFIX, CsvTable, Endpoint, Param, parse_value
+from server.api.catalogue.model import COMMON_ERRORS, FORMATS, PREFIX, Batch, CsvTable, Endpoint, Param, parse_value
 from server.api.catalogue.online import ONLINE, ONLINE_HISTORY
 from server.api.catalogue.params import SEARCH
 from server.api.catalogue.players import HISTORY, PLAYER, PLAYER_SEARCH, TANKS
@@ -92,6 +92,7 @@ __all__ = [
     "CLAN_MAX_MEMBERS",
     "CLAN_MIN_MEMBERS",
     "COMMON_ERRORS",
+    "Batch",
     "FORMATS",
     "CsvTable",
     "DELTA_PERIODS",
@@ -204,4 +205,6 @@ BY_NAME: Mapping[str, Endpoint] = {endpoint.name: endpoint for endpoint in CATAL
 
 def bucket_limits() -> dict[str, int]:
     """Requests per minute per client, by rate-limit bucket (before any scaling)."""
-    return {endpoint.bucket: endpoint.limit_per_minute for endpoint in CATALOGUE}
+    limits = {endpoint.bucket: endpoint.limit_per_minute for endpoint in CATALOGUE}
+    limits.update({e.batch.bucket: e.batch.per_minute for e in CATALOGUE if e.batch is not None})
+    return limits

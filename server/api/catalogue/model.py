@@ -116,6 +116,23 @@ class CsvTable:
     columns: tuple[str, ...]
 
 
+@dataclasses.dataclass(frozen=True)
+class Batch:
+    """A request naming many ids at once (`param`: comma-separated): it is counted in its own
+    rate-limit `bucket`, one per id asked for (so `per_minute` ids a minute per client), and names at
+    most `most` ids."""
+
+    param: str
+    bucket: str
+    most: int
+    per_minute: int
+
+    def cost(self, text: str) -> int:
+        """What a request's value costs: the ids it names (at least 1, at most `most`: more is a
+        400 that still counts as a full batch)."""
+        return max(1, min(self.most, text.count(",") + 1))
+
+
 @dataclasses.dataclass(frozen=True, eq=False)  # compared by identity: each record is one endpoint
 class Endpoint:
     """One GET endpoint. `name` is also its rate-limit bucket and the metrics label."""
@@ -145,6 +162,7 @@ class Endpoint:
     # freshness (HOT_COPY_SECONDS for the services' hot copies).
     answer_seconds: float = 0.0
     csv: CsvTable | None = None  # the table `?format=csv` serves (FORMAT is then one of its parameters)
+    batch: Batch | None = None  # a request with batch.param is counted per id in batch.bucket
 
     def __post_init__(self) -> None:
         if self.csv is not None and FORMAT not in self.params:
@@ -228,3 +246,20 @@ def parse_value(param: Param, text: str) -> Any:
         if param.pattern is not None:
             hint += f" matching {param.pattern}"
     raise APIError(param.error, hint if param.location == "query" else None)
+
+
+def parse_ids(param: Param, text: str, most: int) -> list[int]:
+    """A comma-separated list of ids (`param` validates each as an integer), in the order given: at
+    most `most` of them and none twice, or APIError(param.error) saying which rule was broken."""
+    parts = text.split(",")
+    if len(parts) > most:
+        raise APIError(param.error, f"{param.name} names at most {most} ids ({len(parts)} given)")
+    seen: set[int] = set()
+    out = []
+    for part in parts:
+        value = parse_value(dataclasses.replace(param, location="query"), part)
+        if value in seen:
+            raise APIError(param.error, f"{param.name} names {value} twice")
+        seen.add(value)
+        out.append(value)
+    return out
