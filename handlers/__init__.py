@@ -1,6 +1,6 @@
 """HTTP handlers; each module ends with its route list, gathered here."""
 
-from handlers import base, clans, index, metrics, online, openapi, players, rankings, site, status, tanks
+from handlers import base, clans, dumps, index, metrics, online, openapi, players, rankings, site, status, tanks
 
 routes = [
     *index.routes,
@@ -9,6 +9,7 @@ routes = [
     *rankings.routes,
     *clans.routes,
     *online.routes,
+    *dumps.routes,
     *status.routes,
     *openapi.routes,
     *metrics.routes,

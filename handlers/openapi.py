@@ -268,7 +268,14 @@ def responses_for(endpoint: Endpoint, method: str, shared: dict) -> dict:
     body = method == "get"
     responses: dict = {}
     streamed = endpoint.media_type == "text/event-stream"
-    if streamed:
+    raw = endpoint.schema is None and endpoint.media_type not in ("application/json", "text/event-stream")
+    if raw:  # a file served as written (the daily bulk files)
+        ok_schema: dict = {
+            "type": "string",
+            "contentMediaType": endpoint.media_type,
+            "description": "The file's bytes.",
+        }
+    elif streamed:
         ok_schema = {
             "type": "object",
             "description": "One Server-Sent Event: `session` with the session's JSON (PlayerSession) as "
@@ -297,7 +304,7 @@ def responses_for(endpoint: Endpoint, method: str, shared: dict) -> dict:
         "headers": headers_for("200", method, True, etag=not streamed),
     }
     if body:
-        content: dict = {endpoint.media_type: {"schema": ok_schema}} if streamed else dict(_json(ok_schema))
+        content: dict = {endpoint.media_type: {"schema": ok_schema}} if streamed or raw else dict(_json(ok_schema))
         ok["content"] = content
         if endpoint.csv is not None:
             content[CSV_MEDIA_TYPE] = {
@@ -309,6 +316,13 @@ def responses_for(endpoint: Endpoint, method: str, shared: dict) -> dict:
                 }
             }
     responses["200"] = ok
+    if raw:
+        responses["206"] = {
+            "description": "Partial content: the one byte range asked for (`Content-Range` says which)."
+            + ("" if body else " No body."),
+            "headers": headers_for("200", method, True),
+            **({"content": {endpoint.media_type: {"schema": ok_schema}}} if body else {}),
+        }
     if not streamed:
         responses["304"] = shared_response(
             shared,

@@ -943,6 +943,30 @@ def schema_components(index: dict) -> dict:
             "oneOf": [ref("schemas", "PlayerSearch"), ref("schemas", "PlayerProfiles")],
             "description": "With search: the accounts found; with ids: their cached profiles.",
         },
+        "Dumps": obj(
+            {
+                "region": {"type": ["string", "null"], "enum": [*REGIONS, None]},
+                "day": {"oneOf": [date, {"type": "null"}]},
+                "days": array(date, description="The days with files, newest first."),
+                "kept_days": {"type": "integer", "minimum": 1},
+                "built_at": nullable("number"),
+                "files": array(
+                    obj(
+                        {
+                            "name": {"type": "string"},
+                            "url": {"type": "string"},
+                            "region": region,
+                            "day": date,
+                            "kind": {"type": "string"},
+                            "format": {"type": "string", "enum": ["json", "csv"]},
+                            "rows": {"type": "integer", "minimum": 0},
+                            "bytes": {"type": "integer", "minimum": 1},
+                            "sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+                        }
+                    )
+                ),
+            }
+        ),
         # --- clans ---------------------------------------------------------------
         "Clan": obj(
             {

@@ -354,8 +354,10 @@ def endpoint_section(endpoint, schemas: dict) -> list[str]:
             )
         lines.append("")
 
-    if endpoint.schema is None:
+    if endpoint.schema is None and endpoint.media_type == "application/json":
         lines += ["**Answer**: served as is, not enveloped (the OpenAPI 3.1 document).", ""]
+    elif endpoint.schema is None:
+        lines += [f"**Answer**: the file as written (`{endpoint.media_type}`), not enveloped.", ""]
     else:
         lines += [
             f"**Answer**: `data` is [{endpoint.schema}](#{github_slug(endpoint.schema)}).",

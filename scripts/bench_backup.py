@@ -215,7 +215,9 @@ def load(workdir: str, sim_base: str, accounts: int, days: int, online_days: flo
         say(f"  tracker's documents: {dict(writer.written)} in {tracker_seconds:.0f} s")
         rest = asyncio.run(load_rest(database.uri, online_days, clans, int(time.time() // 60)))
         say(f"  online: {rest}")
-        population = asyncio.run(run_population_job(database.uri, sim_base, span[-1], database.process.pid))
+        population = asyncio.run(
+            run_population_job(database.uri, sim_base, span[-1], database.process.pid, os.path.join(workdir, "dumps"))
+        )
         say(f"  population job: {population['outcome']} in {population['seconds']} s")
         counts = {
             name: int(sync[DB_NAME].command("collStats", name).get("count") or 0)

@@ -115,13 +115,19 @@ from server.api.catalogue import (  # noqa: E402
 from server.compose.demo import TimeTravelUpstream  # noqa: E402
 from server.compose.embedded_db import EmbeddedDatabase  # noqa: E402
 from server.domain.days import DAY_SECONDS, ManualClock, day_start  # noqa: E402
+from server.services.dumps import DumpService  # noqa: E402
+from server.services.expected import ExpectedValuesService  # noqa: E402
+from server.services.leaderboards import LeaderboardService  # noqa: E402
+from server.services.online import OnlineService  # noqa: E402
 from server.services.population import SETTLE_SECONDS, PopulationService  # noqa: E402
+from server.services.tank_stats import TankStatsService  # noqa: E402
 from server.services.tracker import Tracker  # noqa: E402
 from server.upstream.budget import UpstreamBudget  # noqa: E402
 from server.upstream.client import ACCOUNT_FIELDS, TANKS_FIELDS, UpstreamClient  # noqa: E402
 from server.upstream.expected_values import RatingsSource  # noqa: E402
 from server.upstream.realms import RealmGates  # noqa: E402
 from store import Store, create_client  # noqa: E402
+from store.constants import REGIONS  # noqa: E402
 from store.nicknames import sync_ops  # noqa: E402
 from store.tracker import SLICES  # noqa: E402
 
@@ -395,7 +401,7 @@ async def run_pass(uri: str, sim_base: str, day: str, db_pid: int, claimants: in
 # --------------------------------------------------------------------------------------
 # The population job
 # --------------------------------------------------------------------------------------
-async def run_population_job(uri: str, sim_base: str, day: str, db_pid: int) -> dict:
+async def run_population_job(uri: str, sim_base: str, day: str, db_pid: int, dumps_dir: str) -> dict:
     """The real daily tank-statistics job (PopulationService.build, force) over every region, as of
     the hour `day`'s changes are complete (its tables end on `day`, the pass's day), without its
     pauses between reads (PAUSE_SECONDS: they give way to requests and would only add idle time).
@@ -501,6 +507,7 @@ async def run_population_job(uri: str, sim_base: str, day: str, db_pid: int) -> 
         wall = time.monotonic() - wall0
         cpu = time.process_time() - cpu0
         db_cpu = (cpu_seconds(db_pid) or 0.0) - db0
+        bulk = await build_dumps(store, ratings, upstream, clock, day, dumps_dir)
     finally:
         upstream.close()
         client.close()
@@ -525,7 +532,29 @@ async def run_population_job(uri: str, sim_base: str, day: str, db_pid: int) -> 
         "ms_per_account_day": round(1000 * wall / max(1, account_days), 4),
         "job_cpu_ms_per_account_day": round(1000 * cpu / max(1, account_days), 4),
         "db_cpu_ms_per_account_day": round(1000 * db_cpu / max(1, account_days), 4),
+        "dumps": bulk,
     }
+
+
+async def build_dumps(store, ratings, upstream, clock, day: str, directory: str) -> dict:
+    """The day's bulk files of every realm after the job (server/services/dumps.py, as the job's
+    after_region hook runs it): seconds, files and bytes per realm."""
+    expected = ExpectedValuesService(store, ratings, clock=clock)
+    tank_stats = TankStatsService(store, expected, clock=clock)
+    dumps = DumpService(
+        directory,
+        tank_stats,
+        expected,
+        LeaderboardService(store),
+        OnlineService(store, upstream, clock=clock),
+        clock=clock,
+    )
+    out = {}
+    for region in REGIONS:
+        built = await dumps.build(region, day)
+        assert built is not None
+        out[region] = {"seconds": built["seconds"], "files": built["files"], "bytes": built["bytes"]}
+    return out
 
 
 def popular_tanks(table: dict, n: int) -> list[int]:
@@ -1036,7 +1065,8 @@ def main_run(args) -> dict:
                 f"  cached the tracked eu accounts' clans: {cache_clans(db, day_start(pass_days[k]) + DAY_SECONDS // 2)}"
             )
             say(f"  population job through {pass_days[k]}")
-            job = asyncio.run(run_population_job(database.uri, sim_base, pass_days[k], db_pid))
+            dumps_dir = os.path.join(workdir, "dumps")
+            job = asyncio.run(run_population_job(database.uri, sim_base, pass_days[k], db_pid, dumps_dir))
             say(f"  population job: {job}")
             have = counts(db)
             eu_table = db["tank_periods"].find_one({"_id": f"eu:{POPULATION_DAYS}"}, {"tanks": 1}) or {}
@@ -1096,6 +1126,7 @@ def main_run(args) -> dict:
                         "max_loop_block_ms": job["max_loop_block_ms"],
                         "max_gc_pause_ms": job["max_gc_pause_ms"],
                     },
+                    "dumps": job["dumps"],
                 }
             )
             result["details"].append(

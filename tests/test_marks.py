@@ -224,6 +224,10 @@ async def test_on_demo_data_marks_progress_groups_and_leaderboards_answer_what_p
             online_recent_hours=1,
             now=now,
         )
+    # The day's bulk files the demo's build wrote (before anything here builds again).
+    from tests.test_dumps import check_dumps_on_demo
+
+    await check_dumps_on_demo(base_url)
     # /tanks/marks: tier V and up only, monotone thresholds, each with its sample.
     marks = await get_data(base_url, "/api/v1/tanks/marks?region=eu&limit=100&sort=players")
     assert marks["days"] == 14 and marks["method"].startswith("docs/data.md")

@@ -29,8 +29,16 @@ RUN_TIMEOUT = 170  # seconds; the run itself takes well under a minute
 # bounds that move with the clock, which no schema can state, so a schema-valid `since` may be
 # refused there (only there). A stream is read for one event, then closed. Each session of an
 # account not stored yet is a live lookup: fewer examples keep the simulator's 10 requests a
-# second for the other operations' (a starved live search answered 503 once).
+# second for the other operations' (a starved live search answered 503 once). /players takes
+# search or ids (exactly one; ids with region): a rule between parameters that the document states
+# in words, so a schema-valid request may be refused there with 400 (only there); a search not
+# matching a tracked nickname is a live lookup, so fewer examples (as for the sessions).
 SESSION_CONFIG = """
+[[operations]]
+include-operation-id = ["getPlayerSearch", "headPlayerSearch"]
+checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]
+generation.max-examples = 10
+
 [[operations]]
 include-operation-id = ["getPlayerSession", "headPlayerSession", "headPlayerSessionStream"]
 checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]

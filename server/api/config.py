@@ -57,10 +57,19 @@ class Config:
     # backups), the newest `backup_keep` kept (server/jobs/backups.py; docs/deploy.md section 8).
     backup_dir: str | None = None
     backup_keep: int = 7
+    # The daily bulk files (server/services/dumps.py): "" for none; None: <data_dir>/dumps.
+    dumps_dir: str | None = None
     # The share of its time a backup (the command's or the job's) works, resting the rest.
     backup_duty: float = BACKUP_DUTY
     # Who may read /metrics (by TCP peer address, never X-Forwarded-For).
     metrics_allow: tuple = (ipaddress.ip_network("127.0.0.1/32"), ipaddress.ip_network("::1/128"))
+
+    @property
+    def dumps_directory(self) -> str | None:
+        """Where the daily bulk files go: --dumps-dir, else DATA_DIR/dumps; None when set to ""."""
+        if self.dumps_dir is None:
+            return os.path.join(self.data_dir, "dumps")
+        return self.dumps_dir or None
 
     @property
     def embedded_database(self) -> bool:
@@ -165,6 +174,10 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         help=f"the share of its time a backup works, resting the rest: more than 0, at most 1 (default {BACKUP_DUTY})",
     )
+    parser.add_argument(
+        "--dumps-dir",
+        help="where the daily bulk files are written and served from (default DATA_DIR/dumps; '' for none)",
+    )
     parser.add_argument("--host")
     parser.add_argument("--port", type=int)
     parser.add_argument("--processes", type=int, help="number of server processes")
@@ -255,6 +268,7 @@ def get_config(argv: Sequence[str] | None = None, environ: Mapping[str, str] | N
             ("table", "computed"),
         ),
         backup_dir=pick(args.backup_dir, "STATSAPI_BACKUP_DIR", None),
+        dumps_dir=pick(args.dumps_dir, "STATSAPI_DUMPS_DIR", None),
         backup_keep=_at_least_one(
             "--backup-keep", pick(args.backup_keep, "STATSAPI_BACKUP_KEEP", defaults.backup_keep, int)
         ),

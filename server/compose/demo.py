@@ -241,7 +241,12 @@ async def seed_demo(
     await services.clans.refresh(int(now // 3600))
     await services.clans.build_digests(int(now // 3600))
     # The tank statistics from the seeded days at once (the hourly job would wait for its next slot).
-    tank_statistics = PopulationService(store, services.ratings_source, clock=lambda: now)  # type: ignore[arg-type]
+    tank_statistics = PopulationService(
+        store,
+        services.ratings_source,  # type: ignore[arg-type]
+        clock=lambda: now,
+        after_region=services.dumps.build,  # the day's bulk files, as the daily job writes them
+    )
     summary["tank_statistics"] = await tank_statistics.build(force=True)
     # The build stored each region's computed expected values: the current profiles are rated
     # again with their rows (a tank the loaded table lacks counts in WN8), as the next day's would be.

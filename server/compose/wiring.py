@@ -16,6 +16,7 @@ from server.jobs.retention import Retention
 from server.jobs.runner import JobRunner
 from server.jobs.schedule import SCHEDULE, JobTargets
 from server.services.clans import ClanService
+from server.services.dumps import DumpService
 from server.services.expected import ExpectedValuesService
 from server.services.history import HistoryService
 from server.services.leaderboards import LeaderboardService
@@ -103,7 +104,10 @@ async def build_services(
     metrics.add_source(lambda: upstream_families(budget, upstream))
     metrics.add_source(lambda: limiter_families(limiter))
     metrics.add_source(lambda: database_families(store))
-    population = PopulationService(store, ratings_source, clock=clock, on_expected=ratings_source.forget)
+    dumps = DumpService(config.dumps_directory, tank_stats, ratings_source, leaderboards, online, clock=clock)
+    population = PopulationService(
+        store, ratings_source, clock=clock, on_expected=ratings_source.forget, after_region=dumps.build
+    )
     backups = ScheduledBackups(
         store, config.backup_dir, config.backup_keep, writer=f"statsapi {VERSION}", duty=config.backup_duty, clock=clock
     )
@@ -128,6 +132,7 @@ async def build_services(
         leaderboards=leaderboards,
         sessions=sessions,
         watcher=watcher,
+        dumps=dumps,
     )
     metrics.add_source(lambda: process_families(services))
     if config.embedded_database:

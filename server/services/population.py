@@ -7,7 +7,7 @@ import contextlib
 import gc
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from server.api.catalogue import (
@@ -90,8 +90,11 @@ class PopulationService:
         ratings_source: Ratings,
         clock: Callable[[], float] = time.time,
         on_expected: Callable[[], None] | None = None,
+        after_region: Callable[[str, str], Awaitable[Any]] | None = None,
     ) -> None:
         self.store = store
+        # Called with (region, through) after a region's tables are stored: the daily bulk files.
+        self.after_region = after_region
         self.on_expected = on_expected  # called after a computed expected-values table is stored
         self.ratings_source = ratings_source
         self.clock = clock
@@ -114,6 +117,11 @@ class PopulationService:
                 continue
             figures = await self.build_region(region, through)
             built.append(f"{region} {figures['accounts']} accounts, {figures['tanks']} tanks")
+            if self.after_region is not None:
+                try:
+                    await self.after_region(region, through)
+                except Exception:  # the tables stand; the region's earlier files stay listed
+                    log.exception("after the %s tables of %s", region, through)
         return built
 
     async def build_region(self, region: str, through: str) -> dict[str, int]:

@@ -13,6 +13,7 @@ if TYPE_CHECKING:  # types only: the services import nothing from here at run ti
     from server.jobs.backups import ScheduledBackups
     from server.jobs.runner import JobRunner
     from server.services.clans import ClanService
+    from server.services.dumps import DumpService
     from server.services.expected import ExpectedValuesService
     from server.services.history import HistoryService
     from server.services.leaderboards import LeaderboardService
@@ -66,6 +67,7 @@ class Services:
         leaderboards: LeaderboardService | None = None,
         sessions: SessionService | None = None,
         watcher: Watcher | None = None,
+        dumps: DumpService | None = None,
     ):
         self.started_at = time.time()
         # Rendered answers replayed by the HTTP layer; the services drop what they write.
@@ -87,6 +89,7 @@ class Services:
         self._leaderboards = leaderboards  # /leaderboard/players
         self._sessions = sessions  # /player/{account_id}/{region}/session
         self.watcher = watcher  # measures the watched accounts every minute
+        self._dumps = dumps  # the daily bulk files (/dumps)
         # Set by run_server: the embedded database's supervisor (None with an external MongoDB)
         # and the HTTP server's connection figures.
         self.embedded_database: Supervised | None = None
@@ -132,6 +135,10 @@ class Services:
     @property
     def leaderboards(self) -> LeaderboardService:
         return _wired(self._leaderboards, "leaderboards")
+
+    @property
+    def dumps(self) -> DumpService:
+        return _wired(self._dumps, "dumps")
 
     @property
     def sessions(self) -> SessionService:

@@ -136,6 +136,12 @@ class TankStatsService:
         # Past days' thresholds (tank_marks) by (region, day): written once by the daily job.
         self._marks_days: dict[tuple[str, str], tuple[float, dict | None]] = {}
 
+    def forget(self, region: str) -> None:
+        """Drop the region's decoded copies: the job has just rebuilt them (the daily files read them)."""
+        for key in [key for key in self._tables if key[0] == region]:
+            del self._tables[key]
+        self._marks.pop(region, None)
+
     async def table(self, region: str, days: int) -> PeriodTable | None:
         """The (region, days) table, None before the job built one. Kept decoded: every
         HOT_COPY_SECONDS a point read of its build time says whether the job rebuilt it (a table

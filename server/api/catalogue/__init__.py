@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from server.api.catalogue.clans import CLAN, WEEKLY
+from server.api.catalogue.dumps import DUMP_FILE, DUMPS, DUMPS_KEEP_DAYS
 from server.api.catalogue.figures import (
     CLAN_BATTLE_FLOORS,
     CLAN_LEADERBOARD_BYS,
@@ -92,6 +93,9 @@ __all__ = [
     "CLAN_MAX_MEMBERS",
     "CLAN_MIN_MEMBERS",
     "COMMON_ERRORS",
+    "DUMPS",
+    "DUMP_FILE",
+    "DUMPS_KEEP_DAYS",
     "Batch",
     "FORMATS",
     "CsvTable",
@@ -197,6 +201,8 @@ CATALOGUE: tuple[Endpoint, ...] = (
     WEEKLY,
     ONLINE,
     ONLINE_HISTORY,
+    DUMPS,
+    DUMP_FILE,
     STATUS,
     OPENAPI,
 )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -191,14 +192,27 @@ class Endpoint:
 
     def route_pattern(self) -> str:
         """The Tornado route: each {param} one path segment; a trailing slash is allowed except
-        after a file name."""
+        after a file name (a literal one, or a name parameter)."""
         pattern = ""
+        nonempty = {param.name for param in self.params if param.location == "path" and (param.min_length or 0) > 0}
         for part in self.full_path.split("/")[1:]:
             if part.startswith("{") and part.endswith("}"):
-                pattern += "/([^/]*)"
+                # An empty segment reaches the handler (a 400 naming the parameter), except where the
+                # segment is a name that cannot be empty: there the path is another endpoint's with a
+                # trailing slash (/dumps/ is the listing, not a file).
+                pattern += "/([^/]+)" if part[1:-1] in nonempty else "/([^/]*)"
             else:
                 pattern += "/" + part.replace(".", r"\.")
-        return pattern if "." in self.full_path.rsplit("/", 1)[1] else pattern + "/?"
+        last = self.full_path.rsplit("/", 1)[1]
+        return pattern if "." in last or last[1:-1] in nonempty else pattern + "/?"
+
+
+def _is_date(text: str) -> bool:
+    try:
+        dt.date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
 
 
 def parse_value(param: Param, text: str) -> Any:
@@ -236,6 +250,7 @@ def parse_value(param: Param, text: str) -> Any:
             shortest <= len(text)
             and (longest is None or len(text) <= longest)
             and (param.pattern is None or re.fullmatch(param.pattern, text))
+            and (param.format != "date" or _is_date(text))
         ):
             return text
         hint = (
