@@ -1,7 +1,7 @@
 /* API access: requests, stale-answer tokens, error boxes, the attribution, and what the
  * index (GET /api/v1) says about parameters. Every fact about the API comes from the index. */
 
-import { $, append, fmtCell, h, label, textOf } from './render.js';
+import { $, append, fmtCell, h, isObj, label, textOf } from './render.js';
 
 export const API = '/api/v1';
 const ONLINE_DAY_PRESETS = [7, 30, 90];   // plus the index's maximum for days (a UI choice)
@@ -177,6 +177,35 @@ export function indexParam(endpointName, paramName) {
   const endpoint = endpoints.find((e) => e && e.name === endpointName);
   const params = endpoint && Array.isArray(endpoint.parameters) ? endpoint.parameters : [];
   return params.find((p) => p && p.name === paramName) || null;
+}
+
+// ---------------------------------------------------------------- CSV downloads
+/** What the index says `?format=csv` serves of an endpoint ({rows, columns, media_type}), or null
+ * when it lists no CSV for it (or has not loaded). */
+export function csvOf(endpointName) {
+  const endpoints = state.index && Array.isArray(state.index.endpoints) ? state.index.endpoints : [];
+  const endpoint = endpoints.find((e) => e && e.name === endpointName);
+  return endpoint && isObj(endpoint.csv) ? endpoint.csv : null;
+}
+
+/** The API request a view made (`path`, its query as sent) as CSV: the same filters, sort and page. */
+export function csvPath(path) {
+  const at = path.indexOf('?');
+  const params = new URLSearchParams(at < 0 ? '' : path.slice(at + 1));
+  params.set('format', 'csv');
+  return (at < 0 ? path : path.slice(0, at)) + '?' + params;
+}
+
+/** A "Download CSV" link to what the view fetched (`path`) with format=csv, the server naming the
+ * file (Content-Disposition); null when the index lists no CSV for the endpoint. */
+export function csvLink(endpointName, path, id, what) {
+  const csv = csvOf(endpointName);
+  if (!csv || typeof path !== 'string') return null;
+  const columns = Array.isArray(csv.columns) ? csv.columns : [];
+  return h('p', { class: 'csv-line small' },
+    h('a', { class: 'csv-link', id: id || null, href: csvPath(path), download: true, type: csv.media_type || null, 'data-endpoint': endpointName,
+      title: columns.length ? `${columns.length} columns: ${columns.join(', ')}` : null }, 'Download CSV'),
+    h('span', { class: 'muted' }, ` ${what || 'this table'}, as the API answers it with format=csv (the same filters, sort and page).`));
 }
 
 export function onlineDays() {

@@ -1,7 +1,7 @@
 /* The clan view: details and member averages, and the weekly digest. */
 
 import { $, ago, h, isObj, label, renderAny, tile, utcText } from './render.js';
-import { API, api, current, errorBox, loading, rateLine, takeToken } from './api.js';
+import { API, api, csvLink, current, errorBox, loading, rateLine, takeToken } from './api.js';
 
 // ---------------------------------------------------------------- clan view
 function renderClan(data, region) {
@@ -49,7 +49,7 @@ export async function loadClan(region, id) {
     const res = await api(path);
     if (!current('clan', token)) return;
     detailsBox.replaceChildren(res.ok ? renderClan(res.data || {}, region) : errorBox(res, () => { detailsBox.replaceChildren(loading('Fetching the clan…')); details(); }),
-      res.ok ? rateLine(res) : '');
+      res.ok ? csvLink('clan', res.path, 'clan-csv', 'The members') || '' : '', res.ok ? rateLine(res) : '');
   };
   const weekly = async () => {
     const res = await api(path + '/weekly');

@@ -29,6 +29,7 @@ const EXPLORER_HASH = {
   tank_leaderboard: (p) => p.tank_id && p.region && `#rankings/tank/${p.region}/${p.tank_id}`,
   online: () => '#online',
   online_history: () => '#online',
+  dumps: () => '#data',
   status: () => '#status',
 };
 

@@ -5,7 +5,7 @@
  * The view lives in the hash: #expected/{region}[/{source}[/{version}]]. */
 
 import { $, h, isObj, label, nullFigure, NUM, scroller, typeLabel, utcText } from './render.js';
-import { API, api, current, explainedError, indexParam, loading, paramEnum, rateLine, state, takeToken } from './api.js';
+import { API, api, csvOf, csvPath, current, explainedError, indexParam, loading, paramEnum, rateLine, state, takeToken } from './api.js';
 import { navigate } from './explorer.js';
 import { tankHash } from './tank.js';
 
@@ -259,21 +259,26 @@ function rowsBlock(data, region) {
 }
 
 // ---------------------------------------------------------------- download
-/** The answer's {header, data} as an XVM file (a Blob URL); the rows' extra keys stay (XVM tools ignore them). */
-function download(data) {
+/** The answer's {header, data} as an XVM file (a Blob URL); the rows' extra keys stay (XVM tools ignore them).
+ * Beside it, the request the page made (`path`) as CSV when the index lists CSV for the endpoint. */
+function download(data, path) {
   if (blobUrl) URL.revokeObjectURL(blobUrl);
   const file = { header: data.header, data: data.data };
   blobUrl = URL.createObjectURL(new Blob([JSON.stringify(file)], { type: 'application/json' }));
   const name = ['wn8exp', data.region, data.source, data.version].filter(Boolean).join('-').replace(/[^A-Za-z0-9._+-]/g, '_') + '.json';
+  const csv = csvOf('expected_values');   // the same rows as CSV (the request as made, format=csv)
   return h('div', { class: 'actions' },
     h('a', { class: 'btn btn-small', id: 'expected-download', href: blobUrl, download: name }, 'Download as XVM JSON'),
-    h('span', { class: 'muted small' }, `${name}: the header and rows above, readable by tools that read XVM’s wn8exp.json.`));
+    h('span', { class: 'muted small' }, `${name}: the header and rows above, readable by tools that read XVM’s wn8exp.json.`),
+    csv && path ? [h('a', { class: 'btn btn-small csv-link', id: 'expected-csv', href: csvPath(path), download: true,
+      type: csv.media_type || null, 'data-endpoint': 'expected_values' }, 'Download CSV'),
+    h('span', { class: 'muted small' }, 'The rows as the API answers them with format=csv.')] : null);
 }
 
 // ---------------------------------------------------------------- the page
-function renderExpected(data, region, source, version) {
+function renderExpected(data, region, source, version, path) {
   const box = h('div', { class: 'expected-page' });
-  box.append(head(region, source, version, data), versions(data), download(data), comparisonBlock(data, region), rowsBlock(data, region));
+  box.append(head(region, source, version, data), versions(data), download(data, path), comparisonBlock(data, region), rowsBlock(data, region));
   return box;
 }
 
@@ -301,5 +306,5 @@ export async function loadExpected(region, source, version) {
       code === 'no_expected_values' ? noTableText(region, source, version) : null));
     return;
   }
-  out.replaceChildren(renderExpected(res.data || {}, region, source, version), rateLine(res));
+  out.replaceChildren(renderExpected(res.data || {}, region, source, version, res.path), rateLine(res));
 }

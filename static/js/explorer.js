@@ -1,5 +1,6 @@
 /* The explorer's shell: the forms (filled from the index), the tabs and the #view/...
- * hash routing that opens the player, clan, tanks, marks, rankings, tank, expected values, online and status views. */
+ * hash routing that opens the player, clan, tanks, marks, rankings, tank, expected values, online, data (bulk files)
+ * and status views. */
 
 import { $, h, label, typeLabel } from './render.js';
 import { indexParam, loading, onlineDays, onlineDefaults, paramEnum, state, tankStatsDefaults } from './api.js';
@@ -13,6 +14,7 @@ import { loadOnline } from './online.js';
 import { loadStatus } from './status.js';
 import { bindRankings, fillRankings, routeRankings } from './rankings.js';
 import { bindOverlay, routeOverlay } from './overlaybuilder.js';
+import { bindDumps, fillDumps, routeDumps } from './dumps.js';
 
 // ---------------------------------------------------------------- forms
 function setOptions(select, values, labels) {
@@ -95,6 +97,7 @@ export function fillForms() {
     form.querySelectorAll('button[type=submit], button:not([type])').forEach((b) => { b.disabled = empty; });
   }
   fillRankings();
+  fillDumps();
   const demoLink = (hash, text) => h('a', { href: hash }, text);
   $('#hint-player').replaceChildren(...(demoPlayer ? ['Demo: ', demoLink(`#player/${demoPlayer.region}/${demoPlayer.id}`,
     `player ${demoPlayer.id} (${label(demoPlayer.region)})`), '. '] : []),
@@ -167,6 +170,7 @@ export function bindForms() {
   });
   bindRankings();
   bindOverlay();
+  bindDumps();
   $('#attribution-copy').addEventListener('click', async (ev) => {
     const text = $('#attribution-text').textContent;
     try {
@@ -185,7 +189,7 @@ export function bindForms() {
 }
 
 // ---------------------------------------------------------------- routing
-const VIEWS = ['player', 'clan', 'tanks', 'marks', 'rankings', 'overlay', 'tank', 'expected', 'online', 'status'];
+const VIEWS = ['player', 'clan', 'tanks', 'marks', 'rankings', 'overlay', 'tank', 'expected', 'online', 'data', 'status'];
 const TAB_OF = { tank: 'tanks', expected: 'tanks' };   // a tank's page and the expected values belong to the tanks tab
 
 function showView(view) {
@@ -270,6 +274,8 @@ export function route() {
     }
     const d = onlineDefaults();
     loadOnline(f.game.value || d.game, f.region.value || d.region, f.days.value || d.days);
+  } else if (view === 'data') {
+    routeDumps(args);
   } else if (view === 'status') {
     loadStatus();
   }

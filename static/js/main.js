@@ -7,7 +7,7 @@
  * index parameters), docs.js (endpoint and error docs), explorer.js (forms, tabs, routing),
  * charts.js, player.js, tanks.js (a player's tanks), history.js, clan.js, tankstats.js (the tanks
  * page), marks.js (a region's marks of excellence), tank.js (a tank's page), expected.js (a
- * region's WN8 expected values), online.js, status.js, search.js. */
+ * region's WN8 expected values), online.js, dumps.js (the daily bulk files), status.js, search.js. */
 
 import { $ } from './render.js';
 import { loading } from './api.js';

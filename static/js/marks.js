@@ -5,7 +5,7 @@
  * #marks/{region}[/tier=8&type=...&sort=...&order=...&offset=...]. */
 
 import { $, fmtValue, h, isObj, label, nullFigure, NUM, rangeText, scroller, typeLabel, utcText } from './render.js';
-import { API, api, current, exampleQuery, explainedError, indexParam, loading, paramEnum, rateLine, state, takeToken } from './api.js';
+import { API, api, csvLink, current, exampleQuery, explainedError, indexParam, loading, paramEnum, rateLine, state, takeToken } from './api.js';
 import { navigate } from './explorer.js';
 import { rememberNations } from './tankstats.js';
 
@@ -137,7 +137,7 @@ function filterText(q) {
   return parts.length ? ` (${parts.join(', ')})` : '';
 }
 
-function renderMarks(data, q, onSort, onPage) {
+function renderMarks(data, q, onSort, onPage, path) {
   const rows = (Array.isArray(data.tanks) ? data.tanks : []).filter(isObj);
   const region = data.region || q.region;
   const ctx = { region, days: data.days ?? '?', minPlayers: data.min_players ?? '?', minBattles: data.min_battles ?? '?' };
@@ -181,6 +181,7 @@ function renderMarks(data, q, onSort, onPage) {
       h('button', { type: 'button', class: 'btn btn-small', 'data-page': 'next', disabled: offset + limit >= total,
         onclick: () => onPage(offset + limit) }, 'Next →')));
   }
+  box.append(csvLink('tank_marks', path, 'marks-csv', total > rows.length ? 'These tanks' : 'The table') || '');
   return box;
 }
 
@@ -220,7 +221,7 @@ export async function loadMarks(q, fresh) {
     focusAfter = offset > (data.offset || 0) ? 'button[data-page=next]' : 'button[data-page=prev]';
     navigate(marksHash(Object.assign({}, q, { offset: String(offset) })));
   };
-  out.replaceChildren(renderMarks(data, q, onSort, onPage), rateLine(res));
+  out.replaceChildren(renderMarks(data, q, onSort, onPage, res.path), rateLine(res));
   if (focusAfter) {
     const target = $(focusAfter, out);
     focusAfter = null;

@@ -1,7 +1,7 @@
 /* The player counts view: online now per game, and the daily series. */
 
 import { $, h, isObj, label, listTable, NUM, renderAny, tile } from './render.js';
-import { API, api, current, errorBox, loading, rateLine, state, takeToken } from './api.js';
+import { API, api, csvLink, current, errorBox, loading, rateLine, state, takeToken } from './api.js';
 import { drawChart } from './charts.js';
 
 // ---------------------------------------------------------------- online view
@@ -70,7 +70,8 @@ export async function loadOnline(game, region, days) {
     const q = new URLSearchParams(Object.entries({ game, region, days: days ? String(days) : '' }).filter(([, v]) => v));
     const res = await api(`${API}/online/history?${q}`);
     if (!current('online', token)) return;
-    histBox.replaceChildren(res.ok ? renderOnlineHistory(res.data || {}, game, region) : errorBox(res, hist), res.ok ? rateLine(res) : '');
+    histBox.replaceChildren(res.ok ? renderOnlineHistory(res.data || {}, game, region) : errorBox(res, hist),
+      res.ok ? csvLink('online_history', res.path, 'online-csv', 'The daily values') || '' : '', res.ok ? rateLine(res) : '');
   };
   await Promise.all([now(), hist()]);
 }

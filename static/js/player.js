@@ -3,7 +3,7 @@
 
 import { $, ago, fmtCell, fmtValue, h, isObj, label, nullFigure, NUM, rangeText, renderAny, utcText, wn8Node } from './render.js';
 import { todayCard } from './overlaybuilder.js';
-import { API, api, current, errorBox, explainedError, loading, paramEnum, rateLine, takeToken, tankDayChoices, tankDaysDefault } from './api.js';
+import { API, api, csvLink, current, errorBox, explainedError, loading, paramEnum, rateLine, takeToken, tankDayChoices, tankDaysDefault } from './api.js';
 import { renderTanks } from './tanks.js';
 import { HISTORY_DAYS, renderHistory } from './history.js';
 import { placeNode } from './rankings.js';
@@ -189,7 +189,7 @@ export async function loadPlayer(region, id) {
       historyLoaded = true;
       const data = res.data || {};
       recentsBox.replaceChildren(renderRecents(isObj(data.deltas) ? data.deltas : {}, region));
-      historyBox.replaceChildren(renderHistory(data, region), rateLine(res));
+      historyBox.replaceChildren(renderHistory(data, region), csvLink('history', res.path, 'history-csv', 'The daily snapshots') || '', rateLine(res));
     } else {
       const code = res.error && res.error.code;
       recentsBox.replaceChildren(h('h4', null, 'Recent performance'), h('p', { class: 'muted recents-unavailable' },
@@ -232,7 +232,8 @@ export async function loadPlayer(region, id) {
     if (res.ok) {
       tanksLoaded = true;
       if (!days && res.data && Number.isInteger(res.data.days)) { days = res.data.days; tankDays = days; }
-      tanksBox.replaceChildren(tanksHead(), renderTanks(res.data || {}, days, tankSort), rateLine(res));
+      tanksBox.replaceChildren(tanksHead(), renderTanks(res.data || {}, days, tankSort),
+        csvLink('tanks', res.path, 'tanks-csv', 'The tanks (in the API’s order)') || '', rateLine(res));
       refocus();
     } else {
       const code = res.error && res.error.code;

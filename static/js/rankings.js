@@ -9,7 +9,7 @@
  * link to a player's place (player.js). */
 
 import { $, fmtValue, h, isObj, label, nullFigure, NUM, rangeText, scroller, shortDate, typeLabel, utcText, wn8Node } from './render.js';
-import { API, api, current, exampleQuery, explainedError, indexParam, loading, paramEnum, rateLine, state, takeToken } from './api.js';
+import { API, api, csvLink, current, exampleQuery, explainedError, indexParam, loading, paramEnum, rateLine, state, takeToken } from './api.js';
 import { go, navigate } from './explorer.js';
 
 // Each mode: its endpoint in the index, the query parameters the hash keeps after region and days
@@ -317,7 +317,7 @@ function floorNote(data, q) {
   return h('p', { class: 'small rank-floor', id: 'rank-floor' }, parts);
 }
 
-function renderRankings(data, q, onPage) {
+function renderRankings(data, q, onPage, path) {
   const rows = (Array.isArray(data.rows) ? data.rows : []).filter(isObj);
   const region = data.region || q.region;
   const by = data.by || q.by;
@@ -363,6 +363,7 @@ function renderRankings(data, q, onPage) {
       h('button', { type: 'button', class: 'btn btn-small', 'data-page': 'next', disabled: offset + limit >= total,
         onclick: () => onPage(offset + limit) }, 'Next →')));
   }
+  box.append(csvLink(MODES[q.mode].endpoint, path, 'rank-csv', total > rows.length ? `These ${noun}` : 'The ranking') || '');
   return box;
 }
 
@@ -392,7 +393,7 @@ export async function loadRankings(q) {
     focusAfter = offset > (data.offset || 0) ? 'button[data-page=next]' : 'button[data-page=prev]';
     navigate(rankingsHash(Object.assign({}, q, { offset: String(offset) })));
   };
-  out.replaceChildren(renderRankings(data, q, onPage), rateLine(res));
+  out.replaceChildren(renderRankings(data, q, onPage, res.path), rateLine(res));
   if (focusAfter) {
     const target = $(focusAfter, out);
     focusAfter = null;

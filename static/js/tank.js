@@ -4,7 +4,7 @@
  * (thresholds, sample, their daily series). The view lives in the hash: #tank/{region}/{tank_id}/{days}. */
 
 import { $, dayRange, fmtValue, h, isObj, label, nullFigure, NUM, rangeText, scroller, typeLabel, utcText } from './render.js';
-import { API, api, current, exampleQuery, explainedError, indexParam, loading, paramEnum, rateLine, state, takeToken } from './api.js';
+import { API, api, csvLink, current, exampleQuery, explainedError, indexParam, loading, paramEnum, rateLine, state, takeToken } from './api.js';
 import { drawChart } from './charts.js';
 import { navigate } from './explorer.js';
 import { estimateNote, MARKS, MARKS_MIN_TIER, marksHash } from './marks.js';
@@ -194,7 +194,8 @@ async function loadTopPlayers(box, region, tankId, days, token) {
     box.append(h('p', { class: 'chart-empty muted', id: 'tank-top-empty' },
       `Nobody has reached the floor of ${NUM.format(data.min_battles ?? 0)} battles on this tank ${over} yet.`));
   } else {
-    box.append(playerTable(rows, data.region || region, by, 'tank-top-table'));
+    box.append(playerTable(rows, data.region || region, by, 'tank-top-table'),
+      csvLink('tank_leaderboard', res.path, 'tank-top-csv', 'These players') || '');
   }
   box.append(h('p', { class: 'small' }, h('a', { href: full, id: 'tank-top-link' }, 'Full ranking of this tank'),
     ': every ranked player, other windows and figures.'));

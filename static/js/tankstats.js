@@ -3,7 +3,7 @@
  * page (tank.js). The view lives in the hash: #tanks/{region}/{days}[/tier=8&type=...&sort=...&order=...&offset=...]. */
 
 import { $, fmtValue, h, isObj, label, nullFigure, NUM, rangeText, scroller, typeLabel, utcText } from './render.js';
-import { API, api, current, explainedError, loading, paramEnum, rateLine, state, takeToken, tankStatsDefaults } from './api.js';
+import { API, api, csvLink, current, explainedError, loading, paramEnum, rateLine, state, takeToken, tankStatsDefaults } from './api.js';
 import { navigate } from './explorer.js';
 import { expectedHash } from './expected.js';
 import { marksLink } from './marks.js';
@@ -133,7 +133,7 @@ function filterText(q) {
   return parts.length ? ` (${parts.join(', ')})` : '';
 }
 
-function renderTankStats(data, q, onSort, onPage) {
+function renderTankStats(data, q, onSort, onPage, path) {
   const rows = (Array.isArray(data.tanks) ? data.tanks : []).filter(isObj);
   const region = data.region || q.region;
   const days = data.days || q.days;
@@ -176,6 +176,7 @@ function renderTankStats(data, q, onSort, onPage) {
       h('button', { type: 'button', class: 'btn btn-small', 'data-page': 'next', disabled: offset + limit >= total,
         onclick: () => onPage(offset + limit) }, 'Next →')));
   }
+  box.append(csvLink('tank_stats', path, 'tank-stats-csv', total > rows.length ? 'These tanks' : 'The table') || '');
   return box;
 }
 
@@ -213,7 +214,7 @@ export async function loadTankStats(q) {
     focusAfter = offset > (data.offset || 0) ? 'button[data-page=next]' : 'button[data-page=prev]';
     navigate(tanksHash(Object.assign({}, q, { offset: String(offset) })));
   };
-  out.replaceChildren(renderTankStats(data, q, onSort, onPage), rateLine(res));
+  out.replaceChildren(renderTankStats(data, q, onSort, onPage, res.path), rateLine(res));
   if (focusAfter) {
     const target = $(focusAfter, out);
     focusAfter = null;
