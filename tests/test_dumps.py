@@ -89,7 +89,7 @@ async def test_a_day_is_listed_with_every_file_checksums_match_and_a_rewrite_is_
     assert not any(name.startswith("tank-marks") or name.startswith("expected-values") for name in names)
     first = {}
     for entry in listing["files"]:
-        payload = (tmp_path / entry["name"]).read_bytes()
+        payload = (tmp_path / entry["day"] / entry["name"]).read_bytes()
         assert hashlib.sha256(payload).hexdigest() == entry["sha256"] and len(payload) == entry["bytes"]
         first[entry["name"]] = payload
     # A leaderboard holds every row (one page of all of them after the one-row page), not a page.
@@ -100,8 +100,8 @@ async def test_a_day_is_listed_with_every_file_checksums_match_and_a_rewrite_is_
     # Built again (a forced rebuild of the same day): the same bytes under the same names.
     await dumps.build("eu", "2026-11-26")
     for name, payload in first.items():
-        assert (tmp_path / name).read_bytes() == payload
-    assert not [name for name in os.listdir(tmp_path) if name.endswith(".tmp")]
+        assert (tmp_path / "2026-11-26" / name).read_bytes() == payload
+    assert not [name for _, _, names in os.walk(tmp_path) for name in names if name.endswith(".tmp")]
 
 
 @pytest.mark.gen_test
@@ -115,7 +115,7 @@ async def test_a_failed_build_lists_nothing_new_and_keeps_the_earlier_days(tmp_p
         await dumps.build("eu", "2026-11-26")
     after = await dumps.listing("eu", None)
     assert after == before and after["days"] == ["2026-11-25"]
-    assert not (tmp_path / manifest_name("eu", "2026-11-26")).exists()
+    assert not (tmp_path / "manifests" / manifest_name("eu", "2026-11-26")).exists()
     # Another realm, and a day asked for by name.
     assert (await dumps.listing("na", None))["days"] == []
     assert (await dumps.listing(None, "2026-11-25"))["files"] == before["files"]
@@ -133,7 +133,7 @@ async def test_days_older_than_the_kept_days_are_deleted_and_no_directory_means_
     await dumps.build("eu", newest.isoformat())
     listing = await dumps.listing("eu", None)
     assert listing["days"] == [newest.isoformat(), kept]
-    assert not [name for name in os.listdir(tmp_path) if old in name]
+    assert not [name for _, dirs, names in os.walk(tmp_path) for name in dirs + names if old in name]
     assert await service(None).build("eu", "2026-11-26") is None  # type: ignore[arg-type]
     assert (await service(None).listing(None, None))["days"] == []  # type: ignore[arg-type]
 

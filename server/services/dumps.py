@@ -11,6 +11,7 @@ import hashlib
 import logging
 import os
 import re
+import shutil
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -48,12 +49,19 @@ ONLINE_DAYS = 30  # the online counts file: the last 30 days' series
 # once its manifest lists it (a forced rebuild of the same day writes the same tables again).
 FILE_NAME = re.compile(r"^[a-z0-9-]+-(eu|na|asia)-\d{4}-\d{2}-\d{2}\.(csv|json)\.gz$")
 MANIFEST = re.compile(r"^manifest-(eu|na|asia)-(\d{4}-\d{2}-\d{2})\.json$")
+DAY_DIR = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+MANIFESTS = "manifests"  # the manifests' directory, beside one directory per day
 
 Table = tuple[str, Endpoint, Callable[[], Awaitable[dict[str, Any]]]]  # (kind, endpoint, its answer)
 
 
 def manifest_name(region: str, day: str) -> str:
     return f"manifest-{region}-{day}.json"
+
+
+def day_of(name: str) -> str:
+    """The day a file's name carries (FILE_NAME: ...-YYYY-MM-DD.csv.gz)."""
+    return name.rsplit(".", 2)[0][-10:]
 
 
 def _write_atomically(directory: str, name: str, payload: bytes) -> None:
@@ -148,7 +156,12 @@ class DumpService:
             return None
         started = time.monotonic()
         self.tank_stats.forget(region)  # read the tables just built, not a copy decoded before
-        await asyncio.to_thread(os.makedirs, self.directory, exist_ok=True)
+        # A directory per day (a day's 426 files), the manifests apart (one per realm and day): a
+        # listing reads a directory of at most 1,200 names, never the 170,000 files of 400 days.
+        files_dir = os.path.join(self.directory, day)
+        manifests_dir = os.path.join(self.directory, MANIFESTS)
+        await asyncio.to_thread(os.makedirs, files_dir, exist_ok=True)
+        await asyncio.to_thread(os.makedirs, manifests_dir, exist_ok=True)
         files = []
         for kind, endpoint, answer in self.tables(region):
             try:
@@ -161,7 +174,7 @@ class DumpService:
             for form, text in (("json", ujson.dumps(data, ensure_ascii=False)), ("csv", render(endpoint.csv, data))):
                 name = f"{kind}-{region}-{day}.{form}.gz"
                 payload = await asyncio.to_thread(_packed, text)
-                await asyncio.to_thread(_write_atomically, self.directory, name, payload)
+                await asyncio.to_thread(_write_atomically, files_dir, name, payload)
                 files.append(
                     {
                         "name": name,
@@ -176,7 +189,7 @@ class DumpService:
                 )
         manifest = {"region": region, "day": day, "built_at": self.clock(), "files": files}
         await asyncio.to_thread(
-            _write_atomically, self.directory, manifest_name(region, day), ujson.dumps(manifest).encode()
+            _write_atomically, manifests_dir, manifest_name(region, day), ujson.dumps(manifest).encode()
         )
         await asyncio.to_thread(self._prune, day)
         self.last = {
@@ -190,14 +203,17 @@ class DumpService:
         return self.last
 
     def _prune(self, newest: str) -> None:
-        """Delete every file and manifest of a day DUMPS_KEEP_DAYS or more before `newest` (manifest first)."""
+        """Delete every manifest, then every file, of a day DUMPS_KEEP_DAYS or more before `newest`."""
         oldest = (dt.date.fromisoformat(newest) - dt.timedelta(days=DUMPS_KEEP_DAYS - 1)).isoformat()
         assert self.directory is not None
-        names = os.listdir(self.directory)
-        for name in sorted(names, key=lambda n: not n.startswith("manifest-")):
-            found = re.search(r"(\d{4}-\d{2}-\d{2})\.(json|csv\.gz|json\.gz)$", name)
-            if found and found.group(1) < oldest and (FILE_NAME.match(name) or MANIFEST.match(name)):
-                os.remove(os.path.join(self.directory, name))
+        manifests_dir = os.path.join(self.directory, MANIFESTS)
+        for name in os.listdir(manifests_dir):
+            found = MANIFEST.match(name)
+            if found and found.group(2) < oldest:
+                os.remove(os.path.join(manifests_dir, name))
+        for name in os.listdir(self.directory):
+            if DAY_DIR.match(name) and name < oldest:
+                shutil.rmtree(os.path.join(self.directory, name), ignore_errors=True)
 
     # --- serving -------------------------------------------------------------------
     async def read(self, name: str) -> bytes:
@@ -206,7 +222,7 @@ class DumpService:
         if self.directory is None or not FILE_NAME.match(name):
             raise APIError("dump_not_found")
         try:
-            return await asyncio.to_thread(_read, os.path.join(self.directory, name))
+            return await asyncio.to_thread(_read, os.path.join(self.directory, day_of(name), name))
         except FileNotFoundError:
             raise APIError("dump_not_found") from None
 
@@ -218,7 +234,8 @@ class DumpService:
 
     def _listing(self, region: str | None, day: str | None) -> dict[str, Any]:
         manifests: dict[str, list[str]] = {}
-        names = os.listdir(self.directory) if self.directory and os.path.isdir(self.directory) else []
+        manifests_dir = os.path.join(self.directory or "", MANIFESTS)
+        names = os.listdir(manifests_dir) if self.directory and os.path.isdir(manifests_dir) else []
         for name in names:
             found = MANIFEST.match(name)
             if found and (region is None or found.group(1) == region):
@@ -228,8 +245,7 @@ class DumpService:
         files: list[dict[str, Any]] = []
         built = []
         for name in sorted(manifests.get(chosen or "", [])):
-            assert self.directory is not None
-            with open(os.path.join(self.directory, name), "rb") as handle:
+            with open(os.path.join(manifests_dir, name), "rb") as handle:
                 manifest = ujson.loads(handle.read())
             built.append(manifest["built_at"])
             files += [{**entry, "url": f"{PREFIX}/dumps/{entry['name']}"} for entry in manifest["files"]]
