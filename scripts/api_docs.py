@@ -222,7 +222,9 @@ def conventions() -> list[str]:
         + "): the same filters, sort and page as the JSON, one row per item of the table's list, as RFC 4180 "
         "CSV (UTF-8 without a byte-order mark, a header row of the columns listed under each endpoint, CRLF "
         "line ends, quotes only where a cell needs them). A nested field is a dotted column (`career.wn8`); "
-        "null is an empty cell; booleans are `true` and `false`. It is served as `text/csv; charset=utf-8` "
+        "null is an empty cell; booleans are `true` and `false`; text that would start a spreadsheet formula "
+        "(`=`, `+`, `-`, `@`, a tab or a carriage return: a clan's name or tag) is written after an apostrophe "
+        "`'`, which spreadsheets show as text (numbers, negative ones too, are written as they are). It is served as `text/csv; charset=utf-8` "
         'with `Content-Disposition: attachment; filename="…"` (a name from the answer: region, days, '
         'ids), the attribution as `Link: <site>; rel="cite-as"` (a CSV has no place for it that every '
         "parser skips), and its own `ETag` (304 as for JSON). Errors stay the JSON envelope. In a "

@@ -30,7 +30,8 @@ def parse(text: str) -> list[list[str]]:
 
 def same(cell: str, value: Any) -> bool:
     """A CSV cell read back as the JSON value it came from: empty is null, true/false are
-    booleans, numbers compare as numbers, text as text."""
+    booleans, numbers compare as numbers, text as text (after an apostrophe where the text would
+    start a spreadsheet formula)."""
     if value is None:
         return cell == ""
     if isinstance(value, bool):
@@ -39,6 +40,8 @@ def same(cell: str, value: Any) -> bool:
         return cell.lstrip("-").isdigit() and int(cell) == value
     if isinstance(value, float):
         return cell != "" and float(cell) == pytest.approx(value)
+    if value.startswith(("=", "+", "-", "@", "\t", "\r")):
+        return cell == "'" + value
     return cell == value
 
 
@@ -144,6 +147,13 @@ def test_any_rows_parse_back_to_their_values_with_the_csv_module(rows):
                 assert float(cell) == value
             else:
                 assert same(cell, value), (column, cell, value)
+
+
+def test_text_that_would_start_a_formula_is_text_in_a_spreadsheet_and_numbers_stay_numbers():
+    table = CsvTable("rows", "x", ("name", "n"))
+    rows = [{"name": '=HYPERLINK("http://x","y")', "n": -5}, {"name": "-=Legion=-", "n": -0.5}, {"name": "@a", "n": 1}]
+    parsed = parse(render(table, {"rows": rows}))
+    assert parsed[1:] == [['\'=HYPERLINK("http://x","y")', "-5"], ["'-=Legion=-", "-0.5"], ["'@a", "1"]]
 
 
 def test_no_rows_is_a_header_alone_and_file_names_are_safe():

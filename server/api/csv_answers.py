@@ -14,14 +14,23 @@ CSV_MEDIA_TYPE = "text/csv; charset=utf-8"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._+-]+")
 
 
+# A spreadsheet reads a cell starting with one of these as a formula: text from players (a clan's
+# name or tag) starting so is written after an apostrophe, which spreadsheets show as text (OWASP,
+# "CSV Injection"). Numbers are never text, so a negative number is written as it is.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
 def cell(value: Any) -> str:
-    """A value as a CSV cell: null is empty, booleans are true/false (as in the JSON), numbers as JSON writes them."""
+    """A value as a CSV cell: null is empty, booleans are true/false (as in the JSON), numbers as
+    JSON writes them, text as it is except after an apostrophe where it would start a formula."""
     if value is None:
         return ""
     if value is True:
         return "true"
     if value is False:
         return "false"
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
     return str(value)
 
 
