@@ -676,3 +676,47 @@ def test_nicknames_use_only_the_characters_real_nicknames_allow():
         names = [sim.nickname(region, a) for a in sim.existing_accounts(region, 3000)]
         assert all(re.fullmatch(r"[A-Za-z0-9_]{3,24}", name) for name in names), region
         assert any("_" in name for name in names) and len(set(names)) > 0.9 * len(names)
+
+
+def test_with_battle_seconds_a_session_is_played_battle_by_battle_to_the_same_day_end():
+    """--battle-seconds: a day's battles come one at a time before its session's end (what a live
+    session sees), never going back, and the day ends where the default world's does."""
+    from scripts.upstream_sim.ids import existing_accounts
+    from scripts.upstream_sim.profile import DAY
+    from scripts.upstream_sim.world import World
+
+    spread, whole = World(battle_seconds=300), World()
+    today = int(time.time() // DAY)
+    checked = 0
+    for account in existing_accounts("eu", 40):
+        prof, plain = spread.profile("eu", account), whole.profile("eu", account)
+        for k in range(today - 30 - prof.day0, today - prof.day0):
+            n = prof._battles_through(k) - prof._battles_through(k - 1)
+            if k < 1 or n < 3:
+                continue
+            day_start = (prof.day0 + k) * DAY
+            end = day_start + prof._play_offset(k)
+            start = max(day_start, end - n * 300)
+            before = prof.account_info(start - 1)["statistics"]["all"]["battles"]
+            assert before == plain.account_info(start - 1)["statistics"]["all"]["battles"]
+            seen, last_rows, last_time = [], None, 0
+            for t in [*range(int(start), int(end), 61), int(end) + 1]:
+                info = prof.account_info(t)
+                battles = info["statistics"]["all"]["battles"]
+                seen.append(battles)
+                assert info["last_battle_time"] <= t and info["last_battle_time"] >= last_time
+                last_time = info["last_battle_time"]
+                rows = {r["tank_id"]: r["all"]["battles"] for r in prof.tanks(t)}
+                assert sum(rows.values()) == battles
+                if last_rows is not None:
+                    assert all(rows.get(tank, 0) >= count for tank, count in last_rows.items())
+                last_rows = rows
+            assert seen == sorted(seen) and seen[0] == before and seen[-1] == before + n
+            assert len(set(seen)) >= min(n, 3)  # seen battle by battle, not all at once
+            after = prof.account_info(end + 1)
+            assert after == plain.account_info(end + 1)
+            checked += 1
+            break
+        if checked >= 3:
+            break
+    assert checked >= 3

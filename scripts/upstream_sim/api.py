@@ -1041,6 +1041,7 @@ def make_app(
     throttle_block_seconds: float = DEFAULT_BLOCK_SECONDS,
     throttle_burst_factor: float = DEFAULT_BURST_FACTOR,
     throttle_stall_seconds: float = DEFAULT_STALL_SECONDS,
+    battle_seconds: float | None = None,
     **settings: Any,
 ) -> tornado.web.Application:
     """Build the simulator application; ``app.sim`` is its state (world, clock, faults, limiter, counters).
@@ -1056,6 +1057,8 @@ def make_app(
     ``throttle``: per-region rates ({"eu": 6, ...}), a ``--throttle`` spec string ("eu=6,na=8",
     "off"), or None (off); a dict holding "rates" may also set "block_seconds", "burst_factor"
     and "stall_seconds". Default: ``DEFAULT_RATES`` when strict, else off.
+    ``battle_seconds``: a playing day's battles one every that many seconds before its session's end
+    (a session seen battle by battle), instead of all at its end (None, the default).
     """
     throttle_settings = {
         "block_seconds": throttle_block_seconds,
@@ -1074,6 +1077,7 @@ def make_app(
     world = World(
         vehicles=None if vehicles is None else ("" if vehicles == "generated" else vehicles),
         expected_values=expected_values,
+        battle_seconds=battle_seconds,
     )
     sim = SimState(
         world,

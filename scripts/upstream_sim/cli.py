@@ -83,6 +83,11 @@ def main(argv: list[str] | None = None) -> None:
         default=DEFAULT_STALL_SECONDS,
         help=f"how long a stalled request is held before its connection is closed (default {DEFAULT_STALL_SECONDS:g})",
     )
+    parser.add_argument(
+        "--battle-seconds",
+        type=float,
+        help="play a day's battles one every N seconds before its session's end (default: all at its end)",
+    )
     parser.add_argument("--clock-offset", type=float, default=0.0, help="seconds added to the real clock")
     parser.add_argument("--now", type=float, help="freeze the simulated clock at this unix time")
     parser.add_argument("--latency", type=float, default=0.0, help="added latency per API request, ms")
@@ -158,6 +163,7 @@ def main(argv: list[str] | None = None) -> None:
             throttle_block_seconds=args.throttle_block_seconds,
             throttle_burst_factor=args.throttle_burst_factor,
             throttle_stall_seconds=args.throttle_stall_seconds,
+            battle_seconds=args.battle_seconds,
         )
         server = app.listen(args.port, address=args.host)
         world = app.sim.world

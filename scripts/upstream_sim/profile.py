@@ -439,6 +439,37 @@ class Profile:
             j -= 1
         return j
 
+    def _today(self, now: float) -> tuple[int, int, float, float] | None:
+        """With the world's battle_seconds: today's session while it is under way, as (day index,
+        battles that day, first battle's start, last battle's end); None otherwise (no spread, no
+        battles today, or the session over: _last_day_index then counts the whole day)."""
+        spread = self.world.battle_seconds
+        k = int(now // DAY) - self.day0
+        if not spread or k < 0 or self._last_day_index(now) >= k:
+            return None
+        n = self._battles_through(k) - self._battles_through(k - 1)
+        if not n:
+            return None
+        day_start = (self.day0 + k) * DAY
+        end = day_start + self._play_offset(k)
+        return k, n, max(day_start, end - n * spread), end
+
+    def _played_today(self, now: float) -> tuple[int, float | None]:
+        """Battles of today's session over by `now` (one every (end - start) / n seconds) and when
+        the last of them ended."""
+        today = self._today(now)
+        if today is None:
+            return 0, None
+        _, n, start, end = today
+        if now <= start or end <= start:
+            return 0, None
+        done = min(n, int(n * (now - start) / (end - start)))
+        return done, (start + done * (end - start) / n) if done else None
+
+    def _battles_at(self, now: float) -> int:
+        """Career battles at `now`: every complete day's, and today's so far when they are spread."""
+        return self._battles_through(self._last_day_index(now)) + self._played_today(now)[0]
+
     def _last_active(self, j: int) -> int | None:
         if j < 0:
             return None
@@ -757,7 +788,7 @@ class Profile:
     def _played(self, now: float) -> tuple:
         """Per played tank (by tank id) at ``now``: garage index, battles, "all" row, frags, max damage,
         max frags, max xp; what account/info needs, without the per-tank blocks (cached per battle count)."""
-        battles = self._battles_through(self._last_day_index(now))
+        battles = self._battles_at(now)
         base = self._base
         if base is not None and base[0] == battles:
             return base
@@ -867,6 +898,9 @@ class Profile:
         battles = statistics["all"]["battles"]
         last_day = self._last_active(self._last_day_index(now))
         last_battle = (self.day0 + last_day) * DAY + self._play_offset(last_day) if last_day is not None else 0
+        ended = self._played_today(now)[1]  # a battle of today's session under way (battle_seconds)
+        if ended is not None:
+            last_battle = int(ended)
         seen = max(last_battle, self.created_at)
         rating = 0
         if battles:

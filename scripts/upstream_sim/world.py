@@ -83,7 +83,11 @@ class World:
         vehicles: str | Path | None = None,
         expected_values: str | Path | None = None,
         profile_cache: int | None = None,
+        battle_seconds: float | None = None,
     ):
+        # None: a playing day's battles all count at its session's end; N: they are played one every
+        # N seconds before it (at most from the day's start), so a session is seen battle by battle.
+        self.battle_seconds = battle_seconds
         if profile_cache is None:
             profile_cache = int(os.environ.get("UPSTREAM_SIM_PROFILE_CACHE") or 4096)
         if vehicles is None and DEFAULT_VEHICLES.is_file():
