@@ -175,9 +175,11 @@ def percentile(values: list[float], share: float) -> float:
 # --------------------------------------------------------------------------------------
 # Children: the simulator and the service
 # --------------------------------------------------------------------------------------
-def start_simulator(workdir: str, rps: int, profile_cache: int) -> tuple[subprocess.Popen, str]:
+def start_simulator(
+    workdir: str, rps: int, profile_cache: int, extra: tuple[str, ...] = ()
+) -> tuple[subprocess.Popen, str]:
     port = free_port()
-    cmd = [sys.executable, "-m", "scripts.upstream_sim", "--port", str(port), "--rps", str(rps)]
+    cmd = [sys.executable, "-m", "scripts.upstream_sim", "--port", str(port), "--rps", str(rps), *extra]
     if os.path.exists(EXPECTED):
         cmd += ["--expected-values", EXPECTED]
     env = dict(os.environ, UPSTREAM_SIM_PROFILE_CACHE=str(profile_cache))

@@ -14,6 +14,9 @@ if TYPE_CHECKING:
 
 CHUNK_ROWS = 100  # rows per stored chunk: a page of up to 100 rows is one or two point reads
 WRITE_BATCH = 200  # chunks per bulk write
+# ... and rows per bulk write: a batch is encoded in one call that holds the interpreter (the event
+# loop too), and a tank's whole list of players is one document of thousands of rows at scale.
+WRITE_ROWS = 5_000
 
 
 def list_key(window: str, board: str, by: str, floor: int) -> str:
@@ -76,6 +79,7 @@ class Leaderboards:
             for index, start in enumerate(range(0, len(rows), CHUNK_ROWS))
         ]
         pieces += [(key, 0, rows, rows) for key, rows in (whole or {}).items() if rows]
+        batch_rows = 0
         for key, index, rows, part in pieces:
             doc = {
                 "_id": chunk_id(region, build, key, index),
@@ -85,10 +89,11 @@ class Leaderboards:
                 "rows": part,
             }
             ops.append(ReplaceOne({"_id": doc["_id"]}, doc, upsert=True))
-            if len(ops) >= WRITE_BATCH:
+            batch_rows += len(part)
+            if len(ops) >= WRITE_BATCH or batch_rows >= WRITE_ROWS:
                 await self.collection.bulk_write(ops, ordered=False)
                 written += len(ops)
-                ops = []
+                ops, batch_rows = [], 0
         if ops:
             await self.collection.bulk_write(ops, ordered=False)
             written += len(ops)

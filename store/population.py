@@ -48,6 +48,9 @@ def unpack_grid(blob: bytes | None) -> list[float] | None:
     return grid.tolist()
 
 
+DAY_BATCH = 500  # tank_changes documents per batch of a day's read (~0.5 MB)
+
+
 class TankChanges:
     """Collection `tank_changes`: what each tracked account played per tank on each UTC day.
 
@@ -113,7 +116,10 @@ class TankChanges:
         """(account_id, {tank_id: counter differences}, the assistance change or None) of every
         account that played on `day` in `region`. Rows written before a counter existed are shorter
         (store.tanks.apply_parsed); so is every row of a change whose base lacked it."""
-        docs = await self.collection.find({"r": region, "d": day}, {"a": 1, "t": 1, "s": 1, "_id": 0}).to_list(None)
+        # Batches of DAY_BATCH: each batch is decoded in one call that holds the interpreter (and
+        # the event loop); the server's default second batch is everything left, up to 16 MB.
+        cursor = self.collection.find({"r": region, "d": day}, {"a": 1, "t": 1, "s": 1, "_id": 0})
+        docs = await cursor.batch_size(DAY_BATCH).to_list(None)
         # Unpacked in a worker thread: thousands of documents a day at scale, whose decoding on the
         # caller's event loop held it for hundreds of ms (a batch of the cursor is iterated without
         # yielding).

@@ -1,0 +1,303 @@
+"""Sessions' cost: upstream requests and database writes of watching, and cached reads with streams open.
+
+    .venv/bin/python -m scripts.bench_sessions                 # 300 watched accounts, 1,000 streams
+    .venv/bin/python -m scripts.bench_sessions --accounts 50 --streams 100 --play-hours 2   # a smoke run
+
+1. Watching (in this process, on simulated time): the simulator plays each day's battles one every
+   6 minutes (`--battle-seconds 360`); N eu accounts are watched (a session request renews each
+   watch every 10 minutes) and the real Watcher ticks once a simulated minute, through the real
+   upstream client asking the simulator "as of" the simulated clock. Measured: upstream requests
+   per watched account-hour in an idle window (02:00-04:00 UTC: nobody of eu plays then), and
+   upstream requests and database write commands per battle the watched accounts played in the
+   evening (13:00-22:00 UTC: every eu session), the battles counted from the simulator's own totals.
+2. Streams (the service as a process, real time): p99 of cached `/player` reads at one client,
+   then again while `--streams` session streams are open (3 per client address, as the limits
+   allow), then after they are closed.
+
+Goals (issue 35): at most 1.2 requests per watched account-hour idle, at most 2 per battle, and the
+cached-read p99 with the streams open within 1.2 x of the p99 without them in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import http.client
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+from pymongo import monitoring  # noqa: E402
+
+from scripts.bench_scale import (  # noqa: E402
+    DB_NAME,
+    PREFIX,
+    Clients,
+    percentile,
+    say,
+    start_service,
+    start_simulator,
+)
+from scripts.loadkit.processes import stop_group  # noqa: E402
+from scripts.upstream_sim.ids import account_created_at, existing_accounts  # noqa: E402
+from server.api.catalogue import STREAMS_PER_CLIENT, WATCH_SECONDS  # noqa: E402
+from server.compose.demo import TimeTravelUpstream  # noqa: E402
+from server.compose.embedded_db import EmbeddedDatabase  # noqa: E402
+from server.domain.days import DAY_SECONDS, ManualClock  # noqa: E402
+from server.services.sessions import Watcher  # noqa: E402
+from server.upstream.client import ACCOUNT_FIELDS, UpstreamClient  # noqa: E402
+from store import Store, create_client  # noqa: E402
+from store.sessions import watched_id  # noqa: E402
+
+REGION = "eu"
+BATTLE_SECONDS = 360
+IDLE = (2, 4)  # UTC hours: no eu session is under way
+PLAY = (13, 22)  # UTC hours: every eu session (the simulator's evening window, its battles before it)
+RENEW_SECONDS = 600  # a session request renews its account's watch this often
+WRITES = frozenset({"insert", "update", "delete", "findAndModify"})
+
+
+class WriteCounter(monitoring.CommandListener):
+    """Write commands and the documents they name (update statements, inserted documents)."""
+
+    def __init__(self) -> None:
+        self.commands = 0
+        self.statements = 0
+
+    def started(self, event: monitoring.CommandStartedEvent) -> None:
+        if event.command_name in WRITES:
+            self.commands += 1
+            body = event.command
+            self.statements += len(body.get("updates") or body.get("documents") or body.get("deletes") or [None])
+
+    def succeeded(self, event: monitoring.CommandSucceededEvent) -> None:
+        return None
+
+    def failed(self, event: monitoring.CommandFailedEvent) -> None:
+        return None
+
+
+class Counted:
+    """An upstream that counts the requests made through it, by method."""
+
+    def __init__(self, upstream) -> None:
+        self._upstream = upstream
+        self.calls: dict[str, int] = {}
+
+    def __getattr__(self, name: str):
+        method = getattr(self._upstream, name)
+
+        async def call(*args, **kwargs):
+            self.calls[name] = self.calls.get(name, 0) + 1
+            return await method(*args, **kwargs)
+
+        return call
+
+
+def pick_accounts(n: int, before: float) -> list[int]:
+    """eu accounts that existed a month before `before` (so every day of the run is theirs)."""
+    return [a for a in existing_accounts(REGION, n * 3) if account_created_at(REGION, a) < before - 30 * DAY_SECONDS][
+        :n
+    ]
+
+
+async def total_battles(upstream, clock: ManualClock, accounts: list[int]) -> int:
+    """The simulator's own career battles of `accounts` as of the clock (not counted as watching)."""
+    total = 0
+    for start in range(0, len(accounts), 100):
+        infos = await TimeTravelUpstream(upstream, clock).account_info(
+            REGION, accounts[start : start + 100], fields=ACCOUNT_FIELDS, caller="bench"
+        )
+        total += sum(
+            int(((info or {}).get("statistics") or {}).get("all", {}).get("battles") or 0) for info in infos.values()
+        )
+    return total
+
+
+async def watch_window(uri: str, sim_base: str, accounts: list[int], first: float, hours: float) -> dict:
+    """Watch `accounts` from `first` for `hours` simulated hours, a Watcher tick a minute."""
+    counter = WriteCounter()
+    client = create_client(uri, listeners=(counter,))
+    other = create_client(uri)  # the session requests' renewals: not the watcher's writes
+    raw = UpstreamClient("bench-sessions", base_url=sim_base)
+    try:
+        store = Store(client, DB_NAME, capped=False, ttl_indexes=False)
+        renewals = Store(other, DB_NAME, capped=False, ttl_indexes=False)
+        await store.ensure_schema()
+        clock = ManualClock(first)
+        upstream = Counted(TimeTravelUpstream(raw, clock))
+        watcher = Watcher(store, upstream, clock=clock, monotonic=clock)  # its share per simulated minute
+        battles0 = await total_battles(raw, clock, accounts)
+        keys = [watched_id(REGION, a) for a in accounts]
+        for a in accounts:
+            await renewals.watched.watch(REGION, a, first + WATCH_SECONDS, first)
+        commands0, statements0 = counter.commands, counter.statements
+        captures = 0
+        started = time.monotonic()
+        for minute in range(int(hours * 60)):
+            now = first + 60 * minute
+            clock.set(now)
+            if minute and minute * 60 % RENEW_SECONDS == 0:
+                await renewals.watched.extend(keys, now + WATCH_SECONDS, now)
+            captures += await watcher.tick(REGION)
+        clock.set(first + hours * 3600)
+        battles = await total_battles(raw, clock, accounts) - battles0
+        requests = sum(upstream.calls.values())
+        return {
+            "accounts": len(accounts),
+            "hours": hours,
+            "battles": battles,
+            "captures": captures,
+            "requests": dict(upstream.calls),
+            "requests_per_account_hour": round(requests / (len(accounts) * hours), 3),
+            "requests_per_battle": round(requests / battles, 3) if battles else None,
+            "write_commands": counter.commands - commands0,
+            "documents_written": counter.statements - statements0,
+            "write_commands_per_battle": round((counter.commands - commands0) / battles, 3) if battles else None,
+            "seconds": round(time.monotonic() - started, 1),
+        }
+    finally:
+        raw.close()
+        client.close()
+        other.close()
+
+
+def timed_gets(port: int, paths: list[str], clients: Clients) -> dict:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    latencies, statuses = [], {}
+    for path in paths:
+        started = time.perf_counter()
+        conn.request("GET", path, headers={"X-Forwarded-For": clients.next()})
+        response = conn.getresponse()
+        response.read()
+        latencies.append(1000 * (time.perf_counter() - started))
+        statuses[response.status] = statuses.get(response.status, 0) + 1
+    conn.close()
+    return {
+        "n": len(latencies),
+        "p50_ms": round(percentile(latencies, 0.5), 2),
+        "p99_ms": round(percentile(latencies, 0.99), 2),
+        "statuses": statuses,
+    }
+
+
+async def open_streams(port: int, accounts: list[int], n: int) -> tuple[list, dict]:
+    """`n` session streams (STREAMS_PER_CLIENT per client address) over `accounts`; each is read
+    in the background so the server never waits on a full socket. Returns them and their statuses."""
+    streams, statuses = [], {}
+    for i in range(n):
+        client = f"10.88.{(i // STREAMS_PER_CLIENT) // 250}.{1 + (i // STREAMS_PER_CLIENT) % 250}"
+        account = accounts[i % len(accounts)]
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(
+            f"GET {PREFIX}/player/{account}/{REGION}/session/stream?since=today HTTP/1.1\r\n"
+            f"Host: 127.0.0.1\r\nX-Forwarded-For: {client}\r\nAccept: text/event-stream\r\n\r\n".encode()
+        )
+        await writer.drain()
+        status_line = await reader.readline()
+        status = int(status_line.split()[1]) if status_line else 0
+        statuses[status] = statuses.get(status, 0) + 1
+
+        async def drain(reader: asyncio.StreamReader = reader) -> None:
+            while await reader.read(65536):
+                pass
+
+        streams.append((writer, asyncio.get_running_loop().create_task(drain())))
+    return streams, statuses
+
+
+async def close_streams(streams: list) -> None:
+    for writer, task in streams:
+        writer.close()
+        task.cancel()
+    await asyncio.gather(*(task for _, task in streams), return_exceptions=True)
+
+
+def streams_part(workdir: str, sim_base: str, accounts: list[int], streams: int, requests: int) -> dict:
+    """The service on its own data: cached /player p99 without streams, with `streams` open, after."""
+    proc, port = start_service(os.path.join(workdir, "service"), sim_base, os.path.join(workdir, "service.log"))
+    try:
+        clients = Clients()
+        cached = accounts[:10]
+        for k, account in enumerate(cached):  # cached by a live lookup each (its own client address)
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+            conn.request("GET", f"{PREFIX}/player/{account}/{REGION}", headers={"X-Forwarded-For": f"10.99.0.{k + 1}"})
+            conn.getresponse().read()
+            conn.close()
+        time.sleep(2)  # the ratings that follow a live lookup
+        paths = [f"{PREFIX}/player/{cached[i % len(cached)]}/{REGION}" for i in range(requests)]
+        timed_gets(port, paths[:50], clients)  # warm
+        without = timed_gets(port, paths, clients)
+
+        async def with_streams() -> tuple[dict, dict]:
+            opened, statuses = await open_streams(port, cached, streams)
+            await asyncio.sleep(10)  # two polls of the streams' accounts
+            measured = await asyncio.to_thread(timed_gets, port, paths, clients)
+            await close_streams(opened)
+            return measured, statuses
+
+        during, statuses = asyncio.run(with_streams())
+        time.sleep(2)
+        after = timed_gets(port, paths, clients)
+        return {
+            "streams_asked": streams,
+            "stream_statuses": statuses,
+            "without": without,
+            "with_streams": during,
+            "after": after,
+            "p99_ratio": round(during["p99_ms"] / max(without["p99_ms"], 1e-9), 2),
+        }
+    finally:
+        stop_group(proc, 30.0)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("--accounts", type=int, default=300, help="eu accounts watched")
+    parser.add_argument("--idle-hours", type=float, default=IDLE[1] - IDLE[0])
+    parser.add_argument("--play-hours", type=float, default=PLAY[1] - PLAY[0])
+    parser.add_argument("--streams", type=int, default=1000, help="session streams open in part 2")
+    parser.add_argument("--requests", type=int, default=300, help="cached /player reads per measure")
+    parser.add_argument("--json", default="bench-sessions.json")
+    args = parser.parse_args()
+    workdir = tempfile.mkdtemp(prefix="bench-sessions-")
+    day = dt.datetime.now(dt.UTC).date() - dt.timedelta(days=1)
+    midnight = dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC).timestamp()
+    sim, sim_base = start_simulator(workdir, 2000, 4096, ("--battle-seconds", str(BATTLE_SECONDS)))
+    database = EmbeddedDatabase(os.path.join(workdir, "db")).start()
+    result: dict = {"day": day.isoformat(), "battle_seconds": BATTLE_SECONDS}
+    try:
+        accounts = pick_accounts(args.accounts, midnight)
+        say(f"watching {len(accounts)} {REGION} accounts of {day}")
+        result["idle"] = asyncio.run(
+            watch_window(database.uri, sim_base, accounts, midnight + IDLE[0] * 3600, args.idle_hours)
+        )
+        say(f"  idle: {result['idle']}")
+        result["play"] = asyncio.run(
+            watch_window(database.uri, sim_base, accounts, midnight + PLAY[0] * 3600, args.play_hours)
+        )
+        say(f"  play: {result['play']}")
+        database.stop()
+        database = None
+        result["streams"] = streams_part(workdir, sim_base, accounts, args.streams, args.requests)
+        say(f"  streams: {result['streams']}")
+    finally:
+        if database is not None:
+            database.stop()
+        stop_group(sim, 30.0)
+        shutil.rmtree(workdir, ignore_errors=True)
+    with open(args.json, "w") as handle:
+        json.dump(result, handle, indent=2)
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
