@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import uuid
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from bson import Binary
@@ -90,14 +91,18 @@ class Watched:
             .sort("next", ASCENDING)
             .limit(limit)
         )
-        claimed = []
-        for doc in await cursor.to_list(None):
-            done = await self.collection.update_one(
-                {"_id": doc["_id"], "next": doc["next"]}, {"$set": {"next": next_at}}
-            )
-            if done.modified_count:
-                claimed.append(doc)
-        return claimed
+        due = {doc["_id"]: doc for doc in await cursor.to_list(None)}
+        if not due:
+            return []
+        # One conditional write for the batch (not one per account: that was a write per watched
+        # account and minute), marked with this claim; what carries the mark is this process's.
+        token = uuid.uuid4().hex
+        keys = list(due)
+        await self.collection.update_many(
+            {"_id": {"$in": keys}, "next": {"$lte": now}}, {"$set": {"next": next_at, "claim": token}}
+        )
+        mine = {doc["_id"] async for doc in self.collection.find({"_id": {"$in": keys}, "claim": token}, {"_id": 1})}
+        return [doc for key, doc in due.items() if key in mine]
 
     async def capture(
         self,
