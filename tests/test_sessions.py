@@ -252,3 +252,30 @@ async def test_a_stream_pushes_each_new_state_resumes_and_ends_at_shutdown(app, 
     for stream in (first, resumed, third):
         response = await asyncio.wait_for(stream.done, 30)
         assert response.code == 200 and stream.events[-1]["event"] == "end"
+
+
+class NotPlaying:
+    """An upstream whose accounts have not played since they were watched: account/info only."""
+
+    def __init__(self) -> None:
+        self.batches: list[int] = []
+
+    async def account_info(self, region, ids, **kwargs):
+        ids = list(ids)
+        self.batches.append(len(ids))
+        return {a: None for a in ids}
+
+    async def tanks_stats(self, region, account_id, **kwargs):  # never reached: nobody moved
+        raise AssertionError("tanks/stats asked of an account that did not play")
+
+
+@pytest.mark.gen_test(timeout=60)
+async def test_one_tick_measures_every_due_account_a_batch_of_100_at_a_time(store):
+    now = 1_800_000_000.0
+    for account_id in range(1, 251):
+        await store.watched.watch(REGION, account_id, now + 900, now)
+    upstream = NotPlaying()
+    watcher = Watcher(store, upstream, clock=ManualClock(now))  # type: ignore[arg-type]
+    assert await watcher.tick(REGION) == 0
+    assert upstream.batches == [100, 100, 50]  # all 250 this minute, not 100 a minute
+    assert await store.watched.claim_due(REGION, now, 100, now + 60) == []  # none left due

@@ -322,22 +322,39 @@ class Watcher:
         return True
 
     async def tick(self, region: str) -> int:
-        """Measure the due watched accounts of `region`; returns the states captured."""
+        """Measure the due watched accounts of `region`, WATCH_BATCH at a time (one account/info
+        request each) while a batch comes full and the share of the minute lasts; returns the
+        states captured."""
         now = self.clock()
+        captured = 0
+        while True:
+            got, claimed = await self._batch(region, now)
+            captured += got
+            if claimed < WATCH_BATCH or not self._left(region):
+                return captured
+
+    def _left(self, region: str) -> bool:
+        """Whether the watcher's share of the minute in `region` has a request left."""
+        sent = self._sent[region]
+        now = self.monotonic()
+        return sum(1 for at in sent if at > now - 60) < WATCH_REQUESTS_PER_MINUTE
+
+    async def _batch(self, region: str, now: float) -> tuple[int, int]:
+        """One batch of due accounts: (states captured, accounts claimed)."""
         with job_deadline():
             due = await self.store.watched.claim_due(region, now, WATCH_BATCH, now + WATCH_REFRESH_SECONDS)
         if not due:
-            return 0
+            return 0, 0
         ended = [doc["_id"] for doc in due if float(doc.get("until") or 0) < now]
         current = [doc for doc in due if float(doc.get("until") or 0) >= now]
         with job_deadline():
             await self.store.watched.ended(ended)
         if not current:
-            return 0
+            return 0, len(due)
         if not self._spend(region):
             with job_deadline():
                 await self.store.watched.due_again([doc["_id"] for doc in current], now)
-            return 0
+            return 0, len(due)
         infos = await self.upstream.account_info(
             region, [int(doc["a"]) for doc in current], fields=ACCOUNT_FIELDS, caller="watch"
         )
@@ -376,7 +393,7 @@ class Watcher:
             await self.store.watched.unchanged(unchanged, now, next_at)
             await self.store.watched.due_again(waiting, now)
         self.captures += captured
-        return captured
+        return captured, len(due)
 
     def status(self) -> dict[str, Any]:
         return {
