@@ -267,6 +267,7 @@ def main() -> None:
     parser.add_argument("--streams", type=int, default=1000, help="session streams open in part 2")
     parser.add_argument("--requests", type=int, default=300, help="cached /player reads per measure")
     parser.add_argument("--json", default="bench-sessions.json")
+    parser.add_argument("--streams-only", action="store_true", help="part 2 alone (the streams)")
     args = parser.parse_args()
     workdir = tempfile.mkdtemp(prefix="bench-sessions-")
     day = dt.datetime.now(dt.UTC).date() - dt.timedelta(days=1)
@@ -276,15 +277,16 @@ def main() -> None:
     result: dict = {"day": day.isoformat(), "battle_seconds": BATTLE_SECONDS}
     try:
         accounts = pick_accounts(args.accounts, midnight)
-        say(f"watching {len(accounts)} {REGION} accounts of {day}")
-        result["idle"] = asyncio.run(
-            watch_window(database.uri, sim_base, accounts, midnight + IDLE[0] * 3600, args.idle_hours)
-        )
-        say(f"  idle: {result['idle']}")
-        result["play"] = asyncio.run(
-            watch_window(database.uri, sim_base, accounts, midnight + PLAY[0] * 3600, args.play_hours)
-        )
-        say(f"  play: {result['play']}")
+        if not args.streams_only:
+            say(f"watching {len(accounts)} {REGION} accounts of {day}")
+            result["idle"] = asyncio.run(
+                watch_window(database.uri, sim_base, accounts, midnight + IDLE[0] * 3600, args.idle_hours)
+            )
+            say(f"  idle: {result['idle']}")
+            result["play"] = asyncio.run(
+                watch_window(database.uri, sim_base, accounts, midnight + PLAY[0] * 3600, args.play_hours)
+            )
+            say(f"  play: {result['play']}")
         database.stop()
         database = None
         result["streams"] = streams_part(workdir, sim_base, accounts, args.streams, args.requests)
