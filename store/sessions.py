@@ -77,7 +77,8 @@ class Watched:
         return await self.get(region, account_id) or {}
 
     async def get(self, region: str, account_id: int) -> dict | None:
-        return await self.collection.find_one({"_id": watched_id(region, account_id)})
+        # Without the watcher's last claim mark (claim_due): bookkeeping of whichever process claimed it.
+        return await self.collection.find_one({"_id": watched_id(region, account_id)}, {"claim": 0})
 
     async def claim_due(self, region: str, now: float, limit: int, next_at: float) -> list[dict]:
         """Claim the watched accounts of `region` due for a measurement (oldest due first, without
