@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from server.api.config import TRACK_DAYS
-from server.services.population import PopulationService
+from server.services.population import PopulationService, newest_complete_day
 from store.constants import REGIONS
 
 if TYPE_CHECKING:  # types only
@@ -241,12 +241,7 @@ async def seed_demo(
     await services.clans.refresh(int(now // 3600))
     await services.clans.build_digests(int(now // 3600))
     # The tank statistics from the seeded days at once (the hourly job would wait for its next slot).
-    tank_statistics = PopulationService(
-        store,
-        services.ratings_source,  # type: ignore[arg-type]
-        clock=lambda: now,
-        after_region=services.dumps.build,  # the day's bulk files, as the daily job writes them
-    )
+    tank_statistics = PopulationService(store, services.ratings_source, clock=lambda: now)  # type: ignore[arg-type]
     summary["tank_statistics"] = await tank_statistics.build(force=True)
     # The build stored each region's computed expected values: the current profiles are rated
     # again with their rows (a tank the loaded table lacks counts in WN8), as the next day's would be.
@@ -255,5 +250,9 @@ async def seed_demo(
         for account_id in ids:
             await services.players.rate_profile(region, account_id)
     summary["online_slots"] = await seed_online(store, services.upstream, online_days, now, online_recent_hours)
+    # The day's bulk files, as the daily job writes them after its build: once the player counts
+    # are seeded too (their file aggregates the finished days, which are kept once aggregated).
+    for region in REGIONS:
+        await services.dumps.build(region, newest_complete_day(now))
     summary["seconds"] = round(time.monotonic() - started, 1)
     return summary
