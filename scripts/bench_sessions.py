@@ -206,9 +206,12 @@ async def open_streams(port: int, accounts: list[int], n: int) -> tuple[list, di
         status = int(status_line.split()[1]) if status_line else 0
         statuses[status] = statuses.get(status, 0) + 1
 
-        async def drain(reader: asyncio.StreamReader = reader) -> None:
-            while await reader.read(65536):
-                pass
+        async def drain(reader: asyncio.StreamReader = reader) -> int:
+            """Read the stream until the server closes it (so it never waits on a full socket)."""
+            received = 0
+            while chunk := await reader.read(65536):
+                received += len(chunk)
+            return received
 
         streams.append((writer, asyncio.get_running_loop().create_task(drain())))
     return streams, statuses
