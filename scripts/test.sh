@@ -43,7 +43,8 @@ if [ "$WORKERS" = 0 ] || [ "$own_mark" = 1 ]; then
   phase "tests (STATSAPI_TEST_WORKERS=$WORKERS)" -n "$WORKERS" --dist loadfile "$@"
   exit $?
 fi
-phase "phase 1: all but the timing tests, $WORKERS workers" -n "$WORKERS" --dist loadfile -m "not timing" "$@"
+phase "phase 1: all but the timing tests, $WORKERS workers" -n "$WORKERS" --dist loadfile --no-loadscope-reorder \
+  -m "not timing" "$@"
 first=$?
 phase "phase 2: the timing tests, one process" -m timing "$@"
 second=$?
