@@ -279,3 +279,65 @@ async def test_one_tick_measures_every_due_account_a_batch_of_100_at_a_time(stor
     assert await watcher.tick(REGION) == 0
     assert upstream.batches == [100, 100, 50]  # all 250 this minute, not 100 a minute
     assert await store.watched.claim_due(REGION, now, 100, now + 60) == []  # none left due
+
+
+class Versions:
+    """The watched collection as the streams' poller reads it: a version per followed account."""
+
+    def __init__(self, versions: dict[str, int]) -> None:
+        self.current = versions
+        self.watched = self
+
+    async def versions(self, keys):
+        return {key: self.current[key] for key in keys if key in self.current}
+
+    async def extend(self, keys, until, now):
+        return None
+
+
+@pytest.mark.gen_test(timeout=60)
+async def test_a_new_state_is_built_once_for_all_streams_of_its_account_and_wakes_no_other(monkeypatch):
+    from server.services import sessions as module
+
+    monkeypatch.setattr(module, "STREAM_POLL_SECONDS", 0.02)
+    store = Versions({"eu:1": 1, "eu:2": 1})
+    service = SessionService(store, None, None, clock=lambda: 1_800_000_000.0)  # type: ignore[arg-type]
+    built: list[tuple[int, int]] = []  # (account, version) of every session built
+
+    async def session(region, account_id, since, client):
+        return {"since": 1_799_990_000, "as_of": 0, "battles": 0, "watching": True, "watching_until": 1}
+
+    async def states(region, account_id, moment, now):
+        version = store.current[f"eu:{account_id}"]
+        built.append((account_id, version))
+        await asyncio.sleep(0.01)  # every stream of the account has woken meanwhile
+        return [version]
+
+    async def build(region, account_id, moment, now, found, watching, until):
+        return {"since": int(moment), "as_of": found[0], "battles": found[0], "watching": watching}
+
+    monkeypatch.setattr(service, "session", session)
+    monkeypatch.setattr(service, "_states", states)
+    monkeypatch.setattr(service, "_built", build)
+
+    streams = {
+        account: [service.follow("eu", account, "today", f"c{i}", None) for i in range(50)] for account in (1, 2)
+    }
+    events: dict[int, list[str]] = {1: [], 2: []}
+
+    async def read(account, stream):
+        async for text in stream:
+            if text.startswith("id:"):
+                events[account].append(text.split("\n")[0])
+
+    readers = [asyncio.ensure_future(read(a, s)) for a, group in streams.items() for s in group]
+    await asyncio.sleep(0.3)  # opened; the poller has read both accounts' versions
+    settled = list(built)
+    assert sorted(set(settled)) == sorted(settled) and len(settled) <= 2  # once per account at most
+    store.current["eu:1"] = 2  # account 1 plays a battle
+    await asyncio.sleep(0.3)
+    assert [b for b in built if b not in settled] == [(1, 2)]  # one build for its 50 streams, none for 2's
+    assert events[1].count("id: 2-2") == 50 and not any("2-2" in e for e in events[2])
+    service.close_streams()
+    await asyncio.wait_for(asyncio.gather(*readers), 10)
+    assert not service._changes and not service._rebuilds and not service._followed

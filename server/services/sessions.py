@@ -9,6 +9,7 @@ import asyncio
 import collections
 import contextlib
 import logging
+import random
 import time
 from collections.abc import AsyncGenerator, Callable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -72,7 +73,12 @@ class SessionService:
         self._streams: collections.Counter[str] = collections.Counter()
         self._followed: collections.Counter[str] = collections.Counter()
         self._versions: dict[str, int] = {}
-        self._changed = asyncio.Event()
+        # One event per followed account, set (and replaced) when its version moves: a change
+        # wakes only the streams of that account, not every stream of the process.
+        self._changes: dict[str, asyncio.Event] = {}
+        # A new state's session is built once for all the streams of its account and moment.
+        self._rebuilds: dict[tuple[str, float, int], asyncio.Future[dict[str, Any]]] = {}
+        self._rewatched_until = 0.0  # the poller keeps the followed accounts watched until then
         self._poller: asyncio.Task | None = None
         self.closing = asyncio.Event()  # set at shutdown: every stream ends
 
@@ -90,6 +96,19 @@ class SessionService:
             if not states:
                 raise APIError("no_history", "no per-tank records for this account yet")
         watching, until = await self._watch(region, account_id, client, now)
+        return await self._built(region, account_id, moment, now, states, watching, until)
+
+    async def _built(
+        self,
+        region: str,
+        account_id: int,
+        moment: float,
+        now: float,
+        states: list[Stored],
+        watching: bool,
+        until: float | None,
+    ) -> dict[str, Any]:
+        """The session from `states` (the newest stored at or before `moment`, to the newest)."""
         ends = session_ends(states, moment)
         assert ends is not None
         start, end = ends
@@ -196,6 +215,7 @@ class SessionService:
         key = watched_id(region, account_id)
         self._followed[key] += 1
         self._ensure_poller()
+        watching, until = session["watching"], session["watching_until"]
         try:
             sent = last_event_id
             version = self._versions.get(key)
@@ -212,15 +232,41 @@ class SessionService:
                     yield ": still here\n\n"
                     continue
                 version = waited
-                session = await self.session(region, account_id, since, client)
+                session = await self._rebuilt(region, account_id, session["since"], version)
+                if watching:  # the poller keeps it watched while the stream is open
+                    session = {**session, "watching": True, "watching_until": int(max(until, self._rewatched_until))}
         finally:
             self._followed[key] -= 1
             if self._followed[key] <= 0:
                 del self._followed[key]
+                self._versions.pop(key, None)
+                self._changes.pop(key, None)
+
+    async def _rebuilt(self, region: str, account_id: int, moment: float, version: int) -> dict[str, Any]:
+        """The session at a new `version`, built once however many streams follow the account (a
+        stream that goes away meanwhile does not cancel the others' build)."""
+        key = (watched_id(region, account_id), float(moment), version)
+        build = self._rebuilds.get(key)
+        if build is None:
+
+            async def rebuild() -> dict[str, Any]:
+                try:
+                    now = self.clock()
+                    states = await self._states(region, account_id, moment, now)
+                    if not states:
+                        raise APIError("no_history", "no per-tank records for this account yet")
+                    return await self._built(region, account_id, moment, now, states, False, None)
+                finally:
+                    self._rebuilds.pop(key, None)
+
+            build = self._rebuilds[key] = asyncio.ensure_future(rebuild())
+        return dict(await asyncio.shield(build))
 
     async def _next_change(self, key: str, version: int | None) -> int | None:
-        """The key's new version once it differs from `version`, or None after a heartbeat's wait."""
-        deadline = time.monotonic() + STREAM_HEARTBEAT_SECONDS
+        """The key's new version once it differs from `version`, or None after a heartbeat's wait.
+        The wait is 3/4 to all of STREAM_HEARTBEAT_SECONDS, at random: streams opened together
+        spread their comment lines instead of all writing at one moment."""
+        deadline = time.monotonic() + STREAM_HEARTBEAT_SECONDS * random.uniform(0.75, 1.0)
         while not self.closing.is_set():
             current = self._versions.get(key)
             if current is not None and current != version:
@@ -228,12 +274,10 @@ class SessionService:
             left = deadline - time.monotonic()
             if left <= 0:
                 return None
-            waits = [asyncio.ensure_future(self._changed.wait()), asyncio.ensure_future(self.closing.wait())]
-            try:
-                await asyncio.wait(waits, timeout=left, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                for wait in waits:
-                    wait.cancel()
+            changed = self._changes.setdefault(key, asyncio.Event())
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(left):
+                    await changed.wait()
         return None
 
     def _ensure_poller(self) -> None:
@@ -242,7 +286,7 @@ class SessionService:
 
     async def _poll(self) -> None:
         """While streams follow accounts: read their versions every STREAM_POLL_SECONDS (one query
-        for all), wake the streams when one changed, and keep the accounts watched."""
+        for all), wake the streams of each account that changed, and keep the accounts watched."""
         rewatched = 0.0
         while self._followed and not self.closing.is_set():
             keys = list(self._followed)
@@ -253,22 +297,29 @@ class SessionService:
                 if now - rewatched >= WATCH_SECONDS / 3:
                     async with request_deadline():
                         await self.store.watched.extend(keys, now + WATCH_SECONDS, now)
-                    rewatched = now
+                    rewatched, self._rewatched_until = now, now + WATCH_SECONDS
             except Exception:
                 log.warning("session streams: reading the followed accounts failed", exc_info=True)
                 versions = {}
-            if any(self._versions.get(k) != v for k, v in versions.items()):
-                self._versions.update(versions)
-                changed, self._changed = self._changed, asyncio.Event()
-                changed.set()
+            for key, moved in versions.items():
+                if self._versions.get(key) != moved:
+                    self._versions[key] = moved
+                    changed = self._changes.pop(key, None)
+                    if changed is not None:
+                        changed.set()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.closing.wait(), STREAM_POLL_SECONDS)
-        self._changed.set()
+        self._wake_all()
+
+    def _wake_all(self) -> None:
+        for changed in self._changes.values():
+            changed.set()
+        self._changes.clear()
 
     def close_streams(self) -> None:
         """Shutdown: every open stream sends `end` and finishes."""
         self.closing.set()
-        self._changed.set()
+        self._wake_all()
 
     def stream_status(self) -> dict[str, int]:
         return {"open": sum(self._streams.values()), "accounts": len(self._followed)}

@@ -87,8 +87,9 @@ SESSION_STREAM = Endpoint(
     summary="A player's session pushed as it changes (Server-Sent Events)",
     description="The session of /player/{account_id}/{region}/session as a `text/event-stream`: an event "
     "`session` (its data the session's JSON, its id the newest state's time and battles) at once and after "
-    f"each new state (looked for every {STREAM_POLL_SECONDS} s), a comment line after "
-    f"{STREAM_HEARTBEAT_SECONDS} s without one, and an event `end` when the server shuts down (reconnect). "
+    f"each new state (looked for every {STREAM_POLL_SECONDS} s), a comment line at most "
+    f"{STREAM_HEARTBEAT_SECONDS} s after the last line (at a random moment of the last quarter, so streams "
+    "opened together do not all write at once), and an event `end` when the server shuts down (reconnect). "
     "A reconnecting client's `Last-Event-ID` equal to the newest id skips the first event. The stream keeps "
     f"the account watched while it is open. At most {STREAMS_PER_CLIENT} streams per client (429 "
     f"too_many_streams) and {STREAMS_PER_PROCESS:,} per server process (503 streams_full). A bad parameter "
