@@ -4,12 +4,15 @@
     .venv/bin/python -m scripts.bench_sessions --accounts 50 --streams 100 --play-hours 2   # a smoke run
 
 1. Watching (in this process, on simulated time): the simulator plays each day's battles one every
-   6 minutes (`--battle-seconds 360`); N eu accounts are watched (a session request renews each
-   watch every 10 minutes) and the real Watcher ticks once a simulated minute, through the real
+   6 minutes (`--battle-seconds 360`); N eu accounts are watched, each watch beginning at a random
+   moment of the first `--arrivals` minutes (a session request renews each watch every 10 minutes),
+   and the real Watcher ticks every 5 simulated seconds as in the service, through the real
    upstream client asking the simulator "as of" the simulated clock. Measured: upstream requests
    per watched account-hour in an idle window (02:00-04:00 UTC: nobody of eu plays then), and
    upstream requests and database write commands per battle the watched accounts played in the
-   evening (13:00-22:00 UTC: every eu session), the battles counted from the simulator's own totals.
+   evening (13:00-22:00 UTC: every eu session), the battles counted from the simulator's own totals;
+   each in all and `steady` (from two rounds after the last watch began), the watches' first
+   measurements apart (`first_measurement`, per watch).
 2. Streams (the service as a process, real time): p99 of cached `/player` reads at one client,
    then again while `--streams` session streams are open (3 per client address, as the limits
    allow), then after they are closed.
@@ -26,6 +29,7 @@ import datetime as dt
 import http.client
 import json
 import os
+import random
 import shutil
 import sys
 import tempfile
@@ -48,7 +52,12 @@ from scripts.bench_scale import (  # noqa: E402
 )
 from scripts.loadkit.processes import stop_group  # noqa: E402
 from scripts.upstream_sim.ids import account_created_at, existing_accounts  # noqa: E402
-from server.api.catalogue import STREAMS_PER_CLIENT, WATCH_SECONDS  # noqa: E402
+from server.api.catalogue import (  # noqa: E402
+    STREAMS_PER_CLIENT,
+    WATCH_REFRESH_SECONDS,
+    WATCH_SECONDS,
+    WATCH_TICK_SECONDS,
+)
 from server.compose.demo import TimeTravelUpstream  # noqa: E402
 from server.compose.embedded_db import EmbeddedDatabase  # noqa: E402
 from server.domain.days import DAY_SECONDS, ManualClock  # noqa: E402
@@ -122,8 +131,13 @@ async def total_battles(upstream, clock: ManualClock, accounts: list[int]) -> in
     return total
 
 
-async def watch_window(uri: str, sim_base: str, accounts: list[int], first: float, hours: float) -> dict:
-    """Watch `accounts` from `first` for `hours` simulated hours, a Watcher tick a minute."""
+async def watch_window(
+    uri: str, sim_base: str, accounts: list[int], first: float, hours: float, arrivals_minutes: float
+) -> dict:
+    """Watch `accounts` from `first` for `hours` simulated hours, each watch beginning at a random
+    moment of the first `arrivals_minutes` (as session requests come), the Watcher ticking every
+    WATCH_TICK_SECONDS as in the service. The steady figures count from two rounds after the last
+    watch began; `first_measurement` is what the watches' beginnings cost before that."""
     counter = WriteCounter()
     client = create_client(uri, listeners=(counter,))
     other = create_client(uri)  # the session requests' renewals: not the watcher's writes
@@ -136,29 +150,54 @@ async def watch_window(uri: str, sim_base: str, accounts: list[int], first: floa
         upstream = Counted(TimeTravelUpstream(raw, clock))
         watcher = Watcher(store, upstream, clock=clock, monotonic=clock)  # its share per simulated minute
         battles0 = await total_battles(raw, clock, accounts)
-        keys = [watched_id(REGION, a) for a in accounts]
-        for a in accounts:
-            await renewals.watched.watch(REGION, a, first + WATCH_SECONDS, first)
+        randomness = random.Random(35)
+        begins = sorted((first + randomness.uniform(0, arrivals_minutes * 60), a) for a in accounts)
+        steady_from = first + arrivals_minutes * 60 + 2 * WATCH_REFRESH_SECONDS
         commands0, statements0 = counter.commands, counter.statements
-        captures = 0
+        captures, arrived, at_steady = 0, 0, None
         started = time.monotonic()
-        for minute in range(int(hours * 60)):
-            now = first + 60 * minute
+        for step in range(int(hours * 3600 / WATCH_TICK_SECONDS)):
+            now = first + WATCH_TICK_SECONDS * step
             clock.set(now)
-            if minute and minute * 60 % RENEW_SECONDS == 0:
+            while arrived < len(begins) and begins[arrived][0] <= now:
+                await renewals.watched.watch(REGION, begins[arrived][1], begins[arrived][0] + WATCH_SECONDS, now)
+                arrived += 1
+            if step and (now - first) % RENEW_SECONDS == 0:
+                keys = [watched_id(REGION, a) for _, a in begins[:arrived]]
                 await renewals.watched.extend(keys, now + WATCH_SECONDS, now)
+            if at_steady is None and now >= steady_from:
+                at_steady = (dict(upstream.calls), await total_battles(raw, clock, accounts))
             captures += await watcher.tick(REGION)
-        clock.set(first + hours * 3600)
+        end = first + hours * 3600
+        clock.set(end)
         battles = await total_battles(raw, clock, accounts) - battles0
         requests = sum(upstream.calls.values())
+        assert at_steady is not None, "the window ends before the watches settle"
+        early_calls, battles_at_steady = at_steady
+        early = sum(early_calls.values())
+        steady_hours = (end - steady_from) / 3600
+        steady_battles = battles0 + battles - battles_at_steady
         return {
             "accounts": len(accounts),
             "hours": hours,
+            "arrivals_minutes": arrivals_minutes,
             "battles": battles,
             "captures": captures,
             "requests": dict(upstream.calls),
             "requests_per_account_hour": round(requests / (len(accounts) * hours), 3),
             "requests_per_battle": round(requests / battles, 3) if battles else None,
+            "first_measurement": {
+                "requests": early_calls,
+                "requests_per_watch": round(early / len(accounts), 3),
+                "battles": battles_at_steady - battles0,
+            },
+            "steady": {
+                "hours": round(steady_hours, 3),
+                "battles": steady_battles,
+                "requests": {name: n - early_calls.get(name, 0) for name, n in upstream.calls.items()},
+                "requests_per_account_hour": round((requests - early) / (len(accounts) * steady_hours), 3),
+                "requests_per_battle": round((requests - early) / steady_battles, 3) if steady_battles else None,
+            },
             "write_commands": counter.commands - commands0,
             "documents_written": counter.statements - statements0,
             "write_commands_per_battle": round((counter.commands - commands0) / battles, 3) if battles else None,
@@ -272,6 +311,9 @@ def main() -> None:
     parser.add_argument("--accounts", type=int, default=300, help="eu accounts watched")
     parser.add_argument("--idle-hours", type=float, default=IDLE[1] - IDLE[0])
     parser.add_argument("--play-hours", type=float, default=PLAY[1] - PLAY[0])
+    parser.add_argument(
+        "--arrivals", type=float, default=10.0, help="minutes over which the watches begin, at random moments"
+    )
     parser.add_argument("--streams", type=int, default=1000, help="session streams open in part 2")
     parser.add_argument("--requests", type=int, default=300, help="cached /player reads per measure")
     parser.add_argument(
@@ -291,11 +333,15 @@ def main() -> None:
         if not args.streams_only:
             say(f"watching {len(accounts)} {REGION} accounts of {day}")
             result["idle"] = asyncio.run(
-                watch_window(database.uri, sim_base, accounts, midnight + IDLE[0] * 3600, args.idle_hours)
+                watch_window(
+                    database.uri, sim_base, accounts, midnight + IDLE[0] * 3600, args.idle_hours, args.arrivals
+                )
             )
             say(f"  idle: {result['idle']}")
             result["play"] = asyncio.run(
-                watch_window(database.uri, sim_base, accounts, midnight + PLAY[0] * 3600, args.play_hours)
+                watch_window(
+                    database.uri, sim_base, accounts, midnight + PLAY[0] * 3600, args.play_hours, args.arrivals
+                )
             )
             say(f"  play: {result['play']}")
         database.stop()

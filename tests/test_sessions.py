@@ -20,7 +20,7 @@ from server.api.catalogue import WATCH_REFRESH_SECONDS, WATCHED_PER_CLIENT
 from server.api.errors import APIError
 from server.compose.demo import TimeTravelUpstream
 from server.domain.days import DAY_SECONDS, ManualClock, day_start, days_before, utc_day
-from server.domain.sessions import Stored, daily, session_ends, since_moment
+from server.domain.sessions import Stored, daily, next_round, session_ends, since_moment
 from server.services.sessions import SessionService, Watcher
 from server.services.tracker import Tracker, raw_tanks_of, tank_state
 from server.upstream.client import TANKS_FIELDS
@@ -259,10 +259,12 @@ class NotPlaying:
 
     def __init__(self) -> None:
         self.batches: list[int] = []
+        self.asked: list[list[int]] = []
 
     async def account_info(self, region, ids, **kwargs):
         ids = list(ids)
         self.batches.append(len(ids))
+        self.asked.append(ids)
         return {a: None for a in ids}
 
     async def tanks_stats(self, region, account_id, **kwargs):  # never reached: nobody moved
@@ -279,6 +281,41 @@ async def test_one_tick_measures_every_due_account_a_batch_of_100_at_a_time(stor
     assert await watcher.tick(REGION) == 0
     assert upstream.batches == [100, 100, 50]  # all 250 this minute, not 100 a minute
     assert await store.watched.claim_due(REGION, now, 100, now + 60) == []  # none left due
+
+
+def test_a_refreshed_account_is_due_at_the_first_round_a_minute_later_give_or_take_a_tick():
+    for refreshed in (1_800_000_000.0, 1_800_000_000.4, 1_800_000_004.9, 1_800_000_017.0, 1_800_000_059.9):
+        due = next_round(refreshed, 60, 5)
+        assert due % 60 == 0 and 55 <= due - refreshed < 115, (refreshed, due)
+    assert next_round(1_800_000_003.0, 60, 5) == 1_800_000_060.0  # a round's tick, 3 s late: the next round
+
+
+@pytest.mark.gen_test(timeout=60)
+async def test_accounts_watched_at_any_moment_are_asked_together_once_a_round(store):
+    start = 1_800_000_000.0  # a round's start
+    upstream = NotPlaying()
+    clock = ManualClock(start)
+    watcher = Watcher(store, upstream, clock=clock)  # type: ignore[arg-type]
+    refreshed: dict[int, list[float]] = {}
+    for step in range(12 * 10):  # ten minutes of 5 s ticks; a new watch in each tick of the first minute
+        now = start + 5 * step + 0.2
+        clock.set(now)
+        if step < 12:
+            for account_id in (2 * step + 1, 2 * step + 2):
+                await store.watched.watch(REGION, account_id, start + 3600, now)
+        before = len(upstream.batches)
+        await watcher.tick(REGION)
+        for batch in upstream.asked[before:]:
+            for account_id in batch:
+                refreshed.setdefault(account_id, []).append(now)
+    first_minute, rounds = upstream.batches[:12], upstream.batches[12:]
+    assert first_minute == [2] * 12  # each new watch's first state at once
+    # Then one request a round, not one for the few due at each tick: the first round holds the
+    # accounts first measured at its start, and from the next one all 24 go together.
+    assert rounds == [2] + [24] * 8
+    for times in refreshed.values():
+        gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
+        assert all(55 <= gap < 120 for gap in gaps), gaps
 
 
 class Versions:

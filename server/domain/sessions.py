@@ -9,6 +9,7 @@ watcher (each with its exact time). docs/data.md, "Sessions", states the rules.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Iterable, Sequence
 
 from server.domain.days import DAY_SECONDS, day_start
@@ -65,3 +66,13 @@ def session_ends(states: Iterable[Stored], since: float) -> tuple[Stored, Stored
     if battles(end.state) <= battles(start.state):
         end = start if start.at >= end.at else end  # nothing played: the session ends where it starts
     return start, end
+
+
+def next_round(refreshed_at: float, every: float, tick: float) -> float:
+    """When a watched account refreshed at `refreshed_at` is due again: the first round (a multiple
+    of `every` on the clock) at least `every - tick` later. Accounts watched at any moment fall
+    into the same rounds, so each round asks account/info once per batch of them, not once per
+    tick that found a few due; a round's tick runs within `tick` of its start, so an account is
+    measured once a round, its refreshes `every` apart give or take a tick."""
+    earliest = refreshed_at + every - tick
+    return math.ceil(earliest / every) * every

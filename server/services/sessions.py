@@ -26,13 +26,14 @@ from server.api.catalogue import (
     WATCH_REFRESH_SECONDS,
     WATCH_REQUESTS_PER_MINUTE,
     WATCH_SECONDS,
+    WATCH_TICK_SECONDS,
     WATCHED_PER_CLIENT,
     WATCHED_PER_REGION,
 )
 from server.api.errors import APIError
 from server.domain import recents
 from server.domain.days import DAY_SECONDS, days_before, utc_day
-from server.domain.sessions import SESSION_FIGURES, Stored, daily, session_ends, since_moment
+from server.domain.sessions import SESSION_FIGURES, Stored, daily, next_round, session_ends, since_moment
 from server.services.tracker import account_assist, mastery_of, tank_state
 from server.upstream.client import ACCOUNT_FIELDS, TANKS_FIELDS
 from store.client import job_deadline, request_deadline
@@ -48,7 +49,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("statsapi.sessions")
 
-TICK_SECONDS = 5.0  # how often the watcher looks for due accounts
 COUNT_SECONDS = 5.0  # a region's count of watched accounts is read again after this long
 
 
@@ -326,7 +326,8 @@ class SessionService:
 
 
 class Watcher:
-    """Measures the watched accounts of each region at most every WATCH_REFRESH_SECONDS: account/info
+    """Measures the watched accounts of each region once a round (every WATCH_REFRESH_SECONDS on the
+    clock, `next_round`), a new one at its first tick: account/info
     for up to WATCH_BATCH of them per request, tanks/stats only for those whose last battle moved,
     within WATCH_REQUESTS_PER_MINUTE upstream requests per realm."""
 
@@ -356,9 +357,15 @@ class Watcher:
             except Exception:
                 self.failed_ticks += 1
                 log.exception("watcher tick failed")
-            # The next tick after TICK_SECONDS (longer after failures), or at once when stopped.
+            # The next tick on the clock's next multiple of WATCH_TICK_SECONDS (so a round's tick comes at
+            # its start; later after failures), or at once when stopped.
+            pause = WATCH_TICK_SECONDS * min(12, 1 + self.failed_ticks) - self.clock() % WATCH_TICK_SECONDS
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), TICK_SECONDS * min(12, 1 + self.failed_ticks))
+                await asyncio.wait_for(stop.wait(), pause)
+
+    @staticmethod
+    def _next_round(now: float) -> float:
+        return next_round(now, WATCH_REFRESH_SECONDS, WATCH_TICK_SECONDS)
 
     def _spend(self, region: str) -> bool:
         """One more upstream request for `region` within the watcher's share of the minute."""
@@ -393,7 +400,7 @@ class Watcher:
     async def _batch(self, region: str, now: float) -> tuple[int, int]:
         """One batch of due accounts: (states captured, accounts claimed)."""
         with job_deadline():
-            due = await self.store.watched.claim_due(region, now, WATCH_BATCH, now + WATCH_REFRESH_SECONDS)
+            due = await self.store.watched.claim_due(region, now, WATCH_BATCH, self._next_round(now))
         if not due:
             return 0, 0
         ended = [doc["_id"] for doc in due if float(doc.get("until") or 0) < now]
@@ -418,7 +425,7 @@ class Watcher:
             else:
                 unchanged.append(doc["_id"])  # not played since (or gone upstream): measured again later
         captured = 0
-        next_at = now + WATCH_REFRESH_SECONDS
+        next_at = self._next_round(now)
         waiting: list[str] = []
         for doc, info in moved:
             if waiting or not self._spend(region):

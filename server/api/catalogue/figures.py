@@ -102,10 +102,12 @@ CLAN_MIN_MEMBERS = 5
 CLAN_MAX_MEMBERS = 100  # a clan's roster holds at most this many players
 CLAN_BATTLE_FLOORS = {window: CLAN_MIN_MEMBERS * floor for window, floor in LEADERBOARD_FLOORS.items()}
 # Sessions (/player/{account_id}/{region}/session, docs/data.md "Sessions"): the battles since a
-# moment. A session request watches the account: the watcher measures it again at most every
-# WATCH_REFRESH_SECONDS, whoever asks, until WATCH_SECONDS after the last request.
+# moment. A session request watches the account: the watcher measures it at once, then in rounds
+# every WATCH_REFRESH_SECONDS on the clock (looking for due accounts every WATCH_TICK_SECONDS),
+# whoever asks, until WATCH_SECONDS after the last request.
 WATCH_SECONDS = 900
 WATCH_REFRESH_SECONDS = 60
+WATCH_TICK_SECONDS = 5
 WATCH_BATCH = 100  # account/info ids per request of the watcher
 WATCH_REQUESTS_PER_MINUTE = 60  # the watcher's share of each realm's upstream requests
 WATCHED_PER_REGION = 1000  # accounts watched at once in a region

@@ -14,6 +14,7 @@ from server.api.catalogue.figures import (
     STREAMS_PER_PROCESS,
     WATCH_REFRESH_SECONDS,
     WATCH_SECONDS,
+    WATCH_TICK_SECONDS,
     WATCHED_PER_CLIENT,
     WATCHED_PER_REGION,
 )
@@ -42,9 +43,11 @@ SESSION = Endpoint(
     "the newest stored state at or before `since` (a daily record of the tracker, or a state captured while "
     "the account was watched; `from` says which and when, and is later than `since` only when no state is "
     "that old) to the newest state (`as_of`). A request watches the account for "
-    f"{duration(WATCH_SECONDS)}: it is measured again at most every {duration(WATCH_REFRESH_SECONDS)}, "
-    "whoever asks (account/info for every watched account in batches, tanks/stats only after a battle), "
-    f"so `as_of` follows the battles within about a minute. At most {WATCHED_PER_REGION:,} accounts are "
+    f"{duration(WATCH_SECONDS)}: it is measured at once, then once a round, whoever asks: rounds start "
+    f"every {WATCH_REFRESH_SECONDS} s on the clock, and an account joins the first round at least "
+    f"{WATCH_REFRESH_SECONDS - WATCH_TICK_SECONDS} s after its last measurement (account/info for the round's "
+    "accounts in batches, tanks/stats only after a battle), so `as_of` follows the battles within about a "
+    f"minute (two for the first after the watch began). At most {WATCHED_PER_REGION:,} accounts are "
     f"watched per region and {WATCHED_PER_CLIENT} per client (past either, the session is answered from the "
     "stored states with watching false). An account the service holds no state of is fetched live, under "
     "the live-lookup limits.",
