@@ -462,7 +462,8 @@ async def write_backup(
     progress: Progress | None = None,
 ) -> dict:
     """Back up every irreplaceable collection of `store` into `target`; returns the manifest.
-    `duty`: the share of its time the backup works, resting the rest (1 or pause 0: no rests)."""
+    `duty`: the share of its time the backup works, resting the rest (1: only `pause` after each
+    query and batch; pause 0: no rests at all)."""
     target = check_target(target)
     progress = progress or Progress()
     started_at = clock()
@@ -683,21 +684,19 @@ async def restore_backup(
 
 
 def list_backups(directory: str) -> list[dict]:
-    """The complete backups in `directory` (those with a manifest), newest first, unverified."""
+    """The complete backups in `directory` (those with a manifest), newest first, unverified. A
+    directory that cannot be read holds none, and an entry whose manifest cannot be read or lacks
+    a figure is no backup (/status and /metrics read this: they answer whatever is there)."""
     found = []
-    with contextlib.suppress(FileNotFoundError):
+    with contextlib.suppress(OSError):
         for entry in os.scandir(directory):
-            if entry.name.startswith(".") or not entry.is_dir():
-                continue
             try:
+                if entry.name.startswith(".") or not entry.is_dir():
+                    continue
                 manifest = read_manifest(entry.path, verify=False)
-            except BackupError:
+                figures = {k: float(manifest[k]) for k in ("started_at", "finished_at", "seconds")}
+                counts = {k: int(manifest[k]) for k in ("documents", "bytes")}
+            except (BackupError, OSError, KeyError, TypeError, ValueError, AttributeError):
                 continue
-            found.append(
-                {
-                    "path": entry.path,
-                    "name": entry.name,
-                    **{k: manifest[k] for k in ("started_at", "finished_at", "seconds", "documents", "bytes")},
-                }
-            )
+            found.append({"path": entry.path, "name": entry.name, **figures, **counts})
     return sorted(found, key=lambda b: b["started_at"], reverse=True)

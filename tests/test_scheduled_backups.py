@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import tempfile
 
@@ -112,3 +113,15 @@ async def test_status_shows_the_backups_of_its_directory(app, http_client, base_
     assert backups["directory"] == os.path.abspath(BACKUP_DIR) and backups["keep"] == 2
     assert backups["count"] >= 1 and backups["last_success"]["bytes"] > 0 and backups["running"] is None
     assert backups["last_failure"] is None
+
+
+def test_a_directory_that_holds_broken_or_unreadable_entries_lists_only_its_backups(tmp_path):
+    (tmp_path / "no-figures").mkdir()
+    (tmp_path / "no-figures" / "manifest.json").write_text(json.dumps({"format": 1}))
+    (tmp_path / "not-json").mkdir()
+    (tmp_path / "not-json" / "manifest.json").write_text("{")
+    (tmp_path / "a-file").write_text("")
+    assert list_backups(str(tmp_path)) == []
+    assert list_backups(str(tmp_path / "a-file")) == []  # not a directory: none, no exception
+    backups = ScheduledBackups(None, str(tmp_path), keep=2, writer="test")  # type: ignore[arg-type]
+    assert backups.status()["last_success"] is None and backups.health_reasons() == []
