@@ -1,5 +1,6 @@
 """Scheduled backups (--backup-dir, --backup-keep): once a day at the quiet hour, rotated, shown in
-/status, which turns degraded when no backup succeeded in two days."""
+/status, which turns degraded when no backup succeeded in two days (counted from the newest backup
+in the directory, so a restart does not reset it)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,13 @@ import datetime as dt
 import json
 import os
 import tempfile
+import time
 
 import pytest
 import ujson
 
-from server.jobs.backups import QUIET_HOUR_UTC, ScheduledBackups
-from store.backup import list_backups, read_manifest
+from server.jobs.backups import NAME_PREFIX, QUIET_HOUR_UTC, STALE_AFTER, ScheduledBackups
+from store.backup import list_backups, read_manifest, write_backup
 
 BACKUP_DIR = tempfile.mkdtemp(prefix="statsapi-backups-")
 
@@ -113,6 +115,60 @@ async def test_status_shows_the_backups_of_its_directory(app, http_client, base_
     assert backups["directory"] == os.path.abspath(BACKUP_DIR) and backups["keep"] == 2
     assert backups["count"] >= 1 and backups["last_success"]["bytes"] > 0 and backups["running"] is None
     assert backups["last_failure"] is None
+
+
+def stale(directory) -> str:
+    return f"no backup succeeded in {directory} in the last two days"
+
+
+@pytest.mark.gen_test(timeout=60)
+async def test_the_two_day_clock_is_read_from_the_directory_so_a_restart_does_not_reset_it(app, tmp_path):
+    store = app.settings["store"]
+    kept, empty = tmp_path / "kept", tmp_path / "empty"
+    now = [at(1, QUIET_HOUR_UTC)]
+    first = ScheduledBackups(store, str(kept), keep=2, writer="test", clock=lambda: now[0], started_at=now[0])
+    assert "backed up" in await first.run(0)
+    assert first.status()["last_success"]["at"] == int(at(1, QUIET_HOUR_UTC))
+    # The service restarts two days and an hour later (no backup succeeded meanwhile): degraded at
+    # once, the clock read from the newest backup in the directory, not from the new start.
+    now[0] = at(3, QUIET_HOUR_UTC + 1)
+    restarted = ScheduledBackups(store, str(kept), keep=2, writer="test", clock=lambda: now[0], started_at=now[0])
+    assert restarted.health_reasons() == [stale(kept)]
+    # A directory that holds no backup: two days from the process's start.
+    fresh = ScheduledBackups(store, str(empty), keep=2, writer="test", clock=lambda: now[0], started_at=now[0])
+    assert fresh.health_reasons() == []
+    now[0] += STALE_AFTER - 60
+    assert fresh.health_reasons() == []
+    now[0] += 120
+    assert fresh.health_reasons() == [stale(empty)]
+
+
+async def status(http_client, base_url) -> dict:
+    response = await http_client.fetch(base_url + "/api/v1/status", raise_error=False)
+    assert response.code == 200, response.body
+    return ujson.loads(response.body)["data"]
+
+
+@pytest.mark.gen_test(timeout=120)
+async def test_status_says_degraded_when_the_newest_backup_is_older_than_two_days(
+    app, http_client, base_url, tmp_path, monkeypatch
+):
+    store, services = app.settings["store"], app.settings["services"]
+    # Its own directory (the module's is shared with the other tests), holding one backup that
+    # finished three days ago; the process started just now.
+    backups = ScheduledBackups(store, str(tmp_path), keep=2, writer="test")
+    monkeypatch.setattr(services, "backups", backups)
+    three_days_ago = time.time() - 3 * 86400
+    await write_backup(store, str(tmp_path / f"{NAME_PREFIX}old"), clock=lambda: three_days_ago, pause=0)
+    data = await status(http_client, base_url)
+    assert data["health"] == "degraded"
+    assert stale(tmp_path) in data["health_reasons"]
+    assert data["backups"]["last_success"]["at"] == int(three_days_ago)
+    # A backup now (due: the newest is older than 30 h) and the reason is gone.
+    assert "backed up" in await backups.run(0)
+    data = await status(http_client, base_url)
+    assert stale(tmp_path) not in data["health_reasons"]
+    assert data["health"] == ("degraded" if data["health_reasons"] else "ok")
 
 
 def test_a_directory_that_holds_broken_or_unreadable_entries_lists_only_its_backups(tmp_path):
