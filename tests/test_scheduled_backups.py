@@ -1,6 +1,6 @@
 """Scheduled backups (--backup-dir, --backup-keep): once a day at the quiet hour, rotated, shown in
 /status, which turns degraded when no backup succeeded in two days (counted from the newest backup
-in the directory, so a restart does not reset it)."""
+in the directory, so a restart does not reset it), and counted in /metrics."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import time
 
 import pytest
 import ujson
+from prometheus_client.parser import text_string_to_metric_families
 
 from server.jobs.backups import NAME_PREFIX, QUIET_HOUR_UTC, STALE_AFTER, ScheduledBackups
 from store.backup import list_backups, read_manifest, write_backup
@@ -169,6 +170,56 @@ async def test_status_says_degraded_when_the_newest_backup_is_older_than_two_day
     data = await status(http_client, base_url)
     assert stale(tmp_path) not in data["health_reasons"]
     assert data["health"] == ("degraded" if data["health_reasons"] else "ok")
+
+
+def backup_samples(text: str) -> dict:
+    return {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+        if sample.name.startswith("statsapi_backup")
+    }
+
+
+@pytest.mark.gen_test(timeout=120)
+async def test_metrics_count_the_backups_written_and_failed_and_show_the_last_success(
+    app, http_client, base_url, tmp_path, monkeypatch
+):
+    import server.jobs.backups as backups_module
+
+    store, services = app.settings["store"], app.settings["services"]
+    backups = ScheduledBackups(store, str(tmp_path), keep=2, writer="test")
+    monkeypatch.setattr(services, "backups", backups)
+
+    async def scrape() -> dict:
+        response = await http_client.fetch(base_url + "/metrics")
+        assert response.code == 200
+        return backup_samples(response.body.decode())
+
+    ok, failed = ("statsapi_backups_total", (("outcome", "ok"),)), ("statsapi_backups_total", (("outcome", "failed"),))
+    # None yet: both counts at 0, no last success.
+    assert await scrape() == {ok: 0, failed: 0}
+
+    async def disk_full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(backups_module, "write_backup", disk_full)
+        with pytest.raises(OSError):
+            await backups.run(0)
+    assert await scrape() == {ok: 0, failed: 1}
+    assert "backed up" in await backups.run(1)
+    assert "not due" == await backups.run(2)  # a look whether one is due is no backup
+    values = await scrape()
+    last = backups.status()["last_success"]
+    assert last["bytes"] > 0
+    assert values == {
+        ok: 1,
+        failed: 1,
+        ("statsapi_backup_last_success_timestamp_seconds", ()): last["at"],
+        ("statsapi_backup_last_success_bytes", ()): last["bytes"],
+    }
+    assert abs(last["at"] - time.time()) < 120
 
 
 def test_a_directory_that_holds_broken_or_unreadable_entries_lists_only_its_backups(tmp_path):

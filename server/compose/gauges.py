@@ -8,6 +8,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 if TYPE_CHECKING:
     from server.api.ratelimit import RateLimiter
+    from server.jobs.backups import ScheduledBackups
     from server.services.registry import Services
     from server.upstream.budget import UpstreamBudget
     from server.upstream.client import UpstreamClient
@@ -93,6 +94,33 @@ def database_families(store: Store) -> list:
     return [up]
 
 
+def backup_families(backups: ScheduledBackups) -> list:
+    """Scheduled backups (--backup-dir): those this process wrote or failed to write, and the newest
+    complete one in the directory (whichever process wrote it)."""
+    status = backups.status()
+    if status is None:
+        return []
+    written = CounterMetricFamily(
+        "statsapi_backups",
+        "Scheduled backups this process attempted, by outcome (ok: written whole; failed).",
+        labels=["outcome"],
+    )
+    for outcome, count in sorted(backups.outcomes.items()):
+        written.add_metric([outcome], count)
+    families: list = [written]
+    last = status["last_success"]
+    if last is not None:
+        at = GaugeMetricFamily(
+            "statsapi_backup_last_success_timestamp_seconds",
+            "Unix time the newest complete backup in --backup-dir finished.",
+        )
+        at.add_metric([], last["at"])
+        size = GaugeMetricFamily("statsapi_backup_last_success_bytes", "Bytes of the newest complete backup's files.")
+        size.add_metric([], last["bytes"])
+        families += [at, size]
+    return families
+
+
 def process_families(services: Services) -> list:
     """What run_server attaches to the services: the embedded database and the connections."""
     families = []
@@ -135,6 +163,8 @@ def process_families(services: Services) -> list:
         sent = CounterMetricFamily("statsapi_watcher_upstream_requests", "Upstream requests of the sessions' watcher.")
         sent.add_metric([], watching["upstream_requests"])
         families += [captures, sent]
+    if services.backups is not None:
+        families += backup_families(services.backups)
     by_realm = ((services.tracker_status().get("today") or {}).get("by_realm")) or {}
     if by_realm:
         visited = GaugeMetricFamily(

@@ -77,6 +77,9 @@ class ScheduledBackups:
         self.clock = clock
         self.started_at = clock() if started_at is None else started_at
         self.progress: Progress | None = None  # while a backup runs in this process
+        # Backups this process attempted, by outcome (/metrics: statsapi_backups_total). The job's
+        # runs (statsapi_job_runs_total{job="backup"}) count every look whether one is due.
+        self.outcomes: dict[str, int] = {"ok": 0, "failed": 0}
         self._listing: tuple[float, list[dict]] | None = None
         self._failure: dict | None = None
         self._failure_read = False
@@ -119,11 +122,13 @@ class ScheduledBackups:
                 progress=self.progress,
             )
         except Exception as exc:
+            self.outcomes["failed"] += 1
             self._note_failure(now, name, exc, time.monotonic() - started)
             raise  # the job runner records the run as failed (jobs.backup in /status, /metrics)
         finally:
             self.progress = None
             self._listing = None
+        self.outcomes["ok"] += 1
         removed = rotate(self.directory, self.keep)
         self._listing = None
         return (
