@@ -150,6 +150,32 @@ def test_every_option_is_in_the_configuration_reference():
     assert not undocumented, f"options missing from docs/deploy.md section 1: {undocumented}"
 
 
+def test_the_backup_section_states_what_the_backup_code_does():
+    """docs/deploy.md section 8 names store/backup.py's batch, window, duty, account walks and its
+    consistency statement (the manifest's `consistency`), as the code has them."""
+    from store import backup
+    from store.constants import BACKUP_DUTY
+
+    section = " ".join(_section(DEPLOY, "## 8. Backups").replace("**", "").split())
+    for said in (
+        f"{backup.BATCH} documents a batch",
+        f"about {backup.WINDOW_DOCS} documents",
+        f"default {BACKUP_DUTY}",
+        f"at least {backup.PAUSE_SECONDS * 1000:g} ms",
+        "by ranges of accounts",
+        *(f"`{name}`" for name in backup.ACCOUNT_WALKS),
+    ):
+        assert said in section, f"docs/deploy.md section 8 must say {said!r} (store/backup.py)"
+    consistency = " ".join(backup.CONSISTENCY.split())
+    for clause in (
+        "Every UTC day that had ended when the backup started is copied whole",
+        "a per-tank record kept by a rewrite stays with its account (a new expiry day, the same document)",
+        "copied as it was when its window was read",
+    ):
+        assert clause in consistency, f"store/backup.py CONSISTENCY no longer says {clause!r}: update this test and §8"
+        assert clause in section, f"docs/deploy.md section 8 must state the code's consistency: {clause!r}"
+
+
 # --- links ---------------------------------------------------------------------------------------------
 LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
 FENCE = re.compile(r"^```.*?^```", re.M | re.S)
