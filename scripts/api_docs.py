@@ -229,7 +229,10 @@ def conventions() -> list[str]:
         'ids), the attribution as `Link: <site>; rel="cite-as"` (a CSV has no place for it that every '
         "parser skips), and its own `ETag` (304 as for JSON). Errors stay the JSON envelope. In a "
         "spreadsheet: Excel's Data → From Text/CSV (UTF-8), LibreOffice's import dialog (UTF-8, comma), "
-        "Google Sheets' `IMPORTDATA(url)`. Without `format=csv` (or with `format=json`) the answer is JSON.",
+        "Google Sheets' `IMPORTDATA(url)`. A spreadsheet reads every table cell for cell: Gnumeric 1.12 "
+        "(`scripts/check_csv_spreadsheet.py` over the demo's answers) takes the numbers as numbers, a day as "
+        "a date, `true`/`false` as booleans and a formula-like text as that text, never computed. Without "
+        "`format=csv` (or with `format=json`) the answer is JSON.",
         "",
         "### Replayed answers",
         "",

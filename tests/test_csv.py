@@ -20,6 +20,7 @@ from handlers.schemas import schema_components
 from server.api.catalogue import CATALOGUE, CsvTable
 from server.api.config import Config
 from server.api.csv_answers import CSV_MEDIA_TYPE, file_name, render
+from tests.helpers import ROOT
 
 CSV_ENDPOINTS = [endpoint for endpoint in CATALOGUE if endpoint.csv is not None]
 
@@ -204,6 +205,10 @@ async def check_csv_on_demo(base_url: str, tank_id: int, account_id: int, clan_i
         assert disposition.startswith('attachment; filename="') and disposition.endswith('.csv"'), disposition
         assert got.headers["Link"].endswith('; rel="cite-as"')
         assert "Content-Disposition" in got.headers["Access-Control-Expose-Headers"]
+        # Kept for a spreadsheet to read (scripts/check_csv_spreadsheet.py; docs/api.md "CSV").
+        kept = ROOT / "tests" / "artifacts" / "csv"
+        kept.mkdir(parents=True, exist_ok=True)
+        (kept / f"{endpoint.name}.csv").write_bytes(got.body)
         parsed = parse(got.body.decode("utf-8"))
         assert parsed[0] == list(endpoint.csv.columns), endpoint.name
         assert len(parsed) - 1 == len(rows), (endpoint.name, len(parsed) - 1, len(rows))
