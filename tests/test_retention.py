@@ -82,7 +82,8 @@ async def test_retention_deletes_in_batches_while_requests_are_served(app, http_
         for m in range(0, 1440, 30)
         for region in ("eu", "na", "asia")
     ]
-    await store.online.samples.insert_many(samples, ordered=False)
+    with deadline(300):
+        await store.online.samples.insert_many(samples, ordered=False)
     print(f"\nseeded {SNAPSHOTS} snapshots and {len(samples)} samples in {time.perf_counter() - started:.1f} s")
     cutoff = now - 410 * DAY
     assert await store.online.samples.count_documents({"minute": {"$lt": cutoff}}) == 3 * 48 * 3
