@@ -341,6 +341,9 @@ def main() -> None:
     )
     parser.add_argument("--json", default="bench-sessions.json")
     parser.add_argument("--streams-only", action="store_true", help="part 2 alone (the streams)")
+    parser.add_argument(
+        "--watch-only", action="store_true", help="part 1 alone (counts only: no timing, any machine load)"
+    )
     args = parser.parse_args()
     workdir = tempfile.mkdtemp(prefix="bench-sessions-")
     day = dt.datetime.now(dt.UTC).date() - dt.timedelta(days=1)
@@ -368,8 +371,9 @@ def main() -> None:
             say(f"  per battle: {result['per_battle']}")
         database.stop()
         database = None
-        result["streams"] = streams_part(workdir, sim_base, accounts, args.streams, args.requests, args.window)
-        say(f"  streams: {result['streams']}")
+        if not args.watch_only:
+            result["streams"] = streams_part(workdir, sim_base, accounts, args.streams, args.requests, args.window)
+            say(f"  streams: {result['streams']}")
     finally:
         if database is not None:
             database.stop()
