@@ -36,6 +36,7 @@ import shutil
 import sys
 import tempfile
 import time
+import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
@@ -52,6 +53,7 @@ from scripts.bench_scale import (  # noqa: E402
     start_service,
     start_simulator,
 )
+from scripts.bench_throttle import sim_reading  # noqa: E402
 from scripts.loadkit.processes import stop_group  # noqa: E402
 from scripts.upstream_sim.ids import account_created_at, existing_accounts  # noqa: E402
 from server.api.catalogue import (  # noqa: E402
@@ -295,6 +297,8 @@ def streams_part(workdir: str, sim_base: str, accounts: list[int], streams: int,
         during, statuses = asyncio.run(with_streams())
         time.sleep(2)
         after = timed_gets(port, paths, clients, window)
+        with urllib.request.urlopen(f"{sim_base}/_sim/stats", timeout=30) as answer:
+            upstream = sim_reading(json.loads(answer.read()))
         return {
             "streams_asked": streams,
             "stream_statuses": statuses,
@@ -302,6 +306,9 @@ def streams_part(workdir: str, sim_base: str, accounts: list[int], streams: int,
             "with_streams": during,
             "after": after,
             "window_seconds": window,
+            # The service's upstream requests over the whole part (live lookups, the watcher): what
+            # the simulator answered, stalled (its throttle) and refused (its quota).
+            "upstream": {key: upstream[key] for key in ("sent", "answered", "stalled", "refused", "answered_by_path")},
             "p99_ratio": round(during["p99_ms"] / max(without["p99_ms"], 1e-9), 2),
         }
     finally:
@@ -348,7 +355,12 @@ def main() -> None:
     workdir = tempfile.mkdtemp(prefix="bench-sessions-")
     day = dt.datetime.now(dt.UTC).date() - dt.timedelta(days=1)
     midnight = dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC).timestamp()
-    sim, sim_base = start_simulator(workdir, 2000, 4096, ("--battle-seconds", str(BATTLE_SECONDS)))
+    # Strict (the real API's throttle per address and realm) when only the streams run: the
+    # watching part runs on simulated time, as fast as it can, which no real-time throttle admits.
+    strict = ("--strict",) if args.streams_only else ()
+    if strict:  # the strict simulator blocks the 'demo' application_id, as the real API does
+        os.environ.setdefault("STATSAPI_APPLICATION_ID", "bench-sessions")
+    sim, sim_base = start_simulator(workdir, 2000, 4096, ("--battle-seconds", str(BATTLE_SECONDS), *strict))
     database = EmbeddedDatabase(os.path.join(workdir, "db")).start()
     result: dict = {"day": day.isoformat(), "battle_seconds": BATTLE_SECONDS}
     try:
