@@ -15,7 +15,9 @@
    measurements apart (`first_measurement`, per watch).
 2. Streams (the service as a process, real time): p99 of cached `/player` reads at one client,
    then again while `--streams` session streams are open (3 per client address, as the limits
-   allow), then after they are closed.
+   allow) over 10 accounts, one of which gets a new state every 5 s (a capture written into the
+   service's database as the watcher writes one after a battle: its streams are sent the new
+   session), then after they are closed.
 
 Goals: at most 1.2 requests per watched account-hour idle (steady), at most 2 per battle played
 beyond that (`per_battle`: the evening's steady requests less the same account-hours at the idle
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import datetime as dt
 import http.client
 import json
@@ -62,19 +65,23 @@ from server.api.catalogue import (  # noqa: E402
     WATCH_SECONDS,
     WATCH_TICK_SECONDS,
 )
+from server.api.config import Config  # noqa: E402
 from server.compose.demo import TimeTravelUpstream  # noqa: E402
-from server.compose.embedded_db import EmbeddedDatabase  # noqa: E402
+from server.compose.embedded_db import EmbeddedDatabase, running_uri  # noqa: E402
 from server.domain.days import DAY_SECONDS, ManualClock  # noqa: E402
 from server.services.sessions import Watcher  # noqa: E402
 from server.upstream.client import ACCOUNT_FIELDS, UpstreamClient  # noqa: E402
 from store import Store, create_client  # noqa: E402
+from store.constants import TANK_COUNTERS  # noqa: E402
 from store.sessions import watched_id  # noqa: E402
+from store.tanks import pack  # noqa: E402
 
 REGION = "eu"
 BATTLE_SECONDS = 360
 IDLE = (2, 4)  # UTC hours: no eu session is under way
 PLAY = (13, 22)  # UTC hours: every eu session (the simulator's evening window, its battles before it)
 RENEW_SECONDS = 600  # a session request renews its account's watch this often
+PLAY_EVERY = 5.0  # seconds between the streams' accounts' new states while the reads run
 WRITES = frozenset({"insert", "update", "delete", "findAndModify"})
 
 
@@ -271,6 +278,44 @@ async def close_streams(streams: list) -> None:
     await asyncio.gather(*(task for _, task in streams), return_exceptions=True)
 
 
+async def play(data_dir: str, accounts: list[int], stop: asyncio.Event) -> int:
+    """While the streams are open: every PLAY_EVERY seconds one of `accounts` (in turn) "plays a
+    battle" — a new watcher capture in the service's database (its newest state with one more
+    battle on its most played tank), as the watcher writes after a battle — so each of its streams
+    is sent the new session. Returns the states written."""
+    uri = running_uri(os.path.join(data_dir, "db"))
+    assert uri is not None, "the service's database is not running"
+    client = create_client(uri)
+    store = Store(client, Config().db_name, capped=False, ttl_indexes=False)
+    written = 0
+    try:
+        states = {}
+        for account in accounts:
+            today = dt.datetime.now(dt.UTC).date()
+            timeline = await store.tanks.timeline(
+                REGION, account, (today - dt.timedelta(days=2)).isoformat(), today.isoformat()
+            )
+            found = timeline.raw_state_on(today.isoformat())
+            if found is not None:
+                states[account] = found[1]
+        turn = 0
+        while not stop.is_set() and states:
+            account = list(states)[turn % len(states)]
+            state = states[account]
+            tank = max(state, key=lambda t: state[t][0])
+            for counter, more in (("battles", 1), ("wins", 1), ("damage_dealt", 1500)):
+                state[tank][TANK_COUNTERS.index(counter)] += more
+            now = time.time()
+            await store.watched.capture(REGION, account, now, int(now), pack(state), None, now + 60)
+            written += 1
+            turn += 1
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), PLAY_EVERY)
+    finally:
+        client.close()
+    return written
+
+
 def streams_part(workdir: str, sim_base: str, accounts: list[int], streams: int, requests: int, window: float) -> dict:
     """The service on its own data: cached /player p99 without streams, with `streams` open, after."""
     proc, port = start_service(os.path.join(workdir, "service"), sim_base, os.path.join(workdir, "service.log"))
@@ -287,14 +332,18 @@ def streams_part(workdir: str, sim_base: str, accounts: list[int], streams: int,
         timed_gets(port, paths[:50], clients)  # warm
         without = timed_gets(port, paths, clients, window)
 
-        async def with_streams() -> tuple[dict, dict]:
+        async def with_streams() -> tuple[dict, dict, int]:
             opened, statuses = await open_streams(port, cached, streams)
             await asyncio.sleep(10)  # two polls of the streams' accounts
+            stop = asyncio.Event()
+            played = asyncio.ensure_future(play(os.path.join(workdir, "service"), cached, stop))
             measured = await asyncio.to_thread(timed_gets, port, paths, clients, window)
+            stop.set()
+            battles = await played
             await close_streams(opened)
-            return measured, statuses
+            return measured, statuses, battles
 
-        during, statuses = asyncio.run(with_streams())
+        during, statuses, pushed = asyncio.run(with_streams())
         time.sleep(2)
         after = timed_gets(port, paths, clients, window)
         with urllib.request.urlopen(f"{sim_base}/_sim/stats", timeout=30) as answer:
@@ -306,6 +355,7 @@ def streams_part(workdir: str, sim_base: str, accounts: list[int], streams: int,
             "with_streams": during,
             "after": after,
             "window_seconds": window,
+            "states_pushed": pushed,  # new states of the followed accounts while the reads ran
             # The service's upstream requests over the whole part (live lookups, the watcher): what
             # the simulator answered, stalled (its throttle) and refused (its quota).
             "upstream": {key: upstream[key] for key in ("sent", "answered", "stalled", "refused", "answered_by_path")},
