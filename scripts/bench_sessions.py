@@ -60,6 +60,7 @@ from scripts.bench_throttle import sim_reading  # noqa: E402
 from scripts.loadkit.processes import stop_group  # noqa: E402
 from scripts.upstream_sim.ids import account_created_at, existing_accounts  # noqa: E402
 from server.api.catalogue import (  # noqa: E402
+    STREAM_POLL_SECONDS,
     STREAMS_PER_CLIENT,
     WATCH_REFRESH_SECONDS,
     WATCH_SECONDS,
@@ -82,6 +83,7 @@ IDLE = (2, 4)  # UTC hours: no eu session is under way
 PLAY = (13, 22)  # UTC hours: every eu session (the simulator's evening window, its battles before it)
 RENEW_SECONDS = 600  # a session request renews its account's watch this often
 PLAY_EVERY = 5.0  # seconds between the streams' accounts' new states while the reads run
+STREAMED = {"events": 0, "bytes": 0}  # session events and bytes the open streams received
 WRITES = frozenset({"insert", "update", "delete", "findAndModify"})
 
 
@@ -261,10 +263,13 @@ async def open_streams(port: int, accounts: list[int], n: int) -> tuple[list, di
         statuses[status] = statuses.get(status, 0) + 1
 
         async def drain(reader: asyncio.StreamReader = reader) -> int:
-            """Read the stream until the server closes it (so it never waits on a full socket)."""
+            """Read the stream until the server closes it (so it never waits on a full socket),
+            counting its session events in STREAMED."""
             received = 0
             while chunk := await reader.read(65536):
                 received += len(chunk)
+                STREAMED["events"] += chunk.count(b"event: session")
+                STREAMED["bytes"] += len(chunk)
             return received
 
         streams.append((writer, asyncio.get_running_loop().create_task(drain())))
@@ -336,10 +341,13 @@ def streams_part(workdir: str, sim_base: str, accounts: list[int], streams: int,
             opened, statuses = await open_streams(port, cached, streams)
             await asyncio.sleep(10)  # two polls of the streams' accounts
             stop = asyncio.Event()
+            before = dict(STREAMED)
             played = asyncio.ensure_future(play(os.path.join(workdir, "service"), cached, stop))
             measured = await asyncio.to_thread(timed_gets, port, paths, clients, window)
             stop.set()
             battles = await played
+            await asyncio.sleep(STREAM_POLL_SECONDS + 1)  # the last state's events
+            measured["streamed"] = {key: STREAMED[key] - before[key] for key in STREAMED}
             await close_streams(opened)
             return measured, statuses, battles
 
