@@ -29,15 +29,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import datetime as dt
 import http.client
 import json
+import multiprocessing
 import os
 import random
 import shutil
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 
@@ -283,7 +284,22 @@ async def close_streams(streams: list) -> None:
     await asyncio.gather(*(task for _, task in streams), return_exceptions=True)
 
 
-async def play(data_dir: str, accounts: list[int], stop: asyncio.Event) -> int:
+def hold_streams(port: int, accounts: list[int], n: int, conn) -> None:
+    """The child process that opens the streams and reads them: sends their statuses once open,
+    then the counts of what they received at each "count", and closes them at "close"."""
+
+    async def main() -> None:
+        opened, statuses = await open_streams(port, accounts, n)
+        conn.send(statuses)
+        while await asyncio.to_thread(conn.recv) == "count":
+            conn.send(dict(STREAMED))
+        await close_streams(opened)
+        conn.send(dict(STREAMED))
+
+    asyncio.run(main())
+
+
+async def play(data_dir: str, accounts: list[int], stop: threading.Event) -> int:
     """While the streams are open: every PLAY_EVERY seconds one of `accounts` (in turn) "plays a
     battle" — a new watcher capture in the service's database (its newest state with one more
     battle on its most played tank), as the watcher writes after a battle — so each of its streams
@@ -314,8 +330,7 @@ async def play(data_dir: str, accounts: list[int], stop: asyncio.Event) -> int:
             await store.watched.capture(REGION, account, now, int(now), pack(state), None, now + 60)
             written += 1
             turn += 1
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), PLAY_EVERY)
+            await asyncio.sleep(PLAY_EVERY)
     finally:
         client.close()
     return written
@@ -337,21 +352,35 @@ def streams_part(workdir: str, sim_base: str, accounts: list[int], streams: int,
         timed_gets(port, paths[:50], clients)  # warm
         without = timed_gets(port, paths, clients, window)
 
-        async def with_streams() -> tuple[dict, dict, int]:
-            opened, statuses = await open_streams(port, cached, streams)
-            await asyncio.sleep(10)  # two polls of the streams' accounts
-            stop = asyncio.Event()
-            before = dict(STREAMED)
-            played = asyncio.ensure_future(play(os.path.join(workdir, "service"), cached, stop))
-            measured = await asyncio.to_thread(timed_gets, port, paths, clients, window)
+        def with_streams() -> tuple[dict, dict, int]:
+            # The streams are held and read by a child process, so their reading never competes
+            # with the timed reads for this process's interpreter.
+            mine, theirs = multiprocessing.get_context("fork").Pipe()
+            holder = multiprocessing.get_context("fork").Process(
+                target=hold_streams, args=(port, cached, streams, theirs), daemon=True
+            )
+            holder.start()
+            statuses = mine.recv()
+            time.sleep(10)  # two polls of the streams' accounts
+            mine.send("count")
+            before = mine.recv()
+            stop = threading.Event()
+            pushed: dict[str, int] = {}
+            player = threading.Thread(
+                target=lambda: pushed.update(states=asyncio.run(play(os.path.join(workdir, "service"), cached, stop)))
+            )
+            player.start()
+            measured = timed_gets(port, paths, clients, window)
             stop.set()
-            battles = await played
-            await asyncio.sleep(STREAM_POLL_SECONDS + 1)  # the last state's events
-            measured["streamed"] = {key: STREAMED[key] - before[key] for key in STREAMED}
-            await close_streams(opened)
-            return measured, statuses, battles
+            player.join()
+            time.sleep(STREAM_POLL_SECONDS + 1)  # the last state's events
+            mine.send("close")
+            counted = mine.recv()
+            holder.join(30)
+            measured["streamed"] = {key: counted[key] - before[key] for key in counted}
+            return measured, statuses, pushed.get("states", 0)
 
-        during, statuses, pushed = asyncio.run(with_streams())
+        during, statuses, pushed = with_streams()
         time.sleep(2)
         after = timed_gets(port, paths, clients, window)
         with urllib.request.urlopen(f"{sim_base}/_sim/stats", timeout=30) as answer:
