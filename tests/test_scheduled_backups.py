@@ -4,6 +4,7 @@ in the directory, so a restart does not reset it), and counted in /metrics."""
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import json
 import os
@@ -14,6 +15,7 @@ import pytest
 import ujson
 from prometheus_client.parser import text_string_to_metric_families
 
+from server.api.catalogue import STATUS
 from server.jobs.backups import NAME_PREFIX, QUIET_HOUR_UTC, STALE_AFTER, ScheduledBackups
 from store.backup import list_backups, read_manifest, write_backup
 
@@ -167,6 +169,7 @@ async def test_status_says_degraded_when_the_newest_backup_is_older_than_two_day
     assert data["backups"]["last_success"]["at"] == int(three_days_ago)
     # A backup now (due: the newest is older than 30 h) and the reason is gone.
     assert "backed up" in await backups.run(0)
+    await asyncio.sleep(STATUS.answer_seconds)  # the degraded answer above is replayed that long
     data = await status(http_client, base_url)
     assert stale(tmp_path) not in data["health_reasons"]
     assert data["health"] == ("degraded" if data["health_reasons"] else "ok")

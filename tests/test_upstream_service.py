@@ -4,12 +4,14 @@ the session's strict simulator (tests/conftest.py), over real HTTP."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import pytest
 import ujson
 
 from scripts.upstream_sim import existing_accounts
+from server.api.catalogue import STATUS
 from tests.helpers import sim_async
 
 
@@ -35,6 +37,7 @@ async def test_the_blocked_demo_id_turns_status_degraded_and_never_counts_as_suc
     response, body = await get(http_client, base_url, f"/api/v1/player/{existing_accounts('eu', 1)[0]}/eu")
     assert response.code == 503 and body["error"]["code"] == "upstream_unavailable"
     assert int(response.headers["Retry-After"]) >= 60  # an operator has to act: not seconds
+    await asyncio.sleep(STATUS.answer_seconds)  # the ok answer above is replayed that long
     response, body = await get(http_client, base_url, "/api/v1/status")
     status = body["data"]
     assert status["health"] == "degraded"
