@@ -150,6 +150,29 @@ async def test_bad_since_is_a_400_that_says_why(app, http_client, base_url):
         assert says in body["error"]["message"], body
 
 
+@pytest.mark.gen_test(timeout=60)
+async def test_the_first_session_of_an_account_the_service_holds_nothing_of_answers_from_its_live_lookup(
+    app, http_client, base_url, upstream_sim
+):
+    # Its first per-tank record is written beside the lookup's answer: the session waits for it
+    # rather than answer no_history to a caller who did everything right.
+    account_id = existing_accounts(REGION, 1, start=500_800_000)[0]
+    asked = (await sim_async(upstream_sim, "/_sim/stats"))["by_path"]
+    response = await http_client.fetch(
+        f"{base_url}/api/v1/player/{account_id}/{REGION}/session?since=today", raise_error=False
+    )
+    assert response.code == 200, response.body
+    session = ujson.loads(response.body)["data"]
+    assert (session["account_id"], session["from_source"], session["battles"]) == (account_id, "daily", 0)
+    assert session["watching"] is True and session["tanks"] == []
+    # One live lookup: one account/info and one tanks/stats, nothing asked twice.
+    now = (await sim_async(upstream_sim, "/_sim/stats"))["by_path"]
+    assert {path: now.get(path, 0) - asked.get(path, 0) for path in ("wot/account/info", "wot/tanks/stats")} == {
+        "wot/account/info": 1,
+        "wot/tanks/stats": 1,
+    }
+
+
 @pytest.mark.gen_test(timeout=180)
 async def test_the_trackers_visit_takes_a_watched_accounts_newest_capture_instead_of_asking_again(
     app, world, upstream_sim

@@ -92,6 +92,7 @@ class SessionService:
             # Nothing stored: a live lookup (under its limits) tracks the account and writes
             # today's record, the session's first state.
             await self.players.profile(region, account_id, client)
+            await self.players.tracking_written(region, account_id)
             states = await self._states(region, account_id, moment, now)
             if not states:
                 raise APIError("no_history", "no per-tank records for this account yet")
