@@ -192,7 +192,8 @@ def start_simulator(
     return proc, f"http://127.0.0.1:{port}"
 
 
-def service_command(data_dir: str, port: int, sim_base: str) -> list[str]:
+def service_command(data_dir: str, port: int, sim_base: str, jobs: bool = False) -> list[str]:
+    """The service over `data_dir`; without its background jobs unless `jobs` (reads measured alone)."""
     return [
         sys.executable,
         "-m",
@@ -203,7 +204,7 @@ def service_command(data_dir: str, port: int, sim_base: str) -> list[str]:
         data_dir,
         "--upstream-base-url",
         sim_base,
-        "--no-jobs",
+        *(() if jobs else ("--no-jobs",)),
         "--trusted-proxies",
         TRUSTED_PROXY,
         "--log-level",
@@ -787,7 +788,7 @@ def read_paths(
     return out
 
 
-def start_service(data_dir: str, sim_base: str, log_path: str) -> tuple[subprocess.Popen, int]:
+def start_service(data_dir: str, sim_base: str, log_path: str, jobs: bool = False) -> tuple[subprocess.Popen, int]:
     """The service on the step's data; a start that fails is tried again (up to 5 times, 30 s
     apart: a shared working tree can be caught in the middle of an edit)."""
     env = dict(os.environ)
@@ -796,7 +797,7 @@ def start_service(data_dir: str, sim_base: str, log_path: str) -> tuple[subproce
         port = free_port()
         log = open(log_path, "ab")
         proc = subprocess.Popen(
-            service_command(data_dir, port, sim_base),
+            service_command(data_dir, port, sim_base, jobs),
             cwd=ROOT,
             env=env,
             stdout=log,

@@ -402,6 +402,76 @@ def streams_part(workdir: str, sim_base: str, accounts: list[int], streams: int,
         stop_group(proc, 30.0)
 
 
+def session_request(port: int, account: int, client: str) -> tuple[int, float]:
+    """One session request (it watches the account): (status, Retry-After seconds or 0)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    try:
+        conn.request(
+            "GET", f"{PREFIX}/player/{account}/{REGION}/session?since=today", headers={"X-Forwarded-For": client}
+        )
+        response = conn.getresponse()
+        response.read()
+        return response.status, float(response.getheader("Retry-After") or 0)
+    finally:
+        conn.close()
+
+
+def read_json(url: str) -> dict:
+    with urllib.request.urlopen(url, timeout=30) as answer:
+        return json.loads(answer.read())
+
+
+def realtime_part(workdir: str, sim_base: str, accounts: list[int], minutes: float) -> dict:
+    """The whole service, its jobs on (the watcher, the tracker, the sampler), in real time against
+    the strict simulator: each account watched by a session request from its own client address
+    (a live lookup under the limits for an account it holds nothing of), renewed every
+    RENEW_SECONDS, for `minutes`. Counts what the simulator answered, stalled and refused."""
+    before = sim_reading(read_json(f"{sim_base}/_sim/stats"))
+    proc, port = start_service(
+        os.path.join(workdir, "realtime"), sim_base, os.path.join(workdir, "realtime.log"), jobs=True
+    )
+    statuses: dict[int, int] = {}
+    begun = time.monotonic()
+    due = {account: begun for account in accounts}  # when each account's next session request is
+    try:
+        while (now := time.monotonic()) < begun + minutes * 60:
+            ready = [account for account, at in due.items() if at <= now]
+            for account in ready:
+                n = accounts.index(account)  # each account asked from its own client address
+                status, retry_after = session_request(port, account, f"10.66.{n // 250}.{1 + n % 250}")
+                statuses[status] = statuses.get(status, 0) + 1
+                due[account] = time.monotonic() + (RENEW_SECONDS if status == 200 else max(retry_after, 5.0))
+                if status != 200:
+                    break  # over a limit: the rest wait their turn
+            time.sleep(1.0)
+        service = read_json(f"http://127.0.0.1:{port}{PREFIX}/status")["data"]
+    finally:
+        stop_group(proc, 30.0)
+    after = sim_reading(read_json(f"{sim_base}/_sim/stats"))
+    by_path = {
+        path: n - before["answered_by_path"].get(path, 0)
+        for path, n in after["answered_by_path"].items()
+        if n != before["answered_by_path"].get(path, 0)
+    }
+    hours = minutes / 60
+    return {
+        "accounts": len(accounts),
+        "minutes": minutes,
+        "session_statuses": statuses,
+        "upstream": {
+            "answered": after["answered"] - before["answered"],
+            "stalled": after["stalled"] - before["stalled"],
+            "refused": after["refused"] - before["refused"],
+            "blocks": after["blocks"] - before["blocks"],
+            "answered_by_path": by_path,
+        },
+        "watcher": service.get("watcher"),
+        "watcher_requests_per_account_hour": round(
+            (service.get("watcher") or {}).get("upstream_requests", 0) / (len(accounts) * hours), 2
+        ),
+    }
+
+
 def per_battle(idle: dict, play: dict) -> dict:
     """What the battles cost beyond watching itself: the evening's steady requests less what the
     same watched account-hours cost idle (the idle goal's part), per battle; and every request of
@@ -438,13 +508,20 @@ def main() -> None:
     parser.add_argument(
         "--watch-only", action="store_true", help="part 1 alone (counts only: no timing, any machine load)"
     )
+    parser.add_argument(
+        "--realtime",
+        type=float,
+        metavar="MINUTES",
+        help="part 3 alone: the service with its jobs watching --accounts in real time against the strict "
+        "simulator for MINUTES (counts only: no timing, any machine load)",
+    )
     args = parser.parse_args()
     workdir = tempfile.mkdtemp(prefix="bench-sessions-")
     day = dt.datetime.now(dt.UTC).date() - dt.timedelta(days=1)
     midnight = dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC).timestamp()
     # Strict (the real API's throttle per address and realm) when only the streams run: the
     # watching part runs on simulated time, as fast as it can, which no real-time throttle admits.
-    strict = ("--strict",) if args.streams_only else ()
+    strict = ("--strict",) if args.streams_only or args.realtime else ()
     if strict:  # the strict simulator blocks the 'demo' application_id, as the real API does
         os.environ.setdefault("STATSAPI_APPLICATION_ID", "bench-sessions")
     sim, sim_base = start_simulator(workdir, 2000, 4096, ("--battle-seconds", str(BATTLE_SECONDS), *strict))
@@ -452,7 +529,13 @@ def main() -> None:
     result: dict = {"day": day.isoformat(), "battle_seconds": BATTLE_SECONDS}
     try:
         accounts = pick_accounts(args.accounts, midnight)
-        if not args.streams_only:
+        if args.realtime:
+            database.stop()
+            database = None
+            say(f"watching {len(accounts)} {REGION} accounts in real time for {args.realtime} minutes")
+            result["realtime"] = realtime_part(workdir, sim_base, accounts, args.realtime)
+            say(f"  realtime: {result['realtime']}")
+        elif not args.streams_only:
             say(f"watching {len(accounts)} {REGION} accounts of {day}")
             result["idle"] = asyncio.run(
                 watch_window(
@@ -468,9 +551,10 @@ def main() -> None:
             say(f"  play: {result['play']}")
             result["per_battle"] = per_battle(result["idle"], result["play"])
             say(f"  per battle: {result['per_battle']}")
-        database.stop()
-        database = None
-        if not args.watch_only:
+        if database is not None:
+            database.stop()
+            database = None
+        if not args.watch_only and not args.realtime:
             result["streams"] = streams_part(workdir, sim_base, accounts, args.streams, args.requests, args.window)
             say(f"  streams: {result['streams']}")
     finally:
