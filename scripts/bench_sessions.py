@@ -18,6 +18,11 @@
    allow) over 10 accounts, one of which gets a new state every 5 s (a capture written into the
    service's database as the watcher writes one after a battle: its streams are sent the new
    session), then after they are closed.
+3. Real time (`--realtime MINUTES`, alone; counts only): the service with its jobs (the watcher,
+   the tracker, the sampler) against the strict simulator, each of N accounts watched by a session
+   request from its own client address (a live lookup under the limits for an account it holds
+   nothing of), renewed every 10 minutes: the upstream requests it made, and how many the
+   simulator's throttle stalled or its quota refused (the goal: none).
 
 Goals: at most 1.2 requests per watched account-hour idle (steady), at most 2 per battle played
 beyond that (`per_battle`: the evening's steady requests less the same account-hours at the idle
