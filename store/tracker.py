@@ -327,6 +327,24 @@ class Tracked:
                 out[doc["_id"]] = doc
         return out
 
+    async def measured(self, keys: list[str]) -> dict[str, dict]:
+        """The newest measurement of tracked accounts by _id: `last_battle_time`, the packed `state`
+        and `mastery` (bytes) it was taken with; only accounts with a stored state (point reads by
+        _id, IN_CHUNK at a time)."""
+        out: dict[str, dict] = {}
+        fields = {"last_battle_time": 1, "state": 1, "mastery": 1}
+        for start in range(0, len(keys), IN_CHUNK):
+            cursor = self.collection.find(
+                {"_id": {"$in": keys[start : start + IN_CHUNK]}, "state": {"$exists": True}}, fields
+            )
+            for doc in await cursor.to_list(None):
+                out[doc["_id"]] = {
+                    "last_battle_time": doc.get("last_battle_time"),
+                    "state": bytes(doc["state"]),
+                    "mastery": bytes(doc.get("mastery") or b""),
+                }
+        return out
+
     async def ranking_books(self, keys: list[str]) -> dict[str, dict]:
         """What the leaderboards show of tracked accounts by _id: account_id, nickname, clan_id,
         the packed `state` (bytes) and the career `assist` (point reads by _id, IN_CHUNK at a time)."""

@@ -794,6 +794,7 @@ REGISTRY: dict[str, list[Case]] = {
         Case(lambda s, n: s.tracked.ranking_books(WRITE_KEYS), expect=lambda r: len(r) == len(WRITE_KEYS))
     ],
     "Tracked.books": [Case(lambda s, n: s.tracked.books(WRITE_KEYS), expect=lambda r: len(r) == len(WRITE_KEYS))],
+    "Tracked.measured": [Case(lambda s, n: s.tracked.measured(WRITE_KEYS), expect=lambda r: len(r) == len(WRITE_KEYS))],
     "Tracked.mark_visited": [Case(lambda s, n: s.tracked.mark_visited(_visits(n)))],
     "Tracked.mark_days": [Case(lambda s, n: s.tracked.mark_days(WRITE_KEYS[10:], DAY))],
     "Tracked.park": [Case(lambda s, n: s.tracked.park(WRITE_KEYS[15:], NOW))],

@@ -22,10 +22,10 @@ from server.compose.demo import TimeTravelUpstream
 from server.domain.days import DAY_SECONDS, ManualClock, day_start, days_before, utc_day
 from server.domain.sessions import Stored, daily, next_round, session_ends, since_moment
 from server.services.sessions import SessionService, Watcher
-from server.services.tracker import Tracker, raw_tanks_of, tank_state
-from server.upstream.client import TANKS_FIELDS
+from server.services.tracker import Tracker, mastery_of, raw_tanks_of, tank_state
+from server.upstream.client import ACCOUNT_FIELDS, TANKS_FIELDS
 from store.constants import TANK_COUNTERS
-from store.tanks import unpack
+from store.tanks import pack, unpack
 from tests.helpers import EXPECTED_VALUES_FILE, sim_async, xvm_wn8
 
 REGION = "eu"
@@ -204,6 +204,46 @@ async def test_the_trackers_visit_takes_a_watched_accounts_newest_capture_instea
     assert (await sim_async(upstream_sim, "/_sim/stats"))["by_path"].get("wot/tanks/stats", 0) == before_visit
     state = unpack((await store.tracked.states([f"{REGION}:{account_id}"]))[f"{REGION}:{account_id}"])
     assert state == tank_state(asked)  # the state stored is the upstream's
+
+
+@pytest.mark.gen_test(timeout=120)
+async def test_a_watch_begun_after_a_measurement_its_last_battle_has_not_moved_since_costs_no_tanks_stats(
+    app, world, upstream_sim
+):
+    store, services = app.settings["store"], app.settings["services"]
+    (account_id,), before, after = played_evening(world, 1)
+    clock = ManualClock(before)
+    upstream = TimeTravelUpstream(services.upstream, clock)
+    # A live lookup's measurement (the tracker adopts the account), then a session watches it.
+    info = (await upstream.account_info(REGION, [account_id], fields=ACCOUNT_FIELDS, caller="live"))[account_id]
+    raw = await upstream.tanks_stats(REGION, account_id, fields=TANKS_FIELDS, caller="live")
+    await Tracker(store, upstream, services.ratings_source, clock=clock, owner="solo").adopt(
+        REGION, account_id, info, raw, before
+    )
+    await store.watched.watch(REGION, account_id, after + 900, before)
+    watcher = Watcher(store, upstream, clock=clock)
+
+    async def asked() -> dict[str, int]:
+        by_path = (await sim_async(upstream_sim, "/_sim/stats"))["by_path"]
+        return {path: by_path.get(path, 0) for path in ("wot/account/info", "wot/tanks/stats")}
+
+    first = await asked()
+    assert await watcher.tick(REGION) == 1
+    assert await asked() == {
+        "wot/account/info": first["wot/account/info"] + 1,
+        "wot/tanks/stats": first["wot/tanks/stats"],
+    }
+    capture = (await store.watched.latest_of(REGION, [account_id]))[account_id]
+    assert unpack(capture["s"]) == tank_state(raw) and capture["lbt"] == info["last_battle_time"]
+    assert raw_tanks_of(capture) == raw_tanks_of({"s": pack(tank_state(raw)), "m": mastery_of(raw)})
+    # Once the account has played, the watcher asks tanks/stats as before.
+    clock.set(after)
+    second = await asked()
+    assert await watcher.tick(REGION) == 1
+    assert await asked() == {
+        "wot/account/info": second["wot/account/info"] + 1,
+        "wot/tanks/stats": second["wot/tanks/stats"] + 1,
+    }
 
 
 class Stream:

@@ -39,7 +39,8 @@ from server.upstream.client import ACCOUNT_FIELDS, TANKS_FIELDS
 from store.client import job_deadline, request_deadline
 from store.constants import REGIONS
 from store.sessions import watched_id
-from store.tanks import as_counters, pack, unpack
+from store.tanks import as_counters, complete, pack, unpack
+from store.tracker import tracked_id
 
 if TYPE_CHECKING:
     from server.services.expected import ExpectedValuesService
@@ -392,6 +393,28 @@ class Watcher:
             if claimed < WATCH_BATCH or not self._left(region):
                 return captured
 
+    async def _measured(self, region: str, first: list[tuple[dict, dict]]) -> dict[int, dict]:
+        """{account_id: the tracker's newest measurement} for watches not yet captured whose last
+        battle has not moved since it (account/info just said so): their state now, without a
+        tanks/stats request (a live lookup measured it seconds before its session began, or the
+        daily pass earlier). Only complete states (every counter) are taken."""
+        if not first:
+            return {}
+        with job_deadline():
+            books = await self.store.tracked.measured([tracked_id(region, int(doc["a"])) for doc, _ in first])
+        out = {}
+        for doc, info in first:
+            book = books.get(tracked_id(region, int(doc["a"])))
+            lbt = info.get("last_battle_time")
+            if (
+                book is not None
+                and lbt is not None
+                and book["last_battle_time"] == lbt
+                and complete(unpack(book["state"]))
+            ):
+                out[int(doc["a"])] = book
+        return out
+
     def _left(self, region: str) -> bool:
         """Whether the watcher's share of the minute in `region` has a request left."""
         sent = self._sent[region]
@@ -428,7 +451,23 @@ class Watcher:
         captured = 0
         next_at = self._next_round(now)
         waiting: list[str] = []
+        known = await self._measured(region, [(doc, info) for doc, info in moved if not doc.get("latest")])
         for doc, info in moved:
+            stored = known.get(int(doc["a"]))
+            if stored is not None:  # a first capture the tracker's newest measurement still is
+                with job_deadline():
+                    await self.store.watched.capture(
+                        region,
+                        int(doc["a"]),
+                        now,
+                        info.get("last_battle_time"),
+                        stored["state"],
+                        account_assist(info),
+                        next_at,
+                        mastery=stored["mastery"],
+                    )
+                captured += 1
+                continue
             if waiting or not self._spend(region):
                 waiting.append(doc["_id"])  # due again at once: measured first at the next tick
                 continue
