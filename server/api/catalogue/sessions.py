@@ -50,7 +50,8 @@ SESSION = Endpoint(
     f"minute (two for the first after the watch began). At most {WATCHED_PER_REGION:,} accounts are "
     f"watched per region and {WATCHED_PER_CLIENT} per client (past either, the session is answered from the "
     "stored states with watching false). An account the service holds no state of is fetched live, under "
-    "the live-lookup limits.",
+    "the live-lookup limits, and its session starts from that measurement. A watch's first measurement asks "
+    "tanks/stats only when the account played since the service last measured it.",
     tag="players",
     operation_id="PlayerSession",
     limit_per_minute=SESSION_LIMIT_PER_MINUTE,
