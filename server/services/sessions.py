@@ -455,36 +455,26 @@ class Watcher:
         for doc, info in moved:
             stored = known.get(int(doc["a"]))
             if stored is not None:  # a first capture the tracker's newest measurement still is
-                with job_deadline():
-                    await self.store.watched.capture(
-                        region,
-                        int(doc["a"]),
-                        now,
-                        info.get("last_battle_time"),
-                        stored["state"],
-                        account_assist(info),
-                        next_at,
-                        mastery=stored["mastery"],
-                    )
-                captured += 1
-                continue
-            if waiting or not self._spend(region):
+                state, mastery = stored["state"], stored["mastery"]
+            elif waiting or not self._spend(region):
                 waiting.append(doc["_id"])  # due again at once: measured first at the next tick
                 continue
-            raw = await self.upstream.tanks_stats(region, int(doc["a"]), fields=TANKS_FIELDS, caller="watch")
-            if raw is None:
-                unchanged.append(doc["_id"])
-                continue
+            else:
+                raw = await self.upstream.tanks_stats(region, int(doc["a"]), fields=TANKS_FIELDS, caller="watch")
+                if raw is None:
+                    unchanged.append(doc["_id"])
+                    continue
+                state, mastery = pack(tank_state(raw)), mastery_of(raw)
             with job_deadline():
                 await self.store.watched.capture(
                     region,
                     int(doc["a"]),
                     now,
                     info.get("last_battle_time"),
-                    pack(tank_state(raw)),
+                    state,
                     account_assist(info),
                     next_at,
-                    mastery=mastery_of(raw),
+                    mastery=mastery,
                 )
             captured += 1
         with job_deadline():
