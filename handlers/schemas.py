@@ -32,7 +32,7 @@ from server.api.errors import ERROR_CODES
 from server.domain.expected import STATS as EXPECTED_STATS
 from server.domain.ratings import wn8_color
 from server.domain.recents import ROW_COUNTERS, SUMMARY_FIGURES
-from server.domain.sessions import SESSION_FIGURES
+from server.domain.sessions import NOT_AS_OLD, NOT_MEASURED, PLAYED_BEFORE_MEASURED, SESSION_FIGURES
 from store.constants import GAMES, REGIONS, SPEND_KEYS
 
 # An endpoint's catalogue entry names its schema (server.api.catalogue.Endpoint.schema); each named
@@ -1719,6 +1719,13 @@ def schema_components(index: dict) -> dict:
             "from": unix,
             "from_source": {"type": "string", "enum": ["daily", "watch"]},
             "from_day": {"oneOf": [date, {"type": "null"}]},
+            "from_exact": {"type": "boolean"},
+            "from_reason": {
+                "oneOf": [
+                    {"type": "string", "enum": [NOT_AS_OLD, PLAYED_BEFORE_MEASURED, NOT_MEASURED]},
+                    {"type": "null"},
+                ]
+            },
             "as_of": unix,
             "as_of_source": {"type": "string", "enum": ["daily", "watch"]},
             "watching": {"type": "boolean"},

@@ -21,6 +21,9 @@ KEEP_SECONDS = 86400
 # A watched account is due again within a minute of its last measurement, and a watch lasts 15
 # minutes: `next` of an account watched now lies within this many seconds of now.
 WATCH_SPAN = 1800
+# The most states kept for the sessions that start from them (a stream's baseline outlives `latest`).
+PINS = 8
+SINCES = 8  # the most session starts noted per watched account (the newest)
 
 
 def watched_id(region: str, account_id: int) -> str:
@@ -38,8 +41,9 @@ class Watched:
     the watcher measures it next (unix), first: the state captured when it was first watched,
     latest: the newest state captured, each {at: unix time of the measurement, lbt: the account's
     last_battle_time then, s: packed per-tank state (store.tanks.pack), assist: the account's
-    assistance counters (store.constants.ACCOUNT_ASSIST) or null}, v: how many captures changed
-    `latest` (a stream's event id), expires_at}. The watcher reads the due ones of a region by an
+    assistance counters (store.constants.ACCOUNT_ASSIST) or null, checked: when `latest` was last
+    seen unchanged}, pins: {"<lbt>": a capture some session starts from, kept past `latest`} (at most
+    PINS), sinces: the starts of the sessions asked (unix, the newest SINCES), v: how many captures changed `latest` (a stream's event id), expires_at}. The watcher reads the due ones of a region by an
     equality and a range on the (r, next) index."""
 
     COLLECTIONS: ClassVar[dict[str, Declared]] = {
@@ -60,10 +64,12 @@ class Watched:
     def expiring(self) -> list[Expiring]:
         return [Expiring("watched", self.collection, "expires_at", 0)]
 
-    async def watch(self, region: str, account_id: int, until: float, now: float) -> dict:
+    async def watch(self, region: str, account_id: int, until: float, now: float, since: float | None = None) -> dict:
         """Watch the account until `until` (never shortening a longer watch); a new one, or one whose
-        watch had ended, is due at once. Returns the document as it is after the writes (point
-        writes and a point read by _id: the embedded database scans for a findAndModify)."""
+        watch had ended, is due at once. `since`: a session's start, noted (at most SINCES, the
+        newest) so that the watcher keeps the state at it when a newer capture replaces it. Returns
+        the document as it is after the writes (point writes and a point read by _id: the embedded
+        database scans for a findAndModify)."""
         key = {"_id": watched_id(region, account_id)}
         await self.collection.update_one(
             key,
@@ -74,7 +80,12 @@ class Watched:
             upsert=True,
         )
         await self.collection.update_one({**key, "next": float("inf")}, {"$set": {"next": now}})
-        return await self.get(region, account_id) or {}
+        doc = await self.get(region, account_id) or {}
+        sinces = list(doc.get("sinces") or [])
+        if since is not None and since not in sinces:
+            doc["sinces"] = sorted([*sinces, since])[-SINCES:]
+            await self.collection.update_one(key, {"$set": {"sinces": doc["sinces"]}})
+        return doc
 
     async def get(self, region: str, account_id: int) -> dict | None:
         # Without the watcher's last claim mark (claim_due): bookkeeping of whichever process claimed it.
@@ -87,7 +98,7 @@ class Watched:
         cursor = (
             self.collection.find(
                 {"r": region, "next": {"$lte": now}},
-                {"a": 1, "until": 1, "next": 1, "latest.lbt": 1, "latest.at": 1},
+                {"a": 1, "until": 1, "next": 1, "latest.lbt": 1, "latest.at": 1, "latest.checked": 1, "sinces": 1},
             )
             .sort("next", ASCENDING)
             .limit(limit)
@@ -115,14 +126,45 @@ class Watched:
         assist: Any,
         next_at: float,
         mastery: bytes = b"",
+        first_only: bool = False,
     ) -> None:
         """A new measurement: the newest state (and the first, if there is none yet); v counts it.
         `mastery`: the tanks' mastery badges (server.services.tracker.mastery_of), so the tracker's
-        visit can take the newest capture for its own tanks/stats answer."""
+        visit can take the newest capture for its own tanks/stats answer. `first_only`: only if the
+        account has no capture yet (a measurement that may be older than one taken meanwhile)."""
         capture = {"at": at, "lbt": lbt, "s": Binary(state), "assist": assist, "m": Binary(mastery)}
-        key = {"_id": watched_id(region, account_id)}
+        key: dict[str, Any] = {"_id": watched_id(region, account_id)}
+        if first_only:
+            key["latest"] = {"$exists": False}
         await self.collection.update_one(key, {"$set": {"latest": capture, "next": next_at}, "$inc": {"v": 1}})
-        await self.collection.update_one({**key, "first": {"$exists": False}}, {"$set": {"first": capture}})
+        await self.collection.update_one(
+            {"_id": watched_id(region, account_id), "first": {"$exists": False}}, {"$set": {"first": capture}}
+        )
+
+    async def pin_latest(self, region: str, account_id: int) -> None:
+        """Keep the newest capture as a pin (a newer one is about to replace it)."""
+        doc = await self.collection.find_one({"_id": watched_id(region, account_id)}, {"latest": 1})
+        latest = (doc or {}).get("latest")
+        if latest and latest.get("lbt") is not None:
+            await self.pin(region, account_id, {**latest, "s": bytes(latest["s"])})
+
+    async def pin(self, region: str, account_id: int, capture: dict) -> None:
+        """Keep `capture` (a state some session starts from) when a newer capture replaces `latest`:
+        under `pins.<its lbt>`, at most PINS of them (the oldest measured goes first)."""
+        key = {"_id": watched_id(region, account_id)}
+        doc = await self.collection.find_one(key, {"pins": 1})
+        if doc is None:
+            return
+        pins = doc.get("pins") or {}
+        capture = {**capture, "s": Binary(capture["s"])}
+        name = str(int(capture["lbt"]))
+        if name in pins and pins[name].get("checked", pins[name]["at"]) >= capture.get("checked", capture["at"]):
+            return
+        update: dict[str, Any] = {"$set": {f"pins.{name}": capture}}
+        others = sorted((pin["at"], pin_name) for pin_name, pin in pins.items() if pin_name != name)
+        if len(others) >= PINS:
+            update["$unset"] = {f"pins.{pin_name}": "" for _, pin_name in others[: len(others) - PINS + 1]}
+        await self.collection.update_one(key, update)
 
     async def latest_of(self, region: str, account_ids: list[int]) -> dict[int, dict]:
         """{account_id: newest capture} of the watched accounts among `account_ids` (point reads by _id)."""

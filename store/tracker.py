@@ -330,9 +330,9 @@ class Tracked:
     async def measured(self, keys: list[str]) -> dict[str, dict]:
         """The newest measurement of tracked accounts by _id: `last_battle_time`, the packed `state`
         and `mastery` (bytes) it was taken with; only accounts with a stored state (point reads by
-        _id, IN_CHUNK at a time)."""
+        _id, IN_CHUNK at a time), with the account's `assist` as of it."""
         out: dict[str, dict] = {}
-        fields = {"last_battle_time": 1, "state": 1, "mastery": 1}
+        fields = {"last_battle_time": 1, "state": 1, "mastery": 1, "assist": 1}
         for start in range(0, len(keys), IN_CHUNK):
             cursor = self.collection.find(
                 {"_id": {"$in": keys[start : start + IN_CHUNK]}, "state": {"$exists": True}}, fields
@@ -342,6 +342,7 @@ class Tracked:
                     "last_battle_time": doc.get("last_battle_time"),
                     "state": bytes(doc["state"]),
                     "mastery": bytes(doc.get("mastery") or b""),
+                    "assist": doc.get("assist"),
                 }
         return out
 

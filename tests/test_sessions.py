@@ -20,7 +20,16 @@ from server.api.catalogue import WATCH_REFRESH_SECONDS, WATCHED_PER_CLIENT
 from server.api.errors import APIError
 from server.compose.demo import TimeTravelUpstream
 from server.domain.days import DAY_SECONDS, ManualClock, day_start, days_before, utc_day
-from server.domain.sessions import Stored, daily, next_round, session_ends, since_moment
+from server.domain.sessions import (
+    NOT_AS_OLD,
+    NOT_MEASURED,
+    PLAYED_BEFORE_MEASURED,
+    Stored,
+    daily,
+    next_round,
+    session_span,
+    since_moment,
+)
 from server.services.sessions import SessionService, Watcher
 from server.services.tracker import Tracker, mastery_of, raw_tanks_of, tank_state
 from server.upstream.client import ACCOUNT_FIELDS, TANKS_FIELDS
@@ -65,19 +74,59 @@ def test_since_is_today_or_a_time_within_the_records_kept():
     assert since_moment("1", now, now - 400 * DAY_SECONDS) == "since is older than the records kept"
 
 
+def battles_state(n: int) -> dict[int, list[int]]:
+    return {1: [n] + [0] * (len(TANK_COUNTERS) - 1)}
+
+
 def test_a_session_starts_at_the_newest_state_at_or_before_since_and_ends_at_the_most_battles():
-    state = {1: [10] + [0] * (len(TANK_COUNTERS) - 1)}
-    more = {1: [15] + [0] * (len(TANK_COUNTERS) - 1)}
+    state, more = battles_state(10), battles_state(15)
     yesterday = daily("2026-11-26", state, None)  # taken at the latest at the day's end
     today = daily("2026-11-27", more, None)
-    capture = Stored(day_start("2026-11-27") + 3600, "watch", None, state)
+    played = day_start("2026-11-27") + 600  # the account's last battle before the capture
+    capture = Stored(day_start("2026-11-27") + 3600, "watch", None, state, lbt=played)
     since = day_start("2026-11-27") + 1800
-    assert session_ends([today, capture, yesterday], since) == (yesterday, today)
-    # A capture at or before since is newer than yesterday's record: the session starts there.
-    assert session_ends([today, capture, yesterday], day_start("2026-11-27") + 3600) == (capture, today)
-    # No state that old: the session starts at the oldest one, and says when (later than since).
-    assert session_ends([today, capture], since) == (capture, today)
-    assert session_ends([], since) is None
+    # The capture is the state at since (its last battle was before since) and has as many battles
+    # as yesterday's record: the account did not play between them, so the older one is the start.
+    span = session_span([today, capture, yesterday], since)
+    assert (span.start, span.end, span.reason) == (yesterday, today, None)
+    # A capture at since is the newest state at or before it.
+    span = session_span([today, capture, yesterday], day_start("2026-11-27") + 3600)
+    assert (span.start, span.end, span.exact) == (capture, today, True)
+    # No state that old: the session starts at the oldest one (later than since), and says why.
+    span = session_span([today, capture], day_start("2026-11-27") + 300)
+    assert (span.start, span.end, span.reason) == (capture, today, NOT_AS_OLD)
+    assert session_span([], since) is None
+
+
+def test_battles_played_after_the_last_measurement_and_before_since_are_never_counted():
+    midnight = day_start("2026-11-27")
+    record = daily("2026-11-26", battles_state(100), None)  # the tracker's record: counts as taken at midnight
+    since = midnight + 12 * 3600  # the stream begins at noon; 64 battles were played in the morning
+    # Not measured since since: the midnight record is the start, and the answer says it may count the morning.
+    span = session_span([record], since)
+    assert (span.start, span.reason, span.measurable) == (record, NOT_MEASURED, True)
+    # The watch's first measurement, seconds after since, whose last battle was before since: that is
+    # the state at since, and the session starts there (0 battles), not at midnight (64).
+    first = Stored(since + 5, "watch", None, battles_state(164), lbt=since - 120, slot="first")
+    span = session_span([record, first], since)
+    assert (span.start, span.end, span.exact) == (first, first, True)
+    # 47 battles later the session counts those 47, from the same start.
+    newest = Stored(since + 3600, "watch", None, battles_state(211), lbt=since + 3500, slot="latest")
+    span = session_span([record, first, newest], since)
+    assert (span.start, span.end, span.exact) == (first, newest, True)
+    assert sessions_battles(span) == 47
+    # Measured only once the account had played after since: the older start, with why, and no
+    # measurement now can find the state at since any more.
+    span = session_span([record, newest], since)
+    assert (span.start, span.reason, span.measurable) == (record, PLAYED_BEFORE_MEASURED, False)
+    # A capture measured before since but seen unchanged after it (a round's account/info) is the state at since.
+    seen = Stored(since - 600, "watch", None, battles_state(164), lbt=since - 700, checked=since + 40, slot="latest")
+    span = session_span([record, seen, newest], since)
+    assert (span.start, span.exact) == (seen, True)
+
+
+def sessions_battles(span) -> int:
+    return sum(row[0] for row in span.end.state.values()) - sum(row[0] for row in span.start.state.values())
 
 
 @pytest.mark.gen_test(timeout=120)
@@ -121,6 +170,101 @@ async def test_a_watched_accounts_session_equals_the_simulators_battles(app, wor
     assert session["wn8"] == pytest.approx(xvm_wn8(start, end, {int(r["IDNum"]): r for r in rows}), abs=0.01)
 
 
+def played_before_and_after(world) -> tuple[int, float, float, float]:
+    """An account that played in the evening window of the day before yesterday (between `before`
+    and `since`, that day's last minute) and of yesterday (before `after`, yesterday's last minute):
+    (account_id, before, since, after). The simulator's accounts play their day's battles at once."""
+    yesterday = days_before(utc_day(time.time()), 1)
+    day = days_before(yesterday, 1)
+    before = day_start(day) + EVENING_UTC_HOUR[REGION] * 3600 - 60
+    since, after = day_start(day) + DAY_SECONDS - 60, day_start(yesterday) + DAY_SECONDS - 60
+    for account_id in existing_accounts(REGION, 400, start=500_100_000):
+        played = [
+            world.account_info(REGION, account_id, at)["statistics"]["all"]["battles"] for at in (before, since, after)
+        ]
+        if 0 < played[0] < played[1] < played[2]:
+            return account_id, before, since, after
+    raise AssertionError("no account played both evenings")
+
+
+@pytest.mark.gen_test(timeout=180)
+async def test_a_session_counts_exactly_the_battles_after_since_when_the_account_played_just_before_it(
+    app, http_client, base_url, world, upstream_sim
+):
+    """The account played after its last measurement and before `since`: the session, and the stream
+    (the overlay's data), count exactly the battles after `since`, the simulator's account/info difference."""
+    store, services = app.settings["store"], app.settings["services"]
+    account_id, before, since, after = played_before_and_after(world)
+    clock = ManualClock(before)
+    upstream = TimeTravelUpstream(services.upstream, clock)
+    watcher = Watcher(store, upstream, clock=clock)
+    sessions = SessionService(store, services.ratings_source, services.players, clock=clock, watcher=watcher)
+    # The last measurement: a short watch's capture at `before`; the account then plays.
+    await store.watched.watch(REGION, account_id, before + 60, before)
+    assert await watcher.tick(REGION) == 1
+
+    def battles_at(at: float) -> int:
+        return world.account_info(REGION, account_id, at)["statistics"]["all"]["battles"]
+
+    clock.set(since)
+    opened = await sessions.session(REGION, account_id, str(int(since)), "client-s")
+    # Measured at the request: its last battle was before since, so that is the state at since.
+    assert (opened["from"], opened["from_source"], opened["from_exact"], opened["from_reason"]) == (
+        int(since),
+        "watch",
+        True,
+        None,
+    )
+    assert opened["battles"] == 0 and opened["tanks"] == []
+    # The account plays on; the watch (kept by the stream) captures the evening's end.
+    await store.watched.watch(REGION, account_id, after + 900, since)
+    clock.set(after)
+    assert await watcher.tick(REGION) == 1
+    later = await sessions.session(REGION, account_id, str(int(since)), "client-s")
+    assert later["from"] == int(since) and later["from_exact"] is True and later["as_of"] == int(after)
+    assert later["battles"] == battles_at(after) - battles_at(since) > 0
+    start, end = truth(world, account_id, since), truth(world, account_id, after)
+    assert {row["tank_id"]: row["period"]["battles"] for row in later["tanks"]} == {
+        t: c["battles"] - start.get(t, {}).get("battles", 0)
+        for t, c in end.items()
+        if c["battles"] > start.get(t, {}).get("battles", 0)
+    }
+    # The stream (what the overlay shows) over HTTP: the same battles, though the capture at since
+    # is no longer the newest (it was kept for the sessions starting from it).
+    stream = Stream(http_client, f"{base_url}/api/v1/player/{account_id}/{REGION}/session/stream?since={int(since)}")
+    pushed = ujson.loads((await stream.event(1, 60))["data"])
+    assert (pushed["from"], pushed["from_exact"], pushed["battles"]) == (int(since), True, later["battles"])
+    assert pushed["tanks"] == later["tanks"]
+    services.close_streams()
+    await asyncio.wait_for(stream.done, 30)
+
+
+@pytest.mark.gen_test(timeout=180)
+async def test_without_a_measurement_at_the_request_the_watchs_first_capture_becomes_the_start(app, world):
+    """The issue's morning: 0 battles from the midnight record, said to be inexact; seconds later the
+    watch's first capture (its last battle before since) is the start, and the morning is never counted."""
+    store, services = app.settings["store"], app.settings["services"]
+    account_id, before, since, after = played_before_and_after(world)
+    clock = ManualClock(before)
+    upstream = TimeTravelUpstream(services.upstream, clock)
+    watcher = Watcher(store, upstream, clock=clock)
+    sessions = SessionService(store, services.ratings_source, services.players, clock=clock)  # no watcher
+    await store.watched.watch(REGION, account_id, before + 60, before)
+    assert await watcher.tick(REGION) == 1
+    clock.set(since)
+    first = await sessions.session(REGION, account_id, str(int(since)), "client-t")
+    assert (first["from"], first["from_exact"], first["from_reason"]) == (int(before), False, NOT_MEASURED)
+    clock.set(since + 5)
+    assert await watcher.tick(REGION) == 1  # the watch's first round: played since `before`
+    await store.watched.watch(REGION, account_id, after + 900, since)  # a stream keeps it watched
+    clock.set(after)
+    assert await watcher.tick(REGION) == 1
+    later = await sessions.session(REGION, account_id, str(int(since)), "client-t")
+    assert (later["from"], later["from_exact"]) == (int(since) + 5, True)
+    battles = world.account_info(REGION, account_id, after)["statistics"]["all"]["battles"]
+    assert later["battles"] == battles - world.account_info(REGION, account_id, since)["statistics"]["all"]["battles"]
+
+
 @pytest.mark.gen_test(timeout=120)
 async def test_a_client_watches_at_most_its_cap_and_the_rest_answer_from_stored_states(app, world):
     store, services = app.settings["store"], app.settings["services"]
@@ -152,7 +296,7 @@ async def test_bad_since_is_a_400_that_says_why(app, http_client, base_url):
 
 @pytest.mark.gen_test(timeout=60)
 async def test_the_first_session_of_an_account_the_service_holds_nothing_of_answers_from_its_live_lookup(
-    app, http_client, base_url, upstream_sim
+    app, http_client, base_url, upstream_sim, world
 ):
     # Its first per-tank record is written beside the lookup's answer: the session waits for it
     # rather than answer no_history to a caller who did everything right.
@@ -163,8 +307,15 @@ async def test_the_first_session_of_an_account_the_service_holds_nothing_of_answ
     )
     assert response.code == 200, response.body
     session = ujson.loads(response.body)["data"]
-    assert (session["account_id"], session["from_source"], session["battles"]) == (account_id, "daily", 0)
+    # The lookup's measurement is the watch's first capture and the session's start: the state at
+    # since when the account's last battle was before it, else the oldest state (said so).
+    assert (session["account_id"], session["from_source"], session["battles"]) == (account_id, "watch", 0)
     assert session["watching"] is True and session["tanks"] == []
+    last_battle = world.account_info(REGION, account_id, time.time())["last_battle_time"]
+    if last_battle <= session["since"]:
+        assert session["from_exact"] is True and session["from_reason"] is None
+    else:
+        assert (session["from_exact"], session["from_reason"]) == (False, NOT_AS_OLD)
     # One live lookup: one account/info and one tanks/stats, nothing asked twice.
     now = (await sim_async(upstream_sim, "/_sim/stats"))["by_path"]
     assert {path: now.get(path, 0) - asked.get(path, 0) for path in ("wot/account/info", "wot/tanks/stats")} == {
@@ -441,3 +592,70 @@ async def test_a_new_state_is_built_once_for_all_streams_of_its_account_and_wake
     service.close_streams()
     await asyncio.wait_for(asyncio.gather(*readers), 10)
     assert not service._changes and not service._rebuilds and not service._followed
+
+
+def test_noting_a_start_and_keeping_a_state_twice_leave_what_once_leaves(io_loop, mongo_uri):
+    """Random watches with session starts, captures and pins, each write done once in one database
+    and twice in another: the watched documents are the same (a retried request or a second
+    process's round writes nothing more), and at most SINCES starts and PINS states are kept."""
+    import uuid
+
+    from hypothesis import HealthCheck, settings
+    from hypothesis import given as given_
+    from hypothesis import strategies as st
+
+    from store import create_client
+    from store.sessions import PINS, SINCES, Watched
+
+    moments = st.integers(min_value=1_000, max_value=1_100)
+    steps = st.lists(
+        st.one_of(
+            st.tuples(st.just("watch"), moments),
+            st.tuples(st.just("capture"), moments, st.integers(min_value=0, max_value=40)),
+            st.tuples(st.just("pin"), moments, st.integers(min_value=0, max_value=40)),
+            st.tuples(st.just("pin_latest"), moments),
+        ),
+        min_size=1,
+        max_size=30,
+    )
+
+    @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given_(script=steps)
+    def check(script):
+        async def run() -> None:
+            client = create_client(mongo_uri)
+            names = ["t_" + uuid.uuid4().hex[:12] for _ in range(2)]
+            try:
+                once, twice = (Watched(client[name], ttl_indexes=False) for name in names)
+                for times, watched in ((1, once), (2, twice)):
+                    for step in script:
+                        for _ in range(times):
+                            if step[0] == "watch":
+                                await watched.watch(REGION, 7, 5_000, step[1], since=float(step[1]))
+                            elif step[0] == "capture":
+                                state = pack(battles_state(step[2]))
+                                await watched.watch(REGION, 7, 5_000, step[1])
+                                await watched.capture(REGION, 7, step[1], step[1] - step[2], state, None, step[1] + 60)
+                            elif step[0] == "pin":
+                                await watched.watch(REGION, 7, 5_000, step[1])
+                                capture = {"at": step[1], "lbt": step[1] - step[2], "s": pack(battles_state(step[2]))}
+                                await watched.pin(REGION, 7, {**capture, "assist": None, "checked": step[1]})
+                            else:
+                                await watched.pin_latest(REGION, 7)
+                docs = [
+                    await watched.collection.find_one({"_id": "eu:7"}, {"expires_at": 0}) for watched in (once, twice)
+                ]
+                for doc in docs:  # v counts the captures written: a stream's event id, not data
+                    if doc is not None:
+                        doc.pop("v", None)
+                assert docs[0] == docs[1]
+                if docs[0] is not None:
+                    assert len(docs[0].get("sinces") or []) <= SINCES and len(docs[0].get("pins") or {}) <= PINS
+            finally:
+                for name in names:
+                    await client.drop_database(name)
+                client.close()
+
+        io_loop.run_sync(run)
+
+    check()

@@ -96,8 +96,8 @@ async def build_services(
         leaderboards=leaderboards,
     )
     clans = ClanService(store, upstream, players, clock=clock, tracker=tracker, on_write=answers.drop)
-    sessions = SessionService(store, ratings_source, players, clock=clock)
     watcher = Watcher(store, upstream, clock=clock)
+    sessions = SessionService(store, ratings_source, players, clock=clock, watcher=watcher)
     jobs.add_loop(watcher.run)
     online = OnlineService(store, upstream, clock=clock, on_write=answers.drop)
     search = PlayerSearch(store.tracked, upstream, limiter, clock=clock)

@@ -1,9 +1,10 @@
-"""A session: the battles between the newest state at or before a moment and the newest state.
+"""A session: the battles between the account's state at a moment and its newest state.
 
 Pure: which stored state a session starts from and ends on, and what `since` means. The states are
 the tracker's daily records (one per measured day; the exact time of the measurement is not kept,
 so a record counts as taken at the end of its day, the latest it can be) and the captures of the
-watcher (each with its exact time). docs/data.md, "Sessions", states the rules.
+watcher (each with its exact time and the account's last_battle_time then). docs/data.md,
+"Sessions", states the rules.
 """
 
 from __future__ import annotations
@@ -29,6 +30,42 @@ class Stored:
     day: str | None  # the daily record's day
     state: dict[int, list[int]]
     assist: Sequence[int] | None = None
+    lbt: float | None = None  # the account's last_battle_time when measured (unknown for a daily record)
+    checked: float | None = None  # the latest time the account was seen not to have played since (a capture)
+    slot: str | None = None  # a capture: which of the watched document's ("first", "latest", "pin")
+
+    @property
+    def seen(self) -> float:
+        """The latest moment this state is known to have been the account's state."""
+        return max(self.at, self.checked or self.at)
+
+
+# Why a session's start is not the account's state at `since` (`from_reason`); None when it is.
+NOT_AS_OLD = "no stored state of the account is as old as since: the session starts at the oldest (from > since)"
+PLAYED_BEFORE_MEASURED = (
+    "the account played after since before the service measured it: the session starts at the newest "
+    "state before since and may count battles played between from and since"
+)
+NOT_MEASURED = (
+    "the account has not been measured since since: the session starts at the newest state before since "
+    "and may count battles played between from and since"
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Span:
+    """A session's two ends and whether its start is the account's state at `since`."""
+
+    start: Stored
+    end: Stored
+    reason: str | None  # None: `start` is the state at since; else why it is an older (or later) one
+    # Not the state at since, but a measurement now may still find it: no state shows a battle after
+    # since (a measurement whose last battle is at or before since is the state at since).
+    measurable: bool = False
+
+    @property
+    def exact(self) -> bool:
+        return self.reason is None
 
 
 def daily(day: str, state: dict[int, list[int]], assist: Sequence[int] | None) -> Stored:
@@ -52,20 +89,42 @@ def battles(state: dict[int, list[int]]) -> int:
     return sum(row[0] for row in state.values())
 
 
-def session_ends(states: Iterable[Stored], since: float) -> tuple[Stored, Stored] | None:
-    """(start, end) of a session since `since`: the newest state taken at or before it (else the
-    oldest after it: no older state exists), and the newest state, the one with the most battles
-    (a career only grows; a daily record's time is a bound, not the measurement's). Of two states
-    alike, a capture is preferred (its time is exact). None without a state."""
+def at_since(state: Stored, since: float) -> bool:
+    """Whether `state` is the account's state at `since`: the account had last played at or before
+    `since`, and the state was still the account's at or after it (measured or seen unchanged then)."""
+    return state.lbt is not None and state.lbt <= since and state.seen >= since
+
+
+def session_span(states: Iterable[Stored], since: float) -> Span | None:
+    """The session since `since` (docs/data.md, "Sessions"). Its start is the account's state at
+    `since`: the newest state taken at or before it when the account has not played between them
+    (a state at since has as many battles), else the first state taken after it whose last battle is
+    still before it. Without such a state, the newest state at or before `since` (else the oldest:
+    none is that old), with the reason. The end is the newest state, the one with the most battles
+    (a career only grows; a daily record's time is a bound, not the measurement's); of two alike, a
+    capture (its time is exact). None without a state."""
     ordered = sorted(states, key=lambda s: (s.at, s.source == "watch"))
     if not ordered:
         return None
     before = [s for s in ordered if s.at <= since]
-    start = before[-1] if before else ordered[0]
+    older = before[-1] if before else None
+    # Of states alike, one kept for the sessions starting from it first (it outlives `latest`).
+    exact = sorted((s for s in ordered if at_since(s, since)), key=lambda s: (s.at, s.slot != "pin"))
+    reason: str | None = None
+    played = any(s.lbt is not None and s.lbt > since for s in ordered)
+    if exact:
+        start = exact[0]
+        if older is not None and battles(older.state) == battles(start.state):
+            start = older  # not played between it and since: the older measurement is that state
+    elif older is not None:
+        start = older
+        reason = PLAYED_BEFORE_MEASURED if played else NOT_MEASURED
+    else:
+        start, reason = ordered[0], NOT_AS_OLD
     end = max(ordered, key=lambda s: (battles(s.state), s.source == "watch", s.at))
     if battles(end.state) <= battles(start.state):
         end = start if start.at >= end.at else end  # nothing played: the session ends where it starts
-    return start, end
+    return Span(start, end, reason, measurable=reason is not None and not played)
 
 
 def next_round(refreshed_at: float, every: float, tick: float) -> float:

@@ -33,9 +33,9 @@ from server.api.catalogue import (
 from server.api.errors import APIError
 from server.domain import recents
 from server.domain.days import DAY_SECONDS, days_before, utc_day
-from server.domain.sessions import SESSION_FIGURES, Stored, daily, next_round, session_ends, since_moment
+from server.domain.sessions import SESSION_FIGURES, Stored, daily, next_round, session_span, since_moment
 from server.services.tracker import account_assist, mastery_of, tank_state
-from server.upstream.client import ACCOUNT_FIELDS, TANKS_FIELDS
+from server.upstream.client import ACCOUNT_FIELDS, TANKS_FIELDS, UpstreamError
 from store.client import job_deadline, request_deadline
 from store.constants import REGIONS
 from store.sessions import watched_id
@@ -51,6 +51,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("statsapi.sessions")
 
 COUNT_SECONDS = 5.0  # a region's count of watched accounts is read again after this long
+MEASURE_SECONDS = 5.0  # the longest a session request waits for its measurement of the account
 
 
 class SessionService:
@@ -62,11 +63,13 @@ class SessionService:
         ratings_source: ExpectedValuesService,
         players: PlayerService,
         clock: Callable[[], float] = time.time,
+        watcher: Watcher | None = None,
     ) -> None:
         self.store = store
         self.ratings_source = ratings_source
         self.players = players
         self.clock = clock
+        self.watcher = watcher  # measures an account at the request when no stored state is its state at since
         self._by_client: dict[str, dict[tuple[str, int], float]] = {}  # this process's watches per client
         self._counts: dict[str, tuple[float, int]] = {}  # region -> (read at, accounts watched)
         # Streams: how many each client has open, the accounts they follow (how many streams
@@ -89,16 +92,58 @@ class SessionService:
         if isinstance(moment, str):
             raise APIError("invalid_since", moment)
         states = await self._states(region, account_id, moment, now)
-        if not states:
+        looked_up = live = not states
+        if looked_up:
             # Nothing stored: a live lookup (under its limits) tracks the account and writes
             # today's record, the session's first state.
-            await self.players.profile(region, account_id, client)
+            live = bool((await self.players.profile(region, account_id, client)).get("live_fetched"))
             await self.players.tracking_written(region, account_id)
-            states = await self._states(region, account_id, moment, now)
-            if not states:
-                raise APIError("no_history", "no per-tank records for this account yet")
-        watching, until = await self._watch(region, account_id, client, now)
+        watching, until = await self._watch(region, account_id, client, now, moment)
+        if live and watching:
+            # The lookup measured the account just now: its state (and last battle) is the watch's
+            # first capture, so a last battle before since makes it the state at since.
+            await self._capture_lookup(region, account_id, now)
+        states = await self._states(region, account_id, moment, now)
+        if not states:
+            raise APIError("no_history", "no per-tank records for this account yet")
+        span = session_span(states, moment)
+        if span is not None and span.measurable and watching and not live and self.watcher is not None:
+            # No stored state is the account's state at since: a measurement now is, if the account
+            # has not played since (the watcher's own steps, within its share of the minute).
+            if await self._measure_now(region, account_id):
+                states = await self._states(region, account_id, moment, now)
         return await self._built(region, account_id, moment, now, states, watching, until)
+
+    async def _capture_lookup(self, region: str, account_id: int, now: float) -> None:
+        """The tracker's measurement a live lookup of this request wrote, as the watch's capture."""
+        async with request_deadline():
+            book = (await self.store.tracked.measured([tracked_id(region, account_id)])).get(
+                tracked_id(region, account_id)
+            )
+            if book is None or not complete(unpack(book["state"])):
+                return
+            await self.store.watched.capture(
+                region,
+                account_id,
+                now,
+                book["last_battle_time"],
+                book["state"],
+                book.get("assist"),
+                Watcher.next_round(now),
+                mastery=book["mastery"],
+                first_only=True,
+            )
+
+    async def _measure_now(self, region: str, account_id: int) -> bool:
+        """The watcher's measurement of one account at this request, at most MEASURE_SECONDS;
+        False when it could not be taken (the share spent, the upstream failing)."""
+        assert self.watcher is not None
+        try:
+            async with asyncio.timeout(MEASURE_SECONDS):
+                return await self.watcher.measure(region, account_id)
+        except (TimeoutError, UpstreamError):
+            log.info("session: measuring %s:%s at the request failed", region, account_id, exc_info=True)
+            return False
 
     async def _built(
         self,
@@ -111,9 +156,23 @@ class SessionService:
         until: float | None,
     ) -> dict[str, Any]:
         """The session from `states` (the newest stored at or before `moment`, to the newest)."""
-        ends = session_ends(states, moment)
-        assert ends is not None
-        start, end = ends
+        span = session_span(states, moment)
+        assert span is not None
+        start, end = span.start, span.end
+        if span.exact and start.slot == "latest" and start.lbt is not None:
+            # The state at since is the newest capture: kept apart, as the next capture replaces it.
+            async with request_deadline():
+                await self.store.watched.pin(
+                    region,
+                    account_id,
+                    {
+                        "at": start.at,
+                        "lbt": start.lbt,
+                        "s": pack(start.state),
+                        "assist": start.assist,
+                        "checked": start.seen,
+                    },
+                )
         expected = await self.ratings_source.expected_values(region)
         tiers = await self.ratings_source.tiers(region) if expected is not None else {}
         vehicles = await self.ratings_source.vehicles(region)
@@ -134,6 +193,8 @@ class SessionService:
             "from": int(start.at),
             "from_source": start.source,
             "from_day": start.day,
+            "from_exact": span.exact,
+            "from_reason": span.reason,
             "as_of": int(min(end.at, now)),
             "as_of_source": end.source,
             "watching": watching,
@@ -156,13 +217,31 @@ class SessionService:
             if found is not None:
                 record_day, state = found
                 states.append(daily(record_day, state, timeline.assist_on(record_day)))
-        for name in ("first", "latest"):
-            capture = (watched or {}).get(name)
+        latest = (watched or {}).get("latest") or {}
+        captures = [("first", (watched or {}).get("first")), ("latest", latest)]
+        captures += [("pin", pin) for pin in ((watched or {}).get("pins") or {}).values()]
+        for slot, capture in captures:
             if capture and capture.get("s"):
-                states.append(Stored(float(capture["at"]), "watch", None, unpack(capture["s"]), capture.get("assist")))
+                lbt = capture.get("lbt")
+                # Seen unchanged until the newest check of the newest capture, if it is the same state.
+                checked = capture.get("checked") or (latest.get("checked") if latest.get("lbt") == lbt else None)
+                states.append(
+                    Stored(
+                        float(capture["at"]),
+                        "watch",
+                        None,
+                        unpack(capture["s"]),
+                        capture.get("assist"),
+                        lbt=float(lbt) if lbt is not None else None,
+                        checked=float(checked) if checked is not None else None,
+                        slot=slot,
+                    )
+                )
         return states
 
-    async def _watch(self, region: str, account_id: int, client: str, now: float) -> tuple[bool, float | None]:
+    async def _watch(
+        self, region: str, account_id: int, client: str, now: float, since: float
+    ) -> tuple[bool, float | None]:
         """Watch the account for WATCH_SECONDS more, unless the client or the region has reached
         its cap (an account already watched is always watched on)."""
         key = (region, account_id)
@@ -174,7 +253,7 @@ class SessionService:
             watched_now = known is not None and known.get("next") != float("inf") and known.get("until", 0) >= now
             if not watched_now and await self._watching(region, now) >= WATCHED_PER_REGION:
                 return False, None
-            doc = await self.store.watched.watch(region, account_id, now + WATCH_SECONDS, now)
+            doc = await self.store.watched.watch(region, account_id, now + WATCH_SECONDS, now, since)
         mine[key] = float(doc["until"])
         self._by_client[client] = mine
         if len(self._by_client) > 100_000:
@@ -349,6 +428,7 @@ class Watcher:
         self.captures = 0  # states captured since start (/metrics)
         self.requests = 0  # upstream requests since start
         self.failed_ticks = 0
+        self._measuring: dict[str, asyncio.Future[bool]] = {}  # measure(): one per account at a time
 
     async def run(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
@@ -366,7 +446,7 @@ class Watcher:
                 await asyncio.wait_for(stop.wait(), pause)
 
     @staticmethod
-    def _next_round(now: float) -> float:
+    def next_round(now: float) -> float:
         return next_round(now, WATCH_REFRESH_SECONDS, WATCH_TICK_SECONDS)
 
     def _spend(self, region: str) -> bool:
@@ -415,6 +495,17 @@ class Watcher:
                 out[int(doc["a"])] = book
         return out
 
+    @staticmethod
+    def _a_start(doc: dict) -> bool:
+        """Whether the newest capture is the state at the start of a session asked of the account
+        (docs/data.md, "Sessions"), which the capture about to replace it must not take away."""
+        latest = doc.get("latest") or {}
+        lbt = latest.get("lbt")
+        if not latest or lbt is None:
+            return False
+        seen = max(float(latest.get("at") or 0), float(latest.get("checked") or 0))
+        return any(float(lbt) <= since <= seen for since in doc.get("sinces") or ())
+
     def _left(self, region: str) -> bool:
         """Whether the watcher's share of the minute in `region` has a request left."""
         sent = self._sent[region]
@@ -424,7 +515,7 @@ class Watcher:
     async def _batch(self, region: str, now: float) -> tuple[int, int]:
         """One batch of due accounts: (states captured, accounts claimed)."""
         with job_deadline():
-            due = await self.store.watched.claim_due(region, now, WATCH_BATCH, self._next_round(now))
+            due = await self.store.watched.claim_due(region, now, WATCH_BATCH, self.next_round(now))
         if not due:
             return 0, 0
         ended = [doc["_id"] for doc in due if float(doc.get("until") or 0) < now]
@@ -440,8 +531,41 @@ class Watcher:
         infos = await self.upstream.account_info(
             region, [int(doc["a"]) for doc in current], fields=ACCOUNT_FIELDS, caller="watch"
         )
+        captured = await self._capture(region, current, infos, now, "watch")
+        self.captures += captured
+        return captured, len(due)
+
+    async def measure(self, region: str, account_id: int) -> bool:
+        """Measure one watched account now, as its next round would (a session request found no
+        stored state that is the account's state at its `since`); one measurement at a time per
+        account. False when the watcher's share of the minute is spent or the account is gone."""
+        key = watched_id(region, account_id)
+        running = self._measuring.get(key)
+        if running is None:
+            running = self._measuring[key] = asyncio.ensure_future(self._measure(region, account_id))
+            running.add_done_callback(lambda _: self._measuring.pop(key, None))
+        return await asyncio.shield(running)
+
+    async def _measure(self, region: str, account_id: int) -> bool:
+        now = self.clock()
+        with job_deadline():
+            doc = await self.store.watched.get(region, account_id)
+        if doc is None or not self._spend(region):
+            return False
+        # A caller waits for this answer: the live caller's short timeouts, not the background's retries.
+        infos = await self.upstream.account_info(region, [account_id], fields=ACCOUNT_FIELDS, caller="live")
+        if not infos.get(account_id):
+            return False
+        captured = await self._capture(region, [doc], infos, now, "live")
+        self.captures += captured
+        return captured > 0 or bool(doc.get("latest"))
+
+    async def _capture(self, region: str, docs: list[dict], infos: dict[int, Any], now: float, caller: str) -> int:
+        """Capture the state of each of `docs` whose last battle moved since its newest capture
+        (tanks/stats, or the tracker's newest measurement when that is the state); the others are
+        checked unchanged at `now`. Returns the states captured."""
         moved, unchanged = [], []
-        for doc in current:
+        for doc in docs:
             info = infos.get(int(doc["a"]))
             latest = doc.get("latest") or {}
             if info and (not latest or info.get("last_battle_time") != latest.get("lbt")):
@@ -449,7 +573,7 @@ class Watcher:
             else:
                 unchanged.append(doc["_id"])  # not played since (or gone upstream): measured again later
         captured = 0
-        next_at = self._next_round(now)
+        next_at = self.next_round(now)
         waiting: list[str] = []
         known = await self._measured(region, [(doc, info) for doc, info in moved if not doc.get("latest")])
         for doc, info in moved:
@@ -460,12 +584,14 @@ class Watcher:
                 waiting.append(doc["_id"])  # due again at once: measured first at the next tick
                 continue
             else:
-                raw = await self.upstream.tanks_stats(region, int(doc["a"]), fields=TANKS_FIELDS, caller="watch")
+                raw = await self.upstream.tanks_stats(region, int(doc["a"]), fields=TANKS_FIELDS, caller=caller)
                 if raw is None:
                     unchanged.append(doc["_id"])
                     continue
                 state, mastery = pack(tank_state(raw)), mastery_of(raw)
             with job_deadline():
+                if self._a_start(doc):
+                    await self.store.watched.pin_latest(region, int(doc["a"]))
                 await self.store.watched.capture(
                     region,
                     int(doc["a"]),
@@ -480,8 +606,7 @@ class Watcher:
         with job_deadline():
             await self.store.watched.unchanged(unchanged, now, next_at)
             await self.store.watched.due_again(waiting, now)
-        self.captures += captured
-        return captured, len(due)
+        return captured
 
     def status(self) -> dict[str, Any]:
         return {

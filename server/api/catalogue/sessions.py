@@ -40,9 +40,14 @@ SESSION = Endpoint(
     summary="A player's session: the battles since a moment (stream start, today), measured every minute",
     description="The battles played since `since`: battles, wins, damage, frags, spotting, combined damage, "
     "WN8, WN7 and efficiency over the per-tank differences, and a row per tank played. The session runs from "
-    "the newest stored state at or before `since` (a daily record of the tracker, or a state captured while "
-    "the account was watched; `from` says which and when, and is later than `since` only when no state is "
-    "that old) to the newest state (`as_of`). A request watches the account for "
+    "the account's state at `since` to the newest state (`as_of`), and never counts a battle that ended "
+    "before `since`. The state at `since` is the newest stored state at or before it when the account has "
+    "not played between them, else the first measurement after it whose last battle is still before it (the "
+    "watch's first, or one taken at the request: a request that finds none measures the account at once). "
+    "When no such state can be had (the account played after `since` before it was measured, the "
+    "upstream failing, the caps), the session starts at the newest stored state at or before `since` (or the "
+    "oldest, when none is that old) and says so: `from_exact` false and `from_reason`. A request watches the "
+    "account for "
     f"{duration(WATCH_SECONDS)}: it is measured at once, then once a round, whoever asks: rounds start "
     f"every {WATCH_REFRESH_SECONDS} s on the clock, and an account joins the first round at least "
     f"{WATCH_REFRESH_SECONDS - WATCH_TICK_SECONDS} s after its last measurement (account/info for the round's "
@@ -72,6 +77,9 @@ SESSION = Endpoint(
         "from, from_source, from_day": "the state the session starts from: its time (unix; for a daily record "
         "the end of its day, the latest its measurement can be), daily (the tracker's record of from_day) or "
         "watch (captured while the account was watched), and the record's day (null for a capture)",
+        "from_exact, from_reason": "whether `from` is the account's state at `since` (no battle before `since` "
+        "is counted), and when it is not, why (null when it is): no state as old as since; the account played "
+        "after since before it was measured; not measured since since",
         "as_of, as_of_source": "the newest state's time and where it comes from (daily or watch)",
         "watching, watching_until": "whether the watcher measures the account (false past the caps) and until "
         "when (unix)",
