@@ -297,7 +297,7 @@ class BaseHandler(tornado.web.RequestHandler):
             body.encode(),
             etag,
             time.time(),
-            time.monotonic() + seconds,
+            self.services.answers.clock() + seconds,
             tag,
             endpoint.bucket,
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import tornado.iostream
 
 from handlers.base import BaseHandler, api_routes
-from server.api.answers import player_tag
+from server.api.answers import player_tables_tag
 from server.api.catalogue import HISTORY, PLAYER, PLAYER_SEARCH, SESSION, SESSION_STREAM, TANKS
 from server.api.catalogue.model import parse_ids
 from server.api.catalogue.players import ID_OF_IDS, IDS_MOST
@@ -24,7 +24,7 @@ class PlayerHandler(BaseHandler):
         else:
             # Replayed only once rated, like the service's hot copy: its ratings follow a live fetch
             # within seconds, perhaps written by another process.
-            tag = player_tag(args["region"], args["account_id"]) if profile["ratings"]["available"] else None
+            tag = player_tables_tag(args["region"], args["account_id"]) if profile["ratings"]["available"] else None
             self.respond(profile, shared=True, tag=tag)  # the service's hot-cache object
 
 
@@ -34,7 +34,7 @@ class PlayerHistoryHandler(BaseHandler):
     async def get(self, *path):
         args = self.arguments(path)
         history = await self.services.history.history(args["region"], args["account_id"], args["days"])
-        self.respond(history, tag=player_tag(args["region"], args["account_id"]))
+        self.respond(history, tag=player_tables_tag(args["region"], args["account_id"]))
 
 
 class PlayerTanksHandler(BaseHandler):
@@ -45,7 +45,7 @@ class PlayerTanksHandler(BaseHandler):
         tanks = await self.services.history.tanks(
             args["region"], args["account_id"], args["days"], group_by=args["group_by"]
         )
-        self.respond(tanks, tag=player_tag(args["region"], args["account_id"]))
+        self.respond(tanks, tag=player_tables_tag(args["region"], args["account_id"]))
 
 
 class PlayerSearchHandler(BaseHandler):

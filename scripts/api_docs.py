@@ -249,6 +249,13 @@ def conventions() -> list[str]:
         f"`{STATUS.full_path}` → `answer_cache` counts hits and misses. The services' own copies of a "
         f"profile, a clan and `/online` live {HOT_COPY_SECONDS:g} s as well.",
         "",
+        "Answers built from the daily tables (tank statistics, marks, leaderboards, and a player's "
+        "profile, history and tanks, which show where the player stands in them) are dropped together "
+        "as soon as a process stores or first reads a newer build, and a process reads a region's "
+        "tables anew together: the JSON and the CSV of one request asked at one moment carry the same "
+        "figures, never one build's beside another's. Each of those answers names its build "
+        "(`built_at`, `through`) where its schema has one.",
+        "",
         "### Parameters",
         "",
         "Path parameters are one path segment each; ids are ASCII digits only (no sign, no spaces). Query "

@@ -229,3 +229,121 @@ async def check_csv_on_demo(base_url: str, tank_id: int, account_id: int, clan_i
     # A bad parameter beside format=csv is that parameter's 400, as JSON.
     bad = await fetch(base_url, "/api/v1/tanks/stats?region=xx&format=csv")
     assert bad.code == 400 and ujson.loads(bad.body)["error"]["code"] == "invalid_region"
+
+
+async def check_forms_agree_while_rebuilding(store, services, base_url: str, account_id: int, day: str) -> None:
+    """While the daily job rebuilds the tables again and again, alternating between two days (so
+    each build changes the figures), JSON, then CSV, then JSON of a player's /tanks, /tanks/stats,
+    /tanks/marks and a leaderboard: whenever both JSON reads name one state (they are equal), the
+    CSV read between them is that state cell for cell (no CSV of one build beside a JSON kept from
+    another). The job runs as another process's would: this process learns of each build itself."""
+    import asyncio
+    import time
+
+    from server.domain.days import DAY_SECONDS, ManualClock, day_start, days_before
+    from server.services.population import PopulationService
+
+    endpoints = {endpoint.name: endpoint for endpoint in CSV_ENDPOINTS}
+    paths = {
+        "tanks": f"/api/v1/player/{account_id}/eu/tanks?days=30",
+        "tank_stats": "/api/v1/tanks/stats?region=eu&days=30&limit=100&sort=players",
+        "tank_marks": "/api/v1/tanks/marks?region=eu&limit=100&sort=players",
+        "leaderboard_players": "/api/v1/leaderboard/players?region=eu&days=30&by=wn8",
+    }
+    # The same tables, another answer (so the JSON above is built, not replayed, 3 s later).
+    warm = {
+        "tanks": paths["tanks"] + "&group_by=tier",
+        "tank_stats": paths["tank_stats"].replace("limit=100", "limit=99"),
+        "tank_marks": paths["tank_marks"].replace("limit=100", "limit=99"),
+        "leaderboard_players": paths["leaderboard_players"] + "&limit=99",
+    }
+    builds = changed = 0
+
+    async def rebuild() -> None:
+        nonlocal builds
+        for through in (days_before(day, 7), day, days_before(day, 7), day):
+            job = PopulationService(
+                store, services.ratings_source, clock=lambda t=through: day_start(t) + DAY_SECONDS + 7200
+            )
+            job.pause = job.leaderboards.pause = 0
+            await job.build(force=True)
+            builds += 1
+
+    async def data(path: str) -> dict:
+        answer = await fetch(base_url, path)
+        assert answer.code == 200, (path, answer.body[:300])
+        return ujson.loads(answer.body)["data"]
+
+    # A build landing while this process still holds the older one, on its own clocks (the answer
+    # cache's replay and the decoded tables' HOT_COPY_SECONDS), so the order is certain: the tables
+    # are read at 0 s, the JSON built from them at 3 s (replayed until 8 s), the new build lands, and
+    # at 5.5 s the CSV finds it. The JSON must not go on answering the older build beside it.
+    # (Ahead of the real clock: what was kept by the real one has expired on this one.)
+    clock = ManualClock(time.monotonic() + 1_000)
+    services.answers.clock = services.tank_stats.monotonic = clock
+    try:
+        for through in (days_before(day, 7), day):
+            for name, path in paths.items():
+                table = endpoints[name].csv
+                assert table is not None
+                clock.set(clock() + 60)
+                await data(warm[name])  # another query of the same tables: read at this moment
+                clock.set(clock() + 3)
+                before = await data(path)
+                job = PopulationService(
+                    store, services.ratings_source, clock=lambda t=through: day_start(t) + DAY_SECONDS + 7200
+                )
+                job.pause = job.leaderboards.pause = 0
+                await job.build(force=True)
+                clock.set(clock() + 2.5)
+                got = await fetch(base_url, path + "&format=csv")
+                after = await data(path)
+                cells = parse(got.body.decode("utf-8"))[1:]
+                assert len(cells) == len(after[table.rows]), (name, len(cells), len(after[table.rows]))
+                for row, line in zip(after[table.rows], cells, strict=True):
+                    for column, cell in zip(table.columns, line, strict=True):
+                        assert same(cell, at(row, column)), (
+                            name,
+                            column,
+                            cell,
+                            at(row, column),
+                            "JSON of another build",
+                        )
+                if before != after:
+                    changed += 1
+    finally:
+        services.answers.clock = services.tank_stats.monotonic = time.monotonic
+        services.answers.clear()  # kept by the manual clock, ahead of the real one
+        services.tank_stats.forget("eu")
+    assert changed >= 1, "no build changed an answer: the check proved nothing"
+
+    compared = {name: 0 for name in paths}
+    seen: dict[str, set[str]] = {name: set() for name in paths}
+    job = asyncio.ensure_future(rebuild())
+    try:
+        while not job.done() or min(compared.values()) < 3:
+            for name, path in paths.items():
+                table = endpoints[name].csv
+                assert table is not None
+                first = await data(path)
+                got = await fetch(base_url, path + "&format=csv")
+                assert got.code == 200, (path, got.body[:300])
+                second = await data(path)
+                seen[name].add(ujson.dumps(first[table.rows], sort_keys=True))
+                if first != second:
+                    continue  # a build landed between the two reads: two states, nothing to compare
+                cells = parse(got.body.decode("utf-8"))[1:]
+                rows = first[table.rows]
+                assert len(cells) == len(rows), (name, len(cells), len(rows))
+                for row, line in zip(rows, cells, strict=True):
+                    for column, cell in zip(table.columns, line, strict=True):
+                        assert same(cell, at(row, column)), (name, column, cell, at(row, column), first.get("built_at"))
+                compared[name] += 1
+            if job.done():
+                job.result()  # a failed build fails the check
+    finally:
+        if not job.done():
+            await job
+    assert builds == 4
+    # The builds changed what was answered (two days' tables), so equal forms were not a given.
+    assert max(len(states) for states in seen.values()) >= 2, {name: len(states) for name, states in seen.items()}

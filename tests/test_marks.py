@@ -290,3 +290,8 @@ async def test_on_demo_data_marks_progress_groups_and_leaderboards_answer_what_p
     popular = (await get_data(base_url, "/api/v1/tanks/stats?region=eu&days=30&sort=players&limit=1"))["tanks"][0]
     clan = await store.clans.clans.find_one({"region": "eu"})
     await check_csv_on_demo(base_url, popular["tank_id"], 500000052, clan["clan_id"])
+    # ... and each form of an answer the same figures while the daily job rebuilds.
+    from tests.test_csv import check_forms_agree_while_rebuilding
+
+    board = await get_data(base_url, "/api/v1/leaderboard/players?region=eu&days=30&by=wn8")
+    await check_forms_agree_while_rebuilding(store, services, base_url, 500000052, board["through"])

@@ -29,6 +29,17 @@ DROP_MARK_SECONDS = 60.0
 Tag = Hashable
 
 
+class Tags(tuple):
+    """Several tags of one answer (built from a player's records and the daily tables): dropped
+    when any of them is."""
+
+
+def tags_of(tag: Tag | None) -> tuple[Tag, ...]:
+    if tag is None:
+        return ()
+    return tuple(tag) if isinstance(tag, Tags) else (tag,)
+
+
 @dataclasses.dataclass(frozen=True)
 class Answer:
     status: int
@@ -127,14 +138,15 @@ class AnswerCache:
         cache's clock): it may then hold what was read before the write."""
         if answer.size > self.max_bytes // 8:
             return  # one answer may not push out most of the others
-        if started is not None and answer.tag is not None and self._dropped_at.get(answer.tag, -math.inf) >= started:
+        tags = tags_of(answer.tag)
+        if started is not None and any(self._dropped_at.get(tag, -math.inf) >= started for tag in tags):
             return
         if key in self._entries:
             self._remove(key)
         self._entries[key] = answer
         self.bytes += answer.size
-        if answer.tag is not None:
-            self._by_tag.setdefault(answer.tag, set()).add(key)
+        for tag in tags:
+            self._by_tag.setdefault(tag, set()).add(key)
         # Expired answers at the least recently used end go first (no sweep needed: a busy cache
         # does not fill up with them), then live ones while over the bound.
         now = self.clock()
@@ -168,12 +180,12 @@ class AnswerCache:
     def _remove(self, key: str) -> None:
         answer = self._entries.pop(key)
         self.bytes -= answer.size
-        if answer.tag is not None:
-            keys = self._by_tag.get(answer.tag)
+        for tag in tags_of(answer.tag):
+            keys = self._by_tag.get(tag)
             if keys is not None:
                 keys.discard(key)
                 if not keys:
-                    del self._by_tag[answer.tag]
+                    del self._by_tag[tag]
 
     def status(self) -> dict:
         lookups = self.hits + self.misses
@@ -202,9 +214,18 @@ def clan_tag(region: str, clan_id: int) -> Tag:
 
 ONLINE_TAG: Tag = ("online",)  # the player counts (/online, /online/history)
 STATUS_TAG: Tag = ("status",)  # /status: nothing drops it; it lives its answer_seconds
-# /tanks/stats, /tank: nothing drops it either; an answer lives its answer_seconds, as long as the
-# service keeps a decoded table (server/services/tank_stats.py) before it looks for a rebuild.
+# The daily tables (/tanks/stats, /tank, /tanks/marks, the leaderboards, and the marks and standing
+# of a player's /tanks and /history): dropped when the daily job stores a region's tables in this
+# process, and when this process's decoded copy of a table finds a newer build
+# (server/services/tank_stats.py), so no answer kept from the older build outlives the switch.
 POPULATION_TAG: Tag = ("population",)
+
+
+def player_tables_tag(region: str, account_id: int) -> Tags:
+    """A player's answer that also shows where the player stands in the daily tables."""
+    return Tags((player_tag(region, account_id), POPULATION_TAG))
+
+
 INDEX_TAG: Tag = ("index",)  # the API index: fixed for the life of the process
 
 

@@ -67,12 +67,12 @@ async def build_services(
         clock=clock,
     )
     metrics = metrics or Metrics()
-    tank_stats = TankStatsService(store, ratings_source, clock=clock)
-    leaderboards = LeaderboardService(store)
-    history = HistoryService(store, ratings_source, clock=clock, tank_stats=tank_stats, leaderboards=leaderboards)
-    jobs = JobRunner(store, clock=clock, metrics=metrics)
     # Rendered answers the HTTP layer replays; every service that writes drops what it wrote.
     answers = AnswerCache()
+    tank_stats = TankStatsService(store, ratings_source, clock=clock, on_write=answers.drop)
+    leaderboards = LeaderboardService(store, on_write=answers.drop)
+    history = HistoryService(store, ratings_source, clock=clock, tank_stats=tank_stats, leaderboards=leaderboards)
+    jobs = JobRunner(store, clock=clock, metrics=metrics)
     # Every process takes part in the tracker's daily pass (slices are claimed in the database).
     tracker = Tracker(
         store,
@@ -106,7 +106,12 @@ async def build_services(
     metrics.add_source(lambda: database_families(store))
     dumps = DumpService(config.dumps_directory, tank_stats, ratings_source, leaderboards, online, clock=clock)
     population = PopulationService(
-        store, ratings_source, clock=clock, on_expected=ratings_source.forget, after_region=dumps.build
+        store,
+        ratings_source,
+        clock=clock,
+        on_expected=ratings_source.forget,
+        after_region=dumps.build,
+        on_write=answers.drop,
     )
     backups = ScheduledBackups(
         store, config.backup_dir, config.backup_keep, writer=f"statsapi {VERSION}", duty=config.backup_duty, clock=clock

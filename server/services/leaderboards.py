@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from server.api.answers import POPULATION_TAG, Tag, no_answer_cache
 from server.api.catalogue import (
     CLAN_BATTLE_FLOORS,
     CLAN_MIN_MEMBERS,
@@ -366,11 +367,24 @@ class LeaderboardService:
     /tank/{tank_id}/{region}/leaderboard: the tank's players, /leaderboard/clans: the window's
     clans (the pointer and one document each)."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, on_write: Callable[[Tag], None] = no_answer_cache) -> None:
         self.store = store
+        # Told POPULATION_TAG when a region's pointer names a build other than the one this process
+        # last read: the answers kept from that one go (another process's job switched it).
+        self.on_write = on_write
+        self._builds: dict[str, Any] = {}  # region -> the build its pointer named last
         # A tank's players ranked, by (build, tank and window, figure, floor): read and sorted once
         # per build in this process (the most recent RANKED_MEMO kept).
         self._ranked: dict[tuple[str, str, str, int], list[tuple[int, Any]]] = {}
+
+    async def _current(self, region: str) -> dict[str, Any] | None:
+        """The region's pointer (its current build), noting a switch of build."""
+        pointer = await self.store.leaderboards.current(region)
+        build = pointer["build"] if pointer is not None else None
+        if region in self._builds and self._builds[region] != build:
+            self.on_write(POPULATION_TAG)
+        self._builds[region] = build
+        return pointer
 
     async def players(
         self,
@@ -386,7 +400,7 @@ class LeaderboardService:
         floor = applied_floor(window, min_battles)
         board = board_name(tier, vehicle_type) or ALL
         async with request_deadline():
-            pointer = await self.store.leaderboards.current(region)
+            pointer = await self._current(region)
         if pointer is None:
             raise APIError("no_statistics", f"no leaderboard of {region} has been built yet")
         rows, total, start = await self._page(region, pointer["build"], window, board, by, floor, offset, limit)
@@ -461,7 +475,7 @@ class LeaderboardService:
         ranked by `by` at the floor applied (kept ranked per build, figure and floor in this process)."""
         floor = applied_floor(window, min_battles, tank=True)
         async with request_deadline():
-            pointer = await self.store.leaderboards.current(region)
+            pointer = await self._current(region)
         if pointer is None:
             raise APIError("no_statistics", f"no leaderboard of {region} has been built yet")
         memo = (pointer["build"], tank_key(tank_id, window), by, floor)
@@ -509,7 +523,7 @@ class LeaderboardService:
         figure and floor in this process)."""
         floor = max(CLAN_MIN_MEMBERS, min_members or 0)
         async with request_deadline():
-            pointer = await self.store.leaderboards.current(region)
+            pointer = await self._current(region)
         if pointer is None:
             raise APIError("no_statistics", f"no leaderboard of {region} has been built yet")
         memo = (pointer["build"], clan_key(window), by, floor)
@@ -557,7 +571,7 @@ class LeaderboardService:
         {window: {rank, ranked, min_battles, through}} for the windows it is ranked on (the
         pointer and one document; empty before the first build)."""
         async with request_deadline():
-            pointer = await self.store.leaderboards.current(region)
+            pointer = await self._current(region)
             if pointer is None or "place_buckets" not in pointer:
                 return {}
             key = places_key(account_id, pointer["place_buckets"])

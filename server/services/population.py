@@ -10,6 +10,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from server.api.answers import POPULATION_TAG, Tag, no_answer_cache
 from server.api.catalogue import (
     LEADERBOARD_WINDOWS,
     MARKS_MIN_BATTLES,
@@ -91,8 +92,10 @@ class PopulationService:
         clock: Callable[[], float] = time.time,
         on_expected: Callable[[], None] | None = None,
         after_region: Callable[[str, str], Awaitable[Any]] | None = None,
+        on_write: Callable[[Tag], None] = no_answer_cache,
     ) -> None:
         self.store = store
+        self.on_write = on_write  # told POPULATION_TAG once a region's tables are stored
         # Called with (region, through) after a region's tables are stored: the daily bulk files.
         self.after_region = after_region
         self.on_expected = on_expected  # called after a computed expected-values table is stored
@@ -116,6 +119,7 @@ class PopulationService:
             if not force and current is not None and current.get("through") == through:
                 continue
             figures = await self.build_region(region, through)
+            self.on_write(POPULATION_TAG)
             built.append(f"{region} {figures['accounts']} accounts, {figures['tanks']} tanks")
             if self.after_region is not None:
                 try:

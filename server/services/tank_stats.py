@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from server.api.answers import POPULATION_TAG, Tag, no_answer_cache
 from server.api.catalogue import (
     HOT_COPY_SECONDS,
     MARKS_CHANGE_DAYS,
@@ -127,10 +128,22 @@ class TankStatsService:
     """Reads the tables the daily job (server/services/population.py) builds. A table is one
     document per (region, period); it is decoded once and reused HOT_COPY_SECONDS."""
 
-    def __init__(self, store: Store, ratings_source: Ratings, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        store: Store,
+        ratings_source: Ratings,
+        clock: Callable[[], float] = time.time,
+        on_write: Callable[[Tag], None] = no_answer_cache,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.store = store
         self.ratings_source = ratings_source
         self.clock = clock
+        self.monotonic = monotonic  # the clock of the decoded copies' HOT_COPY_SECONDS
+        # Told POPULATION_TAG when a decoded table gives way to a newer build: the answers kept
+        # from the older one go with it (a JSON kept from one build and a CSV built from the next
+        # told two truths at once).
+        self.on_write = on_write
         self._tables: dict[tuple[str, int], tuple[float, PeriodTable]] = {}
         self._marks: dict[str, tuple[float, MarksTable]] = {}
         # Past days' thresholds (tank_marks) by (region, day): written once by the daily job.
@@ -142,13 +155,19 @@ class TankStatsService:
             del self._tables[key]
         self._marks.pop(region, None)
 
+    def _newer_build(self, region: str) -> None:
+        """A table of `region` was rebuilt: every decoded copy of the region is read anew (one build,
+        not one table of each), and every answer kept from them goes."""
+        self.forget(region)
+        self.on_write(POPULATION_TAG)
+
     async def table(self, region: str, days: int) -> PeriodTable | None:
         """The (region, days) table, None before the job built one. Kept decoded: every
         HOT_COPY_SECONDS a point read of its build time says whether the job rebuilt it (a table
         of every tank is hundreds of KB, and history answers read three)."""
         key = (region, days)
         kept = self._tables.get(key)
-        now = time.monotonic()
+        now = self.monotonic()
         if kept is not None and now - kept[0] < HOT_COPY_SECONDS:
             return kept[1]
         async with request_deadline():
@@ -160,6 +179,8 @@ class TankStatsService:
             doc = await self.store.population.periods.get(region, days)
         if doc is None:
             return None  # not built yet: asked again next time (a point read)
+        if kept is not None:
+            self._newer_build(region)
         table = PeriodTable(doc)
         self._tables[key] = (now, table)
         return table
@@ -168,7 +189,7 @@ class TankStatsService:
         """The region's current mark thresholds, None before the job built them; kept decoded as
         `table` keeps a period's table (a point read of its build time every HOT_COPY_SECONDS)."""
         kept = self._marks.get(region)
-        now = time.monotonic()
+        now = self.monotonic()
         if kept is not None and now - kept[0] < HOT_COPY_SECONDS:
             return kept[1]
         async with request_deadline():
@@ -181,6 +202,8 @@ class TankStatsService:
             doc = await self.store.population.periods.get_marks(region)
         if doc is None:
             return None
+        if kept is not None:
+            self._newer_build(region)
         table = MarksTable(doc)
         self._marks[region] = (now, table)
         return table
@@ -191,7 +214,7 @@ class TankStatsService:
         forced rebuild)."""
         key = (region, day)
         kept = self._marks_days.get(key)
-        now = time.monotonic()
+        now = self.monotonic()
         if kept is not None and now - kept[0] < 60 * HOT_COPY_SECONDS:
             return kept[1]
         async with request_deadline():
