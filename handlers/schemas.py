@@ -223,6 +223,63 @@ def schema_components(index: dict) -> dict:
         "oneOf": [obj({name: {"type": "number"} for name in ("first", "second", "third", "top")}), {"type": "null"}],
         "description": "Each threshold now minus its value that many days before; null when either is.",
     }
+    official_marks = {
+        "oneOf": [
+            obj(
+                {
+                    "marks": {"oneOf": [mark_values, {"type": "null"}]},
+                    "mastery_xp": {
+                        "oneOf": [
+                            obj(
+                                {
+                                    name: {"type": "number"}
+                                    for name in ("third_class", "second_class", "first_class", "ace")
+                                }
+                            ),
+                            {"type": "null"},
+                        ]
+                    },
+                    "date": date,
+                    "updated_at": nullable_unix,
+                    "source": {"type": "string", "enum": ["wot/tanks/mastery"]},
+                }
+            ),
+            {"type": "null"},
+        ],
+        "description": "Wargaming's published thresholds of the tank (wot/tanks/mastery): damage at percentiles "
+        "65/85/95/100 (the marks) and base XP at 50/80/95/99 (the mastery badges), as fetched on `date`; null "
+        "when the published distribution does not cover the tank or none was fetched yet.",
+    }
+    estimate_error = {
+        "oneOf": [
+            obj({name: number_or_null for name in ("first", "second", "third", "top")}),
+            {"type": "null"},
+        ],
+        "description": "Each estimated threshold's error relative to the official one ((estimate - official) / "
+        "official); null without both.",
+    }
+    official_head = {
+        "oneOf": [
+            obj(
+                {
+                    "date": date,
+                    "stale": {"type": "boolean"},
+                    "updated_at": nullable_unix,
+                    "source": {"type": "string", "enum": ["wot/tanks/mastery"]},
+                    "median_error_by_tier": array(
+                        obj(
+                            {
+                                "tier": {"type": "integer", "minimum": 1, "maximum": 11},
+                                "tanks": {"type": "integer", "minimum": 1},
+                                **{name: number_or_null for name in ("first", "second", "third", "top")},
+                            }
+                        )
+                    ),
+                }
+            ),
+            {"type": "null"},
+        ]
+    }
     tank_assist = {
         "avg_assist_stun": number_or_null,
         "avg_combined_damage": nullable(
@@ -690,6 +747,8 @@ def schema_components(index: dict) -> dict:
                                 "marks": nullable_marks,
                                 "sample": marks_sample,
                                 "series": array(obj({"date": date, **mark_values["properties"]})),
+                                "official": official_marks,
+                                "estimate_error": estimate_error,
                             }
                         ),
                         {"type": "null"},
@@ -703,6 +762,7 @@ def schema_components(index: dict) -> dict:
                 "region": region,
                 "population": {"type": "string"},
                 **marks_head,
+                "official": official_head,
                 "sort": {"type": "string", "enum": list(MARKS_SORTS)},
                 "order": {"type": "string", "enum": ["desc", "asc"]},
                 "total": {"type": "integer", "minimum": 0, "description": "Tanks matching the filters."},
@@ -719,6 +779,8 @@ def schema_components(index: dict) -> dict:
                             "marks": nullable_marks,
                             "sample": marks_sample,
                             **{f"change_{days}d": mark_change for days in MARKS_CHANGE_DAYS},
+                            "official": official_marks,
+                            "estimate_error": estimate_error,
                         }
                     ),
                     maxItems=TANK_PAGE_MAX,

@@ -16,6 +16,7 @@ from store.expected import ExpectedTables
 from store.kinds import Declared, Kind
 from store.leaderboards import Leaderboards
 from store.leases import Leases
+from store.official import OfficialMarks
 from store.online import OnlineSamples
 from store.players import Players
 from store.population import Population
@@ -106,6 +107,7 @@ class Store:
         self.expected_tables = ExpectedTables(self.db, ttl_indexes=ttl_indexes)  # computed expected values
         self.leaderboards = Leaderboards(self.db)  # the daily ranked lists of tracked accounts
         self.watched = Watched(self.db, ttl_indexes=ttl_indexes)  # the states of accounts a session watches
+        self.official_marks = OfficialMarks(self.db, ttl_indexes=ttl_indexes)  # WG's published distributions
         self.families: list[CollectionFamily] = [
             self.rate_counters,
             self.leases,
@@ -120,6 +122,7 @@ class Store:
             self.expected_tables,
             self.leaderboards,
             self.watched,
+            self.official_marks,
         ]
 
     async def ensure_schema(self) -> None:

@@ -291,6 +291,22 @@ def marks_day_doc(region: str, date: str) -> dict:
     return {"_id": f"{region}:{date}", "r": region, "d": date, "built_at": NOW, "tanks": tanks}
 
 
+def official_day_doc(region: str, date: str) -> dict:
+    rows = {str(t): [1800.0 + t, 2200.0 + t, 2600.0 + t, 3100.0 + t] for t in range(1, 600, 7)}
+    return {
+        "_id": f"{region}:{date}",
+        "r": region,
+        "d": date,
+        "fetched_at": NOW,
+        "updated_at": NOW - 3600,
+        "damage": rows,
+        "damage_percentiles": [65, 85, 95, 100],
+        "xp": rows,
+        "xp_percentiles": [50, 80, 95, 99],
+        "x": day_date(date),
+    }
+
+
 def series_doc(region: str, tank_id: int) -> dict:
     return {"_id": f"{region}:{tank_id}", "r": region, "tank_id": tank_id, "through": DAY, "days": [DAY]}
 
@@ -631,6 +647,12 @@ POPULATION: dict[str, tuple[Callable[[int], list[dict]], Callable[[], list[dict]
         lambda n: [marks_day_doc(("na", "asia", "eu")[i % 3], day(-1 - i // 3)) for i in range(min(n, 300))],
         lambda: [marks_day_doc("eu", DAY)],
     ),
+    # One document per region and day, kept 400 days (at most 1,200): the newest of a region is read
+    # by an equality and a bounded range on (r, d).
+    "official_marks": (
+        lambda n: [official_day_doc(("na", "asia", "eu")[i % 3], day(-1 - i // 3)) for i in range(min(n, 1200))],
+        lambda: [official_day_doc("eu", DAY)],
+    ),
 }
 assert set(GROWING) <= set(POPULATION)
 
@@ -903,6 +925,29 @@ REGISTRY: dict[str, list[Case]] = {
     # A count of the eu watches running (the region's cap): other regions' and ended ones never count.
     "Watched.count_watching": [Case(lambda s, n: s.watched.count_watching("eu", NOW), expect=lambda r: r >= 1)],
     "TankMarks.get": [Case(lambda s, n: s.population.marks.get("eu", DAY), expect=bool)],
+    "OfficialMarks.get": [Case(lambda s, n: s.official_marks.get("eu", DAY), expect=bool)],
+    "OfficialMarks.newest": [
+        Case(lambda s, n: s.official_marks.newest("eu", day(-30), DAY), expect=lambda r: r["d"] == DAY)
+    ],
+    # Kept once a day (a second save of the day writes nothing).
+    "OfficialMarks.save": [
+        Case(
+            lambda s, n: s.official_marks.save(
+                "eu", day(1), {"damage": ((65, 85, 95, 100), {t: [1.0, 2.0, 3.0, 4.0] for t in range(90)})}, None, NOW
+            )
+        )
+    ],
+    # A session's start kept past the newest capture: point reads and writes by _id.
+    "Watched.pin": [
+        Case(
+            lambda s, n: s.watched.pin(
+                "eu",
+                WATCHED_IDS[2],
+                {"at": NOW - n, "lbt": NOW - 100 - n, "s": b"\x02", "assist": None, "checked": NOW},
+            )
+        )
+    ],
+    "Watched.pin_latest": [Case(lambda s, n: s.watched.pin_latest("eu", WATCHED_IDS[2]))],
     "TankMarks.save": [
         Case(
             lambda s, n: s.population.marks.save(
@@ -1118,6 +1163,7 @@ EXEMPT: dict[str, str] = {
             "TankMarks",
             "ExpectedTables",
             "Watched",
+            "OfficialMarks",
         )
     },
     **{

@@ -28,7 +28,7 @@ from server.domain.population import PeriodAccumulator
 from store.client import deadline
 from store.constants import LEGACY_WIDTH, TANK_COUNTERS
 from store.tanks import Timeline, pack, unpack
-from tests.helpers import FAST_REALMS
+from tests.helpers import FAST_REALMS, sim_async
 
 WIDTH = len(TANK_COUNTERS)
 
@@ -198,6 +198,36 @@ class EuOnly(SimulatorLists):
         return await super().clans(region, n) if region == "eu" else []
 
 
+async def check_official_on_demo(base_url: str, sim_url: str, services) -> None:
+    from server.services.official import DAMAGE_PERCENTILES, MARK_KEYS, MASTERY_KEYS, XP_PERCENTILES
+
+    answers = {}
+    for name, percentiles in (("damage", DAMAGE_PERCENTILES), ("xp", XP_PERCENTILES)):
+        query = f"application_id=t&distribution={name}&percentile={','.join(map(str, percentiles))}"
+        answers[name] = (await sim_async(sim_url, f"/wot/eu/wot/tanks/mastery/?{query}"))["data"]["distribution"]
+    vehicles = await services.ratings_source.vehicles("eu")
+    covered = {int(t) for t in answers["damage"] if (vehicles.get(int(t)) or {}).get("tier", 0) >= 5}
+    rows, offset = [], 0
+    while True:
+        page = await get_data(base_url, f"/api/v1/tanks/marks?region=eu&limit=100&offset={offset}&sort=players")
+        rows += page["tanks"]
+        offset += 100
+        if offset >= page["total"]:
+            break
+    assert page["official"] is not None and page["official"]["stale"] is False, page["official"]
+    by_tank = {row["tank_id"]: row for row in rows}
+    assert covered <= set(by_tank), sorted(covered - set(by_tank))[:10]  # listed with or without a tracked sample
+    for tank_id in covered:
+        official = by_tank[tank_id]["official"]
+        damage, xp = answers["damage"][str(tank_id)], answers["xp"].get(str(tank_id))
+        assert official["marks"] == {k: float(damage[str(p)]) for k, p in zip(MARK_KEYS, DAMAGE_PERCENTILES)}
+        if xp is not None:
+            assert official["mastery_xp"] == {k: float(xp[str(p)]) for k, p in zip(MASTERY_KEYS, XP_PERCENTILES)}
+    compared = [row for row in rows if row["estimate_error"] is not None]
+    assert compared, "no tank has both an estimate and an official threshold"
+    print("official thresholds: median error by tier", page["official"]["median_error_by_tier"])
+
+
 async def get_data(base: str, path: str) -> dict:
     response = await AsyncHTTPClient().fetch(HTTPRequest(base + path, request_timeout=60), raise_error=False)
     assert response.code == 200, (path, response.code, response.body[:300])
@@ -206,7 +236,7 @@ async def get_data(base: str, path: str) -> dict:
 
 @pytest.mark.gen_test(timeout=1200)
 async def test_on_demo_data_marks_progress_groups_and_leaderboards_answer_what_players_rely_on(
-    app, http_client, base_url, fast_upstream_sim
+    app, http_client, base_url, fast_upstream_sim, upstream_sim
 ):
     store, services = app.settings["store"], app.settings["services"]
     now = time.time()
@@ -243,6 +273,9 @@ async def test_on_demo_data_marks_progress_groups_and_leaderboards_answer_what_p
             assert row["sample"]["players"] >= marks["min_players"]
         else:
             assert row["sample"]["players"] < marks["min_players"]
+    # Wargaming's published thresholds beside the estimates: every row of a tank the simulator's
+    # distributions cover carries them, equal to what wot/tanks/mastery answers (both distributions).
+    await check_official_on_demo(base_url, upstream_sim, app.settings["services"])
     # A player's tanks: combined damage (at least the damage average), a mark percentile, what the next takes.
     tanks = await get_data(base_url, "/api/v1/player/500000052/eu/tanks?days=30")
     progressed = [row for row in tanks["tanks"] if row["marks"] and row["marks"]["combined_damage"] is not None]

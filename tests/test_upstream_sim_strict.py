@@ -639,3 +639,81 @@ def test_docs_name_every_endpoint_and_option():
     readme = (ROOT / "scripts" / "upstream_sim" / "README.md").read_text()
     for name in ("--strict", "--throttle", "/_sim/throttle", "/_sim/expected", "/json/wg/wn8exp.json", "failing_games"):
         assert name in readme, name
+
+
+# --------------------------------------------------------------------------------------
+# Wargaming's published figures: wot/tanks/mastery and wot/account/wtr
+# --------------------------------------------------------------------------------------
+
+
+def error_of(doc: dict) -> tuple[str, int, str | None]:
+    assert doc["status"] == "error", doc
+    return doc["error"]["message"], doc["error"]["code"], doc["error"]["field"]
+
+
+@with_options(throttle=None)  # the limits here, not the throttle's (its own tests above)
+@pytest.mark.gen_test(timeout=120)
+async def test_tanks_mastery_answers_every_covered_tank_at_up_to_ten_percentiles(call):
+    got = await call(api("wot/tanks/mastery", distribution="damage", percentile="65,85,95,100"), timeout=60)
+    assert got["status"] == "ok", got
+    data = got["data"]
+    assert data["updated_at"] <= FROZEN_NOW and FROZEN_NOW - data["updated_at"] < 86400  # once a simulated day
+    assert len(data["distribution"]) >= 50
+    for values in data["distribution"].values():
+        ladder = [values[p] for p in ("65", "85", "95", "100")]
+        assert ladder == sorted(ladder) and ladder[0] > 0
+    xp = (await call(api("wot/tanks/mastery", distribution="xp", percentile="50,80,95,99"), timeout=60))["data"]
+    assert xp["distribution"] and all(set(v) == {"50", "80", "95", "99"} for v in xp["distribution"].values())
+    # One tank asked: that tank only; an uncovered tank is null.
+    tank_id = next(iter(data["distribution"]))
+    one = await call(api("wot/tanks/mastery", distribution="damage", percentile="65", tank_id=f"{tank_id},1"))
+    assert one["data"]["distribution"][tank_id] == {"65": data["distribution"][tank_id]["65"]}
+    assert set(one["data"]["distribution"]) == {tank_id, "1"}
+    # The limits, as errors with HTTP 200.
+    cases = {
+        "percentile=" + ",".join(map(str, range(1, 12))): ("PERCENTILE_LIST_LIMIT_EXCEEDED", 407, "percentile"),
+        "percentile=0": ("INVALID_PERCENTILE", 407, "percentile"),
+        "percentile=101": ("INVALID_PERCENTILE", 407, "percentile"),
+        "percentile=": ("PERCENTILE_NOT_SPECIFIED", 402, "percentile"),
+        "percentile=50&tank_id=" + ",".join(map(str, range(1, 102))): ("TANK_ID_LIST_LIMIT_EXCEEDED", 407, "tank_id"),
+    }
+    for query, expected in cases.items():
+        params = dict(part.split("=", 1) for part in query.split("&"))
+        assert error_of(await call(api("wot/tanks/mastery", distribution="damage", **params))) == expected, query
+    assert error_of(await call(api("wot/tanks/mastery", distribution="gold", percentile="50"))) == (
+        "INVALID_DISTRIBUTION",
+        407,
+        "distribution",
+    )
+    assert error_of(await call(api("wot/tanks/mastery", percentile="50"))) == (
+        "DISTRIBUTION_NOT_SPECIFIED",
+        402,
+        "distribution",
+    )
+
+
+@with_options(throttle=None)
+@pytest.mark.gen_test(timeout=60)
+async def test_account_wtr_follows_skill_is_null_below_fifty_battles_and_takes_a_hundred_ids(call):
+    world = sim.World()
+    accounts = sim.existing_accounts("eu", 300)
+    played = {a: world.account_info("eu", a, FROZEN_NOW)["statistics"]["all"]["battles"] for a in accounts}
+    many = [a for a, battles in played.items() if battles >= 3000][:20]
+    got = await call(api("wot/account/wtr", account_id=ids(many)))
+    assert got["status"] == "ok"
+    # An account a day after its creation: fewer than 50 battles, no rating.
+    young = accounts[0]
+    day_one = sim.account_created_at("eu", young) + 86400
+    assert world.account_info("eu", young, day_one)["statistics"]["all"]["battles"] < 50
+    early = await call(api("wot/account/wtr", account_id=str(young), _sim_now=str(day_one)))
+    assert early["status"] == "ok" and early["data"] == {str(young): None}
+    ratings = {a: got["data"][str(a)]["rating"] for a in many}
+    # The better player (the world's skill) has the higher rating, at a like number of battles.
+    by_skill = sorted(many, key=lambda a: world.profile("eu", a).skill)
+    assert ratings[by_skill[-1]] > ratings[by_skill[0]]
+    assert error_of(await call(api("wot/account/wtr", account_id=ids(range(500_000_001, 500_000_102))))) == (
+        "ACCOUNT_ID_LIST_LIMIT_EXCEEDED",
+        407,
+        "account_id",
+    )
+    assert error_of(await call(api("wot/account/wtr", account_id="1000000005")))[0] == "INVALID_ACCOUNT_ID"

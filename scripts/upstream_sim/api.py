@@ -15,6 +15,12 @@ API methods (answers use the real envelope: ``{"status": "ok", "meta": {"count":
     wot/account/list          search, type (startswith | exact), limit (default and max 100), fields, language
     wot/tanks/stats           account_id (exactly one), tank_id (<= 100), fields
     wot/encyclopedia/vehicles tank_id, tier, type, nation, fields, limit (default and max 100), page_no
+    wot/tanks/mastery         distribution (damage | xp), percentile (1-100, <= 10, comma separated),
+                              tank_id (<= 100; none: every tank the distribution covers), fields:
+                              {"distribution": {"<tank_id>": {"<percentile>": value} | null},
+                               "updated_at"} (official.py: the world's players, once a simulated day)
+    wot/account/wtr           account_id (<= 100), fields: {"<account_id>": {"rating": N} | null}
+                              (null below 50 battles)
     wot/clans/info            clan_id (<= 100), fields, members_key=id
     wot/clanratings/clans     clan_id (<= 100), fields
     wot/stronghold/claninfo   clan_id (<= 10), fields
@@ -173,6 +179,7 @@ from typing import Any
 import tornado.web
 import ujson
 
+from . import official
 from .clock import SimClock
 from .expected import ExpectedTables, http_date, not_modified
 from .faults import Faults, config_error_field, error_code
@@ -538,11 +545,53 @@ def m_servers(world: World, game: str, region: str, arg: Params, now: float):
     return data, {"count": len(data)}
 
 
+def m_tanks_mastery(world: World, game: str, region: str, arg: Params, now: float):
+    """wot/tanks/mastery: the distribution's values at the percentiles asked, per tank (every tank
+    it covers without tank_id)."""
+    kind = arg("distribution")
+    if not kind:
+        raise ApiError(402, "DISTRIBUTION_NOT_SPECIFIED", "distribution")
+    if kind not in official.DISTRIBUTIONS:
+        raise ApiError(407, "INVALID_DISTRIBUTION", "distribution", kind)
+    raw = arg("percentile")
+    if raw is None or not raw.strip():
+        raise ApiError(402, "PERCENTILE_NOT_SPECIFIED", "percentile")
+    percentiles: list[int] = []
+    for part in (p.strip() for p in raw.split(",")):
+        if not part:
+            continue
+        if not part.isdigit() or not 1 <= int(part) <= 100:
+            raise ApiError(407, "INVALID_PERCENTILE", "percentile", raw)
+        if int(part) not in percentiles:
+            percentiles.append(int(part))
+    if not percentiles:
+        raise ApiError(402, "PERCENTILE_NOT_SPECIFIED", "percentile")
+    if len(percentiles) > official.MAX_PERCENTILES:
+        raise ApiError(407, "PERCENTILE_LIST_LIMIT_EXCEEDED", "percentile", raw)
+    tank_ids = parse_ids(arg("tank_id"), "tank_id", required=False)
+    found, updated_at = official.distributions(world, region, now)
+    by_tank = found[kind]
+    wanted = tank_ids or sorted(by_tank)
+    distribution = {
+        str(t): {str(p): official.percentile_value(by_tank[t], p) for p in percentiles} if t in by_tank else None
+        for t in wanted
+    }
+    return {"distribution": distribution, "updated_at": updated_at}, {"count": len(distribution)}
+
+
+def m_account_wtr(world: World, game: str, region: str, arg: Params, now: float):
+    ids = parse_ids(arg("account_id"), "account_id")
+    data = {str(i): apply_fields(official.wtr(world, region, i, now), arg("fields")) for i in ids}
+    return data, {"count": len(data)}
+
+
 METHODS: dict[str, tuple[tuple[str, ...], Callable]] = {
     "wot/account/info": (("wot",), m_account_info),
     "wot/account/list": (("wot",), m_account_list),
     "wot/tanks/stats": (("wot",), m_tanks_stats),
     "wot/encyclopedia/vehicles": (("wot",), m_vehicles),
+    "wot/tanks/mastery": (("wot",), m_tanks_mastery),
+    "wot/account/wtr": (("wot",), m_account_wtr),
     "wot/clans/info": (("wot",), _per_clan(World.clan_info)),
     "wot/clanratings/clans": (("wot",), _per_clan(World.clan_rating)),
     "wot/stronghold/claninfo": (("wot",), _per_clan(World.stronghold, MAX_STRONGHOLD_IDS)),
@@ -553,6 +602,7 @@ METHODS: dict[str, tuple[tuple[str, ...], Callable]] = {
 # (api path -> (field, ids per call, range test)).
 REGION_IDS: dict[str, tuple[str, int, Callable[[str, int], bool]]] = {
     "wot/account/info": ("account_id", MAX_IDS, account_in_region),
+    "wot/account/wtr": ("account_id", MAX_IDS, account_in_region),
     "wot/tanks/stats": ("account_id", 1, account_in_region),
     "wot/clans/info": ("clan_id", MAX_IDS, clan_in_region),
     "wot/clanratings/clans": ("clan_id", MAX_IDS, clan_in_region),

@@ -243,6 +243,9 @@ async def seed_demo(
     # The tank statistics from the seeded days at once (the hourly job would wait for its next slot).
     tank_statistics = PopulationService(store, services.ratings_source, clock=lambda: now)  # type: ignore[arg-type]
     summary["tank_statistics"] = await tank_statistics.build(force=True)
+    # Wargaming's published thresholds beside the estimates, as the daily job fetches them.
+    if services.tank_stats is not None and services.tank_stats.official is not None:
+        summary["official_thresholds"] = await services.tank_stats.official.fetch()
     # The build stored each region's computed expected values: the current profiles are rated
     # again with their rows (a tank the loaded table lacks counts in WN8), as the next day's would be.
     services.expected_values.forget()

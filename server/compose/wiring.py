@@ -20,6 +20,7 @@ from server.services.dumps import DumpService
 from server.services.expected import ExpectedValuesService
 from server.services.history import HistoryService
 from server.services.leaderboards import LeaderboardService
+from server.services.official import OfficialFigures
 from server.services.online import OnlineService
 from server.services.players import PlayerService
 from server.services.population import PopulationService
@@ -69,7 +70,8 @@ async def build_services(
     metrics = metrics or Metrics()
     # Rendered answers the HTTP layer replays; every service that writes drops what it wrote.
     answers = AnswerCache()
-    tank_stats = TankStatsService(store, ratings_source, clock=clock, on_write=answers.drop)
+    official = OfficialFigures(store, upstream, clock=clock, on_write=answers.drop)
+    tank_stats = TankStatsService(store, ratings_source, clock=clock, on_write=answers.drop, official=official)
     leaderboards = LeaderboardService(store, on_write=answers.drop)
     history = HistoryService(store, ratings_source, clock=clock, tank_stats=tank_stats, leaderboards=leaderboards)
     jobs = JobRunner(store, clock=clock, metrics=metrics)
@@ -116,7 +118,9 @@ async def build_services(
     backups = ScheduledBackups(
         store, config.backup_dir, config.backup_keep, writer=f"statsapi {VERSION}", duty=config.backup_duty, clock=clock
     )
-    targets = JobTargets(ratings_source, players, online, clans, Retention(store, clock=clock), population, backups)
+    targets = JobTargets(
+        ratings_source, players, online, clans, Retention(store, clock=clock), population, backups, official
+    )
     for job in SCHEDULE:
         jobs.add(job.name, job.every, job.run(targets))
     services = Services(

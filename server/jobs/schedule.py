@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from server.jobs import backups, retention
-from server.services import clans, online, players, population
+from server.services import clans, official, online, players, population
 from server.upstream import expected_values
 
 if TYPE_CHECKING:
@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from server.jobs.retention import Retention
     from server.services.clans import ClanService
     from server.services.expected import ExpectedValuesService
+    from server.services.official import OfficialFigures
     from server.services.online import OnlineService
     from server.services.players import PlayerService
     from server.services.population import PopulationService
@@ -33,6 +34,7 @@ class JobTargets:
     retention: Retention
     population: PopulationService
     backups: ScheduledBackups
+    official: OfficialFigures
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,4 +54,5 @@ SCHEDULE: tuple[Scheduled, ...] = (
     Scheduled("clan_weekly_digest", clans.DIGEST_EVERY, lambda t: t.clans.build_digests),
     Scheduled("tank_statistics", population.BUILD_EVERY, lambda t: t.population.build),
     Scheduled("backup", backups.INTERVAL_SECONDS, lambda t: t.backups.run),
+    Scheduled("official_thresholds", official.FETCH_EVERY, lambda t: t.official.fetch),
 )

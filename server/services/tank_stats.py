@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -19,15 +20,17 @@ from server.api.catalogue import (
     TANK_PERCENTILES,
 )
 from server.api.errors import APIError
-from server.domain.days import days_before
-from server.domain.marks import MARK_NAMES
+from server.domain.days import days_before, utc_day
+from server.domain.marks import MARK_NAMES, MIN_TIER
 from server.domain.population import standing
+from server.services.official import SOURCE
 from store.client import request_deadline
 from store.constants import TANK_COUNTERS
 from store.population import unpack_grid
 
 if TYPE_CHECKING:
     from server.services.expected import Ratings
+    from server.services.official import Official, OfficialFigures
     from store.store import Store
 
 C = {name: i for i, name in enumerate(TANK_COUNTERS)}
@@ -135,8 +138,10 @@ class TankStatsService:
         clock: Callable[[], float] = time.time,
         on_write: Callable[[Tag], None] = no_answer_cache,
         monotonic: Callable[[], float] = time.monotonic,
+        official: OfficialFigures | None = None,
     ) -> None:
         self.store = store
+        self.official = official  # Wargaming's published thresholds, beside the estimates
         self.ratings_source = ratings_source
         self.clock = clock
         self.monotonic = monotonic  # the clock of the decoded copies' HOT_COPY_SECONDS
@@ -255,14 +260,22 @@ class TankStatsService:
         if table is None:
             raise APIError("no_statistics")
         vehicles = await self._vehicles(region)
+        official = await self.official.current(region) if self.official is not None else None
         through = table.doc["through"]
         past = {days: await self._marks_of_day(region, days_before(through, days)) for days in MARKS_CHANGE_DAYS}
-        if table.rows_memo is None or table.rows_memo[0] != (vehicles, *map(id, past.values())):
+        memo_key = (vehicles, id(official), *map(id, past.values()))
+        if table.rows_memo is None or table.rows_memo[0] != memo_key:
+            covered = {
+                t
+                for t in (official.damage if official else {})
+                if ((vehicles.get(t) or {}).get("tier") or 0) >= MIN_TIER
+            }
             rows = []
-            for tank_id in sorted(table.entries):
-                entry = table.entries[tank_id]
+            for tank_id in sorted(set(table.entries) | covered):
+                entry = table.entries.get(tank_id) or {"players": 0, "battles": 0}
                 facts = vehicles.get(tank_id) or {}
                 now = entry.get("thresholds")
+                figures = official.thresholds(tank_id) if official is not None else None
                 rows.append(
                     {
                         "tank_id": tank_id,
@@ -276,9 +289,11 @@ class TankStatsService:
                             f"change_{days}d": marks_change(now, (past[days] or {}).get(str(tank_id)))
                             for days in MARKS_CHANGE_DAYS
                         },
+                        "official": figures,
+                        "estimate_error": estimate_error(named_marks(now), (figures or {}).get("marks")),
                     }
                 )
-            table.rows_memo = ((vehicles, *map(id, past.values())), rows)
+            table.rows_memo = (memo_key, rows)
         page = tank_page(
             table.rows_memo[1],
             tier,
@@ -289,15 +304,22 @@ class TankStatsService:
             limit,
             offset,
         )
-        return {**self._marks_head(region, table), "sort": sort, **page}
+        return {
+            **self._marks_head(region, table),
+            "official": official_head(official, table.rows_memo[1], utc_day(self.clock())),
+            "sort": sort,
+            **page,
+        }
 
     async def tank_marks(self, region: str, tank_id: int, series_doc: Mapping[str, Any] | None) -> dict | None:
         """A tank page's `marks`: the current thresholds and sample, and their daily series (the days
         of the tank's series that have thresholds); None before the first build or below tier V."""
         table = await self.marks(region)
-        if table is None or tank_id not in table.entries:
+        official = await self.official.current(region) if self.official is not None else None
+        figures = official.thresholds(tank_id) if official is not None else None
+        if table is None or (tank_id not in table.entries and figures is None):
             return None
-        entry = table.entries[tank_id]
+        entry = table.entries.get(tank_id) or {"players": 0, "battles": 0}
         series = []
         if series_doc is not None and series_doc.get("through") == table.doc["through"]:
             for day, values in zip(series_doc["days"], series_doc.get("marks") or []):
@@ -308,6 +330,8 @@ class TankStatsService:
             "marks": named_marks(entry.get("thresholds")),
             "sample": {"players": int(entry["players"]), "battles": int(entry["battles"])},
             "series": series,
+            "official": figures,
+            "estimate_error": estimate_error(named_marks(entry.get("thresholds")), (figures or {}).get("marks")),
         }
 
     async def career_standing(self, region: str, wn8: float | None, battles: int) -> int | None:
@@ -477,6 +501,50 @@ def tank_standing(table: PeriodTable | None, tank_id: int, battles: int, avg_dam
         "min_battles": min_battles,
         "damage_percentile": standing(table.grid(tank_id, "damage"), avg_damage) if counted else None,
         "wn8_percentile": standing(table.grid(tank_id, "wn8"), wn8) if counted else None,
+    }
+
+
+def estimate_error(
+    estimate: Mapping[str, float | None] | None, official: Mapping[str, float] | None
+) -> dict[str, float | None] | None:
+    """Each estimated mark threshold's error relative to the official one ((estimate - official) /
+    official, e.g. 0.05: 5 % above); None without both."""
+    if estimate is None or official is None:
+        return None
+    return {
+        name: round((estimate[name] - official[name]) / official[name], 4)  # type: ignore[operator]
+        if estimate.get(name) is not None and official.get(name)
+        else None
+        for name in (*MARK_NAMES, "top")
+    }
+
+
+def official_head(official: Official | None, rows: Sequence[Mapping[str, Any]], today: str) -> dict[str, Any] | None:
+    """The list's official figures: their day (stale when not today's: that day's fetch failed),
+    the upstream's date, and the median relative error of the estimates per tier and mark."""
+    if official is None:
+        return None
+    by_tier: dict[int, dict[str, list[float]]] = {}
+    for row in rows:
+        for name, error in (row.get("estimate_error") or {}).items():
+            if error is not None and row.get("tier") is not None:
+                by_tier.setdefault(int(row["tier"]), {}).setdefault(name, []).append(error)
+    return {
+        "date": official.day,
+        "stale": official.day != today,
+        "updated_at": official.updated_at,
+        "source": SOURCE,
+        "median_error_by_tier": [
+            {
+                "tier": tier,
+                "tanks": max(len(errors) for errors in names.values()),
+                **{
+                    name: round(statistics.median(names[name]), 4) if name in names else None
+                    for name in (*MARK_NAMES, "top")
+                },
+            }
+            for tier, names in sorted(by_tier.items())
+        ],
     }
 
 

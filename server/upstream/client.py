@@ -29,7 +29,7 @@ import logging
 import random
 import time
 import urllib.parse
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import ujson
@@ -78,6 +78,7 @@ ACCOUNT_FIELDS = "account_id,nickname,clan_id,created_at,last_battle_time,update
 TANKS_FIELDS = "tank_id,mark_of_mastery," + ",".join(f"all.{name}" for name in TANK_COUNTERS)
 VEHICLE_FIELDS = "tank_id,tier,name,type,nation"
 VEHICLES_PER_PAGE = 100  # encyclopedia/vehicles pages at 100, the most the upstream allows
+MASTERY_PERCENTILES = 10  # wot/tanks/mastery takes at most this many percentile values
 
 # Retry-After (seconds) suggested to our own callers once the upstream gave up on us.
 RETRY_AFTER_LIMIT = 5  # REQUEST_LIMIT_EXCEEDED: per-second quota, recovers quickly
@@ -324,6 +325,49 @@ class UpstreamClient:
             if page >= int(page_total) or page >= 100:
                 return out
             page += 1
+
+    async def tanks_mastery(
+        self,
+        region: str,
+        distribution: str,
+        percentiles: Sequence[int],
+        *,
+        params: Mapping[str, Any] | None = None,
+        caller: str = "other",
+    ) -> tuple[dict[int, dict[int, float]], int | None]:
+        """``wot/tanks/mastery`` for every vehicle (no tank_id: one request): ({tank_id: {percentile:
+        value}}, updated_at) of the server's `distribution` ("damage" or "xp") at `percentiles`
+        (1-100, at most MASTERY_PERCENTILES); a vehicle the answer leaves null is left out."""
+        wanted = sorted({int(p) for p in percentiles})
+        if not wanted or len(wanted) > MASTERY_PERCENTILES or not all(1 <= p <= 100 for p in wanted):
+            raise ValueError(f"percentiles: 1 to {MASTERY_PERCENTILES} values from 1 to 100, not {percentiles!r}")
+        query = {"distribution": distribution, "percentile": ",".join(map(str, wanted))}
+        data, _ = await self._call("wot", region, "wot/tanks/mastery", query, params, caller)
+        data = data if isinstance(data, dict) else {}
+        out: dict[int, dict[int, float]] = {}
+        for tank_id, values in (data.get("distribution") or {}).items():
+            if isinstance(values, dict) and values:
+                out[int(tank_id)] = {int(p): float(v) for p, v in values.items() if v is not None}
+        updated = data.get("updated_at")
+        return out, int(updated) if isinstance(updated, (int, float)) else None
+
+    async def account_wtr(
+        self,
+        region: str,
+        account_ids: Iterable[int],
+        *,
+        params: Mapping[str, Any] | None = None,
+        caller: str = "other",
+    ) -> dict[int, int | None]:
+        """``wot/account/wtr`` for any number of ids (batched by 100): {account_id: rating}, None
+        for an account without one (too few random battles) or unknown."""
+        found = await self._by_ids(
+            "wot", region, "wot/account/wtr", "account_id", account_ids, "rating", params, caller
+        )
+        return {
+            account_id: int(value["rating"]) if isinstance(value, dict) and value.get("rating") is not None else None
+            for account_id, value in found.items()
+        }
 
     async def clans_info(
         self,

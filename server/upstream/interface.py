@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from server.upstream.client import UpstreamClient
@@ -49,6 +49,25 @@ class Upstream(Protocol):
     async def vehicles(
         self, region: str, *, fields: str | None = None, params: Mapping[str, Any] | None = None, caller: str = "other"
     ) -> dict[int, dict]: ...
+
+    async def tanks_mastery(
+        self,
+        region: str,
+        distribution: str,
+        percentiles: Sequence[int],
+        *,
+        params: Mapping[str, Any] | None = None,
+        caller: str = "other",
+    ) -> tuple[dict[int, dict[int, float]], int | None]: ...
+
+    async def account_wtr(
+        self,
+        region: str,
+        account_ids: Iterable[int],
+        *,
+        params: Mapping[str, Any] | None = None,
+        caller: str = "other",
+    ) -> dict[int, int | None]: ...
 
     async def clans_info(
         self,

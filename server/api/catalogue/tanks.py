@@ -313,8 +313,11 @@ TANK_MARKS = Endpoint(
     f"each with its sample, and how each moved over the last {' and '.join(map(str, MARKS_CHANGE_DAYS))} "
     "days. An estimate from daily totals over the tracked accounts, not the game's per-battle moving "
     f"average over the whole server: how far apart they can be is in {MARKS_METHOD}. Built daily with the "
-    "tank statistics, without any request to the game API. Filter, sort and page as /tanks/stats. "
-    "404 no_statistics until the first build.",
+    "tank statistics, without any request to the game API. Beside each estimate, Wargaming's own published "
+    "thresholds (wot/tanks/mastery, fetched once a day per realm: damage at percentiles 65/85/95/100, base "
+    "XP of the mastery badges at 50/80/95/99) and the estimate's relative error per mark; the list also "
+    "holds every tier V+ tank the published distribution covers that no tracked player drove, and the "
+    "median error by tier. Filter, sort and page as /tanks/stats. 404 no_statistics until the first build.",
     tag="tanks",
     operation_id="TankMarks",
     limit_per_minute=30,
@@ -360,6 +363,21 @@ TANK_MARKS = Endpoint(
             "change_30d.second",
             "change_30d.third",
             "change_30d.top",
+            "official.marks.first",
+            "official.marks.second",
+            "official.marks.third",
+            "official.marks.top",
+            "official.mastery_xp.third_class",
+            "official.mastery_xp.second_class",
+            "official.mastery_xp.first_class",
+            "official.mastery_xp.ace",
+            "official.date",
+            "official.updated_at",
+            "official.source",
+            "estimate_error.first",
+            "estimate_error.second",
+            "estimate_error.third",
+            "estimate_error.top",
         ),
     ),
     fields={
@@ -375,6 +393,12 @@ TANK_MARKS = Endpoint(
         "the tank in the window), "
         + ", ".join(f"change_{d}d" for d in MARKS_CHANGE_DAYS)
         + " {first, second, third, top}: each threshold now minus its value that many days before (null "
-        "when either is)",
+        "when either is); official {marks {first, second, third, top}, mastery_xp {third_class, second_class, "
+        "first_class, ace}, date, updated_at, source}: Wargaming's published thresholds (null when its "
+        "distribution does not cover the tank); estimate_error {first, second, third, top}: (estimate - "
+        "official) / official (null without both)",
+        "official": "the published figures' day (stale true when that day's fetch failed and an older day's "
+        "are shown), the upstream's updated_at, the source, and median_error_by_tier[] {tier, tanks, first, "
+        f"second, third, top}}; null before the first fetch. {MARKS_METHOD} compares the two",
     },
 )
