@@ -261,7 +261,7 @@ async def check_forms_agree_while_rebuilding(store, services, base_url: str, acc
 
     async def rebuild() -> None:
         nonlocal builds
-        for through in (days_before(day, 7), day, days_before(day, 7), day):
+        for through in (days_before(day, 7), day):
             job = PopulationService(
                 store, services.ratings_source, clock=lambda t=through: day_start(t) + DAY_SECONDS + 7200
             )
@@ -283,19 +283,20 @@ async def check_forms_agree_while_rebuilding(store, services, base_url: str, acc
     services.answers.clock = services.tank_stats.monotonic = clock
     try:
         for through in (days_before(day, 7), day):
+            clock.set(clock() + 60)
+            for name in paths:
+                await data(warm[name])  # another query of the same tables: read at this moment
+            clock.set(clock() + 3)
+            before = {name: await data(path) for name, path in paths.items()}
+            job = PopulationService(
+                store, services.ratings_source, clock=lambda t=through: day_start(t) + DAY_SECONDS + 7200
+            )
+            job.pause = job.leaderboards.pause = 0
+            await job.build(force=True)
+            clock.set(clock() + 2.5)
             for name, path in paths.items():
                 table = endpoints[name].csv
                 assert table is not None
-                clock.set(clock() + 60)
-                await data(warm[name])  # another query of the same tables: read at this moment
-                clock.set(clock() + 3)
-                before = await data(path)
-                job = PopulationService(
-                    store, services.ratings_source, clock=lambda t=through: day_start(t) + DAY_SECONDS + 7200
-                )
-                job.pause = job.leaderboards.pause = 0
-                await job.build(force=True)
-                clock.set(clock() + 2.5)
                 got = await fetch(base_url, path + "&format=csv")
                 after = await data(path)
                 cells = parse(got.body.decode("utf-8"))[1:]
@@ -309,8 +310,7 @@ async def check_forms_agree_while_rebuilding(store, services, base_url: str, acc
                             at(row, column),
                             "JSON of another build",
                         )
-                if before != after:
-                    changed += 1
+                changed += before[name] != after
     finally:
         services.answers.clock = services.tank_stats.monotonic = time.monotonic
         services.answers.clear()  # kept by the manual clock, ahead of the real one
@@ -344,6 +344,6 @@ async def check_forms_agree_while_rebuilding(store, services, base_url: str, acc
     finally:
         if not job.done():
             await job
-    assert builds == 4
+    assert builds == 2
     # The builds changed what was answered (two days' tables), so equal forms were not a given.
     assert max(len(states) for states in seen.values()) >= 2, {name: len(states) for name, states in seen.items()}
