@@ -400,7 +400,11 @@ def expected_period(world: World, account, first: str, last: str, raw_table: dic
     figures = dict.fromkeys(("avg_assist_radio", "avg_assist_stun", "avg_combined_damage", "damage_ratio"))
     if battles:
         total = {n: sum(row[n] - start.get(t, {}).get(n, 0) for t, row in end.items()) for n in end[next(iter(end))]}
-        radio, track = (a1[1] - a0[1]) / (a1[0] - a0[0]), (a1[2] - a0[2]) / (a1[0] - a0[0])
+        # Each change counted from 0 up, as the service counts it (server/domain/recents.py
+        # assist_change): the totals are rebuilt from averages rounded to 0.01, so over a battle or
+        # two they can fall by one (a truth of -1.0 per battle beside the service's 0.0 failed a run).
+        change = [max(0, after - before) for after, before in zip(a1, a0, strict=True)]
+        radio, track = change[1] / change[0], change[2] / change[0]
         stun = total["stun_assisted_damage"] / battles
         figures = {
             "avg_assist_radio": radio,
