@@ -341,6 +341,10 @@ async def check_forms_agree_while_rebuilding(store, services, base_url: str, acc
                 compared[name] += 1
             if job.done():
                 job.result()  # a failed build fails the check
+            # Reads a few times a second, not back to back: the embedded database runs one query at a
+            # time, and a tight loop of reads starved the build's writes past the driver's 30 s on a
+            # busy core.
+            await asyncio.sleep(0.25)
     finally:
         if not job.done():
             await job
