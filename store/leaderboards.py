@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pymongo import ASCENDING, ReplaceOne
 
+from store.client import job_deadline
 from store.kinds import Declared, cache
 
 if TYPE_CHECKING:
@@ -70,7 +71,9 @@ class Leaderboards:
         """Store a region's build: every ranked list (`lists`: {list_key: rows}) in chunks and every
         list of `whole` in one document (chunk 0: a tank's players, ranked when read), then the
         pointer (`pointer`: through, built_at, windows) naming it, then drop older builds' chunks.
-        Returns the documents written."""
+        Each write (a batch of at most WRITE_BATCH chunks or WRITE_ROWS rows, the pointer, the
+        delete) has its own job deadline: a build's size grows with the tracked accounts, a batch's
+        does not. Returns the documents written."""
         written = 0
         ops: list[ReplaceOne] = []
         pieces = [
@@ -91,15 +94,19 @@ class Leaderboards:
             ops.append(ReplaceOne({"_id": doc["_id"]}, doc, upsert=True))
             batch_rows += len(part)
             if len(ops) >= WRITE_BATCH or batch_rows >= WRITE_ROWS:
-                await self.collection.bulk_write(ops, ordered=False)
+                with job_deadline():
+                    await self.collection.bulk_write(ops, ordered=False)
                 written += len(ops)
                 ops, batch_rows = [], 0
         if ops:
-            await self.collection.bulk_write(ops, ordered=False)
+            with job_deadline():
+                await self.collection.bulk_write(ops, ordered=False)
             written += len(ops)
         doc = {"_id": current_id(region), "r": region, "build": build, **pointer}
-        await self.collection.replace_one({"_id": doc["_id"]}, doc, upsert=True)
-        await self.collection.delete_many({"r": region, "b": {"$lt": build}})
+        with job_deadline():
+            await self.collection.replace_one({"_id": doc["_id"]}, doc, upsert=True)
+        with job_deadline():
+            await self.collection.delete_many({"r": region, "b": {"$lt": build}})
         return written
 
     async def current(self, region: str) -> dict | None:

@@ -356,8 +356,9 @@ class LeaderboardBuilder:
         }
         build = f"{through}.{int(now)}"
         pointer = {"through": through, "built_at": now, "windows": windows, "place_buckets": buckets}
-        with job_deadline():
-            written = await self.store.leaderboards.save_build(region, build, lists, pointer, whole)
+        # Each of the build's writes has its own job deadline (store/leaderboards.py): the whole
+        # build grows with the tracked accounts and on a busy machine outlasts one.
+        written = await self.store.leaderboards.save_build(region, build, lists, pointer, whole)
         await dismantle(lists, whole, names, place_rows, clan_rows)
         return written
 

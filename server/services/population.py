@@ -201,9 +201,10 @@ class PopulationService:
             await asyncio.sleep(self.pause)
         await self.leaderboards.save(region, through, boards, tanks, players, who, plays)
         marks_by_day = await self._marks_by_day(region, sorted(sums_by_day))
+        # Documents of every tank's 90 days (~600 tanks): built in a worker thread, like the sums,
+        # before the write's deadline starts (a busy core slows the maths, not the write).
+        series = await asyncio.to_thread(series_documents, region, through, sums_by_day, marks_by_day)
         with job_deadline():
-            # Documents of every tank's 90 days (~600 tanks): built in a worker thread, like the sums.
-            series = await asyncio.to_thread(series_documents, region, through, sums_by_day, marks_by_day)
             await self.store.population.series.save_many(series)
         accounts = len(accumulator.accounts)
         await dismantle(
