@@ -669,7 +669,21 @@ def schema_components(index: dict) -> dict:
                                                     {"type": "null"},
                                                 ]
                                             },
-                                            "thresholds": nullable_marks,
+                                            "thresholds": {
+                                                "oneOf": [mark_values, {"type": "null"}],
+                                                "description": "The thresholds the progress is measured "
+                                                "against: Wargaming's published ones when the tank has them, "
+                                                "else the estimate (thresholds_source says which).",
+                                            },
+                                            "thresholds_source": {
+                                                "type": ["string", "null"],
+                                                "enum": ["official", "estimate", None],
+                                            },
+                                            "official_date": {
+                                                **nullable("string", format="date"),
+                                                "description": "The day the published thresholds were fetched.",
+                                            },
+                                            "estimated_thresholds": nullable_marks,
                                             "method": {"type": "string"},
                                         }
                                     ),
@@ -677,6 +691,29 @@ def schema_components(index: dict) -> dict:
                                 ],
                                 "description": "Progress toward the tank's marks of excellence (tier V and up).",
                             },
+                            "mastery": obj(
+                                {
+                                    "badge": {"type": "integer", "minimum": 0, "maximum": 4},
+                                    "best_xp": nullable("integer", minimum=0),
+                                    "thresholds": {
+                                        "oneOf": [
+                                            obj(
+                                                {
+                                                    name: {"type": "number"}
+                                                    for name in ("third_class", "second_class", "first_class", "ace")
+                                                }
+                                            ),
+                                            {"type": "null"},
+                                        ]
+                                    },
+                                    "best_xp_reaches": nullable("integer", minimum=0, maximum=4),
+                                    "date": nullable("string", format="date"),
+                                    "source": {"type": ["string", "null"], "enum": ["wot/tanks/mastery", None]},
+                                },
+                                description="The mastery badge the game gave (0-4), the best battle's base XP, and "
+                                "the badge that battle would reach against Wargaming's published XP thresholds "
+                                'today (an indication: docs/data.md, "Official thresholds").',
+                            ),
                         }
                     ),
                     description="Every tank the player owns; sorted by period battles, then career battles.",
@@ -1772,7 +1809,7 @@ def schema_components(index: dict) -> dict:
     }
     # A session's tank rows: the tanks endpoint's, without its population standing and marks.
     tank_row = schemas["PlayerTanks"]["properties"]["tanks"]["items"]
-    session_row = obj({k: v for k, v in tank_row["properties"].items() if k not in ("standing", "marks")})
+    session_row = obj({k: v for k, v in tank_row["properties"].items() if k not in ("standing", "marks", "mastery")})
     schemas["PlayerSession"] = obj(
         {
             "account_id": {"type": "integer", "minimum": 1},

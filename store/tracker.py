@@ -180,11 +180,12 @@ class Tracked:
     async def get(self, region: str, account_id: int) -> dict | None:
         return await self.collection.find_one({"_id": tracked_id(region, account_id)}, {"state": 0})
 
-    async def mastery(self, region: str, account_id: int) -> dict[int, int]:
-        """Each tank's mastery badge (1..4) as of the newest per-tank state; {} when none is kept."""
+    async def mastery(self, region: str, account_id: int) -> dict[int, tuple[int, int | None]]:
+        """Each tank's mastery badge (0..4) and its best battle's XP (None when kept before the
+        service read it) as of the newest per-tank state; {} when none is kept."""
         doc = await self.collection.find_one({"_id": tracked_id(region, account_id)}, {"mastery": 1})
         packed = bytes((doc or {}).get("mastery") or b"")
-        return {tank_id: row[0] for tank_id, row in unpack(packed).items() if row}
+        return {tank_id: (row[0], row[1] if len(row) > 1 else None) for tank_id, row in unpack(packed).items() if row}
 
     async def last_measured_day(self, region: str, account_id: int) -> str | None:
         """The last UTC day the pass visited the account; None when never visited or parked."""

@@ -226,6 +226,36 @@ async def check_official_on_demo(base_url: str, sim_url: str, services) -> None:
     compared = [row for row in rows if row["estimate_error"] is not None]
     assert compared, "no tank has both an estimate and an official threshold"
     print("official thresholds: median error by tier", page["official"]["median_error_by_tier"])
+    # A player's tanks measure their progress against the published thresholds where the tank has
+    # them, and show the best battle's XP against the published mastery badges.
+    player = await get_data(base_url, "/api/v1/player/500000052/eu/tanks?days=30")
+    raw = await sim_async(
+        sim_url, "/wot/eu/wot/tanks/stats/?application_id=t&account_id=500000052&fields=tank_id,max_xp"
+    )
+    best_now = {entry["tank_id"]: entry["max_xp"] for entry in raw["data"]["500000052"]}
+    measured = 0
+    for row in player["tanks"]:
+        damage, xp = answers["damage"].get(str(row["tank_id"])), answers["xp"].get(str(row["tank_id"]))
+        mastery = row["mastery"]
+        assert 0 < mastery["best_xp"] <= best_now[row["tank_id"]], (row["tank_id"], mastery)
+        if xp is not None:
+            thresholds = [float(xp[str(p)]) for p in XP_PERCENTILES]
+            assert mastery["thresholds"] == dict(zip(MASTERY_KEYS, thresholds)), mastery
+            assert mastery["best_xp_reaches"] == sum(mastery["best_xp"] >= t for t in thresholds), mastery
+        if row["marks"] is None:
+            continue
+        if damage is not None:
+            assert row["marks"]["thresholds_source"] == "official", row["marks"]
+            assert row["marks"]["thresholds"] == {
+                k: float(damage[str(p)]) for k, p in zip(MARK_KEYS, DAMAGE_PERCENTILES)
+            }
+            if row["marks"]["combined_damage"] is not None:
+                expected = sum(row["marks"]["combined_damage"] >= float(damage[str(p)]) for p in DAMAGE_PERCENTILES[:3])
+                assert row["marks"]["estimated_marks"] == expected, row["marks"]
+            measured += 1
+        elif row["marks"]["estimated_thresholds"] is not None:
+            assert row["marks"]["thresholds_source"] == "estimate"
+    assert measured, "no tank of the player measured against the published thresholds"
 
 
 async def get_data(base: str, path: str) -> dict:
@@ -286,8 +316,9 @@ async def test_on_demo_data_marks_progress_groups_and_leaderboards_answer_what_p
             assert period["avg_combined_damage"] >= period["avg_damage"]
         m = row["marks"]
         assert m["combined_damage"] > 0 and m["battles"] > 0
-        if m["thresholds"] is not None:
+        if m["estimated_thresholds"] is not None:  # the tank's tracked players give it a grid
             assert m["percentile"] is not None and 0 <= m["percentile"] <= 99
+        if m["thresholds"] is not None:
             assert m["next"] is not None
             if m["next"]["mark"] is not None:
                 assert m["next"]["needed"] == pytest.approx(

@@ -95,3 +95,51 @@ def test_the_estimates_error_is_relative_to_the_official_threshold_and_summarise
     assert head["median_error_by_tier"] == [
         {"tier": 8, "tanks": 3, "first": 0.05, "second": 0.1, "third": 0.0, "top": 0.2}
     ]
+
+
+def test_a_tanks_mastery_row_says_which_badge_the_best_battle_reaches_against_the_published_xp():
+    from server.services.history import mastery_progress
+
+    published = {
+        "marks": None,
+        "mastery_xp": {"third_class": 500.0, "second_class": 800.0, "first_class": 1100.0, "ace": 1400.0},
+        "date": "2026-11-20",
+        "source": "wot/tanks/mastery",
+    }
+    row = mastery_progress(2, 1150, published)
+    assert row["badge"] == 2 and row["best_xp"] == 1150
+    assert row["best_xp_reaches"] == 3  # 1st class: at or above 1100, below the Ace's 1400
+    assert row["thresholds"] == published["mastery_xp"] and row["date"] == "2026-11-20"
+    assert mastery_progress(0, 1400, published)["best_xp_reaches"] == 4
+    assert mastery_progress(0, 499, published)["best_xp_reaches"] == 0
+    # Without a published distribution, or a best battle kept before the service read it: no reach.
+    assert mastery_progress(3, 1150, None) == {
+        "badge": 3,
+        "best_xp": 1150,
+        "thresholds": None,
+        "best_xp_reaches": None,
+        "date": None,
+        "source": None,
+    }
+    assert mastery_progress(1, None, published)["best_xp_reaches"] is None
+
+
+def test_the_badges_and_best_battles_kept_per_tank_read_back_and_older_payloads_still_read():
+    from server.services.tracker import mastery_of, raw_tanks_of
+    from store.tanks import pack, unpack
+
+    raw = [
+        {"tank_id": 1, "mark_of_mastery": 3, "max_xp": 1500, "all": {"battles": 10}},
+        {"tank_id": 17, "mark_of_mastery": 0, "max_xp": 900, "all": {"battles": 4}},
+        {"tank_id": 33, "mark_of_mastery": 0, "max_xp": 0, "all": {"battles": 2}},  # nothing to keep
+        {"tank_id": 49, "mark_of_mastery": 4, "max_xp": 2000, "all": {"battles": 0}},  # never played
+    ]
+    assert unpack(mastery_of(raw)) == {1: [3, 1500], 17: [0, 900]}
+    capture = {"s": pack({1: [10] * 3, 17: [4] * 3}), "m": mastery_of(raw)}
+    entries = {entry["tank_id"]: entry for entry in raw_tanks_of(capture)}
+    assert (entries[1]["mark_of_mastery"], entries[1]["max_xp"]) == (3, 1500)
+    assert (entries[17]["mark_of_mastery"], entries[17]["max_xp"]) == (0, 900)
+    # A payload written before the best battle was read: the badge alone, no best battle claimed.
+    older = {"s": pack({1: [10] * 3}), "m": pack({1: [3]})}
+    (entry,) = raw_tanks_of(older)
+    assert entry["mark_of_mastery"] == 3 and "max_xp" not in entry

@@ -340,6 +340,7 @@ async def test_the_trackers_visit_takes_a_watched_accounts_newest_capture_instea
     assert raw_tanks_of(capture) == sorted(
         (
             {"tank_id": t["tank_id"], "mark_of_mastery": t.get("mark_of_mastery") or 0, "all": t["all"]}
+            | ({"max_xp": t["max_xp"]} if t.get("mark_of_mastery") or t.get("max_xp") else {})
             for t in asked
             if t["all"]["battles"]
         ),

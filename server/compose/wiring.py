@@ -73,7 +73,9 @@ async def build_services(
     official = OfficialFigures(store, upstream, clock=clock, on_write=answers.drop)
     tank_stats = TankStatsService(store, ratings_source, clock=clock, on_write=answers.drop, official=official)
     leaderboards = LeaderboardService(store, on_write=answers.drop)
-    history = HistoryService(store, ratings_source, clock=clock, tank_stats=tank_stats, leaderboards=leaderboards)
+    history = HistoryService(
+        store, ratings_source, clock=clock, tank_stats=tank_stats, leaderboards=leaderboards, official=official
+    )
     jobs = JobRunner(store, clock=clock, metrics=metrics)
     # Every process takes part in the tracker's daily pass (slices are claimed in the database).
     tracker = Tracker(

@@ -7,7 +7,7 @@ The estimates and how far they can be from the game's own are explained in docs/
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from store.constants import TANK_COUNTERS
@@ -110,10 +110,9 @@ def estimated_marks(value: float | None, marks: Sequence[float] | None) -> int |
     return sum(1 for threshold in marks[:3] if value >= threshold)
 
 
-def sums_of(rows: Iterable[Sequence[int]]) -> list[int]:
-    """Counter sums of rows of the full width (shorter rows are left out by the caller)."""
-    total = [0] * WIDTH
-    for row in rows:
-        for i, value in enumerate(row[:WIDTH]):
-            total[i] += value
-    return total
+def mastery_reach(best_xp: int | None, thresholds: Sequence[float] | None) -> int | None:
+    """The highest mastery badge (0 none, 1-3 3rd to 1st class, 4 Ace Tanker) a battle of `best_xp`
+    base XP reaches against [3rd class, 2nd, 1st, Ace] XP thresholds; None without either."""
+    if best_xp is None or thresholds is None:
+        return None
+    return sum(1 for threshold in thresholds[:4] if best_xp >= threshold)

@@ -20,11 +20,13 @@ from server.api.catalogue import (
 from server.api.errors import APIError
 from server.domain import recents
 from server.domain.days import utc_day
-from server.domain.marks import MIN_TIER, combined_damage, estimated_marks, next_mark
+from server.domain.marks import MIN_TIER, combined_damage, estimated_marks, mastery_reach, next_mark
 from server.domain.population import standing
 from server.domain.profiles import HISTORY_FIELDS, history_view, is_recent_key, recent_key
 from server.services.concurrency import bounded_read, single_flight
 from server.services.expected import Ratings
+from server.services.official import MARK_KEYS, MASTERY_KEYS
+from server.services.official import SOURCE as OFFICIAL_SOURCE
 from server.services.tank_stats import named_marks, standing_period, tank_standing
 from store.client import request_deadline
 from store.store import Store
@@ -33,6 +35,7 @@ from store.tanks import TankState, Timeline, apply_parsed, as_counters
 if TYPE_CHECKING:  # types only
     from server.domain.ratings import ExpectedValues
     from server.services.leaderboards import LeaderboardService
+    from server.services.official import OfficialFigures
     from server.services.tank_stats import TankStatsService
 
 WEEK = WEEK_DAYS  # days per bucket of the history's `weekly` series
@@ -143,12 +146,14 @@ class HistoryService:
         clock: Callable[[], float] = time.time,
         tank_stats: TankStatsService | None = None,
         leaderboards: LeaderboardService | None = None,
+        official: OfficialFigures | None = None,
     ) -> None:
         self.store = store
         self.ratings_source = ratings_source
         self.clock = clock
         self.tank_stats = tank_stats  # the population tables a tank row's standing is read from
         self.leaderboards = leaderboards  # a period's place on the leaderboard of the same days
+        self.official = official  # Wargaming's published thresholds a tank row's progress is measured against
         self._tanks_flights: dict[tuple, Any] = {}
         self._history_flights: dict[tuple, Any] = {}
 
@@ -370,7 +375,7 @@ class HistoryService:
             vehicles,
             assist=assist,
             career_assist=timeline.assist_on(to_day),
-            mastery=mastery,
+            mastery={tank_id: level for tank_id, (level, _) in mastery.items()},
         )
         answer = {
             "account_id": account_id,
@@ -382,7 +387,12 @@ class HistoryService:
             "expected_values_version": expected.version if expected is not None else None,
             "period": {key: figures[key] for key in recents.SUMMARY_FIGURES},
             "tanks": await self._with_marks(
-                region, timeline, marks_first, last, await self._with_standing(region, days, rows)
+                region,
+                timeline,
+                marks_first,
+                last,
+                await self._with_standing(region, days, rows),
+                {tank_id: best for tank_id, (_, best) in mastery.items()},
             ),
         }
         if group_by is not None:
@@ -393,13 +403,22 @@ class HistoryService:
         return answer
 
     async def _with_marks(
-        self, region: str, timeline: Timeline, first: str, last: str, rows: list[dict[str, Any]]
+        self,
+        region: str,
+        timeline: Timeline,
+        first: str,
+        last: str,
+        rows: list[dict[str, Any]],
+        best_xp: Mapping[int, int | None],
     ) -> list[dict[str, Any]]:
         """Each row gains `marks`: the player's combined damage on the tank over the marks' window
         (MARKS_WINDOW_DAYS ending `last`), where it stands among the tank's players (the estimated
-        mark progress) and what the next mark takes (null below tier V or for a tank the
-        encyclopedia lacks; docs/data.md, "Marks of excellence")."""
+        mark progress) and what the next mark takes, against Wargaming's published thresholds when
+        the tank has them, else the estimate (null below tier V or for a tank the encyclopedia
+        lacks); and `mastery`: the best battle's XP against the published mastery badge thresholds
+        (docs/data.md, "Marks of excellence" and "Official thresholds")."""
         table = await self.tank_stats.marks(region) if self.tank_stats is not None else None
+        official = await self.official.current(region) if self.official is not None else None
         states = _states(timeline, first, last)
         diffs: dict[int, dict[str, int]] = {}
         assist = None
@@ -409,6 +428,8 @@ class HistoryService:
             diffs = recents.state_differences(start, end)
             assist = recents.assist_change(timeline.assist_on(window_from), timeline.assist_on(to_day))
         for row in rows:
+            published = official.thresholds(row["tank_id"]) if official is not None else None
+            row["mastery"] = mastery_progress(row["career"]["mark_of_mastery"], best_xp.get(row["tank_id"]), published)
             if (row["tier"] or 0) < MIN_TIER:
                 row["marks"] = None
                 continue
@@ -421,7 +442,9 @@ class HistoryService:
                 else None
             )
             value = round(value, 2) if value is not None else None
-            thresholds = table.thresholds(row["tank_id"]) if table is not None else None
+            estimate = table.thresholds(row["tank_id"]) if table is not None else None
+            official_marks = (published or {}).get("marks")
+            thresholds = [official_marks[key] for key in MARK_KEYS] if official_marks else estimate
             row["marks"] = {
                 "window_days": MARKS_WINDOW_DAYS,
                 "from": window_from,
@@ -431,6 +454,11 @@ class HistoryService:
                 "estimated_marks": estimated_marks(value, thresholds),
                 "next": next_mark(value, thresholds),
                 "thresholds": named_marks(thresholds),
+                "thresholds_source": THRESHOLDS_OFFICIAL
+                if official_marks
+                else (THRESHOLDS_ESTIMATE if estimate else None),
+                "official_date": published["date"] if official_marks and published else None,
+                "estimated_thresholds": named_marks(estimate),
                 "method": MARKS_METHOD,
             }
         return rows
@@ -445,3 +473,24 @@ class HistoryService:
                 table, row["tank_id"], period["battles"], period["avg_damage"], period["wn8"]
             )
         return rows
+
+
+THRESHOLDS_OFFICIAL = "official"  # a row's marks measured against Wargaming's published thresholds
+THRESHOLDS_ESTIMATE = "estimate"  # ... against the thresholds estimated from the tracked players
+
+
+def mastery_progress(badge: int, best_xp: int | None, published: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A tank row's `mastery`: the badge the game gave (0-4), the best battle's base XP
+    (tanks/stats max_xp; null when kept before the service read it), and, where Wargaming publishes
+    the tank's XP distribution, its badge thresholds and the highest badge that battle would reach
+    against them today (an indication only: docs/data.md, "Official thresholds")."""
+    xp = (published or {}).get("mastery_xp")
+    thresholds = [xp[key] for key in MASTERY_KEYS] if xp else None
+    return {
+        "badge": badge,
+        "best_xp": best_xp,
+        "thresholds": dict(xp) if xp else None,
+        "best_xp_reaches": mastery_reach(best_xp, thresholds),
+        "date": (published or {}).get("date") if xp else None,
+        "source": OFFICIAL_SOURCE if xp else None,
+    }

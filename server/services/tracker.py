@@ -149,22 +149,31 @@ def account_assist(info: dict | None) -> list[int] | None:
 
 def raw_tanks_of(capture: dict) -> list[dict]:
     """A watcher's capture (store/sessions.py) as the tanks/stats entries it was taken from: the
-    played tanks with their counters and mastery badges, all the tracker reads of an answer."""
-    mastery = unpack(bytes(capture["m"])) if capture.get("m") else {}
-    return [
-        {"tank_id": tank_id, "mark_of_mastery": mastery.get(tank_id, [0])[0], "all": dict(zip(TANK_COUNTERS, row))}
-        for tank_id, row in sorted(unpack(bytes(capture["s"])).items())
-    ]
+    played tanks with their counters, mastery badges and best battles' XP, all the tracker reads of
+    an answer."""
+    badges = unpack(bytes(capture["m"])) if capture.get("m") else {}
+    out = []
+    for tank_id, row in sorted(unpack(bytes(capture["s"])).items()):
+        badge = badges.get(tank_id) or [0]
+        entry = {"tank_id": tank_id, "mark_of_mastery": badge[0], "all": dict(zip(TANK_COUNTERS, row))}
+        if len(badge) > 1:
+            entry["max_xp"] = badge[1]
+        out.append(entry)
+    return out
 
 
 def mastery_of(raw_tanks: list[dict] | None) -> bytes:
-    """Each played tank's mastery badge (tanks/stats mark_of_mastery, 1..4; 0 / absent left out),
-    packed as rows of one counter (store.tanks.pack: ~3 bytes a tank; unpack gives {tank_id: [level]})."""
+    """Each played tank's mastery badge (tanks/stats mark_of_mastery, 1..4; 0 none) and its best
+    battle's XP (max_xp), packed as rows of two counters (store.tanks.pack: a few bytes a tank;
+    unpack gives {tank_id: [level, max_xp]}; a payload written before max_xp was kept has rows of
+    the level alone). A tank with neither is left out."""
     out: dict[int, list[int]] = {}
     for entry in raw_tanks or []:
-        level = entry.get("mark_of_mastery")
-        if isinstance(level, int) and level > 0 and (entry.get("all") or {}).get("battles"):
-            out[int(entry["tank_id"])] = [level]
+        level, best = entry.get("mark_of_mastery"), entry.get("max_xp")
+        level = level if isinstance(level, int) and level > 0 else 0
+        best = best if isinstance(best, int) and best > 0 else 0
+        if (level or best) and (entry.get("all") or {}).get("battles"):
+            out[int(entry["tank_id"])] = [level, best]
     return pack(out) if out else b""
 
 

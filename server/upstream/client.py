@@ -75,7 +75,7 @@ ASSIST_AVERAGES = ("avg_damage_assisted_radio", "avg_damage_assisted_track")
 ACCOUNT_FIELDS = "account_id,nickname,clan_id,created_at,last_battle_time,updated_at," + ",".join(
     f"statistics.all.{name}" for name in (*TANK_COUNTERS, *ASSIST_AVERAGES)
 )
-TANKS_FIELDS = "tank_id,mark_of_mastery," + ",".join(f"all.{name}" for name in TANK_COUNTERS)
+TANKS_FIELDS = "tank_id,mark_of_mastery,max_xp," + ",".join(f"all.{name}" for name in TANK_COUNTERS)
 VEHICLE_FIELDS = "tank_id,tier,name,type,nation"
 VEHICLES_PER_PAGE = 100  # encyclopedia/vehicles pages at 100, the most the upstream allows
 MASTERY_PERCENTILES = 10  # wot/tanks/mastery takes at most this many percentile values

@@ -218,7 +218,22 @@ TANKS = Endpoint(
             "marks.thresholds.second",
             "marks.thresholds.third",
             "marks.thresholds.top",
+            "marks.thresholds_source",
+            "marks.official_date",
+            "marks.estimated_thresholds.first",
+            "marks.estimated_thresholds.second",
+            "marks.estimated_thresholds.third",
+            "marks.estimated_thresholds.top",
             "marks.method",
+            "mastery.badge",
+            "mastery.best_xp",
+            "mastery.thresholds.third_class",
+            "mastery.thresholds.second_class",
+            "mastery.thresholds.first_class",
+            "mastery.thresholds.ace",
+            "mastery.best_xp_reaches",
+            "mastery.date",
+            "mastery.source",
         ),
     ),
     fields={
@@ -247,7 +262,13 @@ TANKS = Endpoint(
         f"battles, combined_damage over the last {MARKS_WINDOW_DAYS} days, percentile (0-99: the share of "
         "the tank's counted players below it, GET /tanks/marks), estimated_marks (0-3), next {mark, "
         "combined_damage, needed per battle} (mark null past the 3rd), thresholds {first, second, third, "
-        "top}, method}, standing {period_days, min_battles, damage_percentile, wn8_percentile}: the "
+        "top} (what estimated_marks and next are measured against: Wargaming's published thresholds, "
+        "wot/tanks/mastery, when the tank has them, else the estimate), thresholds_source (official | "
+        "estimate | null), official_date, estimated_thresholds (the estimate, always), method}, mastery "
+        "{badge (the game's, 0-4), best_xp (the best battle's base XP, tanks/stats max_xp), thresholds "
+        "{third_class, second_class, first_class, ace} (the published XP thresholds, or null), "
+        "best_xp_reaches (0-4: the badge that battle would reach against today's thresholds; an "
+        "indication: the battle may be old and the thresholds move daily), date, source}, standing {period_days, min_battles, damage_percentile, wn8_percentile}: the "
         "share (0-99 %) of the tank's tracked players (GET /tanks/stats) below this period's average "
         f"damage and WN8 on it, over the population period nearest to `days` ({one_of(tuple(map(str, POPULATION_PERIODS)))}; null until "
         "built; a percentile null under min_battles battles on the tank in the period); sorted by period battles, "
