@@ -16,6 +16,7 @@ from server.api.catalogue import (
     LEADERBOARD_WINDOWS,
     MARKS_CHANGE_DAYS,
     MARKS_SORTS,
+    PLAYER_LEADERBOARD_BYS,
     POPULATION_PERIODS,
     RECENT_WINDOWS,
     SEARCH_RESULTS,
@@ -30,6 +31,7 @@ from server.api.catalogue.model import and_list
 from server.api.config import API_VERSION
 from server.api.errors import ERROR_CODES
 from server.domain.expected import STATS as EXPECTED_STATS
+from server.domain.profiles import WTR_REASONS
 from server.domain.ratings import wn8_color
 from server.domain.recents import ROW_COUNTERS, SUMMARY_FIGURES
 from server.domain.sessions import NOT_AS_OLD, NOT_MEASURED, PLAYED_BEFORE_MEASURED, SESSION_FIGURES
@@ -432,6 +434,21 @@ def schema_components(index: dict) -> dict:
                     maximum=99,
                     description="Share (%) of the region's tracked accounts with a lower career WN8.",
                 ),
+                "wtr": nullable(
+                    "integer",
+                    description="Wargaming's own personal rating (WTR, wot/account/wtr, random battles), as "
+                    "measured with the profile; null with wtr_reason.",
+                ),
+                "wtr_reason": {
+                    "type": ["string", "null"],
+                    "enum": [*WTR_REASONS, None],
+                    "description": "Why wtr is null: no_rating (Wargaming has none: too few random battles), "
+                    "upstream_failed (the request failed; the profile did not), not_fetched (stored before "
+                    "it was asked); null when wtr is known.",
+                },
+                "global_rating": nullable(
+                    "integer", description="Wargaming's personal rating as account/info gives it (global_rating)."
+                ),
                 "place": {
                     "oneOf": [
                         obj(
@@ -481,6 +498,8 @@ def schema_components(index: dict) -> dict:
                 "wn8": number_or_null,
                 "wn7": number_or_null,
                 "efficiency": number_or_null,
+                "wtr": nullable("integer", description="Wargaming's WTR measured that day (null: none, or not asked)."),
+                "global_rating": nullable("integer", description="account/info's global_rating that day."),
                 "win_rate": number_or_null,
                 "avg_damage": number_or_null,
                 "measured": {
@@ -504,6 +523,8 @@ def schema_components(index: dict) -> dict:
                 "avg_xp": number_or_null,
                 "wn8_change": number_or_null,
                 "win_rate_change": nullable("number", description="Change of the career win rate, percentage points."),
+                "wtr_change": nullable("number", description="Change of the WTR (null when either day lacks it)."),
+                "global_rating_change": nullable("number", description="Change of global_rating."),
                 "period": {
                     "oneOf": [ref("schemas", "PeriodFigures"), {"type": "null"}],
                     "description": "The ratings of the battles played in the period (null without per-tank records).",
@@ -554,7 +575,13 @@ def schema_components(index: dict) -> dict:
                     "nulls in a week without battles); null without per-tank records.",
                 },
                 "latest": obj(
-                    {"date": date, "battles": {"type": "integer"}, "wins": {"type": "integer"}, "wn8": number_or_null}
+                    {
+                        "date": date,
+                        "battles": {"type": "integer"},
+                        "wins": {"type": "integer"},
+                        "wn8": number_or_null,
+                        "wtr": nullable("integer"),
+                    }
                 ),
                 "assistance_known_from": {
                     **nullable("string"),
@@ -831,7 +858,7 @@ def schema_components(index: dict) -> dict:
                 "from": {"oneOf": [date, {"type": "null"}]},
                 "through": date,
                 "built_at": {"type": "number"},
-                "by": {"type": "string", "enum": list(LEADERBOARD_BYS)},
+                "by": {"type": "string", "enum": list(PLAYER_LEADERBOARD_BYS)},
                 "tier": nullable("integer", minimum=1, maximum=11),
                 "type": {"oneOf": [{"type": "string", "enum": list(VEHICLE_TYPES)}, {"type": "null"}]},
                 **leaderboard_floors,

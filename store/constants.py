@@ -34,7 +34,7 @@ LEGACY_WIDTH = 13  # the counters per tank of every row written before release 1
 # kept as [battles, radio total, track total] with each total = round(average x battles).
 ACCOUNT_ASSIST = ("battles", "radio_assisted_damage", "track_assisted_damage")
 # What each (day, slice) claim of the daily pass counts (collection tracker_slices, /status tracker).
-SPEND_KEYS = ("visited", "info_requests", "tanks_requests", "records", "record_bytes", "keyframes")
+SPEND_KEYS = ("visited", "info_requests", "tanks_requests", "wtr_requests", "records", "record_bytes", "keyframes")
 # The share of its time an online backup works, resting the rest (store/backup.py `_yield`;
 # --backup-duty): low priority, so cached reads keep their p99 while it runs (docs/benchmarks.md).
 BACKUP_DUTY = 0.1

@@ -349,9 +349,10 @@ class Tracked:
 
     async def ranking_books(self, keys: list[str]) -> dict[str, dict]:
         """What the leaderboards show of tracked accounts by _id: account_id, nickname, clan_id,
-        the packed `state` (bytes) and the career `assist` (point reads by _id, IN_CHUNK at a time)."""
+        the packed `state` (bytes), the career `assist` and the `wtr` of the newest visit (point
+        reads by _id, IN_CHUNK at a time)."""
         out: dict[str, dict] = {}
-        fields = {"account_id": 1, "nickname": 1, "clan_id": 1, "state": 1, "assist": 1}
+        fields = {"account_id": 1, "nickname": 1, "clan_id": 1, "state": 1, "assist": 1, "wtr": 1}
         for start in range(0, len(keys), IN_CHUNK):
             cursor = self.collection.find({"_id": {"$in": keys[start : start + IN_CHUNK]}}, fields)
             for doc in await cursor.to_list(None):

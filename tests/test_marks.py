@@ -15,6 +15,7 @@ from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 
 from server.compose.demo import SimulatorLists, seed_demo
 from server.domain import recents
+from server.domain.days import DAY_SECONDS, day_start
 from server.domain.marks import (
     BATTLES,
     DAMAGE,
@@ -258,6 +259,55 @@ async def check_official_on_demo(base_url: str, sim_url: str, services) -> None:
     assert measured, "no tank of the player measured against the published thresholds"
 
 
+async def check_wtr_on_demo(base_url: str, sim_url: str, store) -> None:
+    """Wargaming's WTR on the demo: the profile's equals wot/account/wtr (and its global_rating
+    account/info's) as of its measurement, its history has a daily series equal to what the
+    simulator answered as of each day's visit, and the players' leaderboard ranks by it."""
+    from store.tracker import tracked_id
+
+    account_id = 500000052
+    profile = await get_data(base_url, f"/api/v1/player/{account_id}/eu")
+    at = int(profile["cached_at"])
+
+    async def wtr_at(when: int, ids: list[int]) -> dict:
+        query = f"application_id=t&account_id={','.join(map(str, ids))}&_sim_now={when}"
+        return (await sim_async(sim_url, f"/wot/eu/wot/account/wtr/?{query}"))["data"]
+
+    info = await sim_async(
+        sim_url,
+        f"/wot/eu/wot/account/info/?application_id=t&account_id={account_id}&fields=global_rating&_sim_now={at}",
+    )
+    assert profile["ratings"]["wtr"] == (await wtr_at(at, [account_id]))[str(account_id)]["rating"]
+    assert profile["ratings"]["global_rating"] == info["data"][str(account_id)]["global_rating"]
+    # The daily series: each past measured day's WTR is what account/wtr answered at that day's
+    # visit (the demo's passes run at each day's last second).
+    history = await get_data(base_url, f"/api/v1/player/{account_id}/eu/history?days=30")
+    today = time.strftime("%Y-%m-%d", time.gmtime())
+    measured = [s for s in history["snapshots"] if s["measured"] and s["date"] < today]
+    assert len(measured) >= 3, [s["date"] for s in history["snapshots"]]
+    for snap in measured[-5:]:  # a few requests: the simulator throttles a client's bursts
+        visit = int(day_start(snap["date"]) + DAY_SECONDS - 1)
+        assert snap["wtr"] == (await wtr_at(visit, [account_id]))[str(account_id)]["rating"], snap
+    # Its deltas: the change between the two days, null when either lacks it.
+    by_day = {s["date"]: s for s in history["snapshots"]}
+    for delta in (history["deltas"]["7d"], history["deltas"]["30d"]):
+        if delta is None or delta["from"] not in by_day:
+            continue
+        first, last = by_day[delta["from"]]["wtr"], by_day[delta["to"]]["wtr"]
+        assert delta["wtr_change"] == (last - first if first is not None and last is not None else None), delta
+    # The leaderboard by WTR: highest first, each row the WTR kept from the player's newest visit.
+    board = await get_data(base_url, "/api/v1/leaderboard/players?region=eu&days=30&by=wtr&limit=100")
+    assert board["by"] == "wtr" and board["rows"], board
+    values = [row["value"] for row in board["rows"]]
+    assert values == sorted(values, reverse=True)
+    for row in board["rows"][:10]:
+        kept = await store.tracked.collection.find_one({"_id": tracked_id("eu", row["account_id"])}, {"wtr": 1})
+        assert row["value"] == kept["wtr"], row
+    # With a tier filter nobody is ranked by an account-level figure.
+    tiered = await get_data(base_url, "/api/v1/leaderboard/players?region=eu&days=30&by=wtr&tier=10")
+    assert tiered["rows"] == [] and tiered["total"] == 0
+
+
 async def get_data(base: str, path: str) -> dict:
     response = await AsyncHTTPClient().fetch(HTTPRequest(base + path, request_timeout=60), raise_error=False)
     assert response.code == 200, (path, response.code, response.body[:300])
@@ -348,6 +398,8 @@ async def test_on_demo_data_marks_progress_groups_and_leaderboards_answer_what_p
     from tests.test_leaderboards import check_on_demo
 
     await check_on_demo(store, services, base_url, now)
+    # Wargaming's WTR beside our ratings: profile, history, leaderboard.
+    await check_wtr_on_demo(base_url, fast_upstream_sim, store)
     # ... and every table as CSV on the same demo.
     from tests.test_csv import check_csv_on_demo
 

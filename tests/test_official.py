@@ -17,6 +17,7 @@ from server.services.official import (
     Official,
     OfficialFigures,
 )
+from server.services.players import PlayerService
 from server.services.tank_stats import estimate_error, official_head
 from store.constants import REGIONS
 from tests.helpers import sim_async
@@ -143,3 +144,117 @@ def test_the_badges_and_best_battles_kept_per_tank_read_back_and_older_payloads_
     older = {"s": pack({1: [10] * 3}), "m": pack({1: [3]})}
     (entry,) = raw_tanks_of(older)
     assert entry["mark_of_mastery"] == 3 and "max_xp" not in entry
+
+
+# --- WTR -------------------------------------------------------------------------------------
+async def api_get(http_client, base_url: str, path: str) -> tuple[int, dict]:
+    import ujson
+
+    response = await http_client.fetch(f"{base_url}/api/v1{path}", raise_error=False)
+    return response.code, ujson.loads(response.body)
+
+
+@pytest.mark.gen_test(timeout=180)
+async def test_a_lookup_carries_wargamings_wtr_and_a_null_or_failing_wtr_leaves_it_200_with_the_reason(
+    app, http_client, base_url, upstream_sim
+):
+    ids = (await sim_async(upstream_sim, "/_sim/accounts?region=eu&n=100"))["ids"]
+    query = f"application_id=t&account_id={','.join(map(str, ids))}"
+    ratings = (await sim_async(upstream_sim, f"/wot/eu/wot/account/wtr/?{query}"))["data"]
+    rated = [a for a in ids if ratings[str(a)] is not None]
+    try:
+        # A rated account: the rating as account/wtr answers it (at the lookup's moment), and
+        # account/info's global_rating, also while the computed ratings are not yet available.
+        account_id = rated[0]
+        code, body = await api_get(http_client, base_url, f"/player/{account_id}/eu")
+        assert code == 200, body
+        profile = body["data"]
+        at = int(profile["cached_at"])
+        answer = await sim_async(
+            upstream_sim, f"/wot/eu/wot/account/wtr/?application_id=t&account_id={account_id}&_sim_now={at}"
+        )
+        info = await sim_async(
+            upstream_sim,
+            f"/wot/eu/wot/account/info/?application_id=t&account_id={account_id}&fields=global_rating&_sim_now={at}",
+        )
+        assert answer["data"][str(account_id)] == {"account_id": account_id, "rating": profile["ratings"]["wtr"]}
+        assert profile["ratings"]["wtr_reason"] is None
+        assert profile["ratings"]["global_rating"] == info["data"][str(account_id)]["global_rating"] > 0
+        # Wargaming has none for the account (below 50 random battles: the simulator's accounts
+        # have that few only in their first days, so this lookup asks it as of then): null, and why.
+        young = rated[2]
+        created = (
+            await sim_async(
+                upstream_sim, f"/wot/eu/wot/account/info/?application_id=t&account_id={young}&fields=created_at"
+            )
+        )["data"][str(young)]["created_at"]
+        services = app.settings["services"]
+        then = PlayerService(
+            app.settings["store"],
+            TimeTravelUpstream(services.upstream, lambda: created + 3600),
+            services.ratings_source,
+            None,
+        )
+        doc = await then.fetch_and_store("eu", young)
+        assert doc["totals"]["battles"] < 50
+        code, body = await api_get(http_client, base_url, f"/player/{young}/eu")  # the cached profile
+        assert code == 200 and body["data"]["live_fetched"] is False, body
+        assert body["data"]["ratings"]["wtr"] is None and body["data"]["ratings"]["wtr_reason"] == "no_rating"
+        # The method failing: the lookup still answers, its WTR null with the reason; its history too.
+        await sim_async(upstream_sim, "/_sim/faults", {"method_errors": {"wot/account/wtr": "SOURCE_NOT_AVAILABLE"}})
+        failing = rated[1]
+        code, body = await api_get(http_client, base_url, f"/player/{failing}/eu")
+        assert code == 200, body
+        assert body["data"]["ratings"]["wtr"] is None
+        assert body["data"]["ratings"]["wtr_reason"] == "upstream_failed"
+        assert body["data"]["ratings"]["global_rating"] is not None
+        stored = await app.settings["store"].players.get("eu", failing)
+        assert stored["wtr"] is None and stored["wtr_reason"] == "upstream_failed" and stored["totals"]["battles"] > 0
+    finally:
+        await sim_async(upstream_sim, "/_sim/faults", {"reset": True})
+
+
+@pytest.mark.gen_test(timeout=240)
+async def test_the_trackers_batch_asks_wtr_once_for_the_accounts_that_played_and_stores_it_per_day(app, upstream_sim):
+    from server.services.tracker import SLICES, Tracker
+    from store.tracker import tracked_id
+
+    store, services = app.settings["store"], app.settings["services"]
+    ids = (await sim_async(upstream_sim, "/_sim/accounts?region=eu&n=40"))["ids"]
+    day = utc_day(time.time() - 2 * DAY_SECONDS)
+    clock = ManualClock(time.time() - 2 * DAY_SECONDS)
+    await store.tracked.track_many("eu", [(a, None) for a in ids], clock() + 30 * DAY_SECONDS, clock())
+    asked = (await sim_async(upstream_sim, "/_sim/stats"))["by_path"]
+    tracker = Tracker(
+        store,
+        TimeTravelUpstream(services.upstream, clock),
+        services.ratings_source,
+        clock=clock,
+        owner="t",
+        group=SLICES,
+    )
+    await tracker.tick()
+    spent = tracker.spent[day]
+    now = (await sim_async(upstream_sim, "/_sim/stats"))["by_path"]
+    wtr_requests = now.get("wot/account/wtr", 0) - asked.get("wot/account/wtr", 0)
+    # One account/wtr per batch with anyone who played (40 accounts: one batch), counted as the tracker's.
+    assert wtr_requests == spent["wtr_requests"] == 1, (wtr_requests, spent)
+    at = int(clock())
+    truth = (
+        await sim_async(
+            upstream_sim,
+            f"/wot/eu/wot/account/wtr/?application_id=t&account_id={','.join(map(str, ids))}&_sim_now={at}",
+        )
+    )["data"]
+    snapshots = {
+        doc["account_id"]: doc
+        for doc in await store.players.snapshots.find(
+            {"region": "eu", "account_id": {"$in": ids}, "date": day}
+        ).to_list(None)
+    }
+    assert snapshots, "nobody played"
+    for account_id, snap in snapshots.items():
+        expected = truth[str(account_id)]
+        assert snap["wtr"] == (expected["rating"] if expected else None), account_id
+        tracked = await store.tracked.collection.find_one({"_id": tracked_id("eu", account_id)}, {"wtr": 1})
+        assert tracked["wtr"] == snap["wtr"]

@@ -65,6 +65,9 @@ class Recording:
         self.tanks[utc_day(self.clock())].append((region, account_id))
         return await self.upstream.tanks_stats(region, account_id, **kwargs)
 
+    async def account_wtr(self, region, ids, **kwargs):
+        return await self.upstream.account_wtr(region, ids, **kwargs)
+
 
 class Ratings:
     """The real table and tiers without a network fetch (the ratings source's interface)."""
@@ -175,7 +178,7 @@ async def test_two_weeks_of_passes_visit_once_a_day_and_rebuild_every_tank(store
         collections.Counter(region for region, _ in accounts)
     )
     assert sum(figures["requests"] for figures in by_realm.values()) == sum(
-        doc.get("info_requests", 0) + doc.get("tanks_requests", 0) for doc in slices
+        doc.get("info_requests", 0) + doc.get("tanks_requests", 0) + doc.get("wtr_requests", 0) for doc in slices
     )
     assert all(figures["remaining_estimate"] == 0 and figures["eta_seconds"] == 0 for figures in by_realm.values())
 
@@ -355,9 +358,9 @@ async def test_live_lookups_are_not_queued_behind_the_pass_and_are_tracked(app, 
         await asyncio.sleep(1.2)  # one budget window apart: each lookup has the live reserve to itself
     await pass_task
     assert min(queued_behind) > 0
-    assert len(budget._live_waits) == 2 * len(lookups)  # account/info + tanks/stats per lookup
-    # The reserve is one of EU's six slots: a lookup's first request is granted at once, its
-    # second at the latest when that slot comes free one window later, never behind the pass.
+    assert len(budget._live_waits) == 3 * len(lookups)  # account/info, tanks/stats and account/wtr per lookup
+    # The reserve is one of EU's six slots: a lookup's first request is granted at once, the
+    # others at the latest when that slot comes free one window later, never behind the pass.
     _, window, reserve = budget.window()
     assert reserve == 1 and sum(wait == 0.0 for wait in budget._live_waits) >= len(lookups)
     assert all(wait <= window + 0.1 for wait in budget._live_waits)
@@ -392,6 +395,9 @@ class ScriptedUpstream:
         n = self._day_number()
         last = max((p for p in self.played if p <= n), default=0)
         return {a: {"nickname": "Scripted", "last_battle_time": last, "statistics": {"all": {}}} for a in ids}
+
+    async def account_wtr(self, region, ids, **kwargs):
+        return dict.fromkeys(ids)
 
     async def tanks_stats(self, region, account_id, **kwargs):
         self.tanks_calls += 1
@@ -476,6 +482,9 @@ class CountingUpstream:
 
     async def tanks_stats(self, region, account_id, **kwargs):
         return [{"tank_id": 1, "all": dict.fromkeys(TANK_COUNTERS, 1)}]
+
+    async def account_wtr(self, region, ids, **kwargs):
+        return dict.fromkeys(ids)  # nobody rated: the visit is the same
 
 
 @pytest.mark.gen_test(timeout=240)

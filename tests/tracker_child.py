@@ -48,6 +48,9 @@ class Stalling:
     async def tanks_stats(self, region, account_id, **kwargs):
         return await self.upstream.tanks_stats(region, account_id, **kwargs)
 
+    async def account_wtr(self, region, ids, **kwargs):
+        return await self.upstream.account_wtr(region, ids, **kwargs)
+
 
 async def main(args) -> None:
     client = create_client(args.mongodb_uri)

@@ -19,7 +19,7 @@ API methods (answers use the real envelope: ``{"status": "ok", "meta": {"count":
                               tank_id (<= 100; none: every tank the distribution covers), fields:
                               {"distribution": {"<tank_id>": {"<percentile>": value} | null},
                                "updated_at"} (official.py: the world's players, once a simulated day)
-    wot/account/wtr           account_id (<= 100), fields: {"<account_id>": {"rating": N} | null}
+    wot/account/wtr           account_id (<= 100), fields: {"<account_id>": {"account_id", "rating"} | null}
                               (null below 50 battles)
     wot/clans/info            clan_id (<= 100), fields, members_key=id
     wot/clanratings/clans     clan_id (<= 100), fields

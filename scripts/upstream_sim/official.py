@@ -104,7 +104,7 @@ def percentile_value(values: list[float], p: int) -> int:
 
 
 def wtr(world: World, region: str, account_id: int, now: float) -> dict | None:
-    """The account's WTR ({"rating": N}), or None: unknown account, or fewer than WTR_MIN_BATTLES
+    """The account's WTR ({"account_id": id, "rating": N}, the real shape), or None: unknown account, or fewer than WTR_MIN_BATTLES
     random battles. Follows the account's skill, reached with its battles (deterministic)."""
     info = world.account_info(region, account_id, now)
     if info is None:
@@ -114,4 +114,5 @@ def wtr(world: World, region: str, account_id: int, now: float) -> dict | None:
         return None
     skill = world.profile(region, account_id).skill  # 0.38 .. 1.6
     experience = min(1.0, math.log10(battles / WTR_MIN_BATTLES + 1) / 2.5)
-    return {"rating": int(round(1800 + 6200 * (skill - 0.38) / 1.22 * (0.55 + 0.45 * experience)))}
+    rating = int(round(1800 + 6200 * (skill - 0.38) / 1.22 * (0.55 + 0.45 * experience)))
+    return {"account_id": account_id, "rating": rating}

@@ -3,13 +3,30 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
+from typing import Any
 
 from server.api.catalogue import DELTA_PERIODS, RECENT_WINDOWS
 from server.domain import ratings as rating_maths
 from server.domain.days import utc_day
 from store.constants import TANK_COUNTERS
 
-HISTORY_FIELDS = ("date", *TANK_COUNTERS, "wn8", "wn7", "efficiency")
+HISTORY_FIELDS = ("date", *TANK_COUNTERS, "wn8", "wn7", "efficiency", "wtr", "global_rating")
+
+# Why a profile's WTR (Wargaming's own rating, wot/account/wtr) is null.
+WTR_NO_RATING = "no_rating"  # Wargaming answers none: too few random battles for the rating
+WTR_UPSTREAM_FAILED = "upstream_failed"  # the account/wtr request failed (the lookup did not)
+WTR_NOT_FETCHED = "not_fetched"  # stored before the service asked for it
+WTR_REASONS = (WTR_NO_RATING, WTR_UPSTREAM_FAILED, WTR_NOT_FETCHED)
+
+
+def wtr_of(found: Mapping[int, int | None] | None, account_id: int) -> dict[str, Any]:
+    """A profile's {wtr, wtr_reason} from an account/wtr answer ({account_id: rating | None}; None
+    when the request failed)."""
+    if found is None:
+        return {"wtr": None, "wtr_reason": WTR_UPSTREAM_FAILED}
+    rating = found.get(account_id)
+    return {"wtr": rating, "wtr_reason": None if rating is not None else WTR_NO_RATING}
 
 
 def recent_key(battles: int) -> str:
@@ -86,6 +103,10 @@ def profile_view(doc: dict, live_fetched: bool) -> dict:
             "wn8_percentile": None,
             "place": None,
         }
+    # Wargaming's own ratings, as the upstream answered them (not computed here: no expected values needed).
+    ratings_view["wtr"] = doc.get("wtr")
+    ratings_view["wtr_reason"] = doc.get("wtr_reason", WTR_NOT_FETCHED) if doc.get("wtr") is None else None
+    ratings_view["global_rating"] = doc.get("global_rating")
     return {
         "account_id": doc["account_id"],
         "region": doc["region"],
@@ -101,8 +122,18 @@ def profile_view(doc: dict, live_fetched: bool) -> dict:
     }
 
 
-def build_profile(region: str, account_id: int, info: dict, raw_tanks: list[dict] | None, now: float) -> dict:
+def build_profile(
+    region: str,
+    account_id: int,
+    info: dict,
+    raw_tanks: list[dict] | None,
+    now: float,
+    wtr: Mapping[str, Any] | None = None,
+) -> dict:
+    """The stored profile of an account/info answer, its tanks/stats answer and its WTR (wtr_of;
+    None: not asked)."""
     stats = (info.get("statistics") or {}).get("all") or {}
+    rating = info.get("global_rating")
     return {
         "region": region,
         "account_id": account_id,
@@ -115,6 +146,8 @@ def build_profile(region: str, account_id: int, info: dict, raw_tanks: list[dict
         "tanks": flatten_tanks(raw_tanks),
         "cached_at": now,
         "ratings": None,
+        "global_rating": rating if isinstance(rating, int) else None,
+        **(wtr or {"wtr": None, "wtr_reason": WTR_NOT_FETCHED}),
     }
 
 
@@ -130,7 +163,17 @@ def snapshot_of(doc: dict) -> dict:
         "wn8": ratings.get("wn8"),
         "wn7": ratings.get("wn7"),
         "efficiency": ratings.get("efficiency"),
+        # Wargaming's ratings only when known: a later measurement of the day that lacks one (a
+        # failed account/wtr) leaves the day's as it was (snapshots are upserted with $set).
+        **{name: doc[name] for name in ("wtr", "global_rating") if doc.get(name) is not None},
     }
+
+
+def _change(first: dict, last: dict, name: str, digits: int = 2) -> float | None:
+    """`last[name] - first[name]`; None when either is unknown."""
+    if last.get(name) is None or first.get(name) is None:
+        return None
+    return round(last[name] - first[name], digits)
 
 
 def period_delta(first: dict, last: dict) -> dict:
@@ -146,10 +189,10 @@ def period_delta(first: dict, last: dict) -> dict:
         "avg_damage": _per_battle(diff["damage_dealt"], battles),
         "avg_frags": _per_battle(diff["frags"], battles),
         "avg_xp": _per_battle(diff["xp"], battles),
-        "wn8_change": round(last["wn8"] - first["wn8"], 2)
-        if last.get("wn8") is not None and first.get("wn8") is not None
-        else None,
+        "wn8_change": _change(first, last, "wn8"),
         "win_rate_change": _rate_change(first, last),
+        "wtr_change": _change(first, last, "wtr", 0),
+        "global_rating_change": _change(first, last, "global_rating", 0),
     }
 
 
@@ -209,6 +252,8 @@ def history_view(
                     "wn8",
                     "wn7",
                     "efficiency",
+                    "wtr",
+                    "global_rating",
                 )
             }
             entry["win_rate"] = _per_battle(100.0 * snap["wins"], snap["battles"])
@@ -241,5 +286,5 @@ def history_view(
         # Per-week figures of the battles played (PlayerService fills them from the per-tank
         # records, as the deltas' period); null without them.
         "weekly": None,
-        "latest": {k: latest.get(k) for k in ("date", "battles", "wins", "wn8")},
+        "latest": {k: latest.get(k) for k in ("date", "battles", "wins", "wn8", "wtr")},
     }

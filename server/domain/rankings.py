@@ -19,6 +19,8 @@ from store.constants import TANK_COUNTERS
 ALL = "all"
 # The figures a board keeps of each account: what the leaderboards rank by, battles first.
 BOARD_FIGURES = ("battles", "win_rate", "avg_damage", "avg_combined_damage", "wn8")
+# ... and of an account's WTR ranked among a window's players: their battles, their WTR.
+WTR_FIGURES = ("battles", "wtr")
 
 
 def board_filters(tank_id: int, vehicles: Mapping[int, Mapping[str, Any]]) -> tuple[str, ...]:
@@ -76,10 +78,11 @@ def ranked(entries: Iterable[tuple[int, tuple]], by: str, floor: int) -> list[tu
 
 
 def ranked_steps(
-    entries: Iterable[tuple[int, tuple]], by: str, steps: Sequence[int]
+    entries: Iterable[tuple[int, tuple]], by: str, steps: Sequence[int], figures: Sequence[str] = BOARD_FIGURES
 ) -> dict[int, list[tuple[int, int, float | int, int]]]:
-    """`ranked` at each floor of `steps` (ascending), sorted once; a floor nobody reaches is left out."""
-    at = BOARD_FIGURES.index(by)
+    """`ranked` at each floor of `steps` (ascending), sorted once; a floor nobody reaches is left
+    out. `entries`' figures are in `figures` order, battles first."""
+    at = figures.index(by)
     rows = [(figures[at], figures[0], account_id) for account_id, figures in entries if figures[at] is not None]
     rows.sort(key=lambda r: (-r[0], -r[1], r[2]))
     out: dict[int, list[tuple[int, int, float | int, int]]] = {}

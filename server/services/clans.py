@@ -15,7 +15,7 @@ from server.api.answers import Tag, clan_tag, no_answer_cache
 from server.api.catalogue import CLAN_MAX_AGE, DIGEST_MIN_BATTLES, DIGEST_TOP, HOT_COPY_SECONDS, WEEK_DAYS
 from server.api.errors import APIError
 from server.domain.days import utc_day
-from server.domain.profiles import build_profile
+from server.domain.profiles import build_profile, wtr_of
 from server.services.concurrency import heavy_slot
 from server.services.players import PlayerService
 from server.upstream.client import (
@@ -200,8 +200,11 @@ def _newest_rating(*candidates: dict | None) -> dict | None:
     return max(rated, key=lambda r: r["calculated_at"]) if rated else None
 
 
-def member_snapshot(region: str, account_id: int, info: dict, now: float, rating: dict | None) -> dict:
-    """A daily snapshot of the same shape as server.services.players.snapshot_of."""
+def member_snapshot(
+    region: str, account_id: int, info: dict, now: float, rating: dict | None, wtr: int | None = None
+) -> dict:
+    """A daily snapshot of the same shape as server.domain.profiles.snapshot_of (`wtr`: the member's
+    WTR when this refresh measured it)."""
     usable = rating if rating and rating["calculated_at"] >= now - RATING_REUSE_MAX else {}
     return {
         "region": region,
@@ -213,6 +216,9 @@ def member_snapshot(region: str, account_id: int, info: dict, now: float, rating
         "wn8": usable.get("wn8"),
         "wn7": usable.get("wn7"),
         "efficiency": usable.get("efficiency"),
+        # Wargaming's rating, when account/info gave it (a missing one leaves the day's as it was).
+        **({"global_rating": info["global_rating"]} if isinstance(info.get("global_rating"), int) else {}),
+        **({"wtr": wtr} if wtr is not None else {}),
     }
 
 
@@ -697,7 +703,7 @@ class ClanService:
                 _rating_fields((profiles.get(account_id) or {}).get("ratings")),
                 (old_members.get(account_id) or {}).get("rating"),
             )
-        fresh = await self._rate_members(region, members, accounts, known, now, run)
+        fresh, wtr = await self._rate_members(region, members, accounts, known, now, run)
 
         rows, snapshots = [], []
         for m in members:
@@ -718,7 +724,7 @@ class ClanService:
             if account is not None:
                 totals = _account_totals(account)
                 row.update(battles=totals["battles"], wins=totals["wins"], damage_dealt=totals["damage_dealt"])
-                snapshots.append(member_snapshot(region, account_id, account, now, rating))
+                snapshots.append(member_snapshot(region, account_id, account, now, rating, wtr.get(account_id)))
             rows.append(row)
         doc = {
             "region": region,
@@ -752,13 +758,23 @@ class ClanService:
             run.ratings_kept += isinstance(ratings, _NotFetched)
             run.stronghold_kept += isinstance(stronghold, _NotFetched)
 
+    async def _wtr(self, region: str, account_ids: list[int]) -> dict[int, int | None] | None:
+        """account/wtr of the members being rated (batched by 100); None when it failed."""
+        try:
+            return await self.upstream.account_wtr(region, account_ids, caller="clans")
+        except UpstreamError as exc:
+            log.warning("clans: account/wtr of %s members in %s failed: %s", len(account_ids), region, exc)
+            return None
+
     async def _rate_members(
         self, region: str, members: list[dict], accounts: dict, known: dict, now: float, run: _Run
-    ) -> dict[int, dict | None]:
-        """WN8/WN7/EFF for members whose rating is missing or a day old, within the budgets.
+    ) -> tuple[dict[int, dict | None], dict[int, int]]:
+        """WN8/WN7/EFF for members whose rating is missing or a day old, within the budgets, and
+        the WTR of those it rated (those Wargaming rates).
 
-        Uses the account/info answer already fetched plus one tanks/stats call per member,
-        and stores the complete profile like a player fetch with ratings would.
+        Uses the account/info answer already fetched plus one tanks/stats call per member and
+        one account/wtr for them all, and stores the complete profile like a player fetch with
+        ratings would.
         """
         stale = []
         for m in members:
@@ -770,14 +786,17 @@ class ClanService:
                 stale.append(account_id)
         # Never-rated members first, then the oldest ratings.
         stale.sort(key=lambda a: ((known[a] or {}).get("calculated_at") or 0, a))
-        chosen = stale[: max(0, min(run.ratings_left, run.requests_left))]
+        chosen = stale[: max(0, min(run.ratings_left, run.requests_left - 1))]  # and one account/wtr
         if not chosen:
-            return {}
+            return {}, {}
+        # Their WTR in one request beside (at most 100 members a clan); a failure leaves it null.
+        wtr_asked = asyncio.ensure_future(self._wtr(region, chosen))
         results = await asyncio.gather(
             *(self.upstream.tanks_stats(region, a, fields=TANKS_FIELDS, caller="clans") for a in chosen),
             return_exceptions=True,
         )
-        run.spend(len(chosen))
+        found_wtr = await wtr_asked
+        run.spend(len(chosen) + 1)
         run.ratings_left -= len(chosen)
         fresh: dict[int, dict | None] = {}
         for account_id, raw_tanks in zip(chosen, results):
@@ -789,7 +808,9 @@ class ClanService:
                 continue  # this member keeps the rating they had
             if raw_tanks is None:
                 continue
-            profile = build_profile(region, account_id, accounts[account_id], raw_tanks, now)
+            profile = build_profile(
+                region, account_id, accounts[account_id], raw_tanks, now, wtr_of(found_wtr, account_id)
+            )
             ratings = await self.players.ratings_for(profile)
             if not ratings:
                 continue
@@ -800,4 +821,4 @@ class ClanService:
             self.players.written(region, account_id)
             fresh[account_id] = _rating_fields(ratings)
             run.rated += 1
-        return fresh
+        return fresh, {a: w for a, w in (found_wtr or {}).items() if w is not None and a in fresh}

@@ -22,11 +22,11 @@ from server.api.catalogue import (
     CLAN_LEADERBOARD_BYS,
     DUMPS_KEEP_DAYS,
     EXPECTED_VALUES,
-    LEADERBOARD_BYS,
     LEADERBOARD_CLANS,
     LEADERBOARD_PLAYERS,
     LEADERBOARD_WINDOWS,
     ONLINE_HISTORY,
+    PLAYER_LEADERBOARD_BYS,
     POPULATION_PERIODS,
     PREFIX,
     TANK_MARKS,
@@ -128,7 +128,7 @@ class DumpService:
         )
         yield "online", ONLINE_HISTORY, functools.partial(self.online.history, "wot", region, ONLINE_DAYS)
         for window in LEADERBOARD_WINDOWS:
-            for by in LEADERBOARD_BYS:
+            for by in PLAYER_LEADERBOARD_BYS:
                 page = functools.partial(boards.players, region, window, by, None, None, None)
                 yield (
                     f"leaderboard-players-{window}-{by.replace('_', '')}",

@@ -14,10 +14,10 @@ from server.api.catalogue import (
     CLAN_BATTLE_FLOORS,
     CLAN_MIN_MEMBERS,
     LEADERBOARD_ACCOUNT_ONLY,
-    LEADERBOARD_BYS,
     LEADERBOARD_FLOORS,
     LEADERBOARD_STEPS,
     LEADERBOARD_WINDOWS,
+    PLAYER_LEADERBOARD_BYS,
     TANK_LEADERBOARD_FLOORS,
     TANK_LEADERBOARD_STEPS,
 )
@@ -27,6 +27,7 @@ from server.domain.rankings import (
     ALL,
     BOARD_FIGURES,
     CLAN_FIGURES,
+    WTR_FIGURES,
     Play,
     account_boards,
     account_play,
@@ -183,10 +184,13 @@ def tank_key(tank_id: int, window: str) -> str:
 
 
 def ranked_lists(
-    boards: Mapping[str, Boards], names: Mapping[int, tuple[str | None, str | None]]
+    boards: Mapping[str, Boards],
+    names: Mapping[int, tuple[str | None, str | None]],
+    wtr: Mapping[int, int] | None = None,
 ) -> dict[str, list[list[Any]]]:
     """{list_key: rows [rank, account_id, figure, battles, nickname, clan tag]} of every window,
-    filter, figure and floor with at least one ranked account (pure: run in a worker thread)."""
+    filter, figure and floor with at least one ranked account (pure: run in a worker thread).
+    by=wtr ranks each window's players of all tanks (at the window's floors) by their `wtr`."""
     out: dict[str, list[list[Any]]] = {}
     for window, accounts in boards.items():
         by_filter: dict[str, list[tuple[int, tuple]]] = {}
@@ -194,10 +198,20 @@ def ranked_lists(
             for name, values in figures.items():
                 by_filter.setdefault(name, []).append((account_id, values))
         for name, entries in by_filter.items():
-            for by in LEADERBOARD_BYS:
+            for by in PLAYER_LEADERBOARD_BYS:
                 if name != ALL and by in LEADERBOARD_ACCOUNT_ONLY:
                     continue
-                for floor, rows in ranked_steps(entries, by, window_steps(window)).items():
+                steps = (
+                    ranked_steps(
+                        [(a, (values[0], (wtr or {}).get(a))) for a, values in entries],
+                        by,
+                        window_steps(window),
+                        WTR_FIGURES,
+                    )
+                    if by == "wtr"
+                    else ranked_steps(entries, by, window_steps(window))
+                )
+                for floor, rows in steps.items():
                     out[list_key(window, name, by, floor)] = [
                         [rank, account_id, value, battles, *names.get(account_id, (None, None))]
                         for rank, account_id, value, battles in rows
@@ -251,16 +265,19 @@ class LeaderboardBuilder:
 
     async def career(
         self, region: str, account_ids: list[int], expected: ExpectedValues | None, vehicles: Mapping[int, Any]
-    ) -> tuple[Boards, TankBoards, Plays, dict[int, tuple[str | None, int | None]], list[dict[int, list[int]]]]:
+    ) -> tuple[
+        Boards, TankBoards, Plays, dict[int, tuple[str | None, int | None]], list[dict[int, list[int]]], dict[int, int]
+    ]:
         """The career boards, tank figures and play of `account_ids` (the accounts of the longest
-        window), their nicknames and clan ids, and their stored per-tank states (the job's career
-        WN8 distribution)."""
+        window), their nicknames and clan ids, their stored per-tank states (the job's career
+        WN8 distribution) and the WTR measured at their newest visit (those with one)."""
         keys = [tracked_id(region, a) for a in account_ids]
         boards: Boards = {}
         tanks: TankBoards = {}
         plays: Plays = {}
         who: dict[int, tuple[str | None, int | None]] = {}
         states: list[dict[int, list[int]]] = []
+        wtr: dict[int, int] = {}
         floor, tank_floor = LEADERBOARD_FLOORS["career"], TANK_LEADERBOARD_FLOORS["career"]
         for start in range(0, len(keys), BOOKS_CHUNK):
             with job_deadline():
@@ -276,6 +293,8 @@ class LeaderboardBuilder:
                 for doc in books.values():
                     account_id = int(doc["account_id"])
                     names[account_id] = (doc.get("nickname"), doc.get("clan_id"))
+                    if isinstance(doc.get("wtr"), int):
+                        wtr[account_id] = doc["wtr"]
                     if not doc.get("state"):
                         continue
                     state = unpack(doc["state"])
@@ -298,7 +317,7 @@ class LeaderboardBuilder:
             who.update(names)
             states.extend(unpacked)
             await asyncio.sleep(self.pause)
-        return boards, tanks, plays, who, states
+        return boards, tanks, plays, who, states, wtr
 
     async def cached_clans(self, region: str, clan_ids: set[int]) -> dict[int, dict[str, Any]]:
         """The tag, name, roster (account ids) and ratings of the cached clans among `clan_ids`
@@ -327,15 +346,16 @@ class LeaderboardBuilder:
         players: Mapping[str, int],
         who: Mapping[int, tuple[str | None, int | None]],
         plays: Mapping[str, Plays],
+        wtr: Mapping[int, int] | None = None,
     ) -> int:
-        """Rank every list, gather each tank's players and each window's clans, and store the
-        build; returns the documents written."""
+        """Rank every list (by=wtr: each window's players by their `wtr`), gather each tank's
+        players and each window's clans, and store the build; returns the documents written."""
         clans = await self.cached_clans(region, {clan for _, clan in who.values() if isinstance(clan, int)})
         names = {
             a: (nickname, clans.get(clan, {}).get("tag") if isinstance(clan, int) else None)
             for a, (nickname, clan) in who.items()
         }
-        lists = await asyncio.to_thread(ranked_lists, boards, names)
+        lists = await asyncio.to_thread(ranked_lists, boards, names, wtr or {})
         whole = await asyncio.to_thread(tank_lists, tanks, names)
         clan_rows, considered = await asyncio.to_thread(clan_lists, plays, clans)
         whole.update(clan_rows)

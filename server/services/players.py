@@ -12,10 +12,11 @@ from server.api.answers import Tag, no_answer_cache, player_tag
 from server.api.catalogue import HOT_COPY_SECONDS, PROFILE_MAX_AGE
 from server.api.errors import APIError
 from server.domain import ratings as rating_maths
-from server.domain.profiles import build_profile, profile_view, snapshot_of
+from server.domain.profiles import build_profile, profile_view, snapshot_of, wtr_of
 from server.upstream.client import (
     ACCOUNT_FIELDS,
     TANKS_FIELDS,
+    UpstreamError,
     UpstreamUnavailable,
 )
 from store.client import REQUEST_DEADLINE_S, request_deadline
@@ -38,6 +39,10 @@ TOUCHED_MAX = 100_000  # profiles whose last touch is remembered in-process
 # a public API should say 503 quickly rather than hold the caller for half a minute.
 LIVE_DEADLINE = 8.0
 REFRESH_AHEAD_EVERY = 60  # seconds between refresh-ahead runs (each refetches what expires soonest)
+# A lookup's account/wtr runs beside its tanks/stats (the client paces a realm's requests, so it may
+# wait its turn behind them); once tanks/stats answered, the lookup waits at most this much longer
+# for it (within LIVE_DEADLINE), then answers with the WTR null (a slow or failing WTR never fails it).
+WTR_GRACE = 3.0
 
 
 class PlayerService:
@@ -175,8 +180,18 @@ class PlayerService:
         )
         if not info:
             raise APIError("player_not_found", region=region)
-        raw_tanks = await self.upstream.tanks_stats(region, account_id, fields=TANKS_FIELDS, caller=caller)
-        doc = build_profile(region, account_id, info, raw_tanks, self.clock())
+        wtr_asked = asyncio.ensure_future(self._wtr(region, account_id, caller))
+        try:
+            raw_tanks = await self.upstream.tanks_stats(region, account_id, fields=TANKS_FIELDS, caller=caller)
+        except BaseException:
+            wtr_asked.cancel()
+            raise
+        try:
+            found_wtr = await asyncio.wait_for(wtr_asked, WTR_GRACE)
+        except TimeoutError:
+            log.warning("account/wtr of %s in %s: no answer within %.1f s of the lookup", account_id, region, WTR_GRACE)
+            found_wtr = None
+        doc = build_profile(region, account_id, info, raw_tanks, self.clock(), wtr_of(found_wtr, account_id))
         if with_ratings:
             doc["ratings"] = await self.ratings_for(doc)
         doc["last_requested"] = self.clock()
@@ -193,6 +208,14 @@ class PlayerService:
                 lambda task: self._adoptions.pop(key, None) if self._adoptions.get(key) is task else None
             )
         return doc
+
+    async def _wtr(self, region: str, account_id: int, caller: str) -> dict[int, int | None] | None:
+        """account/wtr of one looked-up account; None when the request failed (logged)."""
+        try:
+            return await self.upstream.account_wtr(region, [account_id], caller=caller)
+        except UpstreamError as exc:
+            log.warning("account/wtr of %s in %s failed: %s", account_id, region, exc)
+            return None
 
     async def tracking_written(self, region: str, account_id: int) -> None:
         """Returns once the tracking a live lookup of the account began has written its first

@@ -140,6 +140,7 @@ class PopulationService:
         plays: dict[str, Plays] = {}  # ... and every account's battles, wins and WN8 (the clans')
         players: dict[str, int] = {}
         who: dict[int, tuple[str | None, int | None]] = {}  # each account's nickname and clan id
+        wtr: dict[int, int] = {}  # ... and its WTR
         sums_by_day: dict[str, dict[int, list[int]]] = {}
         periods = sorted(POPULATION_PERIODS)
         now = self.clock()
@@ -183,9 +184,14 @@ class PopulationService:
                 if k + 1 == max(periods):
                     # The accounts that played in the longest period, from their tracked states:
                     # the career WN8 distribution, and the career leaderboards with everyone's names.
-                    boards["career"], tanks["career"], plays["career"], who, states = await self.leaderboards.career(
-                        region, list(accumulator.accounts), expected, vehicles
-                    )
+                    (
+                        boards["career"],
+                        tanks["career"],
+                        plays["career"],
+                        who,
+                        states,
+                        wtr,
+                    ) = await self.leaderboards.career(region, list(accumulator.accounts), expected, vehicles)
                     players["career"] = len(states)
                     # A worker thread, as for the period tables: one account WN8 per tracked account.
                     table["career"] = await asyncio.to_thread(
@@ -199,7 +205,7 @@ class PopulationService:
                         period_document(region, k + 1, through, table, expected, now)
                     )
             await asyncio.sleep(self.pause)
-        await self.leaderboards.save(region, through, boards, tanks, players, who, plays)
+        await self.leaderboards.save(region, through, boards, tanks, players, who, plays, wtr)
         marks_by_day = await self._marks_by_day(region, sorted(sums_by_day))
         # Documents of every tank's 90 days (~600 tanks): built in a worker thread, like the sums,
         # before the write's deadline starts (a busy core slows the maths, not the write).

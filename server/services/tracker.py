@@ -65,7 +65,7 @@ from server.api.answers import Tag, no_answer_cache, player_tag
 from server.api.config import TRACK_DAYS
 from server.domain import ratings as rating_maths
 from server.domain.days import DAY_SECONDS, day_start, days_before, utc_day
-from server.domain.profiles import build_profile, snapshot_of
+from server.domain.profiles import build_profile, snapshot_of, wtr_of
 from server.upstream.client import ACCOUNT_FIELDS, ASSIST_AVERAGES, TANKS_FIELDS, UpstreamError
 from store.client import job_deadline
 from store.constants import HISTORY_DAYS, SPEND_KEYS, TANK_COUNTERS
@@ -346,7 +346,7 @@ def full_batches(accounts: list[dict], batch: int, last: bool) -> dict[str, list
     return whole
 
 
-REALM_SPEND_KEYS = ("visited", "info_requests", "tanks_requests")
+REALM_SPEND_KEYS = ("visited", "info_requests", "tanks_requests", "wtr_requests")
 
 
 def realm_spend(region: str, counts: dict[str, int]) -> dict[str, int]:
@@ -374,7 +374,7 @@ def realm_progress(slices: list[dict], remaining: int, worked: float, done: bool
             eta = left / (figures["visited"] / worked)
         out[realm] = {
             "visited": figures["visited"],
-            "requests": figures["info_requests"] + figures["tanks_requests"],
+            "requests": figures["info_requests"] + figures["tanks_requests"] + figures.get("wtr_requests", 0),
             "remaining_estimate": left,
             "eta_seconds": None if eta is None else round(eta),
         }
@@ -665,8 +665,14 @@ class Tracker:
         async def answer_of(account_id: int) -> list | None:
             return reused[account_id] if account_id in reused else await tanks_of(account_id)
 
-        raw = await asyncio.gather(*(answer_of(a["account_id"]) for a, _ in played))
+        # The played accounts' WTR in one request beside their tanks/stats (it moves only with
+        # battles); a failure leaves it null with its reason, never the visit.
+        raw, found_wtr = await asyncio.gather(
+            asyncio.gather(*(answer_of(a["account_id"]) for a, _ in played)),
+            self._wtr(region, [a["account_id"] for a, _ in played]),
+        )
         counts["tanks_requests"] += len(played) - len(reused)
+        counts["wtr_requests"] += int(bool(played))
 
         expected = await self.ratings_source.expected_values(region) if played else None
         tiers = await self.ratings_source.tiers(region) if expected is not None else {}
@@ -705,11 +711,15 @@ class Tracker:
             if change is not None:
                 changes.append(change)
             fields.update(set_fields, mastery=mastery_of(raw_tanks), clan_id=info.get("clan_id"))
+            if found_wtr is not None:  # the WTR the leaderboards rank (a failed request keeps the last)
+                fields["wtr"] = found_wtr.get(account["account_id"])
             nickname = info.get("nickname")
             if nickname:
                 fields.update(nickname=nickname, nickname_lower=nickname.lower())
             marks[key] = fields
-            doc = build_profile(region, account["account_id"], info, raw_tanks, now)
+            doc = build_profile(
+                region, account["account_id"], info, raw_tanks, now, wtr_of(found_wtr, account["account_id"])
+            )
             if expected is not None:
                 doc["ratings"] = rating_maths.compute_ratings(doc["totals"], doc["tanks"], expected, tiers)
                 doc["ratings"]["calculated_at"] = int(now)
@@ -745,6 +755,16 @@ class Tracker:
                 await self.store.tracked.mark_days(idle, day)
         counts["visited"] += len(current)
         return counts
+
+    async def _wtr(self, region: str, account_ids: list[int]) -> dict[int, int | None] | None:
+        """account/wtr of up to 100 accounts (one request; none without accounts); None when it failed."""
+        if not account_ids:
+            return {}
+        try:
+            return await self.upstream.account_wtr(region, account_ids, caller="tracker")
+        except UpstreamError as exc:
+            log.warning("tracker: account/wtr of %s accounts in %s failed: %s", len(account_ids), region, exc)
+            return None
 
     @staticmethod
     def _count_records(counts: dict[str, int], records: list[dict]) -> None:
@@ -804,7 +824,11 @@ class Tracker:
                 "total": max(tracked, totals["visited"]),
                 "slices_finished": len(finished),
                 "eta_seconds": None if eta is None else round(max(0.0, eta)),
-                "requests": {"account_info": totals["info_requests"], "tanks_stats": totals["tanks_requests"]},
+                "requests": {
+                    "account_info": totals["info_requests"],
+                    "tanks_stats": totals["tanks_requests"],
+                    "account_wtr": totals["wtr_requests"],
+                },
                 "records": totals["records"],
                 "record_bytes": totals["record_bytes"],
                 "by_realm": by_realm,

@@ -72,7 +72,7 @@ ID_LIMITS = {
 # The account's spotting and tracking assistance exist only here, and only as per-battle averages
 # (store/constants.py ACCOUNT_ASSIST); tanks/stats has the stun assistance per tank, not these.
 ASSIST_AVERAGES = ("avg_damage_assisted_radio", "avg_damage_assisted_track")
-ACCOUNT_FIELDS = "account_id,nickname,clan_id,created_at,last_battle_time,updated_at," + ",".join(
+ACCOUNT_FIELDS = "account_id,nickname,clan_id,created_at,last_battle_time,updated_at,global_rating," + ",".join(
     f"statistics.all.{name}" for name in (*TANK_COUNTERS, *ASSIST_AVERAGES)
 )
 TANKS_FIELDS = "tank_id,mark_of_mastery,max_xp," + ",".join(f"all.{name}" for name in TANK_COUNTERS)

@@ -79,7 +79,10 @@ LEADERBOARD_WINDOWS = ("1", "7", "30", "90", "career")
 LEADERBOARD_FLOORS = {"1": 10, "7": 25, "30": 100, "90": 250, "career": 1000}
 LEADERBOARD_STEPS = (10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000)
 LEADERBOARD_BYS = ("wn8", "win_rate", "avg_damage", "avg_combined_damage", "battles")
-LEADERBOARD_ACCOUNT_ONLY = ("avg_combined_damage",)  # counted per account: nobody ranked with tier or type
+# The players' leaderboards also rank Wargaming's WTR (the account's, measured at its newest visit).
+PLAYER_LEADERBOARD_BYS = (*LEADERBOARD_BYS, "wtr")
+# Counted per account: nobody ranked with tier or type.
+LEADERBOARD_ACCOUNT_ONLY = ("avg_combined_damage", "wtr")
 LEADERBOARD_PAGE_MAX = 100  # rows per page, and per stored chunk
 # One tank's leaderboard (/tank/{tank_id}/{region}/leaderboard): the floor is of battles on the tank.
 TANK_LEADERBOARD_FLOORS = {"1": 5, "7": 10, "30": 25, "90": 50, "career": 100}

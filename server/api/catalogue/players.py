@@ -57,7 +57,12 @@ PLAYER = Endpoint(
         "battles or before the tank statistics are built); place {days: career, by: wn8, rank, ranked, "
         "min_battles, through}: the account's rank on the region's career WN8 leaderboard (GET "
         "/leaderboard/players?days=career), how many are ranked there, its floor of battles and the last "
-        "day of the build (null when the account is not ranked there or before the first build)",
+        "day of the build (null when the account is not ranked there or before the first build); "
+        "wtr: Wargaming's own personal rating (WTR, wot/account/wtr: random battles only), measured with "
+        "the profile, and wtr_reason when it is null (no_rating: Wargaming has none for the account, e.g. "
+        "too few random battles; upstream_failed: the request failed, the profile did not; not_fetched: "
+        "stored before it was asked); global_rating: Wargaming's personal rating as account/info gives it. "
+        "Both are Wargaming's figures, present also while available is false",
         "cached_at": f"unix time the profile was stored (at most ~{hours(PROFILE_MAX_AGE)} old)",
         "live_fetched": "true when fetched live for this request (then ratings.available is false)",
     },
@@ -94,6 +99,8 @@ HISTORY = Endpoint(
             "wn8",
             "wn7",
             "efficiency",
+            "wtr",
+            "global_rating",
             "win_rate",
             "avg_damage",
             "measured",
@@ -101,13 +108,14 @@ HISTORY = Endpoint(
     ),
     fields={
         "snapshots[]": "date, battles, wins, damage_dealt, frags, spotted, xp (career totals that day), "
-        "win_rate, avg_damage, wn8, wn7, efficiency (null on days without ratings)",
+        "win_rate, avg_damage, wn8, wn7, efficiency (null on days without ratings), wtr and global_rating "
+        "(Wargaming's, as measured that day; null when not measured)",
         "snapshots[].measured": "false on a day the tracker found no new battle (the previous day's "
         "figures carried forward), true on a measured day",
         DELTA_FIELDS: "null without two snapshots in the period, else from, to (the earliest "
         "snapshot inside the period and the newest), battles, wins, win_rate, "
         "avg_damage, avg_frags, avg_xp over those battles, wn8_change (movement of the career WN8), "
-        "win_rate_change, and period",
+        "win_rate_change, wtr_change and global_rating_change (null when either day lacks it), and period",
         "deltas.<p>.period": "the ratings of the battles played in the period, from the tracker's per-tank "
         "records (null without them): from, to (the days it covers), battles, wins, win_rate, avg_damage, "
         "avg_frags, avg_spotted, avg_defence, avg_xp, survival_rate, hit_rate, average_tier "

@@ -14,6 +14,7 @@ from server.api.catalogue.figures import (
     LEADERBOARD_PAGE_MAX,
     LEADERBOARD_STEPS,
     LEADERBOARD_WINDOWS,
+    PLAYER_LEADERBOARD_BYS,
     TANK_LEADERBOARD_FLOORS,
     TANK_LEADERBOARD_STEPS,
     VEHICLE_TYPES,
@@ -91,10 +92,11 @@ LEADERBOARD_PLAYERS = Endpoint(
             "query",
             "string",
             "invalid_by",
-            f"The figure ranked, highest first: {one_of(LEADERBOARD_BYS)}. "
-            f"{one_of(LEADERBOARD_ACCOUNT_ONLY)} ranks all tanks only (the game API counts assistance per "
-            "account): with tier or type nobody is ranked by it.",
-            enum=LEADERBOARD_BYS,
+            f"The figure ranked, highest first: {one_of(PLAYER_LEADERBOARD_BYS)}. "
+            f"{one_of(LEADERBOARD_ACCOUNT_ONLY)} rank all tanks only (the game API counts assistance per "
+            "account, and wtr is Wargaming's rating of the account: the window's players with its floor of "
+            "battles, by the WTR measured at their newest visit): with tier or type nobody is ranked by them.",
+            enum=PLAYER_LEADERBOARD_BYS,
             default="wn8",
         ),
         Param("tier", "query", "integer", "invalid_tier", "Only battles in tanks of this tier.", minimum=1, maximum=11),
