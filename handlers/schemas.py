@@ -443,8 +443,8 @@ def schema_components(index: dict) -> dict:
                     "type": ["string", "null"],
                     "enum": [*WTR_REASONS, None],
                     "description": "Why wtr is null: no_rating (Wargaming has none: too few random battles), "
-                    "upstream_failed (the request failed; the profile did not), not_fetched (stored before "
-                    "it was asked); null when wtr is known.",
+                    "upstream_failed (the request failed; the profile did not), not_fetched (not asked yet: a "
+                    "live lookup's first answer); null when wtr is known.",
                 },
                 "global_rating": nullable(
                     "integer", description="Wargaming's personal rating as account/info gives it (global_rating)."

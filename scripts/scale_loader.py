@@ -42,7 +42,7 @@ from bson import Binary
 
 from server.domain import ratings as rating_maths
 from server.domain.days import DAY_SECONDS, day_start
-from server.domain.profiles import build_profile, snapshot_of
+from server.domain.profiles import build_profile, snapshot_of, wtr_of
 from server.services.tracker import account_assist, day_change, mastery_of, plan_visit, rekey_due, tank_state
 from server.upstream.client import ASSIST_AVERAGES
 from store.constants import TANK_COUNTERS
@@ -238,10 +238,13 @@ def visit(
         )
         fields: dict[str, Any] = {"last_visit_day": day, "last_battle_time": info.get("last_battle_time")}
         fields.update(set_fields, mastery=mastery_of(raw), clan_id=info.get("clan_id"))
+        # The synthetic accounts have no WTR: account/wtr answers null for them, as the pass stores it.
+        wtr = wtr_of({account_id: None}, account_id)
+        fields["wtr"] = wtr["wtr"]
         nickname = info.get("nickname")
         if nickname:
             fields.update(nickname=nickname, nickname_lower=nickname.lower())
-        doc = build_profile(region, account_id, info, raw, now)
+        doc = build_profile(region, account_id, info, raw, now, wtr)
         if expected is not None:
             doc["ratings"] = rating_maths.compute_ratings(doc["totals"], doc["tanks"], expected, tiers)
             doc["ratings"]["calculated_at"] = int(now)

@@ -65,6 +65,9 @@ class ModelUpstream:
     async def tanks_stats(self, region, account_id, *, fields=None, params=None, caller="other"):
         return copy.deepcopy(self.answers[(region, account_id, utc_day(self.clock()))][1])
 
+    async def account_wtr(self, region, account_ids, *, params=None, caller="other"):
+        return dict.fromkeys(account_ids)
+
 
 class Ratings:
     def __init__(self, expected, tiers):

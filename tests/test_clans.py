@@ -145,6 +145,9 @@ class FakeUpstream:
         self._call("tanks_stats")
         return []
 
+    async def account_wtr(self, region, ids, **kwargs):
+        return dict.fromkeys(ids)
+
 
 def use_fake(app, now: float) -> tuple:
     services, store = app.settings["services"], app.settings["store"]

@@ -92,6 +92,9 @@ class Filling:
     async def tanks_stats(self, region, account_id, **kwargs):
         return await self.upstream.tanks_stats(region, account_id, **kwargs)
 
+    async def account_wtr(self, region, ids, **kwargs):
+        return await self.upstream.account_wtr(region, ids, **kwargs)
+
 
 def truth(world, region, account_id, at):
     tanks = world.tanks_stats(region, account_id, at, None) or []

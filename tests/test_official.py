@@ -9,7 +9,7 @@ import time
 import pytest
 
 from server.compose.demo import TimeTravelUpstream
-from server.domain.days import DAY_SECONDS, ManualClock, utc_day
+from server.domain.days import DAY_SECONDS, ManualClock, day_start, utc_day
 from server.services.official import (
     DAMAGE_PERCENTILES,
     MARK_KEYS,
@@ -155,7 +155,7 @@ async def api_get(http_client, base_url: str, path: str) -> tuple[int, dict]:
 
 
 @pytest.mark.gen_test(timeout=180)
-async def test_a_lookup_carries_wargamings_wtr_and_a_null_or_failing_wtr_leaves_it_200_with_the_reason(
+async def test_a_profile_carries_wargamings_wtr_and_a_null_or_failing_wtr_leaves_it_200_with_the_reason(
     app, http_client, base_url, upstream_sim
 ):
     ids = (await sim_async(upstream_sim, "/_sim/accounts?region=eu&n=100"))["ids"]
@@ -166,6 +166,14 @@ async def test_a_lookup_carries_wargamings_wtr_and_a_null_or_failing_wtr_leaves_
         # A rated account: the rating as account/wtr answers it (at the lookup's moment), and
         # account/info's global_rating, also while the computed ratings are not yet available.
         account_id = rated[0]
+        code, body = await api_get(http_client, base_url, f"/player/{account_id}/eu")
+        assert code == 200, body
+        # A live lookup spends no request on it: not asked yet, and said so ...
+        assert body["data"]["live_fetched"] is True
+        assert body["data"]["ratings"]["wtr"] is None and body["data"]["ratings"]["wtr_reason"] == "not_fetched"
+        # ... the profile's refresh asks it.
+        players = app.settings["services"].players
+        await players.fetch_and_store("eu", account_id, with_ratings=True, caller="refresh")
         code, body = await api_get(http_client, base_url, f"/player/{account_id}/eu")
         assert code == 200, body
         profile = body["data"]
@@ -203,6 +211,7 @@ async def test_a_lookup_carries_wargamings_wtr_and_a_null_or_failing_wtr_leaves_
         # The method failing: the lookup still answers, its WTR null with the reason; its history too.
         await sim_async(upstream_sim, "/_sim/faults", {"method_errors": {"wot/account/wtr": "SOURCE_NOT_AVAILABLE"}})
         failing = rated[1]
+        await players.fetch_and_store("eu", failing, with_ratings=True, caller="refresh")
         code, body = await api_get(http_client, base_url, f"/player/{failing}/eu")
         assert code == 200, body
         assert body["data"]["ratings"]["wtr"] is None
@@ -222,7 +231,7 @@ async def test_the_trackers_batch_asks_wtr_once_for_the_accounts_that_played_and
     store, services = app.settings["store"], app.settings["services"]
     ids = (await sim_async(upstream_sim, "/_sim/accounts?region=eu&n=40"))["ids"]
     day = utc_day(time.time() - 2 * DAY_SECONDS)
-    clock = ManualClock(time.time() - 2 * DAY_SECONDS)
+    clock = ManualClock(day_start(day) + DAY_SECONDS - 1)  # every slice of the day is due
     await store.tracked.track_many("eu", [(a, None) for a in ids], clock() + 30 * DAY_SECONDS, clock())
     asked = (await sim_async(upstream_sim, "/_sim/stats"))["by_path"]
     tracker = Tracker(

@@ -358,9 +358,9 @@ async def test_live_lookups_are_not_queued_behind_the_pass_and_are_tracked(app, 
         await asyncio.sleep(1.2)  # one budget window apart: each lookup has the live reserve to itself
     await pass_task
     assert min(queued_behind) > 0
-    assert len(budget._live_waits) == 3 * len(lookups)  # account/info, tanks/stats and account/wtr per lookup
-    # The reserve is one of EU's six slots: a lookup's first request is granted at once, the
-    # others at the latest when that slot comes free one window later, never behind the pass.
+    assert len(budget._live_waits) == 2 * len(lookups)  # account/info + tanks/stats per lookup
+    # The reserve is one of EU's six slots: a lookup's first request is granted at once, its
+    # second at the latest when that slot comes free one window later, never behind the pass.
     _, window, reserve = budget.window()
     assert reserve == 1 and sum(wait == 0.0 for wait in budget._live_waits) >= len(lookups)
     assert all(wait <= window + 0.1 for wait in budget._live_waits)

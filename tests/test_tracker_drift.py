@@ -170,6 +170,9 @@ class World:
         seen = [d for d in self.observed_assist[account] if d <= day]
         return self.observed_assist[account][max(seen)] if seen else None
 
+    async def account_wtr(self, region, ids, **kwargs):
+        return dict.fromkeys(ids)  # no WTR: what the drift checks is the per-tank records
+
     async def tanks_stats(self, region, account_id, **kwargs):
         account = (region, account_id)
         state = {t: row for t, row in self.tanks[account].items() if row[0] > 0}

@@ -39,9 +39,9 @@ TOUCHED_MAX = 100_000  # profiles whose last touch is remembered in-process
 # a public API should say 503 quickly rather than hold the caller for half a minute.
 LIVE_DEADLINE = 8.0
 REFRESH_AHEAD_EVERY = 60  # seconds between refresh-ahead runs (each refetches what expires soonest)
-# A lookup's account/wtr runs beside its tanks/stats (the client paces a realm's requests, so it may
-# wait its turn behind them); once tanks/stats answered, the lookup waits at most this much longer
-# for it (within LIVE_DEADLINE), then answers with the WTR null (a slow or failing WTR never fails it).
+# A refresh's account/wtr runs beside its tanks/stats (the client paces a realm's requests, so it may
+# wait its turn behind them); once tanks/stats answered, the refresh waits at most this much longer
+# for it, then stores the WTR null with its reason (a slow or failing WTR never fails it).
 WTR_GRACE = 3.0
 
 
@@ -180,18 +180,26 @@ class PlayerService:
         )
         if not info:
             raise APIError("player_not_found", region=region)
-        wtr_asked = asyncio.ensure_future(self._wtr(region, account_id, caller))
-        try:
+        if caller == "live":
+            # A live lookup spends its upstream share on what it must answer: its WTR is asked by the
+            # next refresh or the tracker's daily batch (wtr_reason not_fetched until then). A third
+            # request per lookup halved the lookups a flood admits within their deadline.
             raw_tanks = await self.upstream.tanks_stats(region, account_id, fields=TANKS_FIELDS, caller=caller)
-        except BaseException:
-            wtr_asked.cancel()
-            raise
-        try:
-            found_wtr = await asyncio.wait_for(wtr_asked, WTR_GRACE)
-        except TimeoutError:
-            log.warning("account/wtr of %s in %s: no answer within %.1f s of the lookup", account_id, region, WTR_GRACE)
-            found_wtr = None
-        doc = build_profile(region, account_id, info, raw_tanks, self.clock(), wtr_of(found_wtr, account_id))
+            wtr = None
+        else:
+            wtr_asked = asyncio.ensure_future(self._wtr(region, account_id, caller))
+            try:
+                raw_tanks = await self.upstream.tanks_stats(region, account_id, fields=TANKS_FIELDS, caller=caller)
+            except BaseException:
+                wtr_asked.cancel()
+                raise
+            try:
+                found_wtr = await asyncio.wait_for(wtr_asked, WTR_GRACE)
+            except TimeoutError:
+                log.warning("account/wtr of %s in %s: no answer within %.1f s", account_id, region, WTR_GRACE)
+                found_wtr = None
+            wtr = wtr_of(found_wtr, account_id)
+        doc = build_profile(region, account_id, info, raw_tanks, self.clock(), wtr)
         if with_ratings:
             doc["ratings"] = await self.ratings_for(doc)
         doc["last_requested"] = self.clock()

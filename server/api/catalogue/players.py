@@ -59,9 +59,9 @@ PLAYER = Endpoint(
         "/leaderboard/players?days=career), how many are ranked there, its floor of battles and the last "
         "day of the build (null when the account is not ranked there or before the first build); "
         "wtr: Wargaming's own personal rating (WTR, wot/account/wtr: random battles only), measured with "
-        "the profile, and wtr_reason when it is null (no_rating: Wargaming has none for the account, e.g. "
-        "too few random battles; upstream_failed: the request failed, the profile did not; not_fetched: "
-        "stored before it was asked); global_rating: Wargaming's personal rating as account/info gives it. "
+        "the profile's refresh or daily visit, and wtr_reason when it is null (no_rating: Wargaming has none "
+        "for the account, e.g. too few random battles; upstream_failed: the request failed, the profile did "
+        "not; not_fetched: not asked yet, as in a live lookup's first answer); global_rating: Wargaming's personal rating as account/info gives it. "
         "Both are Wargaming's figures, present also while available is false",
         "cached_at": f"unix time the profile was stored (at most ~{hours(PROFILE_MAX_AGE)} old)",
         "live_fetched": "true when fetched live for this request (then ratings.available is false)",
