@@ -33,7 +33,11 @@ JOB_DEADLINE_S = 30.0
 CLIENT_OPTIONS = dict(
     timeoutMS=int(OPERATION_TIMEOUT_S * 1000),
     serverSelectionTimeoutMS=1200,
-    connectTimeoutMS=1000,
+    # Also the driver's heartbeat timeout, and a heartbeat that times out makes the driver cancel
+    # every operation in flight (pymongo 4.x, `interrupt_connections`): on a loaded machine or a
+    # one-query-at-a-time database a hello may wait behind a long query, so it gets 5 s. A down
+    # database refuses at once; a hung one still answers 503 within each request's deadline.
+    connectTimeoutMS=5000,
     # A read that timed out is not run a second time by the driver (it would run twice on
     # the server and hold the caller past its deadline).
     retryReads=False,

@@ -220,9 +220,23 @@ class ServerProcess:
             self.wait_ready()
 
     def wait_ready(self) -> ServerProcess:
-        """Wait until it listens (start several first with wait=False to start them in parallel)."""
+        """Wait until it serves (start several first with wait=False to start them in parallel): its
+        log says so, not merely the port accepting (it listens before its start-up ends, and a port
+        that accepts may be another process's that was handed the same free port)."""
+        serving = f":{self.port}/api/"
+
+        def served() -> bool:
+            self._log.flush()
+            return any(
+                "statsapi serving on" in line and serving in line for line in open(self.log_path, errors="replace")
+            )
+
         try:
             wait_for_port(self.port, timeout=60, proc=self.proc)
+            if not wait_until(lambda: served() or self.proc.poll() is not None, 60):
+                raise RuntimeError("no 'serving' line")
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"exited with {self.proc.returncode}")
         except Exception:
             self.stop()
             raise RuntimeError("server did not start:\n" + self.log()) from None

@@ -34,10 +34,21 @@ from server.services.sessions import SessionService, Watcher
 from server.services.tracker import Tracker, mastery_of, raw_tanks_of, tank_state
 from server.upstream.client import ACCOUNT_FIELDS, TANKS_FIELDS
 from store.constants import TANK_COUNTERS
+from store.retention import ensure_expiry_index
 from store.tanks import pack, unpack
 from tests.helpers import EXPECTED_VALUES_FILE, sim_async, xvm_wn8
 
 REGION = "eu"
+
+
+@pytest.fixture
+def app(app, io_loop):
+    """The application, its watched states kept without the database's expiry: these tests watch on
+    a clock a day or two behind the database's, so a state's expiry (a day after its watch) is
+    already past and the database's expiry pass could delete a state between two steps of a test."""
+    store = app.settings["store"]
+    io_loop.run_sync(lambda: ensure_expiry_index(store.watched.collection, "expires_at", 0, ttl=False))
+    return app
 
 
 @pytest.fixture(scope="module")

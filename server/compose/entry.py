@@ -145,12 +145,13 @@ async def serve(
     store.client.close()
 
 
-def run_processes(config: Config, uri: str, database: EmbeddedDatabase | None = None) -> None:
+def run_processes(
+    config: Config, uri: str, sockets: list[socket.socket], database: EmbeddedDatabase | None = None
+) -> None:
     """N server processes sharing the listening sockets; the parent forwards SIGTERM and waits.
 
     A child that dies is replaced (its jobs lease expires and another process takes over).
     """
-    sockets = tornado.netutil.bind_sockets(config.port, config.host)
     children: dict[int, int] = {}
     stopping = False
 
@@ -209,6 +210,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         default_max_connections(),
         MAX_CONNECTIONS_PER_CLIENT,
     )
+    # Bound before the embedded database picks a free port: it can then never be handed ours (the
+    # kernel may give a port just freed by whoever chose --port to its next bind to port 0).
+    sockets = tornado.netutil.bind_sockets(config.port, config.host)
     database = None
     uri = config.mongodb_uri
     if not uri:  # Config.embedded_database: no external MongoDB
@@ -218,9 +222,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         uri = database.uri
     try:
         if config.processes > 1:
-            run_processes(config, uri, database)
+            run_processes(config, uri, sockets, database)
         else:
-            asyncio.run(run_server(config, uri, database=database))
+            asyncio.run(run_server(config, uri, sockets, database))
     finally:
         if database is not None:
             database.stop()
