@@ -117,11 +117,11 @@ def next_day(day: str, n: int = 1) -> str:
 
 
 def requests_by_path(stats: dict) -> dict[str, int]:
+    """Every API method the simulator answered ({"account/info": n, "account/wtr": n, ...})."""
     out: dict[str, int] = {}
     for path, count in (stats.get("by_path") or {}).items():
-        for method in ("account/info", "tanks/stats"):
-            if method in path:
-                out[method] = out.get(method, 0) + int(count)
+        method = path.split("/", 1)[1] if path.startswith(("wot/", "wgn/")) else path
+        out[method] = out.get(method, 0) + int(count)
     return out
 
 

@@ -113,6 +113,30 @@ class Players:
         return await self.freshness.newest(self.status_name)
 
     # --- snapshots -----------------------------------------------------------------
+    async def set_wtr(
+        self, region: str, day: str, profile_fields: dict[int, dict[str, Any]], ratings: dict[int, Any] | None
+    ) -> None:
+        """The day's WTR of accounts (the tracker's account/wtr answer): `ratings` {account_id: rating
+        or None} into the day's snapshots (where rated) and `profile_fields` {account_id: {wtr,
+        wtr_reason}} into the cached profiles; `ratings` None (the request failed) touches only
+        profiles without a WTR. Point writes, no upsert: the same call twice stores the same."""
+        profile_ops = [
+            UpdateOne(
+                {"_id": player_key(region, account_id), **({} if ratings is not None else {"wtr": None})},
+                {"$set": fields},
+            )
+            for account_id, fields in profile_fields.items()
+        ]
+        if profile_ops:
+            await self.profiles.bulk_write(profile_ops, ordered=False)
+        snapshot_ops = [
+            UpdateOne({"region": region, "account_id": account_id, "date": day}, {"$set": {"wtr": rating}})
+            for account_id, rating in (ratings or {}).items()
+            if rating is not None
+        ]
+        if snapshot_ops:
+            await self.snapshots.bulk_write(snapshot_ops, ordered=False)
+
     async def save_snapshots(self, snapshots: list[dict]) -> None:
         """Upsert one snapshot per (region, account, UTC date); the latest of the day wins."""
         ops = []

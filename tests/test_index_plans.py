@@ -971,6 +971,14 @@ REGISTRY: dict[str, list[Case]] = {
     ],
     "Players.newest_timestamp": [Case(lambda s, n: s.players.newest_timestamp(), expect=lambda r: r == NOW)],
     "Players.save_snapshots": [Case(lambda s, n: s.players.save_snapshots(_snapshots_write(n)))],
+    "Players.set_wtr": [
+        Case(
+            lambda s, n: s.players.set_wtr(
+                "eu", day(-1), {PROFILE_WRITE: {"wtr": 5000 + n, "wtr_reason": None}}, {SNAP_WRITE: 5000 + n}
+            )
+        ),
+        Case(lambda s, n: s.players.set_wtr("eu", day(-1), {PROFILE_WRITE: {"wtr": None, "wtr_reason": "x"}}, None)),
+    ],
     "Players.snapshots_since": [
         Case(lambda s, n: s.players.snapshots_since("eu", SNAP_IDS[0], day(-29), DAY), expect=lambda r: len(r) == 30),
         Case(

@@ -82,7 +82,7 @@ from store.tanks import (
     pack,
     unpack,
 )
-from store.tracker import SLICES, tracked_id
+from store.tracker import SLICES, slice_of, tracked_id
 from store.writes import write_health
 
 if TYPE_CHECKING:  # types only
@@ -94,6 +94,11 @@ log = logging.getLogger("statsapi.tracker")
 
 CLAN_TRACK_SECONDS = 2 * DAY_SECONDS  # clan refresh runs hourly: a member of a cached clan is re-listed long before
 BATCH = 100  # account/info takes 100 ids per request
+WTR_BATCH = 100  # account/wtr takes 100 ids per request
+# The most a played account's WTR of the day waits for 99 others to fill a request (the pass spreads
+# over the day: at 1,000 tracked accounts a batch holds a few dozen, and one request per batch cost as
+# much as account/info); its profile shows the WTR it had until then.
+WTR_WAIT = 3 * 3600.0
 CLAIM_TTL = 60.0  # a claim not renewed for this long may be taken over
 TICK = 5.0  # seconds between looks for due slices
 BACKOFF_MAX = 60.0  # after failed ticks (the database away or unable to write): 5, 10, 20, 40, 60 s
@@ -419,6 +424,10 @@ class Tracker:
         self._tracked_count: tuple[float, int] = (-1e18, 0)
         self._last_cleanup = ""
         self.failed_ticks = 0  # consecutive ticks that failed (the back-off)
+        # {(day, region): accounts that played, whose WTR of the day is not asked yet}, asked 100 at a
+        # time across batches and ticks (flush_wtr), and when the first of them was queued.
+        self.wtr_due: dict[tuple[str, str], list[int]] = {}
+        self.wtr_since: dict[tuple[str, str], float] = {}
         self.waiting: str | None = None  # why the pass waits (the database cannot write), or None
 
     # --- who is tracked -------------------------------------------------------------------
@@ -535,6 +544,13 @@ class Tracker:
         done = 0
         for start in range(0, len(due), self.group):
             done += await self.work_slices(day, due[start : start + self.group])
+        # The WTR of accounts still waiting for a full request: asked once they waited WTR_WAIT, the
+        # day's pass is done here, or the day is over.
+        day_done = len(finished) + done >= SLICES
+        for queued_day, region in list(self.wtr_due):
+            waited = self.clock() - self.wtr_since.get((queued_day, region), self.clock())
+            whole = queued_day != day or day_done or waited >= WTR_WAIT
+            await self.flush_wtr(queued_day, region, whole=whole)
         return done
 
     async def work_slice(self, day: str, slice_no: int) -> bool:
@@ -573,6 +589,7 @@ class Tracker:
                         if self.cannot_write() is not None:  # before the batch's upstream requests
                             raise CannotWrite(self.waiting)
                         counts = await self.visit(day, region, group[start : start + self.batch])
+                        await self.flush_wtr(day, region, whole=False)
                         # A group's figures on its first slice, and per realm (its progress in /status).
                         await tracked.add_spend(day, mine[0], {**counts, **realm_spend(region, counts)})
                         self._add_spent(day, counts)
@@ -665,14 +682,8 @@ class Tracker:
         async def answer_of(account_id: int) -> list | None:
             return reused[account_id] if account_id in reused else await tanks_of(account_id)
 
-        # The played accounts' WTR in one request beside their tanks/stats (it moves only with
-        # battles); a failure leaves it null with its reason, never the visit.
-        raw, found_wtr = await asyncio.gather(
-            asyncio.gather(*(answer_of(a["account_id"]) for a, _ in played)),
-            self._wtr(region, [a["account_id"] for a, _ in played]),
-        )
+        raw = await asyncio.gather(*(answer_of(a["account_id"]) for a, _ in played))
         counts["tanks_requests"] += len(played) - len(reused)
-        counts["wtr_requests"] += int(bool(played))
 
         expected = await self.ratings_source.expected_values(region) if played else None
         tiers = await self.ratings_source.tiers(region) if expected is not None else {}
@@ -711,20 +722,20 @@ class Tracker:
             if change is not None:
                 changes.append(change)
             fields.update(set_fields, mastery=mastery_of(raw_tanks), clan_id=info.get("clan_id"))
-            if found_wtr is not None:  # the WTR the leaderboards rank (a failed request keeps the last)
-                fields["wtr"] = found_wtr.get(account["account_id"])
             nickname = info.get("nickname")
             if nickname:
                 fields.update(nickname=nickname, nickname_lower=nickname.lower())
             marks[key] = fields
-            doc = build_profile(
-                region, account["account_id"], info, raw_tanks, now, wtr_of(found_wtr, account["account_id"])
-            )
+            # Its WTR of the day comes with flush_wtr: the profile keeps the one it has until then.
+            doc = build_profile(region, account["account_id"], info, raw_tanks, now)
+            del doc["wtr"], doc["wtr_reason"]
             if expected is not None:
                 doc["ratings"] = rating_maths.compute_ratings(doc["totals"], doc["tanks"], expected, tiers)
                 doc["ratings"]["calculated_at"] = int(now)
             snapshots.append(snapshot_of(doc))
             profiles[account["account_id"]] = doc
+            self.wtr_due.setdefault((day, region), []).append(account["account_id"])
+            self.wtr_since.setdefault((day, region), now)
         for account in rekey:  # idle for long: the newest record is kept (rewritten in place)
             key = tracked_id(region, account["account_id"])
             if key not in states:
@@ -756,15 +767,38 @@ class Tracker:
         counts["visited"] += len(current)
         return counts
 
-    async def _wtr(self, region: str, account_ids: list[int]) -> dict[int, int | None] | None:
-        """account/wtr of up to 100 accounts (one request; none without accounts); None when it failed."""
-        if not account_ids:
-            return {}
-        try:
-            return await self.upstream.account_wtr(region, account_ids, caller="tracker")
-        except UpstreamError as exc:
-            log.warning("tracker: account/wtr of %s accounts in %s failed: %s", len(account_ids), region, exc)
-            return None
+    async def flush_wtr(self, day: str, region: str, whole: bool) -> int:
+        """Ask account/wtr for the accounts of `region` that played on `day` and have no WTR of the day
+        yet, WTR_BATCH at a time (all of them when `whole`, else only full requests), and store it:
+        the day's snapshot, the tracked account (the leaderboards' WTR) and a cached profile. A failed
+        request leaves the day's WTR null (a profile without one says upstream_failed), never the pass.
+        Each request counts in the figures of its first account's slice. Returns the requests sent."""
+        due = self.wtr_due.get((day, region), [])
+        sent = 0
+        while len(due) >= WTR_BATCH or (whole and due):
+            ids = list(dict.fromkeys(due[:WTR_BATCH]))
+            try:
+                found: dict[int, int | None] | None = await self.upstream.account_wtr(region, ids, caller="tracker")
+            except UpstreamError as exc:
+                log.warning("tracker: account/wtr of %s accounts in %s failed: %s", len(ids), region, exc)
+                found = None
+            sent += 1
+            asked = {"wtr_requests": 1}
+            with job_deadline():
+                await self.store.tracked.add_spend(
+                    day, slice_of(region, ids[0]), {**asked, **realm_spend(region, asked)}
+                )
+                self._add_spent(day, asked)
+                await self.store.players.set_wtr(
+                    region, day, {a: wtr_of(found, a) for a in ids}, None if found is None else found
+                )
+                if found is not None:
+                    await self.store.tracked.mark_visited({tracked_id(region, a): {"wtr": found.get(a)} for a in ids})
+            del due[:WTR_BATCH]
+        if not due:
+            self.wtr_due.pop((day, region), None)
+            self.wtr_since.pop((day, region), None)
+        return sent
 
     @staticmethod
     def _count_records(counts: dict[str, int], records: list[dict]) -> None:
