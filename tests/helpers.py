@@ -200,6 +200,40 @@ async def sim_async(base: str, path: str, body: dict | None = None) -> dict:
     return ujson.loads(response.body)
 
 
+def listens_in(pid: int, port: int) -> bool:
+    """Whether process `pid` holds the socket listening on `port` (Linux: /proc/net/tcp's inode among
+    the process's descriptors)."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError), open(table) as lines:
+            for line in list(lines)[1:]:
+                fields = line.split()
+                if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "0A":  # 0A: LISTEN
+                    inodes.add(f"socket:[{fields[9]}]")
+    with contextlib.suppress(OSError):
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            with contextlib.suppress(OSError):
+                if os.readlink(f"/proc/{pid}/fd/{fd}") in inodes:
+                    return True
+    return False
+
+
+READY_PROBE = "/ready-probe"  # ServerProcess's first request (a 404): its access log line is the probe's
+
+
+def answers_http(port: int) -> bool:
+    """Whether something answers an HTTP request on `port` (any status)."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    try:
+        connection.request("GET", READY_PROBE)
+        connection.getresponse().read()
+        return True
+    except (OSError, http.client.HTTPException):
+        return False
+    finally:
+        connection.close()
+
+
 class ServerProcess:
     """`python -m server` on a free port; its log goes to a file shown when a test fails."""
 
@@ -220,26 +254,20 @@ class ServerProcess:
             self.wait_ready()
 
     def wait_ready(self) -> ServerProcess:
-        """Wait until it serves (start several first with wait=False to start them in parallel): its
-        log says so, not merely the port accepting (it listens before its start-up ends, and a port
-        that accepts may be another process's that was handed the same free port)."""
-        serving = f":{self.port}/api/"
-
-        def served() -> bool:
-            self._log.flush()
-            return any(
-                "statsapi serving on" in line and serving in line for line in open(self.log_path, errors="replace")
-            )
-
+        """Wait until it serves (start several first with wait=False to start them in parallel): the
+        listening socket is this process's (a port that accepts may be another process's that was
+        handed the same free port) and it answers HTTP (it listens before its start-up ends)."""
         try:
             wait_for_port(self.port, timeout=60, proc=self.proc)
-            if not wait_until(lambda: served() or self.proc.poll() is not None, 60):
-                raise RuntimeError("no 'serving' line")
+            if not listens_in(self.proc.pid, self.port):
+                raise RuntimeError(f"port {self.port} is another process's")
+            if not wait_until(lambda: answers_http(self.port) or self.proc.poll() is not None, 60):
+                raise RuntimeError("no HTTP answer")
             if self.proc.poll() is not None:
                 raise RuntimeError(f"exited with {self.proc.returncode}")
-        except Exception:
+        except Exception as exc:
             self.stop()
-            raise RuntimeError("server did not start:\n" + self.log()) from None
+            raise RuntimeError(f"server did not start ({exc}):\n" + self.log()) from None
         return self
 
     @property
@@ -247,7 +275,8 @@ class ServerProcess:
         return self.proc.pid
 
     def log(self) -> str:
-        self._log.flush()
+        if not self._log.closed:
+            self._log.flush()
         return self.log_path.read_text(errors="replace")[-6000:]
 
     def stop(self) -> None:
