@@ -98,6 +98,40 @@ function changeNode(row, key) {
   return node;
 }
 
+/** Wargaming's published threshold of a mark (row.official.marks) under our estimate, and the
+ * estimate's relative error against it (row.estimate_error). */
+export function officialNode(row, key) {
+  const value = isObj(row.official) && isObj(row.official.marks) ? row.official.marks[key] : null;
+  if (typeof value !== 'number') return null;
+  const error = isObj(row.estimate_error) ? row.estimate_error[key] : null;
+  return h('span', { class: 'mark-official small', 'data-official': String(value),
+    title: 'Wargaming’s published threshold (wot/tanks/mastery)' + (typeof error === 'number' ? '; our estimate’s error against it' : '') },
+  `WG ${NUM.format(value)}`, typeof error === 'number'
+    ? h('span', { class: 'mark-error', 'data-error': String(error) }, ` (${error > 0 ? '+' : ''}${(100 * error).toFixed(1)} %)`) : null);
+}
+
+/** What the official figures are, their date, and the estimates' median error per tier (data.official). */
+export function officialNote(official, id) {
+  if (!isObj(official)) {
+    return h('p', { class: 'population-note small', id: id || null }, h('strong', null, 'Official thresholds: '),
+      'none fetched yet (Wargaming’s published distribution is read once a day).');
+  }
+  const tiers = (Array.isArray(official.median_error_by_tier) ? official.median_error_by_tier : []).filter(isObj);
+  const pct = (v) => (typeof v === 'number' ? `${v > 0 ? '+' : ''}${(100 * v).toFixed(1)} %` : '—');
+  return h('div', { class: 'population-note small', id: id || null },
+    h('p', null, h('strong', null, 'Official thresholds: '),
+      `Wargaming’s published damage distribution (WG under each estimate) of ${official.date ?? '?'}`
+      + (official.stale ? ' — the newest fetch failed, so this is the last good day' : '')
+      + '. It is the server’s distribution of players’ average damage per tank, not the game’s moving average, '
+      + 'so a mark taken in the game can still differ. In brackets: our estimate’s error against it.'),
+    tiers.length ? scroller(h('table', { class: 'grid small marks-errors', id: 'marks-errors' },
+      h('caption', null, 'Median error of our estimate by tier'),
+      h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'Tier'), h('th', { scope: 'col' }, 'Tanks'),
+        MARKS.map((m) => h('th', { scope: 'col' }, m.short)))),
+      h('tbody', null, tiers.map((t) => h('tr', { 'data-tier': t.tier }, h('th', { scope: 'row' }, String(t.tier)),
+        h('td', { class: 'num' }, String(t.tanks ?? '')), MARKS.map((m) => h('td', { class: 'num', 'data-col': m.key }, pct(t[m.key]))))))), false) : null);
+}
+
 function cell(col, row, ctx) {
   if (col.key === 'name') {
     const nation = row.nation ? h('span', { class: 'muted small tank-nation' }, ` ${label(row.nation)}`) : null;
@@ -108,11 +142,12 @@ function cell(col, row, ctx) {
   const sample = isObj(row.sample) ? row.sample : {};
   if (col.mark) {
     const value = isObj(row.marks) ? row.marks[col.key] : null;
+    const official = officialNode(row, col.key);
     if (typeof value !== 'number') {
-      return h('td', attrs, nullFigure(`No thresholds yet: fewer than ${ctx.minPlayers} players with at least ${ctx.minBattles} `
-        + `battles on this tank in the last ${ctx.days} days (${sample.players ?? '?'}).`));
+      return h('td', attrs, nullFigure(`No estimate yet: fewer than ${ctx.minPlayers} players with at least ${ctx.minBattles} `
+        + `battles on this tank in the last ${ctx.days} days (${sample.players ?? '?'}).`), official);
     }
-    return h('td', attrs, h('span', { class: 'mark-value' }, NUM.format(value)), changeNode(row, col.key));
+    return h('td', attrs, h('span', { class: 'mark-value' }, NUM.format(value)), changeNode(row, col.key), official);
   }
   const value = col.key === 'players' || col.key === 'battles' ? sample[col.key] ?? null : row[col.key] ?? null;
   if (value === null) return h('td', attrs, nullFigure('The encyclopedia does not list this tank.'));
@@ -152,6 +187,7 @@ function renderMarks(data, q, onSort, onPage, path) {
     ` of tier V and up played by tracked ${label(region)} players in the last ${ctx.days} days` + (range ? ` (${range})` : '') + '.',
     typeof data.built_at === 'number' ? ` Built ${utcText(new Date(data.built_at * 1000))}.` : ''));
   box.append(estimateNote(data, 'marks-estimate'));
+  box.append(officialNote(data.official, 'marks-official'));
   box.append(h('p', { class: 'population-note small', id: 'marks-population' }, h('strong', null, 'Population: '),
     data.population ? `${data.population}.` : 'the tracked accounts, not a random sample of the server.'));
   box.append(h('p', { class: 'small expected-link' }, h('a', { href: `#tanks/${encodeURIComponent(region)}`, id: 'marks-tanks-link' },

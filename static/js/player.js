@@ -22,6 +22,23 @@ function ratingTile(name, value, extraClass, note) {
     note ? h('span', { class: 'tile-note' }, note) : null);
 }
 
+// Why a profile has no WTR (ratings.wtr_reason), in the words a player reads.
+const WTR_REASONS = {
+  no_rating: 'Wargaming gives no WTR yet (too few random battles).',
+  upstream_failed: 'Wargaming’s API did not answer the WTR request; it is asked again with the next refresh.',
+  not_fetched: 'Not asked yet: a first lookup asks only what it must; the next refresh or the daily pass brings it.',
+};
+
+/** WTR, Wargaming's own rating (wot/account/wtr), beside ours: null with the reason said. */
+function wtrTile(ratings) {
+  const known = typeof ratings.wtr === 'number';
+  const why = WTR_REASONS[ratings.wtr_reason] || 'Not available.';
+  return h('div', { class: 'tile rating wtr', id: 'wtr-tile', 'data-reason': known ? null : String(ratings.wtr_reason ?? '') },
+    h('span', { class: 'tile-label' }, 'WTR'),
+    h('span', { class: 'tile-value' }, known ? NUM.format(ratings.wtr) : nullFigure(why)),
+    h('span', { class: 'tile-note' }, known ? 'Wargaming’s own rating' : why));
+}
+
 /** The career WN8's standing among the region's tracked players (ratings.wn8_percentile). */
 function standingTile(value, region) {
   const known = typeof value === 'number';
@@ -61,7 +78,9 @@ function renderProfile(data, region, onRefresh) {
     placeTile(ratings.place, r),
     ratingTile('WN7', ratings.wn7),
     ratingTile('Efficiency', ratings.efficiency),
-    'wn8_percentile' in ratings ? standingTile(ratings.wn8_percentile, r) : null);
+    'wn8_percentile' in ratings ? standingTile(ratings.wn8_percentile, r) : null,
+    'wtr' in ratings ? wtrTile(ratings) : null,
+    'global_rating' in ratings ? ratingTile('Personal rating', ratings.global_rating, 'global-rating', 'Wargaming’s, from account/info') : null);
 
   const parts = [h('div', { class: 'profile-head' }, h('h3', { class: 'player-name' }, data.nickname || `Account ${data.account_id}`),
     h('p', { class: 'subline' }, sub.map((node, i) => [i ? ' · ' : '', node]))), tiles];
@@ -93,7 +112,7 @@ function renderProfile(data, region, onRefresh) {
   }
   const handled = new Set(['account_id', 'region', 'nickname', 'clan_id', 'statistics', 'ratings', 'cached_at', 'live_fetched']);
   const rest = Object.entries(data).filter(([k]) => !handled.has(k));
-  const ratingRest = Object.entries(ratings).filter(([k]) => !['available', 'wn8', 'wn7', 'efficiency', 'wn8_color', 'calculated_at', 'expected_values_version', 'wn8_percentile', 'place'].includes(k));
+  const ratingRest = Object.entries(ratings).filter(([k]) => !['available', 'wn8', 'wn7', 'efficiency', 'wn8_color', 'calculated_at', 'expected_values_version', 'wn8_percentile', 'place', 'wtr', 'wtr_reason', 'global_rating'].includes(k));
   if (rest.length || ratingRest.length) {
     parts.push(h('details', { class: 'more' }, h('summary', null, 'More fields'),
       renderAny(Object.fromEntries(rest.concat(ratingRest.map(([k, v]) => ['ratings_' + k, v]))), ctx, 1)));

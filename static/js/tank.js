@@ -103,6 +103,42 @@ function marksTable(series) {
         MARKS.map((m) => h('td', { class: 'num', 'data-col': m.key }, fmtValue(p[m.key] ?? null, 'avg_damage')))))))));
 }
 
+// Wargaming's mastery badges, as the API names their XP thresholds (official.mastery_xp).
+const MASTERY = [
+  { key: 'third_class', name: '3rd class', share: 50 },
+  { key: 'second_class', name: '2nd class', share: 80 },
+  { key: 'first_class', name: '1st class', share: 95 },
+  { key: 'ace', name: 'Ace Tanker', share: 99 },
+];
+
+/** Wargaming's published thresholds of the tank (marks.official): its damage marks beside our
+ * estimate with the estimate's error, and the mastery badges' base XP. */
+function officialBlock(m) {
+  const official = isObj(m.official) ? m.official : null;
+  const box = h('div', { class: 'tank-official', id: 'tank-official' }, h('h5', { class: 'sub-title' }, 'Wargaming’s published thresholds'));
+  if (!official) {
+    box.append(h('p', { class: 'muted small', id: 'tank-official-none' }, 'Wargaming’s distribution does not cover this tank (or none was fetched yet).'));
+    return box;
+  }
+  const errors = isObj(m.estimate_error) ? m.estimate_error : {};
+  const pct = (v) => `${v > 0 ? '+' : ''}${(100 * v).toFixed(1)} %`;
+  if (isObj(official.marks)) {
+    box.append(h('div', { class: 'tiles', id: 'tank-official-marks' }, MARKS.map((mk) => h('div', { class: 'tile', 'data-mark': mk.key },
+      h('span', { class: 'tile-label' }, `${mk.name} (WG)`), h('span', { class: 'tile-value' }, fmtValue(official.marks[mk.key] ?? null, 'avg_damage')),
+      h('span', { class: 'tile-note', 'data-error': typeof errors[mk.key] === 'number' ? String(errors[mk.key]) : null },
+        typeof errors[mk.key] === 'number' ? `our estimate ${pct(errors[mk.key])}` : 'no estimate to compare')))));
+  }
+  if (isObj(official.mastery_xp)) {
+    box.append(h('div', { class: 'tiles', id: 'tank-official-mastery' }, MASTERY.map((b) => h('div', { class: 'tile', 'data-badge': b.key },
+      h('span', { class: 'tile-label' }, b.name), h('span', { class: 'tile-value' }, fmtValue(official.mastery_xp[b.key] ?? null, 'xp')),
+      h('span', { class: 'tile-note' }, `base XP in a battle beating ${b.share} % of its players`)))));
+  }
+  box.append(h('p', { class: 'muted small' }, `Of ${official.date ?? '?'}, from ${official.source ?? 'Wargaming'}: the server’s distribution of `
+    + 'players’ average combined damage (marks) and base XP (mastery) on this tank, read once a day. The game’s own mark uses a moving '
+    + 'average of each battle, so it can still differ a little.'));
+  return box;
+}
+
 /** The tank's marks: the thresholds now, their sample, and the daily series of the page's period. */
 function marksBlock(data, region) {
   const box = h('section', { class: 'tank-marks', id: 'tank-marks', 'aria-labelledby': 'tank-marks-title' },
@@ -129,6 +165,7 @@ function marksBlock(data, region) {
   } else {
     box.append(h('p', { class: 'notice', id: 'tank-marks-none' }, tooFew));
   }
+  box.append(officialBlock(m));
   box.append(h('p', { class: 'tank-sample', id: 'tank-marks-sample' }, h('strong', null, 'Sample: '),
     `${NUM.format(sample.players ?? 0)} players with at least ${minBattles} battles on it and ${NUM.format(sample.battles ?? 0)} battles `
     + `in the window; thresholds need at least ${minPlayers} players.`));
