@@ -244,6 +244,10 @@ def schema_components(index: dict) -> dict:
                     "date": date,
                     "updated_at": nullable_unix,
                     "source": {"type": "string", "enum": ["wot/tanks/mastery"]},
+                    "method": {
+                        "type": "string",
+                        "description": "Where the figures and the estimate's error against them are explained.",
+                    },
                 }
             ),
             {"type": "null"},
@@ -268,6 +272,10 @@ def schema_components(index: dict) -> dict:
                     "stale": {"type": "boolean"},
                     "updated_at": nullable_unix,
                     "source": {"type": "string", "enum": ["wot/tanks/mastery"]},
+                    "method": {
+                        "type": "string",
+                        "description": "Where the figures and the estimate's error against them are explained.",
+                    },
                     "median_error_by_tier": array(
                         obj(
                             {

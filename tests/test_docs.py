@@ -223,6 +223,14 @@ def test_every_link_resolves(path):
     assert not broken, f"{path.relative_to(ROOT)} has broken links: {broken}"
 
 
+def test_the_methods_the_answers_link_to_are_headings_of_the_docs():
+    from server.api.catalogue import MARKS_METHOD, OFFICIAL_METHOD
+
+    for method in (MARKS_METHOD, OFFICIAL_METHOD):
+        file_part, _, anchor = method.partition("#")
+        assert anchor in anchors(ROOT / file_part), method
+
+
 # --- docs/benchmarks.md -----------------------------------------------------------------------------
 def benchmark_tables() -> list[tuple[str, str]]:
     """(the text from the table's heading to the table, the table's first line) for each table."""

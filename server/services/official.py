@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from server.api.answers import POPULATION_TAG, Tag, no_answer_cache
-from server.api.catalogue import HOT_COPY_SECONDS
+from server.api.catalogue import HOT_COPY_SECONDS, OFFICIAL_METHOD
 from server.domain.days import days_before, utc_day
 from server.upstream.client import UpstreamError
 from store.client import job_deadline, request_deadline
@@ -56,6 +56,7 @@ class Official:
             "date": self.day,
             "updated_at": self.updated_at,
             "source": SOURCE,
+            "method": OFFICIAL_METHOD,
         }
 
 

@@ -12,6 +12,7 @@ from server.api.catalogue import (
     HOT_COPY_SECONDS,
     MARKS_CHANGE_DAYS,
     MARKS_METHOD,
+    OFFICIAL_METHOD,
     POPULATION_MIN_BATTLES,
     POPULATION_MIN_PLAYERS,
     POPULATION_PERIODS,
@@ -534,6 +535,7 @@ def official_head(official: Official | None, rows: Sequence[Mapping[str, Any]], 
         "stale": official.day != today,
         "updated_at": official.updated_at,
         "source": SOURCE,
+        "method": OFFICIAL_METHOD,
         "median_error_by_tier": [
             {
                 "tier": tier,

@@ -48,6 +48,8 @@ MARKS_CHANGE_DAYS = (7, 30)  # /tanks/marks shows each threshold's change over t
 MARKS_SORTS = ("first", "second", "third", "top", "players", "battles", "tier", "tank_id", "name")
 GROUP_BYS = ("tier", "type", "nation")  # /player/{account_id}/{region}/tanks?group_by=
 MARKS_METHOD = "docs/data.md#marks-of-excellence"  # where the estimate is explained (answers link to it)
+# What Wargaming's published thresholds are and how far our estimate is from them (answers link to it).
+OFFICIAL_METHOD = "docs/data.md#official-thresholds-wargamings-published-figures"
 ASSIST_GUIDE = (
     "avg_assist_radio, avg_assist_track (the account's spotting and tracking assistance per battle: the game "
     "API gives them per account only, as averages), avg_assist_stun, avg_combined_damage (avg_damage plus "

@@ -374,6 +374,7 @@ TANK_MARKS = Endpoint(
             "official.date",
             "official.updated_at",
             "official.source",
+            "official.method",
             "estimate_error.first",
             "estimate_error.second",
             "estimate_error.third",
