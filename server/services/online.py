@@ -392,7 +392,14 @@ class OnlineService:
 
         async def gated() -> dict:
             async with heavy_slot(self.store.heavy):
-                return await self._aggregate(game, region, date)
+                row = await self._aggregate(game, region, date)
+            # Kept before the flight ends: a request that looks for the day after the flight is gone
+            # but before its waiters resume finds it here instead of aggregating it again.
+            if self._final(date, _utc(self.clock() - DAY_FINAL_AFTER_SECONDS)):
+                self._remember(game, region, [row])
+            else:
+                self._today[(game, region, date.isoformat())] = (time.monotonic(), row)
+            return row
 
         return await single_flight(self._day_flights, (game, region, date), gated)
 
