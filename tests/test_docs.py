@@ -231,6 +231,35 @@ def test_the_methods_the_answers_link_to_are_headings_of_the_docs():
         assert anchor in anchors(ROOT / file_part), method
 
 
+def test_the_architecture_map_names_every_module():
+    """docs/architecture.md's map names each module of server/, handlers/ and store/ in the block of
+    its folder (a module of a subfolder as `sub/name.py`), so a newcomer finds every one."""
+    block = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8").split("```\n", 2)[1]
+    sections: dict[str, str] = {}
+    current = None
+    for line in block.splitlines():
+        folder = re.match(r"^([a-z_]+/(?:[a-z_]+/)?)", line)
+        if folder:
+            current = folder.group(1)
+            sections[current] = ""
+        if current is not None:
+            sections[current] += line + "\n"
+    unmapped = []
+    for top in ("server", "handlers", "store"):
+        for path in sorted((ROOT / top).rglob("*.py")):
+            name = str(path.relative_to(ROOT))
+            if path.name == "__init__.py" or name == "server/__main__.py" and "server/__main__.py" in block:
+                continue
+            folder = max((f for f in sections if name.startswith(f)), key=len, default=None)
+            text, rest = (sections[folder], name[len(folder) :]) if folder else ("", name)
+            if "/" in rest:  # a subfolder's module: named after the subfolder's own mention
+                sub, rest = rest.rsplit("/", 1)
+                text = text[text.find(sub + "/") :] if sub + "/" in text else ""
+            if not re.search(r"(?<![\w/.])" + re.escape(rest) + r"\b", text):
+                unmapped.append(name)
+    assert not unmapped, f"modules missing from docs/architecture.md's map: {unmapped}"
+
+
 # --- docs/benchmarks.md -----------------------------------------------------------------------------
 def benchmark_tables() -> list[tuple[str, str]]:
     """(the text from the table's heading to the table, the table's first line) for each table."""
