@@ -38,7 +38,7 @@ LOOKBACK = 90
 MIGRATION = "tank_records.a_d"  # marker of the (a, d) migration in `migrations`
 COUNT = "tank_records"  # the kept document count in `freshness` (store/freshness.py)
 # The most per-tank records at which the embedded database (SecantusDB) was measured to meet the
-# read goals (scripts/bench_scale.py, README "Scale"); /status says degraded from
+# read goals (scripts/bench_scale.py, docs/benchmarks.md "Reads at a year of tracked data"); /status says degraded from
 # CEILING_WARN of it on, since beyond it the service belongs on MongoDB (docs/deploy.md section 6).
 EMBEDDED_CEILING_RECORDS = 2_000_000
 CEILING_WARN = 0.8
@@ -163,10 +163,6 @@ def record_id(region: str, account_id: int, day: str) -> str:
 
 def _days_before(day: str, days: int) -> str:
     return (dt.date.fromisoformat(day) - dt.timedelta(days=days)).isoformat()
-
-
-def _days_after(day: str, days: int) -> str:
-    return (dt.date.fromisoformat(day) + dt.timedelta(days=days)).isoformat()
 
 
 def _lookback_windows(day: str) -> list[str]:
