@@ -142,7 +142,7 @@ async def total_battles(upstream, clock: ManualClock, accounts: list[int]) -> in
     total = 0
     for start in range(0, len(accounts), 100):
         infos = await TimeTravelUpstream(upstream, clock).account_info(
-            REGION, accounts[start : start + 100], fields=ACCOUNT_FIELDS, caller="bench"
+            REGION, accounts[start : start + 100], fields=ACCOUNT_FIELDS, caller="other"
         )
         total += sum(
             int(((info or {}).get("statistics") or {}).get("all", {}).get("battles") or 0) for info in infos.values()

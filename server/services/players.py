@@ -13,6 +13,7 @@ from server.api.catalogue import HOT_COPY_SECONDS, PROFILE_MAX_AGE
 from server.api.errors import APIError
 from server.domain import ratings as rating_maths
 from server.domain.profiles import build_profile, profile_view, snapshot_of, wtr_of
+from server.upstream.budget import Caller
 from server.upstream.client import (
     ACCOUNT_FIELDS,
     TANKS_FIELDS,
@@ -172,7 +173,7 @@ class PlayerService:
         return profile_view(doc, live_fetched=True)
 
     async def fetch_and_store(
-        self, region: str, account_id: int, with_ratings: bool = False, caller: str = "refresh"
+        self, region: str, account_id: int, with_ratings: bool = False, caller: Caller = "refresh"
     ) -> dict:
         """Fetch one account from the upstream and store it; a failure is never stored."""
         info = (await self.upstream.account_info(region, [account_id], fields=ACCOUNT_FIELDS, caller=caller)).get(
@@ -217,7 +218,7 @@ class PlayerService:
             )
         return doc
 
-    async def _wtr(self, region: str, account_id: int, caller: str) -> dict[int, int | None] | None:
+    async def _wtr(self, region: str, account_id: int, caller: Caller) -> dict[int, int | None] | None:
         """account/wtr of one looked-up account; None when the request failed (logged)."""
         try:
             return await self.upstream.account_wtr(region, [account_id], caller=caller)

@@ -35,6 +35,7 @@ from server.domain import recents
 from server.domain.days import DAY_SECONDS, days_before, utc_day
 from server.domain.sessions import SESSION_FIGURES, Stored, daily, next_round, session_span, since_moment
 from server.services.tracker import account_assist, mastery_of, tank_state
+from server.upstream.budget import Caller
 from server.upstream.client import ACCOUNT_FIELDS, TANKS_FIELDS, UpstreamError
 from store.client import job_deadline, request_deadline
 from store.constants import REGIONS
@@ -560,7 +561,7 @@ class Watcher:
         self.captures += captured
         return captured > 0 or bool(doc.get("latest"))
 
-    async def _capture(self, region: str, docs: list[dict], infos: dict[int, Any], now: float, caller: str) -> int:
+    async def _capture(self, region: str, docs: list[dict], infos: dict[int, Any], now: float, caller: Caller) -> int:
         """Capture the state of each of `docs` whose last battle moved since its newest capture
         (tanks/stats, or the tracker's newest measurement when that is the state); the others are
         checked unchanged at `now`. Returns the states captured."""

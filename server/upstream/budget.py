@@ -9,13 +9,17 @@ import logging
 import math
 import time
 from collections.abc import AsyncIterator, Callable
-from typing import Protocol
+from typing import Literal, Protocol, get_args
 
 log = logging.getLogger("statsapi.upstream")
 
 # Lower number = served first. Live lookups are what a user is waiting for; the clan refresh,
 # the tracker, the refresh-ahead and the online sampler keep data fresh; table reloads can wait.
-PRIORITIES = {
+# Who asks the upstream: a closed set, so a new caller is named here (and gets a priority) or mypy
+# and the check below fail; an unknown string can never count silently as some other caller.
+Caller = Literal["live", "clans", "tracker", "refresh", "online", "watch", "other", "reference", "seed"]
+CALLERS: tuple[Caller, ...] = get_args(Caller)
+PRIORITIES: dict[Caller, int] = {
     "live": 0,
     "clans": 1,
     "tracker": 1,
@@ -26,6 +30,8 @@ PRIORITIES = {
     "reference": 2,
     "seed": 2,
 }
+if set(PRIORITIES) != set(CALLERS):  # checked at import: every caller has its priority
+    raise RuntimeError(f"PRIORITIES and Caller disagree: {sorted(set(PRIORITIES) ^ set(CALLERS))}")
 
 DEFAULT_RATE = 10.0  # the commonly cited quota of a standalone application_id
 # A slot is held from the grant until W = 1 s + this margin after the answer arrived: the
@@ -143,7 +149,7 @@ class UpstreamBudget:
             at = self._done[held - limit] + seconds
         return max(at, self._hold_until)
 
-    def _record(self, caller: str) -> None:
+    def _record(self, caller: Caller) -> None:
         self._in_flight += 1
         self.total += 1
         self.sent_by_caller[caller] = self.sent_by_caller.get(caller, 0) + 1
@@ -154,7 +160,7 @@ class UpstreamBudget:
 
     # --- callers ---------------------------------------------------------------------
     @contextlib.asynccontextmanager
-    async def slot(self, caller: str = "other") -> AsyncIterator[float]:
+    async def slot(self, caller: Caller = "other") -> AsyncIterator[float]:
         """Hold a slot around one request: ``async with budget.slot("live"): await fetch()``."""
         waited = await self.acquire(caller)
         try:
@@ -169,9 +175,11 @@ class UpstreamBudget:
             self._done.append(self.clock())
         self._schedule()
 
-    async def acquire(self, caller: str = "other") -> float:
+    async def acquire(self, caller: Caller = "other") -> float:
         """Wait for a slot (call `release` when the answer arrives); returns the seconds waited."""
-        priority = PRIORITIES.get(caller, PRIORITIES["other"])
+        if caller not in PRIORITIES:
+            raise ValueError(f"unknown upstream caller {caller!r}: name it in Caller (server/upstream/budget.py)")
+        priority = PRIORITIES[caller]
         self._bind_loop()
         started = self.clock()
         ahead = any(self._queues[p] for p in self._queues if p <= priority)
@@ -197,7 +205,7 @@ class UpstreamBudget:
         self._note_wait(priority, waited)
         return waited
 
-    def note_refusal(self, caller: str = "other") -> None:
+    def note_refusal(self, caller: Caller = "other") -> None:
         """The upstream answered REQUEST_LIMIT_EXCEEDED: slow down, pause one window."""
         now = self.clock()
         self.refusals += 1

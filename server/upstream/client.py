@@ -41,7 +41,7 @@ from tornado.httpclient import (
 )
 
 from server.api.config import VERSION
-from server.upstream.budget import UpstreamBudget
+from server.upstream.budget import Caller, UpstreamBudget
 from server.upstream.realms import RealmCongested, RealmGate, RealmGates
 from store.constants import GAMES, REGIONS, TANK_COUNTERS
 
@@ -252,7 +252,7 @@ class UpstreamClient:
         *,
         fields: str | None = None,
         params: Mapping[str, Any] | None = None,
-        caller: str = "other",
+        caller: Caller = "other",
     ) -> dict[int, dict | None]:
         """``wot/account/info`` for any number of ids (batched by 100); unknown ids map to None."""
         return await self._by_ids("wot", region, "wot/account/info", "account_id", account_ids, fields, params, caller)
@@ -264,7 +264,7 @@ class UpstreamClient:
         *,
         fields: str | None = None,
         params: Mapping[str, Any] | None = None,
-        caller: str = "other",
+        caller: Caller = "other",
     ) -> list[dict] | None:
         """``wot/tanks/stats`` for one account: the per-tank list, or None for an unknown account."""
         query: dict[str, Any] = {"account_id": int(account_id)}
@@ -287,7 +287,7 @@ class UpstreamClient:
         limit: int = 10,
         *,
         params: Mapping[str, Any] | None = None,
-        caller: str = "live",
+        caller: Caller = "live",
     ) -> list[dict]:
         """``wot/account/list`` type=startswith: up to ``limit`` (1-100) accounts whose nickname
         starts with ``search`` (3-24 characters; case-insensitive), sorted by nickname, each
@@ -306,7 +306,12 @@ class UpstreamClient:
         ]
 
     async def vehicles(
-        self, region: str, *, fields: str | None = None, params: Mapping[str, Any] | None = None, caller: str = "other"
+        self,
+        region: str,
+        *,
+        fields: str | None = None,
+        params: Mapping[str, Any] | None = None,
+        caller: Caller = "other",
     ) -> dict[int, dict]:
         """``wot/encyclopedia/vehicles``: every vehicle keyed by tank_id, page by page (100 each)."""
         out: dict[int, dict] = {}
@@ -333,7 +338,7 @@ class UpstreamClient:
         percentiles: Sequence[int],
         *,
         params: Mapping[str, Any] | None = None,
-        caller: str = "other",
+        caller: Caller = "other",
     ) -> tuple[dict[int, dict[int, float]], int | None]:
         """``wot/tanks/mastery`` for every vehicle (no tank_id: one request): ({tank_id: {percentile:
         value}}, updated_at) of the server's `distribution` ("damage" or "xp") at `percentiles`
@@ -357,7 +362,7 @@ class UpstreamClient:
         account_ids: Iterable[int],
         *,
         params: Mapping[str, Any] | None = None,
-        caller: str = "other",
+        caller: Caller = "other",
     ) -> dict[int, int | None]:
         """``wot/account/wtr`` for any number of ids (batched by 100): {account_id: rating}, None
         for an account without one (too few random battles) or unknown."""
@@ -376,7 +381,7 @@ class UpstreamClient:
         *,
         fields: str | None = None,
         params: Mapping[str, Any] | None = None,
-        caller: str = "other",
+        caller: Caller = "other",
     ) -> dict[int, dict | None]:
         """``wot/clans/info`` (members as a list of {account_id, account_name, role, joined_at})."""
         return await self._by_ids("wot", region, "wot/clans/info", "clan_id", clan_ids, fields, params, caller)
@@ -388,7 +393,7 @@ class UpstreamClient:
         *,
         fields: str | None = None,
         params: Mapping[str, Any] | None = None,
-        caller: str = "other",
+        caller: Caller = "other",
     ) -> dict[int, dict | None]:
         """``wot/clanratings/clans`` (fb_elo_rating_10 / _8 / ... are {value, rank, rank_delta})."""
         return await self._by_ids("wot", region, "wot/clanratings/clans", "clan_id", clan_ids, fields, params, caller)
@@ -400,7 +405,7 @@ class UpstreamClient:
         *,
         fields: str | None = None,
         params: Mapping[str, Any] | None = None,
-        caller: str = "other",
+        caller: Caller = "other",
     ) -> dict[int, dict | None]:
         """``wot/stronghold/claninfo`` (skirmish_statistics: total_10, win_10, ...), 10 clans per request."""
         return await self._by_ids("wot", region, "wot/stronghold/claninfo", "clan_id", clan_ids, fields, params, caller)
@@ -411,7 +416,7 @@ class UpstreamClient:
         games: Iterable[str] = GAMES,
         *,
         params: Mapping[str, Any] | None = None,
-        caller: str = "other",
+        caller: Caller = "other",
     ) -> dict[str, list[dict]]:
         """``wgn/servers/info`` for several games in one request, on the wot host of the region
         (as every public client calls it): {game: [{"server", "players_online"}, ...]}."""
@@ -433,13 +438,13 @@ class UpstreamClient:
             ]
         return out
 
-    async def fetch_json_url(self, url: str, *, caller: str = "reference") -> bytes:
+    async def fetch_json_url(self, url: str, *, caller: Caller = "reference") -> bytes:
         """GET any URL (the XVM expected-values file) with the same timeouts, retries and budget."""
         _, body, _ = await self.fetch_url(url, caller=caller)
         return body
 
     async def fetch_url(
-        self, url: str, *, headers: Mapping[str, str] | None = None, caller: str = "reference"
+        self, url: str, *, headers: Mapping[str, str] | None = None, caller: Caller = "reference"
     ) -> tuple[int, bytes, dict[str, str]]:
         """GET any URL with extra request headers (a conditional GET: If-None-Match,
         If-Modified-Since): (200 or 304, body, the answer's headers), with the same timeouts,
@@ -521,7 +526,7 @@ class UpstreamClient:
         ids: Iterable[int],
         fields: str | None,
         params: Mapping[str, Any] | None,
-        caller: str,
+        caller: Caller,
     ) -> dict[int, dict | None]:
         wanted = _unique_ints(ids)
         if not wanted:
@@ -563,7 +568,7 @@ class UpstreamClient:
         api_path: str,
         query: Mapping[str, Any],
         params: Mapping[str, Any] | None,
-        caller: str = "other",
+        caller: Caller = "other",
     ) -> tuple[Any, dict]:
         base = self.url_for(game, region, api_path)
         merged: dict[str, Any] = {}
@@ -627,7 +632,7 @@ class UpstreamClient:
         return await self._with_retries(attempt, safe, label, caller)
 
     async def _with_retries(
-        self, attempt: Callable[[], Awaitable[T]], safe: str, label: str, caller: str = "live"
+        self, attempt: Callable[[], Awaitable[T]], safe: str, label: str, caller: Caller = "live"
     ) -> T:
         live = caller == "live"
         retries = self.max_retries if live else self.background_retries
@@ -679,7 +684,7 @@ class UpstreamClient:
         self,
         url: str,
         safe: str,
-        caller: str,
+        caller: Caller,
         *,
         headers: Mapping[str, str] | None = None,
         realm: str | None = None,

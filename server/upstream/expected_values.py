@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from server.domain import ratings as rating_maths
+from server.upstream.budget import Caller
 from server.upstream.client import VEHICLE_FIELDS
 from server.upstream.interface import Upstream
 
@@ -99,7 +100,7 @@ class RatingsSource:
             await self._load_saved_locked()
         return self._expected is not None
 
-    async def refresh_expected(self, slot: int | None = None, *, caller: str = "reference") -> str:
+    async def refresh_expected(self, slot: int | None = None, *, caller: Caller = "reference") -> str:
         """Check for a newer table (daily job): a conditional GET from the last good download; a
         304 keeps the table, a download replaces it only when it passes the checks, and a
         failed or refused one keeps the previous table (and raises)."""
@@ -218,7 +219,7 @@ class RatingsSource:
             headers["If-Modified-Since"] = str(meta["last_modified"])
         return headers
 
-    async def _download(self, caller: str = "reference") -> rating_maths.ExpectedValues | None:
+    async def _download(self, caller: Caller = "reference") -> rating_maths.ExpectedValues | None:
         """The new table, or None after a 304; raises when the download fails or is refused."""
         url = self.location
         remote = url.startswith(("http://", "https://"))
@@ -354,7 +355,7 @@ class RatingsSource:
         await self.tiers(region)
         return self._vehicles.get(region, {})
 
-    async def _fetch_tiers(self, region: str, caller: str = "reference") -> dict[int, int]:
+    async def _fetch_tiers(self, region: str, caller: Caller = "reference") -> dict[int, int]:
         cached = self._tiers.get(region)
         try:
             vehicles = await self.upstream.vehicles(region, fields=VEHICLE_FIELDS, caller=caller)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
+from server.upstream.budget import Caller
 from server.upstream.client import UpstreamClient
 from store.constants import GAMES
 
@@ -23,7 +24,7 @@ class Upstream(Protocol):
         *,
         fields: str | None = None,
         params: Mapping[str, Any] | None = None,
-        caller: str = "other",
+        caller: Caller = "other",
     ) -> dict[int, dict | None]: ...
 
     async def tanks_stats(
@@ -33,7 +34,7 @@ class Upstream(Protocol):
         *,
         fields: str | None = None,
         params: Mapping[str, Any] | None = None,
-        caller: str = "other",
+        caller: Caller = "other",
     ) -> list[dict] | None: ...
 
     async def account_list(
@@ -43,11 +44,16 @@ class Upstream(Protocol):
         limit: int = 10,
         *,
         params: Mapping[str, Any] | None = None,
-        caller: str = "live",
+        caller: Caller = "live",
     ) -> list[dict]: ...
 
     async def vehicles(
-        self, region: str, *, fields: str | None = None, params: Mapping[str, Any] | None = None, caller: str = "other"
+        self,
+        region: str,
+        *,
+        fields: str | None = None,
+        params: Mapping[str, Any] | None = None,
+        caller: Caller = "other",
     ) -> dict[int, dict]: ...
 
     async def tanks_mastery(
@@ -57,7 +63,7 @@ class Upstream(Protocol):
         percentiles: Sequence[int],
         *,
         params: Mapping[str, Any] | None = None,
-        caller: str = "other",
+        caller: Caller = "other",
     ) -> tuple[dict[int, dict[int, float]], int | None]: ...
 
     async def account_wtr(
@@ -66,7 +72,7 @@ class Upstream(Protocol):
         account_ids: Iterable[int],
         *,
         params: Mapping[str, Any] | None = None,
-        caller: str = "other",
+        caller: Caller = "other",
     ) -> dict[int, int | None]: ...
 
     async def clans_info(
@@ -76,7 +82,7 @@ class Upstream(Protocol):
         *,
         fields: str | None = None,
         params: Mapping[str, Any] | None = None,
-        caller: str = "other",
+        caller: Caller = "other",
     ) -> dict[int, dict | None]: ...
 
     async def clan_ratings(
@@ -86,7 +92,7 @@ class Upstream(Protocol):
         *,
         fields: str | None = None,
         params: Mapping[str, Any] | None = None,
-        caller: str = "other",
+        caller: Caller = "other",
     ) -> dict[int, dict | None]: ...
 
     async def stronghold_claninfo(
@@ -96,7 +102,7 @@ class Upstream(Protocol):
         *,
         fields: str | None = None,
         params: Mapping[str, Any] | None = None,
-        caller: str = "other",
+        caller: Caller = "other",
     ) -> dict[int, dict | None]: ...
 
     async def servers_info(
@@ -105,13 +111,13 @@ class Upstream(Protocol):
         games: Iterable[str] = GAMES,
         *,
         params: Mapping[str, Any] | None = None,
-        caller: str = "other",
+        caller: Caller = "other",
     ) -> dict[str, list[dict]]: ...
 
-    async def fetch_json_url(self, url: str, *, caller: str = "reference") -> bytes: ...
+    async def fetch_json_url(self, url: str, *, caller: Caller = "reference") -> bytes: ...
 
     async def fetch_url(
-        self, url: str, *, headers: Mapping[str, str] | None = None, caller: str = "reference"
+        self, url: str, *, headers: Mapping[str, str] | None = None, caller: Caller = "reference"
     ) -> tuple[int, bytes, dict[str, str]]: ...
 
     def status(self) -> dict: ...

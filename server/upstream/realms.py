@@ -19,7 +19,7 @@ import math
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 
-from server.upstream.budget import UpstreamBudget
+from server.upstream.budget import Caller, UpstreamBudget
 
 log = logging.getLogger("statsapi.upstream")
 
@@ -77,7 +77,7 @@ class RealmGate:
         return max(0.0, self.backoff_until - self.clock())
 
     @contextlib.asynccontextmanager
-    async def slot(self, caller: str) -> AsyncIterator[float]:
+    async def slot(self, caller: Caller) -> AsyncIterator[float]:
         """Hold one of the realm's slots around a request. A live caller never waits out a
         back-off (RealmCongested); any other waits for it, then for a slot."""
         remaining = self.backoff_remaining()
