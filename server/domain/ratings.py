@@ -392,6 +392,18 @@ def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 2)
 
 
+def wn7_and_efficiency(totals: Mapping[str, Any], tier: float | None) -> dict[str, float | None]:
+    """{wn7, efficiency} (rounded) of summed counters (account/info's statistics.all, or a period's
+    sums) at the battle-weighted average tier `tier`; None without battles or tier."""
+    battles = totals["battles"]
+    defence, capture = totals["dropped_capture_points"], totals["capture_points"]
+    damage, frags, spotted = totals["damage_dealt"], totals["frags"], totals["spotted"]
+    return {
+        "wn7": _round(wn7(battles, totals["wins"], damage, frags, spotted, defence, tier)),
+        "efficiency": _round(efficiency(battles, damage, frags, spotted, defence, capture, tier)),
+    }
+
+
 def compute_ratings(
     totals: Mapping[str, Any], tanks: list[Mapping[str, Any]], expected: ExpectedValues, tiers: Mapping[int, int]
 ) -> dict[str, Any]:
@@ -401,31 +413,9 @@ def compute_ratings(
     per-tank "all" stats with ``tank_id``; ``tiers`` maps tank id to tier.
     """
     tier = average_tier(tanks, tiers)
-    battles = totals["battles"]
     return {
         "wn8": _round(account_wn8(tanks, expected)),
-        "wn7": _round(
-            wn7(
-                battles,
-                totals["wins"],
-                totals["damage_dealt"],
-                totals["frags"],
-                totals["spotted"],
-                totals["dropped_capture_points"],
-                tier,
-            )
-        ),
-        "efficiency": _round(
-            efficiency(
-                battles,
-                totals["damage_dealt"],
-                totals["frags"],
-                totals["spotted"],
-                totals["dropped_capture_points"],
-                totals["capture_points"],
-                tier,
-            )
-        ),
+        **wn7_and_efficiency(totals, tier),
         "average_tier": _round(tier),
         "expected_values_version": expected.version,
         "expected_values": expected.use(tank["tank_id"] for tank in tanks if tank["battles"] > 0),

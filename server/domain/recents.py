@@ -8,7 +8,7 @@ from typing import Any
 
 from server.api.catalogue import RECENT_BATTLES
 from server.domain.marks import combined_damage
-from server.domain.ratings import ExpectedValues, account_wn8, average_tier, efficiency, tank_wn8, wn7
+from server.domain.ratings import ExpectedValues, account_wn8, average_tier, tank_wn8, wn7_and_efficiency
 from store.constants import TANK_COUNTERS
 
 # Per-tank career counters the period figures read (tracker records and tanks/stats "all" blocks).
@@ -246,28 +246,7 @@ def figures_of(
         "expected_values": expected.use(t for t, c in diffs.items() if _count(c, "battles") > 0)
         if expected is not None
         else None,
-        "wn7": _round(
-            wn7(
-                battles,
-                totals["wins"],
-                totals["damage_dealt"],
-                totals["frags"],
-                totals["spotted"],
-                totals["dropped_capture_points"],
-                tier,
-            )
-        ),
-        "efficiency": _round(
-            efficiency(
-                battles,
-                totals["damage_dealt"],
-                totals["frags"],
-                totals["spotted"],
-                totals["dropped_capture_points"],
-                totals["capture_points"],
-                tier,
-            )
-        ),
+        **wn7_and_efficiency(totals, tier),
         **assist_figures(diffs, assist, battles),
     }
 
