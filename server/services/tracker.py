@@ -789,9 +789,7 @@ class Tracker:
                     day, slice_of(region, ids[0]), {**asked, **realm_spend(region, asked)}
                 )
                 self._add_spent(day, asked)
-                await self.store.players.set_wtr(
-                    region, day, {a: wtr_of(found, a) for a in ids}, None if found is None else found
-                )
+                await self.store.players.set_wtr(region, day, {a: wtr_of(found, a) for a in ids}, found)
                 if found is not None:
                     await self.store.tracked.mark_visited({tracked_id(region, a): {"wtr": found.get(a)} for a in ids})
             del due[:WTR_BATCH]
