@@ -27,6 +27,7 @@ from store.tanks import COUNT as TANK_RECORDS_COUNT
 from store.tanks import TankRecords
 from store.tracker import Tracked
 from store.upstream_members import UpstreamMembers
+from store.vehicles import VehicleCatalogues
 
 if TYPE_CHECKING:
     from motor.motor_asyncio import AsyncIOMotorClient
@@ -108,6 +109,7 @@ class Store:
         self.leaderboards = Leaderboards(self.db)  # the daily ranked lists of tracked accounts
         self.watched = Watched(self.db, ttl_indexes=ttl_indexes)  # the states of accounts a session watches
         self.official_marks = OfficialMarks(self.db, ttl_indexes=ttl_indexes)  # WG's published distributions
+        self.vehicles = VehicleCatalogues(self.db)  # each region's vehicle catalogue, as last fetched
         self.families: list[CollectionFamily] = [
             self.rate_counters,
             self.leases,
@@ -123,6 +125,7 @@ class Store:
             self.leaderboards,
             self.watched,
             self.official_marks,
+            self.vehicles,
         ]
 
     async def ensure_schema(self) -> None:

@@ -1172,7 +1172,12 @@ EXEMPT: dict[str, str] = {
             "ExpectedTables",
             "Watched",
             "OfficialMarks",
+            "VehicleCatalogues",
         )
+    },
+    **{
+        f"VehicleCatalogues.{m}": "vehicles: one document per region (three), read and replaced by _id"
+        for m in ("save", "get")
     },
     **{
         f"ExpectedTables.{m}": "expected_tables: one document per region and day's version (kept 400 days) and "

@@ -229,6 +229,8 @@ def encyclopedia_record(v: dict) -> dict:
     record.update(
         {
             "is_gift": is_premium and _unit("gift", tank_id) < 0.2,
+            # The game's wheeled vehicles are French light tanks of tier VI and up: a stable stand-in.
+            "is_wheeled": vtype == "lightTank" and nation == "france" and tier >= 6 and _unit("wheeled", tank_id) < 0.5,
             "is_premium_igr": False,
             "description": (
                 f"A {nation} tier {tier} {_TYPE_WORDS.get(vtype, 'vehicle')}. "

@@ -17,6 +17,7 @@ from server.jobs.runner import JobRunner
 from server.jobs.schedule import SCHEDULE, JobTargets
 from server.services.clans import ClanService
 from server.services.dumps import DumpService
+from server.services.encyclopedia import VehicleCatalogue
 from server.services.expected import ExpectedValuesService
 from server.services.history import HistoryService
 from server.services.leaderboards import LeaderboardService
@@ -30,6 +31,7 @@ from server.services.sessions import SessionService, Watcher
 from server.services.status import StatusService
 from server.services.tank_stats import TankStatsService
 from server.services.tracker import Tracker
+from server.services.vehicles import VehicleService
 from server.upstream.budget import UpstreamBudget
 from server.upstream.client import UpstreamClient
 from server.upstream.expected_values import RatingsSource
@@ -71,7 +73,10 @@ async def build_services(
     # Rendered answers the HTTP layer replays; every service that writes drops what it wrote.
     answers = AnswerCache()
     official = OfficialFigures(store, upstream, clock=clock, on_write=answers.drop)
-    tank_stats = TankStatsService(store, ratings_source, clock=clock, on_write=answers.drop, official=official)
+    catalogue = VehicleCatalogue(store, ratings_source, clock=clock)
+    tank_stats = TankStatsService(
+        store, ratings_source, clock=clock, on_write=answers.drop, official=official, catalogue=catalogue
+    )
     leaderboards = LeaderboardService(store, on_write=answers.drop)
     history = HistoryService(
         store, ratings_source, clock=clock, tank_stats=tank_stats, leaderboards=leaderboards, official=official
@@ -144,6 +149,7 @@ async def build_services(
         sessions=sessions,
         watcher=watcher,
         dumps=dumps,
+        vehicles=VehicleService(catalogue, tank_stats, ratings_source, official=official, clock=clock),
     )
     metrics.add_source(lambda: process_families(services))
     if config.embedded_database:

@@ -75,6 +75,9 @@ class ExpectedValuesService:
     async def vehicles(self, region: str) -> dict[int, dict]:
         return await self.loaded_source.vehicles(region)
 
+    async def catalogue(self, region: str) -> tuple[float, dict[int, dict]] | None:
+        return await self.loaded_source.catalogue(region)
+
     async def refresh_expected(self, slot: int | None = None) -> str:
         return await self.loaded_source.refresh_expected(slot)
 

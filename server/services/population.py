@@ -25,6 +25,7 @@ from server.domain.days import DAY_SECONDS, day_start, days_before, utc_day
 from server.domain.expected import METHOD_VERSION, WINDOW_DAYS, ComputedRow, Fit, Minimums, fill_gaps, recompute_all
 from server.domain.marks import marks_table
 from server.domain.population import BATTLES, DAMAGE, WINS, PeriodAccumulator, career_table, day_sums
+from server.domain.strength import STRENGTH_MIN_OTHER_BATTLES, strength_table
 from server.services.concurrency import dismantle
 from server.services.leaderboards import (
     Boards,
@@ -181,6 +182,12 @@ class PopulationService:
                 table = await asyncio.to_thread(
                     accumulator.table, expected, POPULATION_MIN_BATTLES, POPULATION_MIN_PLAYERS, STANDING_MIN_BATTLES
                 )
+                # Each tank's strength with its drivers' skill taken out (docs/data.md, "Tank
+                # strength"): pure maths over the same sums, in a worker thread.
+                tiers = {t: int(v["tier"]) for t, v in vehicles.items() if v.get("tier")}
+                table["strength"] = await asyncio.to_thread(
+                    strength_table, accumulator.accounts, tiers, STRENGTH_MIN_OTHER_BATTLES
+                )
                 if k + 1 == max(periods):
                     # The accounts that played in the longest period, from their tracked states:
                     # the career WN8 distribution, and the career leaderboards with everyone's names.
@@ -329,6 +336,7 @@ def period_document(region: str, days: int, through: str, table: dict, expected:
 
     accounts = table["accounts"]
     career = table.get("career")
+    strength = table.get("strength") or {}
     return {
         "_id": f"{region}:{days}",
         "r": region,
@@ -363,6 +371,8 @@ def period_document(region: str, days: int, through: str, table: dict, expected:
                 "rated": entry["rated"],
                 "damage": grid(entry["damage"]),
                 "wn8": grid(entry["wn8"]),
+                # [players, battles, win_rate, baseline_win_rate, its se, avg_damage, baseline_damage, its se]
+                "strength": strength.get(tank_id),
             }
             for tank_id, entry in table["tanks"].items()
         },

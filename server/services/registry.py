@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # types only: the services import nothing from here at run ti
     from server.services.status import StatusService
     from server.services.tank_stats import TankStatsService
     from server.services.tracker import Tracker
+    from server.services.vehicles import VehicleService
     from server.upstream.client import UpstreamClient
 
 ServiceT = TypeVar("ServiceT")
@@ -68,6 +69,7 @@ class Services:
         sessions: SessionService | None = None,
         watcher: Watcher | None = None,
         dumps: DumpService | None = None,
+        vehicles: VehicleService | None = None,
     ):
         self.started_at = time.time()
         # Rendered answers replayed by the HTTP layer; the services drop what they write.
@@ -90,6 +92,7 @@ class Services:
         self._sessions = sessions  # /player/{account_id}/{region}/session
         self.watcher = watcher  # measures the watched accounts every minute
         self._dumps = dumps  # the daily bulk files (/dumps)
+        self._vehicles = vehicles  # /vehicles and /tanks/strength
         # Set by run_server: the embedded database's supervisor (None with an external MongoDB)
         # and the HTTP server's connection figures.
         self.embedded_database: Supervised | None = None
@@ -135,6 +138,10 @@ class Services:
     @property
     def leaderboards(self) -> LeaderboardService:
         return _wired(self._leaderboards, "leaderboards")
+
+    @property
+    def vehicles(self) -> VehicleService:
+        return _wired(self._vehicles, "vehicles")
 
     @property
     def dumps(self) -> DumpService:

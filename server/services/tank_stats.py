@@ -30,6 +30,7 @@ from store.constants import TANK_COUNTERS
 from store.population import unpack_grid
 
 if TYPE_CHECKING:
+    from server.services.encyclopedia import VehicleCatalogue
     from server.services.expected import Ratings
     from server.services.official import Official, OfficialFigures
     from store.store import Store
@@ -140,8 +141,10 @@ class TankStatsService:
         on_write: Callable[[Tag], None] = no_answer_cache,
         monotonic: Callable[[], float] = time.monotonic,
         official: OfficialFigures | None = None,
+        catalogue: VehicleCatalogue | None = None,
     ) -> None:
         self.store = store
+        self.catalogue = catalogue  # the encyclopedia's fields a tank page carries
         self.official = official  # Wargaming's published thresholds, beside the estimates
         self.ratings_source = ratings_source
         self.clock = clock
@@ -559,6 +562,8 @@ def _marks_sort_value(row: Mapping[str, Any], sort: str) -> Any:
 
 
 def _sort_value(row: Mapping[str, Any], sort: str) -> Any:
+    if sort in ("relative_win_rate", "relative_damage"):
+        return row["strength"][sort]
     if sort.startswith("damage_p"):
         percentiles = row.get("damage_percentiles")
         return percentiles.get(sort.removeprefix("damage_")) if percentiles else None

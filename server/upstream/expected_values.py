@@ -22,7 +22,6 @@ from typing import Any
 
 from server.domain import ratings as rating_maths
 from server.upstream.budget import Caller
-from server.upstream.client import VEHICLE_FIELDS
 from server.upstream.interface import Upstream
 
 log = logging.getLogger("statsapi.ratings")
@@ -34,6 +33,23 @@ XVM_URL = "https://static.modxvm.com/wn8-data-exp/json/wg/wn8exp.json"
 # Wargaming and Lesta; it lacks every vehicle released since and will never gain them.
 XVM_FROZEN_URL = "https://static.modxvm.com/wn8-data-exp/json/wn8exp.json"
 REFRESH_SECONDS = 86400
+# The encyclopedia fields fetched once a day per region (pages of 100: ceil(vehicles / 100)
+# requests): the ratings' tiers, the answers' names, and the /vehicles catalogue. Not the prices,
+# crews, modules or profiles, which nobody here reads.
+CATALOGUE_KEYS = (
+    "tank_id",
+    "name",
+    "short_name",
+    "tier",
+    "type",
+    "nation",
+    "tag",
+    "is_premium",
+    "is_gift",
+    "is_wheeled",
+    "images",
+)
+VEHICLE_FIELDS = ",".join(CATALOGUE_KEYS)
 TIERS_RETRY_SECONDS = 60  # after a failed vehicle fetch, callers use what they have for this long
 # A download with more than this share of the table in use's rows fewer is refused, and so is one
 # with more than this share of its rows malformed (a changed row format).
@@ -70,6 +86,8 @@ class RatingsSource:
         self._first_check: asyncio.Future | None = None
         self._tiers: dict[str, tuple[float, dict[int, int]]] = {}
         self._vehicles: dict[str, dict[int, dict]] = {}  # region -> tank_id -> name, tier, type, nation
+        # region -> (fetched at, tank_id -> every CATALOGUE_KEYS field but tank_id), the last good fetch
+        self._catalogue: dict[str, tuple[float, dict[int, dict]]] = {}
         self._tiers_failed: dict[str, float] = {}
         self._tiers_fetching: dict[str, asyncio.Future] = {}
         self._lock = asyncio.Lock()
@@ -355,6 +373,12 @@ class RatingsSource:
         await self.tiers(region)
         return self._vehicles.get(region, {})
 
+    async def catalogue(self, region: str) -> tuple[float, dict[int, dict]] | None:
+        """(fetched at, the encyclopedia by tank_id with every CATALOGUE_KEYS field) from the same
+        daily fetch as the tiers; None until it has succeeded once in this process."""
+        await self.tiers(region)
+        return self._catalogue.get(region)
+
     async def _fetch_tiers(self, region: str, caller: Caller = "reference") -> dict[int, int]:
         cached = self._tiers.get(region)
         try:
@@ -365,7 +389,12 @@ class RatingsSource:
                 for tank_id, v in vehicles.items()
                 if v
             }
-            self._tiers[region] = (self.clock(), tiers)
+            fetched_at = self.clock()
+            self._catalogue[region] = (
+                fetched_at,
+                {int(t): {key: v.get(key) for key in CATALOGUE_KEYS[1:]} for t, v in vehicles.items() if v},
+            )
+            self._tiers[region] = (fetched_at, tiers)
             return tiers
         except Exception as exc:
             log.warning("vehicle tiers unavailable for %s: %s", region, type(exc).__name__)

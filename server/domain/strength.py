@@ -1,0 +1,186 @@
+"""A tank's strength with its drivers' skill taken out: relative win rate and relative damage.
+
+The estimator, its assumptions and the check that it works are in docs/data.md, "Tank strength".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from store.constants import TANK_COUNTERS
+
+BATTLES, WINS, DAMAGE = (TANK_COUNTERS.index(name) for name in ("battles", "wins", "damage_dealt"))
+Z95 = 1.959964  # the normal quantile of a two-sided 95 % interval
+# A player counts for a tank with this many battles on the tier's other tanks in the period: their
+# baseline. A tank's figures are null below STRENGTH_MIN_PLAYERS such players or
+# STRENGTH_MIN_BATTLES battles of theirs on it.
+STRENGTH_MIN_OTHER_BATTLES = 10
+STRENGTH_MIN_PLAYERS = 10
+STRENGTH_MIN_BATTLES = 100
+
+
+@dataclass
+class _Sums:
+    """Per tank, over the players with a baseline: the ratio estimator's running sums.
+
+    Win rate: y = wins on the tank - battles on it x the player's win rate on the tier's other
+    tanks, x = battles on it; relative win rate = sum(y) / sum(x). Damage: y = damage on the tank,
+    x = battles on it x the player's damage ratio on the other tanks x the tier's average damage;
+    relative damage = sum(y) / sum(x). Squares and products give the clustered variance."""
+
+    players: int = 0
+    battles: int = 0
+    wins: int = 0
+    damage: int = 0
+    wr_y: float = 0.0
+    wr_yy: float = 0.0
+    wr_xy: float = 0.0
+    wr_xx: float = 0.0
+    dmg_x: float = 0.0
+    dmg_yy: float = 0.0
+    dmg_xy: float = 0.0
+    dmg_xx: float = 0.0
+
+
+def _ratio_se(n: int, sum_y: float, sum_x: float, yy: float, xy: float, xx: float) -> float | None:
+    """The standard error of sum(y) / sum(x) with one (x, y) per player (players independent):
+    sqrt(n / (n - 1) * sum((y - r x)^2)) / sum(x)."""
+    if n < 2 or sum_x <= 0:
+        return None
+    r = sum_y / sum_x
+    residual = max(0.0, yy - 2 * r * xy + r * r * xx)
+    return math.sqrt(n / (n - 1) * residual) / sum_x
+
+
+def strength_table(
+    accounts: Mapping[int, Mapping[int, Sequence[int]]],
+    tiers: Mapping[int, int],
+    min_other_battles: int,
+) -> dict[int, list[float]]:
+    """Per tank (of a known tier): [players, battles, win_rate, baseline_win_rate, win_rate_se,
+    avg_damage, baseline_damage, damage_ratio_se], over the players who also played at least
+    `min_other_battles` battles on other tanks of its tier in the period (`accounts`: per account
+    and tank, the period's counters in TANK_COUNTERS order).
+
+    baseline_win_rate: the battle-weighted win rate those players had on their other tanks of the
+    tier. baseline_damage: what they would deal per battle in the tier's average tank, from their
+    damage on their other tanks of the tier relative to those tanks' averages over everyone.
+    Rates are in percent; the standard errors are of the win-rate difference (percentage points)
+    and of avg_damage / baseline_damage."""
+    # Every tank's average damage over everyone who played it, and each tier's.
+    tank_battles: dict[int, int] = {}
+    tank_damage: dict[int, int] = {}
+    for rows in accounts.values():
+        for tank_id, row in rows.items():
+            tank_battles[tank_id] = tank_battles.get(tank_id, 0) + row[BATTLES]
+            tank_damage[tank_id] = tank_damage.get(tank_id, 0) + row[DAMAGE]
+    average = {t: tank_damage[t] / b for t, b in tank_battles.items() if b > 0}
+    tier_battles: dict[int, int] = {}
+    tier_damage: dict[int, int] = {}
+    for tank_id, battles in tank_battles.items():
+        tier = tiers.get(tank_id)
+        if tier is not None:
+            tier_battles[tier] = tier_battles.get(tier, 0) + battles
+            tier_damage[tier] = tier_damage.get(tier, 0) + tank_damage[tank_id]
+    tier_average = {t: tier_damage[t] / b for t, b in tier_battles.items() if b > 0}
+
+    sums: dict[int, _Sums] = {}
+    for rows in accounts.values():
+        by_tier: dict[int, list[float]] = {}  # tier: [battles, wins, damage, expected damage]
+        for tank_id, row in rows.items():
+            tier = tiers.get(tank_id)
+            if tier is None or row[BATTLES] <= 0:
+                continue
+            total = by_tier.setdefault(tier, [0, 0, 0, 0.0])
+            total[0] += row[BATTLES]
+            total[1] += row[WINS]
+            total[2] += row[DAMAGE]
+            total[3] += row[BATTLES] * average[tank_id]
+        for tank_id, row in rows.items():
+            tier = tiers.get(tank_id)
+            b = row[BATTLES]
+            if tier is None or b <= 0:
+                continue
+            total = by_tier[tier]
+            other = total[0] - b
+            if other < min_other_battles:
+                continue
+            other_rate = (total[1] - row[WINS]) / other
+            other_expected = total[3] - b * average[tank_id]
+            entry = sums.get(tank_id)
+            if entry is None:
+                entry = sums[tank_id] = _Sums()
+            entry.players += 1
+            entry.battles += b
+            entry.wins += row[WINS]
+            entry.damage += row[DAMAGE]
+            y = row[WINS] - b * other_rate
+            entry.wr_y += y
+            entry.wr_yy += y * y
+            entry.wr_xy += b * y
+            entry.wr_xx += b * b
+            if other_expected > 0:
+                x = b * (total[2] - row[DAMAGE]) / other_expected * tier_average[tier]
+                d = row[DAMAGE]
+                entry.dmg_x += x
+                entry.dmg_yy += d * d
+                entry.dmg_xy += x * d
+                entry.dmg_xx += x * x
+    out: dict[int, list[float]] = {}
+    for tank_id, s in sums.items():
+        wr_se = _ratio_se(s.players, s.wr_y, s.battles, s.wr_yy, s.wr_xy, s.wr_xx)
+        dmg_se = _ratio_se(s.players, s.damage, s.dmg_x, s.dmg_yy, s.dmg_xy, s.dmg_xx)
+        win_rate = 100.0 * s.wins / s.battles
+        out[tank_id] = [
+            s.players,
+            s.battles,
+            win_rate,
+            win_rate - 100.0 * s.wr_y / s.battles,
+            100.0 * wr_se if wr_se is not None else -1.0,
+            s.damage / s.battles,
+            s.dmg_x / s.battles,
+            dmg_se if dmg_se is not None else -1.0,
+        ]
+    return out
+
+
+STRENGTH_KEYS = (
+    "relative_win_rate",
+    "relative_win_rate_interval",
+    "win_rate",
+    "baseline_win_rate",
+    "relative_damage",
+    "relative_damage_interval",
+    "avg_damage",
+    "baseline_damage",
+)
+
+
+def strength_figures(entry: Sequence[float] | None, min_players: int, min_battles: int) -> dict[str, Any]:
+    """A tank's strength as the answers give it, from its strength_table entry: every figure is
+    null below `min_players` players or `min_battles` battles; the sample (players, battles) is
+    always given. relative_win_rate is win_rate - baseline_win_rate of the rounded figures shown;
+    relative_damage is avg_damage / baseline_damage - 1 in percent; each with its 95 % interval."""
+    out: dict[str, Any] = dict.fromkeys(STRENGTH_KEYS)
+    if entry is None:
+        return {**out, "players": 0, "battles": 0}
+    players, battles, win_rate, baseline, wr_se, avg_damage, baseline_damage, dmg_se = entry
+    out.update(players=int(players), battles=int(battles))
+    if players < min_players or battles < min_battles:
+        return out
+    wr, base = round(win_rate, 2), round(baseline, 2)
+    relative = round(wr - base, 2)
+    out.update(relative_win_rate=relative, win_rate=wr, baseline_win_rate=base, avg_damage=round(avg_damage, 2))
+    if wr_se >= 0:
+        half = Z95 * wr_se
+        out["relative_win_rate_interval"] = [round(relative - half, 2), round(relative + half, 2)]
+    if baseline_damage > 0:
+        relative_damage = round(100.0 * (avg_damage / baseline_damage - 1.0), 2)
+        out.update(relative_damage=relative_damage, baseline_damage=round(baseline_damage, 2))
+        if dmg_se >= 0:
+            half = 100.0 * Z95 * dmg_se
+            out["relative_damage_interval"] = [round(relative_damage - half, 2), round(relative_damage + half, 2)]
+    return out

@@ -1,0 +1,201 @@
+"""The vehicle catalogue (/vehicles) and each tank's strength with its drivers' skill taken out (/tanks/strength)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from server.api.catalogue.model import PREFIX
+from server.api.errors import APIError
+from server.domain.days import utc_day
+from server.domain.strength import (
+    STRENGTH_MIN_BATTLES,
+    STRENGTH_MIN_OTHER_BATTLES,
+    STRENGTH_MIN_PLAYERS,
+    strength_figures,
+)
+from server.services.encyclopedia import VehicleCatalogue, catalogue_fields
+from server.services.tank_stats import POPULATION_NOTE
+from store.constants import TANK_COUNTERS
+
+if TYPE_CHECKING:
+    from server.services.expected import Ratings
+    from server.services.official import OfficialFigures
+    from server.services.tank_stats import PeriodTable, TankStatsService
+
+
+# A catalogue is stale once it is older than a day and a refresh: the answer says so.
+STALE_SECONDS = 86400 + 3600
+STRENGTH_METHOD = "docs/data.md#tank-strength-the-drivers-skill-taken-out"
+HEADLINE_DAYS = 30  # the period of a vehicle's headline figures
+STORED_RECHECK_SECONDS = 60  # a process without a fetch of its own reads the stored catalogue this often
+BATTLES, WINS, DAMAGE = (TANK_COUNTERS.index(name) for name in ("battles", "wins", "damage_dealt"))
+
+
+def vehicle_row(
+    region: str,
+    tank_id: int,
+    record: Mapping[str, Any] | None,
+    table: PeriodTable | None,
+    official_marks: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """One vehicle as /vehicles lists it: the encyclopedia's fields (null, with in_encyclopedia
+    false, for a tank the tracked players drove that the encyclopedia lacks), its page, and its
+    headline figures over HEADLINE_DAYS where the tracked players drove it."""
+    facts = record or {}
+    row: dict[str, Any] = {
+        "tank_id": tank_id,
+        **{key: facts.get(key) for key in ("name", "tier", "type", "nation")},
+        **catalogue_fields(record),
+    }
+    row["page"] = f"{PREFIX}/tank/{tank_id}/{region}"
+    entry = table.entries.get(tank_id) if table is not None else None
+    if entry is None:
+        row["stats"] = None
+    else:
+        sums, players = entry["sums"], int(entry["players"])
+        battles = int(sums[BATTLES])
+        enough = players >= int(table.doc.get("min_players", 0)) and battles > 0  # type: ignore[union-attr]
+        row["stats"] = {
+            "players": players,
+            "battles": battles,
+            "win_rate": round(100.0 * sums[WINS] / battles, 2) if enough else None,
+            "avg_damage": round(sums[DAMAGE] / battles, 2) if enough else None,
+        }
+    row["official_marks"] = dict(official_marks) if official_marks is not None else None
+    return row
+
+
+def _matches(row: Mapping[str, Any], tier: int | None, vehicle_type: str | None, nation: str | None) -> bool:
+    return (
+        (tier is None or row["tier"] == tier)
+        and (vehicle_type is None or row["type"] == vehicle_type)
+        and (nation is None or row["nation"] == nation)
+    )
+
+
+class VehicleService:
+    """/vehicles from the catalogue and the tank tables; /tanks/strength from the tank tables."""
+
+    def __init__(
+        self,
+        catalogue: VehicleCatalogue,
+        tank_stats: TankStatsService,
+        ratings: Ratings,
+        official: OfficialFigures | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.catalogue = catalogue
+        self.tank_stats = tank_stats
+        self.ratings = ratings  # the vehicles' names, tiers, types and nations
+        self.official = official
+        self.clock = clock
+        # region -> (what the rows were built from, the rows in tank_id order)
+        self._rows: dict[str, tuple[tuple[Any, ...], list[dict[str, Any]]]] = {}
+
+    async def vehicles(
+        self,
+        region: str,
+        tier: int | None,
+        vehicle_type: str | None,
+        nation: str | None,
+        premium: bool | None,
+        search: str | None,
+        limit: int,
+        offset: int,
+    ) -> dict[str, Any]:
+        found = await self.catalogue.records(region)
+        if found is None:
+            raise APIError("upstream_unavailable", "the vehicle catalogue has not been fetched yet")
+        fetched_at, records = found
+        table = await self.tank_stats.table(region, HEADLINE_DAYS)
+        official = await self.official.current(region) if self.official is not None else None
+        key = (fetched_at, id(records), id(table), id(official))
+        kept = self._rows.get(region)
+        if kept is None or kept[0] != key:
+            ids = sorted(set(records) | set(table.entries if table is not None else ()))
+            rows = [
+                vehicle_row(
+                    region,
+                    tank_id,
+                    records.get(tank_id),
+                    table,
+                    ((official.thresholds(tank_id) or {}).get("marks") if official is not None else None),
+                )
+                for tank_id in ids
+            ]
+            kept = self._rows[region] = (key, rows)
+        wanted = search.casefold() if search else None
+        rows = [
+            row
+            for row in kept[1]
+            if _matches(row, tier, vehicle_type, nation)
+            and (premium is None or row["is_premium"] is premium)
+            and (
+                wanted is None
+                or wanted in (row["name"] or "").casefold()
+                or wanted in (row["short_name"] or "").casefold()
+            )
+        ]
+        return {
+            "region": region,
+            "fetched_at": int(fetched_at),
+            "fetched_on": utc_day(fetched_at),
+            "stale": self.clock() - fetched_at > STALE_SECONDS,
+            "headline_days": HEADLINE_DAYS,
+            "total": len(rows),
+            "offset": offset,
+            "limit": limit,
+            "vehicles": rows[offset : offset + limit],
+        }
+
+    async def strength(
+        self,
+        region: str,
+        days: int,
+        tier: int | None,
+        vehicle_type: str | None,
+        nation: str | None,
+        limit: int,
+        offset: int,
+    ) -> dict[str, Any]:
+        """A tier list: the tanks ranked by relative win rate (those below the sample after them,
+        unranked, in tank_id order)."""
+        table = await self.tank_stats.table(region, days)
+        if table is None:
+            raise APIError("no_statistics")
+        vehicles = await self.ratings.vehicles(region)
+        rows = []
+        for tank_id in sorted(table.entries):
+            facts = vehicles.get(tank_id) or {}
+            row = {
+                "tank_id": tank_id,
+                **{key: facts.get(key) for key in ("name", "tier", "type", "nation")},
+                **strength_figures(table.entries[tank_id].get("strength"), STRENGTH_MIN_PLAYERS, STRENGTH_MIN_BATTLES),
+            }
+            if _matches(row, tier, vehicle_type, nation):
+                rows.append(row)
+        ranked = sorted((r for r in rows if r["relative_win_rate"] is not None), key=lambda r: -r["relative_win_rate"])
+        for rank, row in enumerate(ranked, 1):
+            row["rank"] = rank
+        unranked = [{**r, "rank": None} for r in rows if r["relative_win_rate"] is None]
+        ordered = ranked + unranked
+        doc = table.doc
+        return {
+            "region": region,
+            "days": days,
+            "from": doc["from"],
+            "through": doc["through"],
+            "built_at": int(doc["built_at"]),
+            "population": POPULATION_NOTE,
+            "method": STRENGTH_METHOD,
+            "min_players": STRENGTH_MIN_PLAYERS,
+            "min_battles": STRENGTH_MIN_BATTLES,
+            "min_other_battles": STRENGTH_MIN_OTHER_BATTLES,
+            "ranked": len(ranked),
+            "total": len(ordered),
+            "offset": offset,
+            "limit": limit,
+            "tanks": ordered[offset : offset + limit],
+        }
