@@ -27,14 +27,21 @@ from server.api.catalogue import (
     TANK_SORTS,
     VEHICLE_TYPES,
 )
+from server.api.catalogue.figures import (
+    EXPECTED_STATS,
+    NOT_AS_OLD,
+    NOT_MEASURED,
+    PLAYED_BEFORE_MEASURED,
+    ROW_COUNTERS,
+    SESSION_FIGURES,
+    SUMMARY_FIGURES,
+    WN8_COLOURS,
+    WN8_TOP_COLOUR,
+    WTR_REASONS,
+)
 from server.api.catalogue.model import and_list
 from server.api.config import API_VERSION
 from server.api.errors import ERROR_CODES
-from server.domain.expected import STATS as EXPECTED_STATS
-from server.domain.profiles import WTR_REASONS
-from server.domain.ratings import wn8_color
-from server.domain.recents import ROW_COUNTERS, SUMMARY_FIGURES
-from server.domain.sessions import NOT_AS_OLD, NOT_MEASURED, PLAYED_BEFORE_MEASURED, SESSION_FIGURES
 from store.constants import GAMES, REGIONS, SPEND_KEYS
 
 # An endpoint's catalogue entry names its schema (server.api.catalogue.Endpoint.schema); each named
@@ -43,7 +50,7 @@ from store.constants import GAMES, REGIONS, SPEND_KEYS
 ISO_UTC_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00$"
 DATE_PATTERN = r"^\d{4}-\d{2}-\d{2}$"
 # The labels of the WN8 colour scale, in order, as server.domain.ratings.wn8_color gives them.
-WN8_COLOURS = list(dict.fromkeys(wn8_color(float(value)) for value in range(0, 10_001, 10)))
+WN8_COLOUR_LABELS = [label for _, label in WN8_COLOURS] + [WN8_TOP_COLOUR]
 
 
 def ref(kind: str, name: str) -> dict:
@@ -426,7 +433,7 @@ def schema_components(index: dict) -> dict:
                 "wn8": number_or_null,
                 "wn8_color": {
                     "type": ["string", "null"],
-                    "enum": WN8_COLOURS + [None],
+                    "enum": WN8_COLOUR_LABELS + [None],
                     "description": "Label of the usual WN8 colour scale.",
                 },
                 "wn7": number_or_null,

@@ -8,12 +8,13 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from server.api.catalogue import (
+from server.api.catalogue.figures import (
     EXPECTED_METHOD,
     EXPECTED_MIN_ACCOUNT_BATTLES,
     EXPECTED_MIN_PLAYERS,
     EXPECTED_MIN_ROW_BATTLES,
     EXPECTED_MIN_TANK_BATTLES,
+    EXPECTED_STATS,
     EXPECTED_WINDOW_DAYS,
 )
 from server.domain.ratings import ExpectedValues, TankExpectation
@@ -22,7 +23,7 @@ from store.constants import TANK_COUNTERS
 METHOD_VERSION = EXPECTED_METHOD
 WINDOW_DAYS = EXPECTED_WINDOW_DAYS  # the days of per-tank changes a table is computed from
 # The five statistics of a row, in TankExpectation's field order, and the counters they come from.
-STATS = ("damage", "spot", "frag", "defence", "win_rate")
+STATS = EXPECTED_STATS
 _COLUMNS = tuple(
     TANK_COUNTERS.index(name) for name in ("damage_dealt", "spotted", "frags", "dropped_capture_points", "wins")
 )

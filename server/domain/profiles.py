@@ -7,17 +7,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from server.api.catalogue import DELTA_PERIODS, RECENT_WINDOWS
+from server.api.catalogue.figures import WTR_NO_RATING, WTR_NOT_FETCHED, WTR_UPSTREAM_FAILED
 from server.domain import ratings as rating_maths
 from server.domain.days import utc_day
 from store.constants import TANK_COUNTERS
 
 HISTORY_FIELDS = ("date", *TANK_COUNTERS, "wn8", "wn7", "efficiency", "wtr", "global_rating")
-
-# Why a profile's WTR (Wargaming's own rating, wot/account/wtr) is null.
-WTR_NO_RATING = "no_rating"  # Wargaming answers none: too few random battles for the rating
-WTR_UPSTREAM_FAILED = "upstream_failed"  # the account/wtr request failed (the lookup did not)
-WTR_NOT_FETCHED = "not_fetched"  # stored before the service asked for it
-WTR_REASONS = (WTR_NO_RATING, WTR_UPSTREAM_FAILED, WTR_NOT_FETCHED)
 
 
 def wtr_of(found: Mapping[int, int | None] | None, account_id: int) -> dict[str, Any]:

@@ -10,23 +10,13 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+# The usual WN8 colour scale's bounds and labels are the contract's.
+from server.api.catalogue.figures import WN8_COLOURS as _WN8_COLOURS
+from server.api.catalogue.figures import WN8_TOP_COLOUR
+
 UNKNOWN_VERSION = "unknown"
 
 _EXPECTED_KEYS = ("expDamage", "expSpot", "expFrag", "expDef", "expWinRate")
-
-# Upper bounds (exclusive) of the usual WN8 colour scale, as used by XVM and
-# the common stats sites; anything at or above the last bound is super unicum.
-_WN8_COLOURS = (
-    (300, "very_bad"),
-    (450, "bad"),
-    (650, "below_average"),
-    (900, "average"),
-    (1200, "above_average"),
-    (1600, "good"),
-    (2000, "very_good"),
-    (2450, "great"),
-    (2900, "unicum"),
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -429,4 +419,4 @@ def wn8_color(wn8: float | None) -> str | None:
     for upper, label in _WN8_COLOURS:
         if wn8 < upper:
             return label
-    return "super_unicum"
+    return WN8_TOP_COLOUR

@@ -7,46 +7,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from server.api.catalogue import RECENT_BATTLES
+from server.api.catalogue.figures import ROW_COUNTERS
+from server.api.catalogue.figures import SUMMARY_FIGURES as SUMMARY_FIGURES  # the tanks endpoint's, re-exported
 from server.domain.marks import combined_damage
 from server.domain.ratings import ExpectedValues, account_wn8, average_tier, tank_wn8, wn7_and_efficiency
 from store.constants import TANK_COUNTERS
 
 # Per-tank career counters the period figures read (tracker records and tanks/stats "all" blocks).
-PERIOD_COUNTERS = (
-    "battles",
-    "wins",
-    "damage_dealt",
-    "frags",
-    "spotted",
-    "dropped_capture_points",
-    "capture_points",
-    "xp",
-    "survived_battles",
-    "shots",
-    "hits",
-)
+PERIOD_COUNTERS = (*ROW_COUNTERS, "shots", "hits")
 # Counters kept since release 1.3.0 (store/constants.py): a difference carries them only when both
 # states do, and a figure that needs them is null otherwise (docs/data.md).
 ASSIST_COUNTERS = ("damage_received", "stun_assisted_damage")
-# The raw counters a tanks-endpoint row shows for the period (callers compute their own figures).
-ROW_COUNTERS = PERIOD_COUNTERS[:9]
-# The whole-period figures the tanks endpoint shows beside its rows (a subset of figures_of's).
-SUMMARY_FIGURES = (
-    "battles",
-    "wins",
-    "win_rate",
-    "avg_damage",
-    "average_tier",
-    "wn8",
-    "expected_values",
-    "wn7",
-    "efficiency",
-    "avg_assist_radio",
-    "avg_assist_track",
-    "avg_assist_stun",
-    "avg_combined_damage",
-    "damage_ratio",
-)
 # Figures that need the counters and the account's assistance kept since release 1.3.0.
 ASSIST_FIGURES = ("avg_assist_radio", "avg_assist_track", "avg_assist_stun", "avg_combined_damage", "damage_ratio")
 # Counters that can never exceed the battles they were counted in.

@@ -13,12 +13,9 @@ import dataclasses
 import math
 from collections.abc import Iterable, Sequence
 
+from server.api.catalogue.figures import NOT_AS_OLD, NOT_MEASURED, PLAYED_BEFORE_MEASURED
+from server.api.catalogue.figures import SESSION_FIGURES as SESSION_FIGURES  # the contract's, re-exported
 from server.domain.days import DAY_SECONDS, day_start
-from server.domain.recents import SUMMARY_FIGURES
-
-# The session's figures: the period figures of /tanks, and the per-battle frags, spotting, XP and
-# survival of /history's periods.
-SESSION_FIGURES = (*SUMMARY_FIGURES, "avg_frags", "avg_spotted", "avg_xp", "survival_rate")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -40,16 +37,8 @@ class Stored:
         return max(self.at, self.checked or self.at)
 
 
-# Why a session's start is not the account's state at `since` (`from_reason`); None when it is.
-NOT_AS_OLD = "no stored state of the account is as old as since: the session starts at the oldest (from > since)"
-PLAYED_BEFORE_MEASURED = (
-    "the account played after since before the service measured it: the session starts at the newest "
-    "state before since and may count battles played between from and since"
-)
-NOT_MEASURED = (
-    "the account has not been measured since since: the session starts at the newest state before since "
-    "and may count battles played between from and since"
-)
+# Why a session's start is not the account's state at `since` (`from_reason`; None when it is):
+# NOT_AS_OLD, PLAYED_BEFORE_MEASURED, NOT_MEASURED, the contract's (server/api/catalogue/figures.py).
 
 
 @dataclasses.dataclass(frozen=True)

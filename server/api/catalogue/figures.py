@@ -123,3 +123,67 @@ STREAMS_PER_PROCESS = 1000  # session streams a process keeps open at once
 STREAM_HEARTBEAT_SECONDS = 30  # a comment line on a stream with nothing new for this long
 STREAM_POLL_SECONDS = 5  # how often a process looks for new states of the accounts its streams follow
 STREAM_LIMIT_PER_MINUTE = 6  # stream connections a client may open per minute
+# Values the answers state that the domain computes (server/domain imports them from here).
+# Why a profile's WTR (Wargaming's own rating, wot/account/wtr) is null (ratings.wtr_reason).
+WTR_NO_RATING = "no_rating"  # Wargaming answers none: too few random battles for the rating
+WTR_UPSTREAM_FAILED = "upstream_failed"  # the account/wtr request failed (the lookup did not)
+WTR_NOT_FETCHED = "not_fetched"  # stored before the service asked for it
+WTR_REASONS = (WTR_NO_RATING, WTR_UPSTREAM_FAILED, WTR_NOT_FETCHED)
+# Upper bounds (exclusive) of the usual WN8 colour scale, as used by XVM and
+# the common stats sites; anything at or above the last bound is super unicum (ratings.wn8_color).
+WN8_COLOURS = (
+    (300, "very_bad"),
+    (450, "bad"),
+    (650, "below_average"),
+    (900, "average"),
+    (1200, "above_average"),
+    (1600, "good"),
+    (2000, "very_good"),
+    (2450, "great"),
+    (2900, "unicum"),
+)
+WN8_TOP_COLOUR = "super_unicum"
+# The raw counters a tanks-endpoint row shows for the period (callers compute their own figures).
+ROW_COUNTERS = (
+    "battles",
+    "wins",
+    "damage_dealt",
+    "frags",
+    "spotted",
+    "dropped_capture_points",
+    "capture_points",
+    "xp",
+    "survived_battles",
+)
+# The whole-period figures the tanks endpoint shows beside its rows (a subset of figures_of's).
+SUMMARY_FIGURES = (
+    "battles",
+    "wins",
+    "win_rate",
+    "avg_damage",
+    "average_tier",
+    "wn8",
+    "expected_values",
+    "wn7",
+    "efficiency",
+    "avg_assist_radio",
+    "avg_assist_track",
+    "avg_assist_stun",
+    "avg_combined_damage",
+    "damage_ratio",
+)
+# The session's figures: the period figures of /tanks, and the per-battle frags, spotting, XP and
+# survival of /history's periods.
+SESSION_FIGURES = (*SUMMARY_FIGURES, "avg_frags", "avg_spotted", "avg_xp", "survival_rate")
+# Why a session does not start at the account's state at `since` (from_reason).
+NOT_AS_OLD = "no stored state of the account is as old as since: the session starts at the oldest (from > since)"
+PLAYED_BEFORE_MEASURED = (
+    "the account played after since before the service measured it: the session starts at the newest "
+    "state before since and may count battles played between from and since"
+)
+NOT_MEASURED = (
+    "the account has not been measured since since: the session starts at the newest state before since "
+    "and may count battles played between from and since"
+)
+# The five statistics of an expected-values row, in TankExpectation's field order (the comparison's keys).
+EXPECTED_STATS = ("damage", "spot", "frag", "defence", "win_rate")
