@@ -42,7 +42,10 @@ rebuilt). Each step:
    sort, order or offset), /tank/{tank_id}/eu?days=30 (the `--tank-ids` (400) most played eu tanks
    in turn), /tanks/marks?region=eu (the marks of excellence of every tier V+ tank the eu accounts
    played in the job's 14 days: TANK_PAGE_MAX a page, each request a different sort, order, page
-   or limit) and its tier=10 variant (the rows one tier filters), /leaderboard/players?region=eu (a
+   or limit) and its tier=10 variant (the rows one tier filters), /vehicles?region=eu (the
+   catalogue with each vehicle's 30-day figures: pages, tiers, types, nations, premium flags and
+   name searches in turn), /tanks/strength?region=eu (each tier's list of each period, and by
+   type), /leaderboard/players?region=eu (a
    page of each window and figure, offsets 50 apart, 25 or 100 rows), /tank/{tank_id}/eu/leaderboard
    (the same most played tanks in turn, a window and figure each pass), /leaderboard/clans?region=eu
    (a page of each window and figure, over the clans of the tracked eu accounts, cached as the clan
@@ -111,6 +114,7 @@ from server.api.catalogue import (  # noqa: E402
     PREFIX,
     TANK_PAGE_MAX,
     TANK_SORTS,
+    VEHICLE_TYPES,
 )
 from server.compose.demo import TimeTravelUpstream  # noqa: E402
 from server.compose.embedded_db import EmbeddedDatabase  # noqa: E402
@@ -147,6 +151,8 @@ READS = (
     "tank",
     "marks",
     "marks_tier10",
+    "vehicles",
+    "strength",
     "leaderboard",
     "tank_leaderboard",
     "clan_leaderboard",
@@ -154,6 +160,30 @@ READS = (
     "status",
 )
 MARKS_TIER = 10  # the filtered /tanks/marks read: the rows of one tier
+# /vehicles pages (every row built from the catalogue, the 30-day table and the official marks,
+# then filtered): offsets, tiers, types, premium flags and name searches, 314 different requests.
+VEHICLE_QUERIES = [
+    *(f"offset={off}&limit={lim}" for off in range(0, 800, 50) for lim in (100, 25)),
+    *(f"tier={t}&type={v}" for t in range(1, 11) for v in VEHICLE_TYPES),
+    *(f"tier={t}&premium={p}&offset={off}" for t in range(1, 11) for p in ("true", "false") for off in (0, 5, 10)),
+    *(
+        f"search={q}&limit={lim}"
+        for q in ("t", "is", "pz", "ob", "ta", "e", "m", "kv", "st", "10")
+        for lim in (100, 10)
+    ),
+    *(f"nation={n}&tier={t}" for n in ("ussr", "germany", "usa", "france", "uk") for t in range(1, 11)),
+    *(f"tier={t}&premium=true&type={v}" for t in range(1, 11) for v in VEHICLE_TYPES),
+    *(f"search={q}&tier={t}" for q in ("a", "o") for t in range(1, 11)),
+    *(f"offset={off}&limit=50&premium={p}" for off in range(0, 800, 50) for p in ("true", "false")),
+]
+# /tanks/strength: every tier, type and period (each a tier list built from a period's table).
+STRENGTH_QUERIES = [
+    f"days={d}&tier={t}{f'&type={v}' if v else ''}&offset={off}"
+    for d in (30, 7, 90)
+    for t in range(1, 11)
+    for v in (None, *VEHICLE_TYPES)
+    for off in (0, 10)
+]
 POPULATION_DAYS = 30  # the period the tank statistics reads ask for
 STANDING_ACCOUNTS = 20  # read accounts whose /tanks?days=30 rows are checked for `standing`
 BATCH = 5000  # documents per insert_many
@@ -775,6 +805,10 @@ def read_paths(
         elif name in (marks or {}):
             pages = (marks or {})[name]
             out.append(pages[i % len(pages)])
+        elif name == "vehicles":  # the catalogue's pages, filters and searches in turn
+            out.append(f"{PREFIX}/vehicles?region=eu&{VEHICLE_QUERIES[i % len(VEHICLE_QUERIES)]}")
+        elif name == "strength":  # each tier's list, then types, then the other periods
+            out.append(f"{PREFIX}/tanks/strength?region=eu&{STRENGTH_QUERIES[i % len(STRENGTH_QUERIES)]}")
         elif name == "tanks_30_by_tier":
             out.append(f"{base}/tanks?days={POPULATION_DAYS}&group_by=tier")
         elif name.startswith(("history_", "tanks_")):
