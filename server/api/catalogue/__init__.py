@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 from server.api.catalogue.clans import CLAN, WEEKLY
 from server.api.catalogue.dumps import DUMP_FILE, DUMPS, DUMPS_KEEP_DAYS
+from server.api.catalogue.expected import EXPECTED_SOURCES, EXPECTED_VALUES
 from server.api.catalogue.figures import (
     CLAN_BATTLE_FLOORS,
     CLAN_LEADERBOARD_BYS,
@@ -70,21 +71,25 @@ from server.api.catalogue.figures import (
     WATCHED_PER_REGION,
     WEEK_DAYS,
 )
+from server.api.catalogue.history import HISTORY, TANKS
+from server.api.catalogue.marks import TANK_MARKS
 from server.api.catalogue.meta import INDEX, OPENAPI, STATUS
 from server.api.catalogue.model import COMMON_ERRORS, FORMATS, PREFIX, Batch, CsvTable, Endpoint, Param, parse_value
 from server.api.catalogue.online import ONLINE, ONLINE_HISTORY
 from server.api.catalogue.params import SEARCH
-from server.api.catalogue.players import HISTORY, PLAYER, PLAYER_SEARCH, TANKS
+from server.api.catalogue.players import PLAYER_SEARCH
+from server.api.catalogue.profile import PLAYER
 from server.api.catalogue.rankings import LEADERBOARD_CLANS, LEADERBOARD_PLAYERS, TANK_LEADERBOARD
 from server.api.catalogue.sessions import SESSION, SESSION_STREAM
-from server.api.catalogue.tanks import EXPECTED_SOURCES, EXPECTED_VALUES, TANK, TANK_MARKS, TANK_STATS
+from server.api.catalogue.tanks import TANK, TANK_STATS
 
 # Routes, parameter validation, the rate limiter's buckets, the index, the OpenAPI document and
 # the site all derive from the records of this package: every limit, cache lifetime, parameter
 # bound and default the public sees is stated once (figures.py, with the public facts the services
 # share: delta periods, cache ages, digest sizes), and the prose of the endpoint modules is
-# formatted from them. Response schemas are in handlers/schemas.py, by `schema` name
-# (tests/test_field_guides.py holds the field guides to them).
+# formatted from them. An endpoint's response schemas sit beside its entry, in its module's
+# SCHEMAS by `schema` name, written with shapes.py's helpers and shared fragments; handlers/schemas.py
+# assembles them (tests/test_field_guides.py holds the field guides to them).
 
 __all__ = [
     "BY_NAME",

@@ -2,9 +2,25 @@
 
 from __future__ import annotations
 
-from server.api.catalogue.figures import DEMO_CLAN, DIGEST_MIN_BATTLES, DIGEST_TOP, HOT_COPY_SECONDS, WEEK_DAYS
+from server.api.catalogue.figures import (
+    DEMO_CLAN,
+    DIGEST_MIN_BATTLES,
+    DIGEST_TOP,
+    HOT_COPY_SECONDS,
+    WEEK_DAYS,
+)
 from server.api.catalogue.model import CsvTable, Endpoint
 from server.api.catalogue.params import CLAN_ID, REGION
+from server.api.catalogue.shapes import (
+    DATE,
+    NULLABLE_UNIX,
+    NUMBER_OR_NULL,
+    REGION_ENUM,
+    UNIX,
+    array,
+    nullable,
+    obj,
+)
 
 CLAN = Endpoint(
     name="clan",
@@ -74,3 +90,141 @@ WEEKLY = Endpoint(
         "clan_cached_at, computed_at": "unix times",
     },
 )
+MEMBER_REF = obj({"account_id": {"type": "integer"}, "name": nullable("string")})
+
+# The `data` schemas of this module's endpoints (components/schemas), by their `schema` names.
+SCHEMAS: dict[str, dict] = {
+    "Clan": obj(
+        {
+            "clan_id": {"type": "integer", "minimum": 1},
+            "region": REGION_ENUM,
+            "tag": nullable("string"),
+            "name": nullable("string"),
+            "members_count": {"type": "integer", "minimum": 0},
+            "ratings": obj(
+                {
+                    "elo_10": nullable("integer", description="Elo rating, tier X category."),
+                    "elo_8": nullable("integer", description="Elo rating, tier VIII category."),
+                    "skirmish_win_rate": nullable("number", description="Percent, two decimals."),
+                    "skirmish_battles": {"type": "integer", "minimum": 0},
+                    "ratings_updated_at": nullable(
+                        "integer",
+                        description="Unix time elo_10 and elo_8 were fetched; older than cached_at when "
+                        "the ratings call failed at the newest refresh (the older figures are kept); null "
+                        "when never fetched.",
+                    ),
+                    "stronghold_updated_at": nullable(
+                        "integer",
+                        description="Unix time skirmish_battles and skirmish_win_rate were fetched; older "
+                        "than cached_at when the stronghold call failed at the newest refresh (the older "
+                        "figures are kept); null when never fetched.",
+                    ),
+                }
+            ),
+            "members": obj(
+                {
+                    "profiles_measured": {
+                        "type": "integer",
+                        "minimum": 0,
+                        "description": "Member profiles the averages were computed from.",
+                    },
+                    "avg_win_rate": NUMBER_OR_NULL,
+                    "avg_damage": NUMBER_OR_NULL,
+                    "avg_battles": NUMBER_OR_NULL,
+                },
+                description="Averages across the real member profiles.",
+            ),
+            "member_list": array(
+                obj(
+                    {
+                        "account_id": {"type": "integer"},
+                        "name": nullable("string"),
+                        "role": nullable("string"),
+                        "joined_at": NULLABLE_UNIX,
+                    }
+                )
+            ),
+            "cached_at": {
+                **UNIX,
+                "description": "When the clan was stored; older data stays served when the game API fails.",
+            },
+        }
+    ),
+    "ClanWeekly": obj(
+        {
+            "clan_id": {"type": "integer", "minimum": 1},
+            "region": REGION_ENUM,
+            "tag": nullable("string"),
+            "name": nullable("string"),
+            "period": obj({"start": DATE, "end": DATE, "days": {"type": "integer"}}),
+            "activity": obj(
+                {
+                    "members": {"type": "integer"},
+                    "measured_members": {"type": "integer"},
+                    "active_members": {"type": "integer"},
+                    "inactive": array(MEMBER_REF),
+                    "not_measured": array(MEMBER_REF),
+                    "battles_per_member": NUMBER_OR_NULL,
+                    "joined": array(obj({"account_id": {"type": "integer"}, "name": nullable("string"), "date": DATE})),
+                    "left": array(obj({"account_id": {"type": "integer"}, "name": nullable("string"), "date": DATE})),
+                }
+            ),
+            "top": obj(
+                {
+                    "min_battles": {"type": "integer"},
+                    "by_battles": array(
+                        obj(
+                            {
+                                "account_id": {"type": "integer"},
+                                "name": nullable("string"),
+                                "battles": {"type": "integer"},
+                            }
+                        )
+                    ),
+                    "by_wn8": array(
+                        obj(
+                            {
+                                "account_id": {"type": "integer"},
+                                "name": nullable("string"),
+                                "wn8": {"type": "number"},
+                                "wn8_change": NUMBER_OR_NULL,
+                                "battles": {"type": "integer"},
+                            }
+                        )
+                    ),
+                    "by_win_rate": array(
+                        obj(
+                            {
+                                "account_id": {"type": "integer"},
+                                "name": nullable("string"),
+                                "win_rate": {"type": "number"},
+                                "battles": {"type": "integer"},
+                            }
+                        )
+                    ),
+                }
+            ),
+            "aggregates": obj(
+                {
+                    "battles": {"type": "integer"},
+                    "wins": {"type": "integer"},
+                    "win_rate": NUMBER_OR_NULL,
+                    "avg_damage": NUMBER_OR_NULL,
+                    "members_avg_change": obj(
+                        {
+                            "profiles_compared": {"type": "integer", "minimum": 0},
+                            **{
+                                key: obj({"start": NUMBER_OR_NULL, "end": NUMBER_OR_NULL, "change": NUMBER_OR_NULL})
+                                for key in ("win_rate", "avg_damage", "avg_battles")
+                            },
+                        },
+                        description="Mean member career values at the start and the end of the week.",
+                    ),
+                }
+            ),
+            "clan_cached_at": UNIX,
+            "computed_at": UNIX,
+        },
+        description="The digest of the last 7 UTC days, from the members' daily snapshots.",
+    ),
+}

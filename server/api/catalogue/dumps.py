@@ -3,6 +3,13 @@
 from __future__ import annotations
 
 from server.api.catalogue.model import Endpoint, Param
+from server.api.catalogue.shapes import (
+    DATE,
+    REGION_ENUM,
+    array,
+    nullable,
+    obj,
+)
 from store.constants import REGIONS
 
 DUMPS_KEEP_DAYS = 400  # a day's files are kept this long (server/services/dumps.py)
@@ -93,3 +100,31 @@ DUMP_FILE = Endpoint(
     schema=None,
     media_type="application/gzip",
 )
+
+# The `data` schemas of this module's endpoints (components/schemas), by their `schema` names.
+SCHEMAS: dict[str, dict] = {
+    "Dumps": obj(
+        {
+            "region": {"type": ["string", "null"], "enum": [*REGIONS, None]},
+            "day": {"oneOf": [DATE, {"type": "null"}]},
+            "days": array(DATE, description="The days with files, newest first."),
+            "kept_days": {"type": "integer", "minimum": 1},
+            "built_at": nullable("number"),
+            "files": array(
+                obj(
+                    {
+                        "name": {"type": "string"},
+                        "url": {"type": "string"},
+                        "region": REGION_ENUM,
+                        "day": DATE,
+                        "kind": {"type": "string"},
+                        "format": {"type": "string", "enum": ["json", "csv"]},
+                        "rows": {"type": "integer", "minimum": 0},
+                        "bytes": {"type": "integer", "minimum": 1},
+                        "sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+                    }
+                )
+            ),
+        }
+    ),
+}

@@ -2,8 +2,23 @@
 
 from __future__ import annotations
 
-from server.api.catalogue.figures import HOT_COPY_SECONDS
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from server.api.catalogue.figures import (
+    HOT_COPY_SECONDS,
+)
 from server.api.catalogue.model import Endpoint
+from server.api.catalogue.shapes import (
+    DATE,
+    NUMBER_OR_NULL,
+    array,
+    nullable,
+    obj,
+    ref,
+)
+from server.api.config import API_VERSION
+from store.constants import GAMES, REGIONS, SPEND_KEYS
 
 INDEX = Endpoint(
     name="index",
@@ -85,3 +100,534 @@ OPENAPI = Endpoint(
     example="/openapi.json",
     needs_database=False,
 )
+
+# The `data` schemas of this module's endpoints (components/schemas), by their `schema` names.
+SCHEMAS: dict[str, dict] = {
+    "Status": obj(
+        {
+            "health": {"type": "string", "enum": ["ok", "degraded"]},
+            "health_reasons": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Why health is degraded (empty when ok).",
+            },
+            "version": {"type": "string", "description": "Server software version."},
+            "api_version": {"type": "string", "const": API_VERSION},
+            "uptime_seconds": {"type": "integer", "minimum": 0},
+            "database": obj(
+                {
+                    "reachable": {"type": "boolean"},
+                    "ping_ms": NUMBER_OR_NULL,
+                    "error": {"type": "string"},
+                    "writable": {"type": "boolean"},
+                    "write_error": {
+                        "oneOf": [
+                            obj({"reason": {"type": "string"}, "since": {"type": "integer"}}),
+                            {"type": "null"},
+                        ]
+                    },
+                },
+                required=["reachable", "ping_ms", "writable", "write_error"],
+            ),
+            "upstream": obj(
+                {
+                    "configured": {"type": "boolean"},
+                    "last_success": NUMBER_OR_NULL,
+                    "last_failure": NUMBER_OR_NULL,
+                    "last_error": nullable("string"),
+                    "requests": {"type": "integer", "minimum": 0},
+                    "failures": {"type": "integer", "minimum": 0},
+                    "budget": obj(
+                        {
+                            "rate_per_second": {
+                                "type": "number",
+                                "description": "Configured upstream quota of the application_id (all processes).",
+                            },
+                            "processes_sharing": {"type": "integer", "minimum": 1},
+                            "share_per_second": {
+                                "type": "number",
+                                "description": "This process's share of the quota.",
+                            },
+                            "effective_per_second": {
+                                "type": "number",
+                                "description": "What this process sends at most now (after the "
+                                "safety margin and any slow-down).",
+                            },
+                            "window": obj(
+                                {
+                                    "requests": {"type": "integer"},
+                                    "seconds": {"type": "number"},
+                                    "reserved_for_live": {"type": "integer"},
+                                }
+                            ),
+                            "in_flight": {
+                                "type": "integer",
+                                "minimum": 0,
+                                "description": "Requests sent and not yet answered.",
+                            },
+                            "slowed_down": {
+                                "type": "boolean",
+                                "description": "The upstream refused a request for the rate recently.",
+                            },
+                            "requests_last_minute": {"type": "integer", "minimum": 0},
+                            "requests_last_minute_by_caller": {
+                                "type": "object",
+                                "additionalProperties": {"type": "integer"},
+                                "description": "live, clans, refresh, online, reference, seed, other",
+                            },
+                            "queued": {
+                                "type": "object",
+                                "additionalProperties": {"type": "integer"},
+                                "description": "Requests waiting for a slot, by priority (0 = live).",
+                            },
+                            "request_limit_exceeded": obj(
+                                {"count": {"type": "integer", "minimum": 0}, "last": NUMBER_OR_NULL}
+                            ),
+                            "live_queue_wait_ms": obj(
+                                {
+                                    "p50": NUMBER_OR_NULL,
+                                    "p99": NUMBER_OR_NULL,
+                                    "samples": {"type": "integer", "minimum": 0},
+                                }
+                            ),
+                        }
+                    ),
+                    "realms": {
+                        "type": "object",
+                        "description": "Per realm (eu, na, asia): its cap under the CDN's per-address throttle, "
+                        "the rate in use after congestion, timeouts, back-off.",
+                        "additionalProperties": obj(
+                            {
+                                "cap_per_second": {
+                                    "type": "number",
+                                    "description": "Configured cap (--upstream-realm-rps), all processes.",
+                                },
+                                "share_per_second": {"type": "number", "description": "This process's share."},
+                                "rate_per_second": {
+                                    "type": "number",
+                                    "description": "What this process sends at most now (halved on each "
+                                    "congestion, recovering 5 % every 10 s).",
+                                },
+                                "slowed_down": {"type": "boolean"},
+                                "timeouts_last_minute": {
+                                    "type": "integer",
+                                    "minimum": 0,
+                                    "description": "Timeouts, connection errors and 5xx in the last minute.",
+                                },
+                                "congestions": {"type": "integer", "minimum": 0, "description": "Since start."},
+                                "last_congestion": NUMBER_OR_NULL,
+                                "backoff": obj(
+                                    {
+                                        "active": {"type": "boolean"},
+                                        "seconds_left": {"type": "number", "minimum": 0},
+                                        "streak": {
+                                            "type": "integer",
+                                            "minimum": 0,
+                                            "description": "Congestions since the realm last answered.",
+                                        },
+                                    },
+                                    description="Background work waits this out; live lookups answer 503 "
+                                    "upstream_unavailable with Retry-After meanwhile.",
+                                ),
+                                "in_flight": {"type": "integer", "minimum": 0},
+                                "queued": {"type": "integer", "minimum": 0},
+                                "requests_last_minute": {"type": "integer", "minimum": 0},
+                                "pass": {
+                                    "type": ["object", "null"],
+                                    "description": "The realm's part of today's tracker pass "
+                                    "(tracker.today.by_realm), null before its first visit today.",
+                                },
+                            },
+                            required=[
+                                "cap_per_second",
+                                "share_per_second",
+                                "rate_per_second",
+                                "slowed_down",
+                                "timeouts_last_minute",
+                                "congestions",
+                                "last_congestion",
+                                "backoff",
+                                "in_flight",
+                                "queued",
+                                "requests_last_minute",
+                            ],
+                        ),
+                    },
+                    "configuration_errors": array(
+                        obj(
+                            {
+                                "code": {"type": "string", "description": "e.g. DEMO_APPLICATION_IS_BLOCKED"},
+                                "scope": {
+                                    "type": "string",
+                                    "description": "application (every request) or the method's path",
+                                },
+                                "method": {"type": "string"},
+                                "advice": {"type": "string", "description": "What the operator should do."},
+                                "since": {"type": "number"},
+                                "last_seen": {"type": "number"},
+                                "count": {"type": "integer", "minimum": 1},
+                                "next_try_in_seconds": {"type": "integer", "minimum": 0},
+                            }
+                        ),
+                        description="Configuration-class upstream answers in force (health degraded); "
+                        "nothing is sent in their scope until the next try.",
+                    ),
+                    "invalid_ids": {
+                        "type": "integer",
+                        "minimum": 0,
+                        "description": "Ids the upstream called invalid, isolated by splitting their lists.",
+                    },
+                    "user_agent": {"type": "string", "description": "Sent with every upstream request."},
+                    "expected_values": obj(
+                        {
+                            "version": nullable("string"),
+                            "tanks": {"type": "integer", "minimum": 0},
+                            "rows_skipped": {"type": "integer", "minimum": 0},
+                            "loaded_at": NUMBER_OR_NULL,
+                            "last_error": nullable("string"),
+                            "url": nullable("string", description="Where the table is downloaded from."),
+                            "checked_at": {
+                                **NUMBER_OR_NULL,
+                                "description": "Last successful check of the download (a 304 counts).",
+                            },
+                            "refused": {
+                                "type": ["object", "null"],
+                                "properties": {"reason": {"type": "string"}, "at": {"type": "number"}},
+                                "description": "The last download refused (unparsable, lost more than 5 % of "
+                                "the rows, another format): the table in use stays; null once a download passes.",
+                            },
+                            "saved": {
+                                "type": ["object", "null"],
+                                "properties": {
+                                    "path": {"type": "string"},
+                                    "version": nullable("string"),
+                                    "url": nullable("string"),
+                                },
+                                "description": "The last good table kept in the data directory (what a "
+                                "restart without network rates with).",
+                            },
+                            "source": {"type": "string", "enum": ["table", "computed"]},
+                            "computed": {
+                                "type": "object",
+                                "additionalProperties": nullable("string"),
+                                "description": "Per region: the computed table this process rates with (null: none yet).",
+                            },
+                        },
+                        required=["version", "tanks", "rows_skipped", "loaded_at", "last_error"],
+                    ),
+                },
+                required=["configured"],
+            ),
+            "tracker": obj(
+                {
+                    "enabled": {"type": "boolean", "description": "False when this process runs no tracker."},
+                    "track_days": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "description": "An account stays tracked this many days after its last lookup "
+                        "(or while its clan is cached).",
+                    },
+                    "slices": {"type": "integer", "minimum": 1, "description": "Parts of the daily pass."},
+                    "tracked": {"type": "integer", "minimum": 0, "description": "Accounts tracked now."},
+                    "today": obj(
+                        {
+                            "day": DATE,
+                            "visited": {"type": "integer", "minimum": 0},
+                            "total": {"type": "integer", "minimum": 0},
+                            "slices_finished": {"type": "integer", "minimum": 0},
+                            "eta_seconds": nullable("integer", minimum=0),
+                            "requests": obj(
+                                {
+                                    "account_info": {"type": "integer", "minimum": 0},
+                                    "tanks_stats": {"type": "integer", "minimum": 0},
+                                }
+                            ),
+                            "records": {"type": "integer", "minimum": 0},
+                            "record_bytes": {"type": "integer", "minimum": 0},
+                            "by_realm": {
+                                "type": "object",
+                                "description": "Per realm: today's visits and upstream requests, what is "
+                                "left (estimated from the realm's share of today's visits) and when its "
+                                "part of the pass should end at the realm's own pace.",
+                                "additionalProperties": obj(
+                                    {
+                                        "visited": {"type": "integer", "minimum": 0},
+                                        "requests": {"type": "integer", "minimum": 0},
+                                        "remaining_estimate": {"type": "integer", "minimum": 0},
+                                        "eta_seconds": nullable("integer", minimum=0),
+                                    }
+                                ),
+                            },
+                        },
+                        required=[
+                            "day",
+                            "visited",
+                            "total",
+                            "slices_finished",
+                            "eta_seconds",
+                            "requests",
+                            "records",
+                            "record_bytes",
+                        ],
+                        description="Today's pass over every process.",
+                    ),
+                    "this_process": obj(
+                        {
+                            "slices_claimed": array({"type": "integer", "minimum": 0}),
+                            "spent_today": obj({key: {"type": "integer", "minimum": 0} for key in SPEND_KEYS}),
+                        }
+                    ),
+                },
+                required=["enabled"],
+                description="The daily pass that measures every tracked account (see the README's Tracker).",
+            ),
+            "jobs": {
+                "type": "object",
+                "description": "Last outcome of each background job, by job name.",
+                "additionalProperties": {
+                    "type": "object",
+                    "properties": {
+                        "ok": {"type": "boolean"},
+                        "last_run": {"type": "number"},
+                        "message": {"type": "string"},
+                        "duration_s": {"type": "number"},
+                    },
+                },
+            },
+            "leader": {"type": "boolean", "description": "This process runs the background jobs."},
+            "rate_limiter": obj(
+                {
+                    "tracked_keys": {"type": "integer", "minimum": 0},
+                    "last_flush": NUMBER_OR_NULL,
+                    "flush_failures": {"type": "integer", "minimum": 0},
+                    "evicted_windows": {"type": "integer", "minimum": 0},
+                    "pending_keys": {
+                        "type": "integer",
+                        "minimum": 0,
+                        "description": "Counters admitted here, not yet written to the database.",
+                    },
+                    "flush_lag_seconds": {
+                        "type": "number",
+                        "minimum": 0,
+                        "description": "How long flushes have been failing or leaving counters "
+                        "behind (0 when they keep up).",
+                    },
+                    "consecutive_flush_failures": {"type": "integer", "minimum": 0},
+                    "last_flush_error": nullable("string"),
+                    "degraded": {
+                        "type": "boolean",
+                        "description": "Flushes fail or lag by more than 10 s: limits are then exact per "
+                        "process only (at most processes x limit per client).",
+                    },
+                }
+            ),
+            "watcher": {
+                "oneOf": [
+                    obj({"enabled": {"type": "boolean", "const": False}}),
+                    obj(
+                        {
+                            "captures": {"type": "integer", "minimum": 0},
+                            "upstream_requests": {"type": "integer", "minimum": 0},
+                            "requests_last_minute": obj({r: {"type": "integer", "minimum": 0} for r in REGIONS}),
+                            "share_per_minute": {"type": "integer", "minimum": 1},
+                            "failed_ticks": {"type": "integer", "minimum": 0},
+                            "streams": obj(
+                                {
+                                    "open": {"type": "integer", "minimum": 0},
+                                    "accounts": {"type": "integer", "minimum": 0},
+                                }
+                            ),
+                        }
+                    ),
+                ],
+                "description": "The watcher of the sessions' accounts in this process.",
+            },
+            "backups": {
+                "oneOf": [
+                    {"type": "null"},
+                    obj(
+                        {
+                            "directory": {"type": "string"},
+                            "keep": {"type": "integer", "minimum": 1},
+                            "count": {"type": "integer", "minimum": 0},
+                            "last_success": {
+                                "oneOf": [
+                                    {"type": "null"},
+                                    obj(
+                                        {
+                                            "at": {"type": "integer"},
+                                            "name": {"type": "string"},
+                                            "documents": {"type": "integer", "minimum": 0},
+                                            "bytes": {"type": "integer", "minimum": 0},
+                                            "seconds": {"type": "number", "minimum": 0},
+                                        }
+                                    ),
+                                ]
+                            },
+                            "last_failure": {
+                                "oneOf": [
+                                    {"type": "null"},
+                                    obj(
+                                        {
+                                            "at": {"type": "integer"},
+                                            "name": {"type": "string"},
+                                            "reason": {"type": "string"},
+                                            "seconds": {"type": "number", "minimum": 0},
+                                        }
+                                    ),
+                                ],
+                                "description": "The last failed run (kept after later successes and across "
+                                "restarts): when, the backup it was writing, why and how long it had run.",
+                            },
+                            "running": {
+                                "oneOf": [
+                                    {"type": "null"},
+                                    obj({"collection": {"type": "string"}, "documents": {"type": "integer"}}),
+                                ]
+                            },
+                        }
+                    ),
+                ],
+                "description": "Scheduled backups (--backup-dir); null when off.",
+            },
+            "embedded_database": {
+                "oneOf": [
+                    {"type": "null"},
+                    obj(
+                        {
+                            "state": {"type": "string", "description": "running, restarting or failed"},
+                            "restarts": {"type": "integer", "minimum": 0},
+                            "restart_attempts": {"type": "integer", "minimum": 0},
+                            "last_restart": nullable("integer"),
+                            "last_exit": {
+                                "oneOf": [
+                                    {"type": "null"},
+                                    obj({"at": {"type": "integer"}, "code": nullable("integer")}),
+                                ]
+                            },
+                        }
+                    ),
+                ],
+                "description": "The supervised embedded database (null with an external MongoDB).",
+            },
+            "connections": {
+                "oneOf": [{"type": "null"}, {"type": "object", "additionalProperties": {"type": "integer"}}],
+                "description": "This process's client connections: open, max, "
+                "max_per_client, waiting_for_head, refused, shed_idle, "
+                "head_timeouts, heads_too_large, accept_pauses.",
+            },
+            "caches": {
+                "type": "object",
+                "description": "Newest cached item per data family (Unix time); empty "
+                "when the database is unreachable.",
+                "additionalProperties": NUMBER_OR_NULL,
+            },
+            "volume": obj(
+                {"tank_records": {"type": "integer", "minimum": 0}},
+                description="Stored volume the embedded database's ceiling is measured in (kept "
+                "counts); empty when the database is unreachable.",
+                required=[],
+            ),
+            "online_sampler": {
+                "type": "object",
+                "description": 'Per game/region ("wot/eu"…): the '
+                "sampler's last success and last failure (Unix "
+                "time); empty when the database is unreachable.",
+                "additionalProperties": obj({"last_success": NUMBER_OR_NULL, "last_failure": NUMBER_OR_NULL}),
+            },
+            "answer_cache": obj(
+                {
+                    "entries": {"type": "integer", "minimum": 0},
+                    "bytes": {"type": "integer", "minimum": 0},
+                    "max_bytes": {"type": "integer", "minimum": 0},
+                    "hits": {"type": "integer", "minimum": 0},
+                    "misses": {"type": "integer", "minimum": 0},
+                    "hit_rate": NUMBER_OR_NULL,
+                    "evictions": {"type": "integer", "minimum": 0},
+                    "dropped_on_write": {"type": "integer", "minimum": 0},
+                },
+                description="This process's cache of rendered answers (replayed for the same path "
+                "and query within the endpoint's answer_seconds, dropped when this process writes "
+                "their data).",
+            ),
+        }
+    ),
+}
+
+
+def index_schema(index: Mapping[str, Any], names: Iterable[str]) -> dict:
+    """The Index schema: `index` is the index document (the keys of its rate_limits), `names` the endpoints'."""
+    return obj(
+        {
+            "name": {"type": "string"},
+            "version": {"type": "string", "const": API_VERSION},
+            "description": {"type": "string"},
+            "site": {"type": "string"},
+            "attribution": {"type": "string"},
+            "openapi": {"type": "string"},
+            "methods": array({"type": "string"}),
+            "rate_limits": {"type": "object", "required": list(index["rate_limits"])},
+            "regions": array({"type": "string", "enum": list(REGIONS)}),
+            "games": array({"type": "string", "enum": list(GAMES)}),
+            "endpoints": array(
+                obj(
+                    {
+                        "method": {"type": "string"},
+                        "name": {"type": "string", "enum": list(names)},
+                        "path": {"type": "string"},
+                        "cache_max_age": {"type": "integer", "minimum": 0},
+                        "answer_seconds": {
+                            "type": "number",
+                            "minimum": 0,
+                            "description": "How long a process replays a built answer to the same path "
+                            "and query (meta.generated says when it was built); 0: built for every request.",
+                        },
+                        "parameters": array({"type": "object", "required": ["name", "in", "type"]}),
+                        "description": {"type": "string"},
+                        "example": {"type": "string"},
+                        "rate_limit_per_minute": {"type": "integer", "minimum": 1},
+                        "live_lookup_limits": obj(
+                            {"per_client_per_minute": {"type": "integer"}, "global_per_minute": {"type": "integer"}}
+                        ),
+                        "fields": {
+                            "type": "object",
+                            "additionalProperties": {"type": "string"},
+                            "description": "Short guide to the fields of the answer.",
+                        },
+                        "csv": obj(
+                            {
+                                "rows": {"type": "string", "description": "The list of `data` served as rows."},
+                                "columns": array(
+                                    {"type": "string"},
+                                    description="The header row: dotted paths into a row (career.wn8).",
+                                ),
+                                "media_type": {"type": "string"},
+                            },
+                            description="Present when ?format=csv serves the answer's table as CSV.",
+                        ),
+                    },
+                    required=[
+                        "method",
+                        "name",
+                        "path",
+                        "cache_max_age",
+                        "parameters",
+                        "description",
+                        "example",
+                        "rate_limit_per_minute",
+                    ],
+                    closed=False,
+                )
+            ),
+            "errors": array(
+                obj(
+                    {
+                        "code": ref("schemas", "ErrorCode"),
+                        "status": {"type": "integer"},
+                        "meaning": {"type": "string"},
+                    }
+                )
+            ),
+        },
+        closed=False,
+    )

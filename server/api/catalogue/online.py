@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
-from server.api.catalogue.figures import HOT_COPY_SECONDS
+from server.api.catalogue.figures import (
+    HOT_COPY_SECONDS,
+)
 from server.api.catalogue.model import CsvTable, Endpoint, Param
 from server.api.catalogue.params import days_param
+from server.api.catalogue.shapes import (
+    DATE,
+    ISO,
+    ISO_OR_NULL,
+    NULLABLE_UNIX,
+    UNIX,
+    array,
+    nullable,
+    obj,
+    ref,
+)
 from store.constants import GAMES, REGIONS
 
 ONLINE = Endpoint(
@@ -84,3 +97,83 @@ ONLINE_HISTORY = Endpoint(
         "series[]": "date, samples, peak, peak_minute, min, avg",
     },
 )
+
+# The `data` schemas of this module's endpoints (components/schemas), by their `schema` names.
+SCHEMAS: dict[str, dict] = {
+    "OnlinePeak": obj(
+        {
+            "date": DATE,
+            "players": {"type": "integer", "minimum": 0},
+            "minute": ISO,
+            "minute_unix": UNIX,
+        },
+        required=["players", "minute", "minute_unix"],
+        description="A measured peak and its minute.",
+    ),
+    "OnlinePeaks": obj(
+        {
+            "today": {"oneOf": [ref("schemas", "OnlinePeak"), {"type": "null"}]},
+            "all_time": {"oneOf": [ref("schemas", "OnlinePeak"), {"type": "null"}]},
+        }
+    ),
+    "OnlineRegion": obj(
+        {
+            "players": nullable("integer", minimum=0),
+            "minute": ISO_OR_NULL,
+            "minute_unix": NULLABLE_UNIX,
+            "age_seconds": nullable("integer", minimum=0),
+            "servers": array(obj({"server": {"type": "string"}, "players": {"type": "integer", "minimum": 0}})),
+            "failing": {
+                "type": "boolean",
+                "description": "The newest sampling attempt failed; the counts are the last good ones.",
+            },
+            "last_failure": NULLABLE_UNIX,
+            "peak": ref("schemas", "OnlinePeaks"),
+        }
+    ),
+    "OnlineGame": obj(
+        {
+            "players": nullable("integer", minimum=0),
+            "minute": ISO_OR_NULL,
+            "minute_unix": NULLABLE_UNIX,
+            "complete": {"type": "boolean", "description": "All regions were sampled at the same minute."},
+            "peak": ref("schemas", "OnlinePeaks"),
+            "regions": obj({r: ref("schemas", "OnlineRegion") for r in REGIONS}),
+        }
+    ),
+    "Online": obj(
+        {
+            "games": obj({g: ref("schemas", "OnlineGame") for g in GAMES}),
+            "newest_sample": {
+                "oneOf": [
+                    obj({"minute": ISO, "minute_unix": UNIX, "age_seconds": {"type": "integer", "minimum": 0}}),
+                    {"type": "null"},
+                ]
+            },
+            "today": DATE,
+            "sample_interval_seconds": {"type": "integer", "minimum": 1},
+        }
+    ),
+    "OnlineHistory": obj(
+        {
+            "game": {"type": "string", "enum": list(GAMES)},
+            "region": {"type": "string", "enum": list(REGIONS) + ["all"]},
+            "days": {"type": "integer", "minimum": 1},
+            "from": DATE,
+            "to": DATE,
+            "series": array(
+                obj(
+                    {
+                        "date": DATE,
+                        "samples": {"type": "integer", "minimum": 0},
+                        "peak": nullable("integer", minimum=0),
+                        "peak_minute": ISO_OR_NULL,
+                        "min": nullable("integer", minimum=0),
+                        "avg": nullable("number", minimum=0),
+                    },
+                    description="One UTC day; days without samples have samples 0 and null values.",
+                )
+            ),
+        }
+    ),
+}

@@ -1,8 +1,18 @@
-"""The parameters several endpoints share: the account and clan ids, the region, days, the nickname search."""
+"""The parameters several endpoints share: the account and clan ids, the region, days, the nickname search,
+and the tank lists' region, filters, sort and paging."""
 
 from __future__ import annotations
 
-from server.api.catalogue.figures import DEMO_ACCOUNT, DEMO_CLAN, INT64_MAX, MAX_DAYS, SEARCH_MAX, SEARCH_MIN
+from server.api.catalogue.figures import (
+    DEMO_ACCOUNT,
+    DEMO_CLAN,
+    INT64_MAX,
+    MAX_DAYS,
+    SEARCH_MAX,
+    SEARCH_MIN,
+    TANK_PAGE_MAX,
+    VEHICLE_TYPES,
+)
 from server.api.catalogue.model import Param, one_of
 from store.constants import REGIONS
 
@@ -53,3 +63,43 @@ SEARCH = Param(
     pattern=r"^[A-Za-z0-9_]+$",
     required=True,
 )
+REGION_QUERY = Param(
+    "region",
+    "query",
+    "string",
+    "invalid_region",
+    f"Game region: {one_of(REGIONS)}. Required; give it once.",
+    enum=REGIONS,
+    required=True,
+)
+# A tank list's filters and paging (/tanks/stats, /tanks/marks).
+TANK_FILTERS = (
+    Param("tier", "query", "integer", "invalid_tier", "Only tanks of this tier.", minimum=1, maximum=11),
+    Param("type", "query", "string", "invalid_type", "Only tanks of this type.", enum=VEHICLE_TYPES),
+    Param(
+        "nation",
+        "query",
+        "string",
+        "invalid_nation",
+        "Only tanks of this nation, as the game API names it (ussr, germany, usa, ...).",
+        min_length=2,
+        max_length=16,
+        pattern=r"^[a-z]+$",
+        example="ussr",
+    ),
+)
+TANK_PAGING = (
+    Param("order", "query", "string", "invalid_order", "desc or asc.", enum=("desc", "asc"), default="desc"),
+    Param(
+        "limit", "query", "integer", "invalid_limit", "Tanks per page.", minimum=1, maximum=TANK_PAGE_MAX, default=50
+    ),
+    Param(
+        "offset", "query", "integer", "invalid_offset", "Tanks to skip (paging).", minimum=0, maximum=10_000, default=0
+    ),
+)
+
+
+def tank_list(sorts: tuple[str, ...], default: str, what: str, *period: Param) -> tuple[Param, ...]:
+    """A tank list's parameters (/tanks/stats, /tanks/marks): region, the period if any, filters, sort, paging."""
+    sort = Param("sort", "query", "string", "invalid_sort", what, enum=sorts, default=default)
+    return (REGION_QUERY, *period, *TANK_FILTERS, sort, *TANK_PAGING)

@@ -20,8 +20,16 @@ from server.api.catalogue.figures import (
     VEHICLE_TYPES,
 )
 from server.api.catalogue.model import CsvTable, Endpoint, Param, and_list, one_of
-from server.api.catalogue.params import REGION
-from server.api.catalogue.tanks import REGION_QUERY, TANK_ID
+from server.api.catalogue.params import REGION, REGION_QUERY
+from server.api.catalogue.shapes import (
+    DATE,
+    NUMBER_OR_NULL,
+    REGION_ENUM,
+    array,
+    nullable,
+    obj,
+)
+from server.api.catalogue.tanks import TANK_ID
 
 WINDOW = Param(
     "days",
@@ -289,3 +297,97 @@ LEADERBOARD_CLANS = Endpoint(
         "(the clan's skirmishes, %; null without any)",
     },
 )
+# A leaderboard's floor and page (PlayerLeaderboard, TankLeaderboard).
+FLOOR_FIELDS = {
+    "min_battles": {"type": "integer", "minimum": 1},
+    "floors": array({"type": "integer", "minimum": 1}),
+    "population": {"type": "string"},
+}
+PAGE_FIELDS = {
+    "total": {"type": "integer", "minimum": 0, "description": "Players ranked."},
+    "offset": {"type": "integer", "minimum": 0},
+    "limit": {"type": "integer", "minimum": 1, "maximum": LEADERBOARD_PAGE_MAX},
+    "rows": array(
+        obj(
+            {
+                "rank": {"type": "integer", "minimum": 1},
+                "account_id": {"type": "integer", "minimum": 1},
+                "nickname": nullable("string"),
+                "clan_tag": nullable("string"),
+                "value": {"type": "number"},
+                "battles": {"type": "integer", "minimum": 1},
+            }
+        ),
+        maxItems=LEADERBOARD_PAGE_MAX,
+    ),
+}
+
+# The `data` schemas of this module's endpoints (components/schemas), by their `schema` names.
+SCHEMAS: dict[str, dict] = {
+    "PlayerLeaderboard": obj(
+        {
+            "region": REGION_ENUM,
+            "days": {"type": "string", "enum": list(LEADERBOARD_WINDOWS)},
+            "from": {"oneOf": [DATE, {"type": "null"}]},
+            "through": DATE,
+            "built_at": {"type": "number"},
+            "by": {"type": "string", "enum": list(PLAYER_LEADERBOARD_BYS)},
+            "tier": nullable("integer", minimum=1, maximum=11),
+            "type": {"oneOf": [{"type": "string", "enum": list(VEHICLE_TYPES)}, {"type": "null"}]},
+            **FLOOR_FIELDS,
+            "players": {"type": "integer", "minimum": 0},
+            **PAGE_FIELDS,
+        }
+    ),
+    "TankLeaderboard": obj(
+        {
+            "region": REGION_ENUM,
+            "tank_id": {"type": "integer", "minimum": 1},
+            "days": {"type": "string", "enum": list(LEADERBOARD_WINDOWS)},
+            "from": {"oneOf": [DATE, {"type": "null"}]},
+            "through": DATE,
+            "built_at": {"type": "number"},
+            "by": {"type": "string", "enum": list(LEADERBOARD_BYS)},
+            **FLOOR_FIELDS,
+            **PAGE_FIELDS,
+        }
+    ),
+    "ClanLeaderboard": obj(
+        {
+            "region": REGION_ENUM,
+            "days": {"type": "string", "enum": list(LEADERBOARD_WINDOWS)},
+            "from": {"oneOf": [DATE, {"type": "null"}]},
+            "through": DATE,
+            "built_at": {"type": "number"},
+            "by": {"type": "string", "enum": list(CLAN_LEADERBOARD_BYS)},
+            "min_members": {"type": "integer", "minimum": 1},
+            "min_battles": {"type": "integer", "minimum": 1},
+            "population": {"type": "string"},
+            "clans": {"type": "integer", "minimum": 0},
+            "total": {"type": "integer", "minimum": 0, "description": "Clans ranked."},
+            "offset": {"type": "integer", "minimum": 0},
+            "limit": {"type": "integer", "minimum": 1, "maximum": LEADERBOARD_PAGE_MAX},
+            "rows": array(
+                obj(
+                    {
+                        "rank": {"type": "integer", "minimum": 1},
+                        "clan_id": {"type": "integer", "minimum": 1},
+                        "tag": nullable("string"),
+                        "name": nullable("string"),
+                        "value": {"type": "number"},
+                        "members": {"type": "integer", "minimum": 1},
+                        "active_members": {"type": "integer", "minimum": 1},
+                        "battles": {"type": "integer", "minimum": 1},
+                        "battles_per_member": {"type": "number", "minimum": 0},
+                        "wn8": NUMBER_OR_NULL,
+                        "win_rate": {"type": "number", "minimum": 0, "maximum": 100},
+                        "elo_10": nullable("integer"),
+                        "elo_8": nullable("integer"),
+                        "skirmish_win_rate": nullable("number", minimum=0, maximum=100),
+                    }
+                ),
+                maxItems=LEADERBOARD_PAGE_MAX,
+            ),
+        }
+    ),
+}

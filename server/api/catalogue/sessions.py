@@ -6,6 +6,10 @@ from server.api.catalogue.figures import (
     ASSIST_GUIDE,
     DEMO_ACCOUNT,
     MAX_DAYS,
+    NOT_AS_OLD,
+    NOT_MEASURED,
+    PLAYED_BEFORE_MEASURED,
+    SESSION_FIGURES,
     SESSION_LIMIT_PER_MINUTE,
     STREAM_HEARTBEAT_SECONDS,
     STREAM_LIMIT_PER_MINUTE,
@@ -18,8 +22,18 @@ from server.api.catalogue.figures import (
     WATCHED_PER_CLIENT,
     WATCHED_PER_REGION,
 )
+from server.api.catalogue.history import SCHEMAS as HISTORY_SCHEMAS
 from server.api.catalogue.model import Endpoint, Param, duration
 from server.api.catalogue.params import ACCOUNT_ID, REGION
+from server.api.catalogue.shapes import (
+    DATE,
+    NULLABLE_UNIX,
+    PERIOD_FIGURES,
+    REGION_ENUM,
+    UNIX,
+    array,
+    obj,
+)
 
 SINCE = Param(
     "since",
@@ -125,3 +139,33 @@ SESSION_STREAM = Endpoint(
     media_type="text/event-stream",
     live_lookups=True,
 )
+# A session's tank rows: the tanks endpoint's, without its population standing and marks.
+TANK_ROW = HISTORY_SCHEMAS["PlayerTanks"]["properties"]["tanks"]["items"]
+SESSION_ROW = obj({k: v for k, v in TANK_ROW["properties"].items() if k not in ("standing", "marks", "mastery")})
+
+# The `data` schemas of this module's endpoints (components/schemas), by their `schema` names.
+SCHEMAS: dict[str, dict] = {
+    "PlayerSession": obj(
+        {
+            "account_id": {"type": "integer", "minimum": 1},
+            "region": REGION_ENUM,
+            "since": UNIX,
+            "from": UNIX,
+            "from_source": {"type": "string", "enum": ["daily", "watch"]},
+            "from_day": {"oneOf": [DATE, {"type": "null"}]},
+            "from_exact": {"type": "boolean"},
+            "from_reason": {
+                "oneOf": [
+                    {"type": "string", "enum": [NOT_AS_OLD, PLAYED_BEFORE_MEASURED, NOT_MEASURED]},
+                    {"type": "null"},
+                ]
+            },
+            "as_of": UNIX,
+            "as_of_source": {"type": "string", "enum": ["daily", "watch"]},
+            "watching": {"type": "boolean"},
+            "watching_until": NULLABLE_UNIX,
+            **{key: PERIOD_FIGURES["properties"][key] for key in SESSION_FIGURES},
+            "tanks": array(SESSION_ROW, description="The tanks played in the session, most battles first."),
+        }
+    )
+}
