@@ -30,8 +30,10 @@ from server.domain.sessions import (
     session_span,
     since_moment,
 )
+from server.domain.visits import tank_state
 from server.services.sessions import SessionService, Watcher
-from server.services.tracker import Tracker, mastery_of, raw_tanks_of, tank_state
+from server.services.tracker import Tracker
+from server.services.visit_plan import mastery_of, raw_tanks_of
 from server.upstream.client import ACCOUNT_FIELDS, TANKS_FIELDS
 from store.constants import TANK_COUNTERS
 from store.retention import ensure_expiry_index

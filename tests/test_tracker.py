@@ -515,7 +515,7 @@ async def test_account_info_batches_are_whole_across_regions(store):
 
 
 def test_each_realms_share_of_the_pass_is_estimated_from_its_share_of_todays_visits():
-    from server.services.tracker import realm_progress
+    from server.domain.visits import realm_progress
 
     slices = [
         {"regions": {"eu": {"visited": 20, "info_requests": 1, "tanks_requests": 12}}},

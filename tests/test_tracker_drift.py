@@ -29,7 +29,8 @@ from server.domain.ratings import load_expected_values_file
 from server.jobs.retention import Retention
 from server.services.history import HistoryService
 from server.services.sessions import Watcher
-from server.services.tracker import Tracker, account_assist, due_at
+from server.services.tracker import Tracker, due_at
+from server.services.visit_plan import account_assist
 from store.constants import TANK_COUNTERS
 from store.population import CHANGE_DAYS
 from store.tanks import as_counters, unpack

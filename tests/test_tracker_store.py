@@ -126,7 +126,7 @@ async def test_every_day_of_the_last_400_rebuilds_through_idle_years_and_retenti
 
     from server.domain.days import DAY_SECONDS, day_start
     from server.jobs.retention import Retention
-    from server.services.tracker import plan_visit, rekey_due
+    from server.services.visit_plan import plan_visit, rekey_due
 
     region, account_id = "eu", 500_000_777
     rng = random.Random(11)

@@ -34,7 +34,8 @@ from server.api.errors import APIError
 from server.domain import recents
 from server.domain.days import DAY_SECONDS, days_before, utc_day
 from server.domain.sessions import SESSION_FIGURES, Stored, daily, next_round, session_span, since_moment
-from server.services.tracker import account_assist, mastery_of, tank_state
+from server.domain.visits import tank_state
+from server.services.visit_plan import account_assist, mastery_of
 from server.upstream.budget import Caller
 from server.upstream.client import ACCOUNT_FIELDS, TANKS_FIELDS, UpstreamError
 from store.client import job_deadline, request_deadline

@@ -53,39 +53,35 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 import socket
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from server.api.answers import Tag, no_answer_cache, player_tag
 from server.api.config import TRACK_DAYS
-from server.domain import ratings as rating_maths
 from server.domain.days import DAY_SECONDS, day_start, days_before, utc_day
-from server.domain.profiles import build_profile, snapshot_of, wtr_of
-from server.upstream.client import ACCOUNT_FIELDS, ASSIST_AVERAGES, TANKS_FIELDS, UpstreamError
+from server.domain.profiles import snapshot_of, wtr_of
+from server.domain.visits import day_progress, full_batches, measured_profile, nickname_fields, realm_spend
+from server.domain.visits import tank_state as tank_state  # re-exported (scripts/scale_loader.py, tests)
+from server.services.visit_plan import account_assist as account_assist
+from server.services.visit_plan import day_change as day_change
+from server.services.visit_plan import mastery_of as mastery_of
+from server.services.visit_plan import plan_account, plan_visit, raw_tanks_of, rekey_due, same_day_base
+from server.upstream.client import ACCOUNT_FIELDS, TANKS_FIELDS, UpstreamError
 from store.client import job_deadline
-from store.constants import HISTORY_DAYS, SPEND_KEYS, TANK_COUNTERS
+from store.constants import SPEND_KEYS
 from store.errors import is_database_error, storage_failure_reason
-from store.population import TankChanges
-from store.tanks import (
-    KEYFRAME_MAX_DAYS,
-    KEYFRAME_MAX_RECORDS,
-    RETENTION_DAYS,
-    TankRecords,
-    TankState,
-    changed,
-    complete,
-    pack,
-    unpack,
-)
+from store.tanks import TankState, unpack
 from store.tracker import SLICES, slice_of, tracked_id
 from store.writes import write_health
 
 if TYPE_CHECKING:  # types only
+    from server.domain.ratings import ExpectedValues
     from server.services.expected import Ratings
     from server.upstream.interface import Upstream
     from store.store import Store
@@ -111,18 +107,6 @@ TANKS_IN_FLIGHT = 4  # tanks/stats requests of one batch at once (the budget pac
 # account/info request per slice and region.
 GROUP = 8
 DUE_BATCHES = 5  # due accounts read at once, in batches (of mixed regions: see full_batches)
-# Keeping what the last HISTORY_DAYS need (see plan_visit). A record expires RETENTION_DAYS after
-# its expiry base and must rebuild every day it serves (up to the next record's day) for HISTORY_DAYS
-# after that day. The newest record's chain (its keyframe and the change records up to it) is kept
-# from `kept_day` (the tracked account's field; the chain keyframe's day when absent):
-# - an account that plays on day D while its newest record's chain is kept from before
-#   D - KEEP_GAP days: that record is rewritten in place (same _id) as a keyframe of its unchanged
-#   state with expiry base D, so the days it served up to D - 1 outlive D - 1 + HISTORY_DAYS;
-# - an idle account whose newest chain is kept from before REKEY_DAYS ago: the same rewrite with
-#   expiry base today (no request), so the pass has RETENTION_DAYS - REKEY_DAYS days to do it
-#   before anything the newest record serves expires.
-KEEP_GAP = RETENTION_DAYS - HISTORY_DAYS
-REKEY_DAYS = RETENTION_DAYS - 2 * KEYFRAME_MAX_DAYS - 20
 
 
 def due_at(day: str, slice_no: int) -> float:
@@ -130,260 +114,48 @@ def due_at(day: str, slice_no: int) -> float:
     return day_start(day) + slice_no * DAY_SECONDS / SLICES
 
 
-def tank_state(raw_tanks: list[dict] | None) -> dict[int, list[int]]:
-    """tanks/stats entries as {tank_id: counters in store.tanks.TANK_COUNTERS order} (tanks with battles)."""
-    state: dict[int, list[int]] = {}
-    for entry in raw_tanks or []:
-        stats = entry.get("all") or {}
-        if stats.get("battles"):
-            state[int(entry["tank_id"])] = [int(stats.get(name) or 0) for name in TANK_COUNTERS]
-    return state
+@dataclasses.dataclass
+class _Batch:
+    """One batch's visit (Tracker.visit): the accounts by what they need, the tracked documents
+    re-read, and what its steps plan to write."""
 
+    day: str
+    region: str
+    now: float
+    counts: dict[str, int]
+    played: list[tuple[dict, dict]] = dataclasses.field(default_factory=list)  # (tracked, account/info)
+    rekey: list[dict] = dataclasses.field(default_factory=list)  # idle, the newest record to keep
+    gone: list[str] = dataclasses.field(default_factory=list)  # unknown upstream: parked
+    idle: list[str] = dataclasses.field(default_factory=list)  # marked visited, nothing written
+    books: dict[str, dict] = dataclasses.field(default_factory=dict)  # Tracked.books, stored states
+    states: dict[str, bytes] = dataclasses.field(default_factory=dict)
+    bases: dict[int, tuple[TankState | None, dict]] = dataclasses.field(default_factory=dict)  # same_day_base
+    records: list[dict] = dataclasses.field(default_factory=list)
+    changes: list[dict] = dataclasses.field(default_factory=list)
+    snapshots: list[dict] = dataclasses.field(default_factory=list)
+    profiles: dict[int, dict] = dataclasses.field(default_factory=dict)
+    marks: dict[str, dict] = dataclasses.field(default_factory=dict)
 
-def account_assist(info: dict | None) -> list[int] | None:
-    """The account's assistance as store.constants.ACCOUNT_ASSIST ([battles, radio total, track
-    total]) from account/info's statistics.all: the upstream gives spotting and tracking assistance
-    only as per-battle averages rounded to 0.01, so each total is round(average x battles), within
-    battles / 200 of the true total. None when the answer lacks them."""
-    stats = ((info or {}).get("statistics") or {}).get("all") or {}
-    battles, radio, track = (stats.get(name) for name in ("battles", *ASSIST_AVERAGES))
-    if not isinstance(battles, int) or not isinstance(radio, (int, float)) or not isinstance(track, (int, float)):
-        return None
-    return [battles, round(radio * battles), round(track * battles)]
+    def key(self, account: dict) -> str:
+        return tracked_id(self.region, account["account_id"])
 
+    def book(self, account: dict) -> dict:
+        """The account's bookkeeping as re-read (the due() read's when not), without its state."""
+        return {k: v for k, v in self.books.get(self.key(account), account).items() if k != "state"}
 
-def raw_tanks_of(capture: dict) -> list[dict]:
-    """A watcher's capture (store/sessions.py) as the tanks/stats entries it was taken from: the
-    played tanks with their counters, mastery badges and best battles' XP, all the tracker reads of
-    an answer."""
-    badges = unpack(bytes(capture["m"])) if capture.get("m") else {}
-    out = []
-    for tank_id, row in sorted(unpack(bytes(capture["s"])).items()):
-        badge = badges.get(tank_id) or [0]
-        entry = {"tank_id": tank_id, "mark_of_mastery": badge[0], "all": dict(zip(TANK_COUNTERS, row))}
-        if len(badge) > 1:
-            entry["max_xp"] = badge[1]
-        out.append(entry)
-    return out
-
-
-def mastery_of(raw_tanks: list[dict] | None) -> bytes:
-    """Each played tank's mastery badge (tanks/stats mark_of_mastery, 1..4; 0 none) and its best
-    battle's XP (max_xp), packed as rows of two counters (store.tanks.pack: a few bytes a tank;
-    unpack gives {tank_id: [level, max_xp]}; a payload written before max_xp was kept has rows of
-    the level alone). A tank with neither is left out."""
-    out: dict[int, list[int]] = {}
-    for entry in raw_tanks or []:
-        level, best = entry.get("mark_of_mastery"), entry.get("max_xp")
-        level = level if isinstance(level, int) and level > 0 else 0
-        best = best if isinstance(best, int) and best > 0 else 0
-        if (level or best) and (entry.get("all") or {}).get("battles"):
-            out[int(entry["tank_id"])] = [level, best]
-    return pack(out) if out else b""
-
-
-def next_record(
-    state: dict[int, list[int]], base: dict[int, list[int]] | None, book: dict, day: str, replace: bool = False
-) -> tuple[bytes | None, bool, dict]:
-    """(payload or None when nothing changed, keyframe?, the tracked fields of the keyframe policy).
-
-    `replace`: a record of `day` exists and is replaced (a same-day rewrite: `base` and `book` are
-    as of the day before), so a record is written even when nothing changed against `base`.
-
-    A keyframe on the first record and when the changes since the last keyframe would outweigh a
-    new one, or KEYFRAME_MAX_RECORDS records / KEYFRAME_MAX_DAYS days after it: a rebuild then
-    reads at most KEYFRAME_MAX_RECORDS + 1 documents, and keyframes cost at most as much again as
-    the changes they save.
-    """
-    change = None
-    if base:
-        rows = changed(state, base)
-        if not rows and not replace:
-            return None, False, {}
-        change = pack(rows, base)
-    keyframe_day = book.get("keyframe_day") or ""
-    if (
-        change is None
-        # A base written before a counter existed: only a keyframe gives the unchanged tanks theirs.
-        or not complete(base or {})
-        or int(book.get("chain_records") or 0) + 1 >= KEYFRAME_MAX_RECORDS
-        or keyframe_day < days_before(day, KEYFRAME_MAX_DAYS)
-        or int(book.get("chain_bytes") or 0) + len(change) > int(book.get("keyframe_bytes") or 0)
-    ):
-        payload = pack(state)
-        return (
-            payload,
-            True,
-            {
-                "keyframe_day": day,
-                "keyframe_bytes": len(payload),
-                "chain_records": 0,
-                "chain_bytes": 0,
-                "kept_day": day,
-            },
-        )
-    return (
-        change,
-        False,
-        {
-            "chain_records": int(book.get("chain_records") or 0) + 1,
-            "chain_bytes": int(book.get("chain_bytes") or 0) + len(change),
-        },
-    )
-
-
-def kept_from(book: dict) -> str:
-    """The day the newest record's chain is kept from (its earliest expiry base)."""
-    return str(book.get("kept_day") or book.get("keyframe_day") or book.get("record_day") or "")
-
-
-def rekey_due(book: dict, day: str) -> bool:
-    """An idle account whose newest record must be kept again on `day` (its state is then needed)."""
-    return bool(book.get("record_day")) and kept_from(book) < days_before(day, REKEY_DAYS)
-
-
-def plan_visit(
-    region: str,
-    account_id: int,
-    book: dict,
-    base: dict[int, list[int]] | None,
-    state: dict[int, list[int]] | None,
-    day: str,
-    replace: bool = False,
-    assist: list[int] | None = None,
-) -> tuple[list[dict], dict[str, Any]]:
-    """The records a visit on `day` writes and the tracked fields it sets (the bookkeeping).
-
-    `assist`: the account's assistance as measured with `state` (account_assist), kept with the
-    new record and as the tracked `assist`; an in-place keep of the newest record keeps its own
-    (book's `assist`).
-
-    `book`: the tracked account; `base`: its stored state (as of its newest record, book's
-    record_day; None before the first); `state`: the fresh per-tank state when the account played
-    (last_battle_time moved), None when it did not. Besides the new record (next_record), the
-    newest record is rewritten in place as a keyframe of `base` with expiry base `day` when its
-    chain is kept from before KEEP_GAP days ago (the account played after a gap) or, for an idle
-    account, REKEY_DAYS ago: what any of the last HISTORY_DAYS days needs is never expired.
-
-    A same-day rewrite passes `book` and `base` from same_day_base (as of the day before) and
-    `replace`; its fields then start from that book (see same_day_base).
-    """
-    records: list[dict] = []
-    fields: dict[str, Any] = {}
-    newest = book.get("record_day")
-    gap = KEEP_GAP if state is not None else REKEY_DAYS
-    if base is not None and newest and newest < day and kept_from(book) < days_before(day, gap):
-        whole = pack(base)
-        battles = sum(row[0] for row in base.values())
-        records.append(
-            TankRecords.record(region, account_id, newest, battles, whole, True, kept=day, assist=book.get("assist"))
-        )
-        fields.update(keyframe_day=newest, keyframe_bytes=len(whole), chain_records=0, chain_bytes=0, kept_day=day)
-    if state is not None:
-        payload, keyframe, policy = next_record(state, base, {**book, **fields}, day, replace)
-        if payload is not None:
-            battles = sum(row[0] for row in state.values())
-            records.append(TankRecords.record(region, account_id, day, battles, payload, keyframe, assist=assist))
-            fields.update(policy, record_day=day, state=pack(state), assist=assist)  # state: stored as BSON binary
-    return records, fields
-
-
-def day_change(
-    region: str,
-    account_id: int,
-    base: dict[int, list[int]] | None,
-    state: dict[int, list[int]] | None,
-    day: str,
-    replace: bool = False,
-    base_assist: Sequence[int] | None = None,
-    assist: Sequence[int] | None = None,
-) -> dict | None:
-    """The account-day's per-tank differences (store.population.TankChanges) from the same base and
-    state as the day's record (plan_visit): None before the first record (no base: what was played
-    before is unknown) and when nothing changed, unless `replace` (a same-day rewrite replaces the
-    day's earlier document, so the account-day counts once, with its whole day).
-
-    A base written before a counter existed gives rows without it (zip stops at the shorter), and
-    the account's assistance change is kept only when both `base_assist` and `assist` are known."""
-    if state is None or base is None:
-        return None
-    zero = [0] * len(TANK_COUNTERS)
-    rows = {
-        tank_id: [after - before for after, before in zip(row, base.get(tank_id) or zero)]
-        for tank_id, row in changed(state, base).items()
-    }
-    if not rows and not replace:
-        return None
-    change = None
-    if base_assist is not None and assist is not None and len(base_assist) == len(assist):
-        change = [after - before for after, before in zip(assist, base_assist)]
-    return TankChanges.change(region, account_id, day, rows, assist=change)
-
-
-async def same_day_base(tanks: TankRecords, region: str, account_id: int, day: str) -> tuple[TankState | None, dict]:
-    """The base state and bookkeeping of a same-day rewrite on `day`: as of the newest record before
-    `day` (TankRecords.prior), or (None, {}) without one (the rewrite is then a keyframe). The
-    returned book holds every bookkeeping field: the caller sets them all, since the tracked ones
-    are the replaced write's."""
-    found = await tanks.prior(region, account_id, day)
-    if found is None:
-        return None, {}
-    return found
-
-
-def full_batches(accounts: list[dict], batch: int, last: bool) -> dict[str, list[dict]]:
-    """Due accounts (of mixed regions) by region, cut to whole batches of `batch`: a region's
-    remainder stays unvisited (and unmarked) for the next due() read, where it fills a batch with
-    the accounts read then, so account/info costs 1/batch of a request per account but for one
-    partial batch per region at the end (`last`: these are all the due accounts, every one is
-    visited). With at least one region holding a whole batch (by pigeonhole, when there are at most
-    DUE_BATCHES regions), every read makes progress; otherwise the largest region goes whole."""
-    by_region: dict[str, list[dict]] = {}
-    for account in accounts:
-        by_region.setdefault(account["region"], []).append(account)
-    if last:
-        return by_region
-    whole = {region: group[: len(group) - len(group) % batch] for region, group in by_region.items()}
-    whole = {region: group for region, group in whole.items() if group}
-    if not whole:
-        largest = max(by_region, key=lambda region: len(by_region[region]))
-        whole = {largest: by_region[largest]}
-    return whole
-
-
-REALM_SPEND_KEYS = ("visited", "info_requests", "tanks_requests", "wtr_requests")
-
-
-def realm_spend(region: str, counts: dict[str, int]) -> dict[str, int]:
-    """A batch's figures under the slice document's per-realm keys (`regions.<realm>.<key>`)."""
-    return {f"regions.{region}.{key}": counts.get(key, 0) for key in REALM_SPEND_KEYS}
-
-
-def realm_progress(slices: list[dict], remaining: int, worked: float, done: bool) -> dict[str, dict]:
-    """Today's pass per realm: visits and requests, and an estimate of what is left and when it
-    ends. Accounts fall into slices by a stable hash, so each realm's share of today's visits
-    stands for its share of what remains; the ETA divides that by the realm's own visit rate."""
-    visited: dict[str, dict[str, int]] = {}
-    for doc in slices:
-        for realm, figures in (doc.get("regions") or {}).items():
-            mine = visited.setdefault(realm, dict.fromkeys(REALM_SPEND_KEYS, 0))
-            for key in REALM_SPEND_KEYS:
-                mine[key] += int((figures or {}).get(key) or 0)
-    total = sum(figures["visited"] for figures in visited.values())
-    out = {}
-    for realm in sorted(visited):
-        figures = visited[realm]
-        left = round(remaining * figures["visited"] / total) if total else 0
-        eta: float | None = 0.0 if done or not left else None
-        if eta is None and worked > 0 and figures["visited"]:
-            eta = left / (figures["visited"] / worked)
-        out[realm] = {
-            "visited": figures["visited"],
-            "requests": figures["info_requests"] + figures["tanks_requests"] + figures.get("wtr_requests", 0),
-            "remaining_estimate": left,
-            "eta_seconds": None if eta is None else round(eta),
-        }
-    return out
+    def sort(self, current: list[dict], infos: dict) -> None:
+        """The accounts by account/info's answer: gone, played (new last_battle_time, or no record
+        yet), idle with their newest record to keep (rekey_due), or idle."""
+        for account in current:
+            info = infos.get(account["account_id"])
+            if not info:
+                self.gone.append(self.key(account))
+            elif not account.get("record_day") or info.get("last_battle_time") != account.get("last_battle_time"):
+                self.played.append((account, info))
+            elif rekey_due(account, self.day):
+                self.rekey.append(account)
+            else:
+                self.idle.append(self.key(account))
 
 
 class CannotWrite(Exception):
@@ -445,26 +217,20 @@ class Tracker:
         existing = await self.store.tracked.get(region, account_id)
         book = existing or {}
         fields: dict[str, Any] = {"last_visit_day": day, "last_battle_time": info.get("last_battle_time")}
-        state = tank_state(raw_tanks)
         base = None
         same_day = book.get("record_day") == day  # a second write today (see the module docstring)
         if same_day:
             base, book = await same_day_base(self.store.tanks, region, account_id, day)
             fields.update(book)
         elif existing and existing.get("record_day"):
-            base = unpack(
-                (await self.store.tracked.states([tracked_id(region, account_id)])).get(tracked_id(region, account_id))
-            )
-        assist = account_assist(info)
-        records, planned = plan_visit(region, account_id, book, base, state, day, replace=same_day, assist=assist)
+            key = tracked_id(region, account_id)
+            base = unpack((await self.store.tracked.states([key])).get(key))
+        records, change, planned = plan_account(region, account_id, info, raw_tanks, book, base, day, same_day)
         if records:
             await self.store.tanks.save(records)
-        change = day_change(
-            region, account_id, base, state, day, replace=same_day, base_assist=book.get("assist"), assist=assist
-        )
         if change is not None:
             await self.store.population.changes.save([change])
-        fields.update(planned, mastery=mastery_of(raw_tanks), clan_id=info.get("clan_id"))
+        fields.update(planned)
         await self.store.tracked.track(
             region, account_id, info.get("nickname"), self.lookup_until(now), now, extra=fields
         )
@@ -621,55 +387,49 @@ class Tracker:
     async def visit(self, day: str, region: str, accounts: list[dict]) -> dict[str, int]:
         """Visit up to 100 tracked accounts of one region; returns the batch's figures (SPEND_KEYS)."""
         now = self.clock()
-        counts = dict.fromkeys(SPEND_KEYS, 0)
+        batch = _Batch(day, region, now, dict.fromkeys(SPEND_KEYS, 0))
         ended = [tracked_id(region, a["account_id"]) for a in accounts if float(a.get("until") or 0) < now]
         current = [a for a in accounts if float(a.get("until") or 0) >= now]
         if ended:
             await self.store.tracked.park(ended, now)
         if not current:
-            return counts
+            return batch.counts
         infos = await self.upstream.account_info(
             region, [a["account_id"] for a in current], fields=ACCOUNT_FIELDS, caller="tracker"
         )
-        counts["info_requests"] += 1
-        gone, idle, played, rekey = [], [], [], []
-        for account in current:
-            info = infos.get(account["account_id"])
-            if not info:
-                gone.append(tracked_id(region, account["account_id"]))
-            elif not account.get("record_day") or info.get("last_battle_time") != account.get("last_battle_time"):
-                played.append((account, info))
-            elif rekey_due(account, day):
-                rekey.append(account)
-            else:
-                idle.append(tracked_id(region, account["account_id"]))
-        if gone:
-            await self.store.tracked.park(gone, now)
-        # The tracked documents as they are now (one read, with the stored states): a live lookup
-        # may have written an account since `due` read it. A same-day rewrite (record_day is today:
-        # see the module docstring) reads its base from the records; every other account that
-        # played, or is rekeyed, diffs against its stored state and bookkeeping.
-        keys = [tracked_id(region, a["account_id"]) for a, _ in played] + [
-            tracked_id(region, a["account_id"]) for a in rekey
-        ]
-        books = await self.store.tracked.books(keys) if keys else {}
-        states = {key: doc["state"] for key, doc in books.items() if "state" in doc}
-        rewrites = [
-            a["account_id"]
-            for a, _ in played
-            if books.get(tracked_id(region, a["account_id"]), a).get("record_day") == day
-        ]
-        bases = dict(
-            zip(rewrites, await asyncio.gather(*(same_day_base(self.store.tanks, region, a, day) for a in rewrites)))
-        )
-        gate = asyncio.Semaphore(self.tanks_in_flight)
+        batch.counts["info_requests"] += 1
+        batch.sort(current, infos)
+        if batch.gone:
+            await self.store.tracked.park(batch.gone, now)
+        await self._reread(batch)
+        raw = await self._tank_answers(batch)
+        expected = await self.ratings_source.expected_values(region) if batch.played else None
+        tiers = await self.ratings_source.tiers(region) if expected is not None else {}
+        for (account, info), raw_tanks in zip(batch.played, raw):
+            self._plan_played(batch, account, info, raw_tanks, expected, tiers)
+        for account in batch.rekey:
+            self._plan_rekey(batch, account)
+        await self._write_batch(batch)
+        batch.counts["visited"] += len(current)
+        return batch.counts
 
-        async def tanks_of(account_id: int) -> list | None:
-            async with gate:
-                return await self.upstream.tanks_stats(region, account_id, fields=TANKS_FIELDS, caller="tracker")
+    async def _reread(self, batch: _Batch) -> None:
+        """The tracked documents as they are now (one read, with the stored states): a live lookup
+        may have written an account since `due` read it. A same-day rewrite (record_day is today:
+        see the module docstring) reads its base from the records; every other account that played,
+        or is rekeyed, diffs against its stored state and bookkeeping."""
+        keys = [batch.key(a) for a, _ in batch.played] + [batch.key(a) for a in batch.rekey]
+        batch.books = await self.store.tracked.books(keys) if keys else {}
+        batch.states = {key: doc["state"] for key, doc in batch.books.items() if "state" in doc}
+        rewrites = [a["account_id"] for a, _ in batch.played if batch.book(a).get("record_day") == batch.day]
+        found = await asyncio.gather(*(same_day_base(self.store.tanks, batch.region, a, batch.day) for a in rewrites))
+        batch.bases = dict(zip(rewrites, found))
 
-        # An account a session watches and the watcher measured since its last battle: its newest
-        # capture is what tanks/stats would answer now (one request instead of two).
+    async def _tank_answers(self, batch: _Batch) -> list[list | None]:
+        """tanks/stats of each account that played, TANKS_IN_FLIGHT at once. An account a session
+        watches and the watcher measured since its last battle: its newest capture is what
+        tanks/stats would answer now (one request instead of two)."""
+        region, played = batch.region, batch.played
         captured = await self.store.watched.latest_of(region, [a["account_id"] for a, _ in played]) if played else {}
         reused = {
             a["account_id"]: raw_tanks_of(captured[a["account_id"]])
@@ -678,94 +438,89 @@ class Tracker:
             and captured[a["account_id"]].get("lbt") == info.get("last_battle_time")
             and "m" in captured[a["account_id"]]
         }
+        gate = asyncio.Semaphore(self.tanks_in_flight)
 
         async def answer_of(account_id: int) -> list | None:
-            return reused[account_id] if account_id in reused else await tanks_of(account_id)
+            if account_id in reused:
+                return reused[account_id]
+            async with gate:
+                return await self.upstream.tanks_stats(region, account_id, fields=TANKS_FIELDS, caller="tracker")
 
         raw = await asyncio.gather(*(answer_of(a["account_id"]) for a, _ in played))
-        counts["tanks_requests"] += len(played) - len(reused)
+        batch.counts["tanks_requests"] += len(played) - len(reused)
+        return list(raw)
 
-        expected = await self.ratings_source.expected_values(region) if played else None
-        tiers = await self.ratings_source.tiers(region) if expected is not None else {}
-        records, snapshots, profiles, marks = [], [], {}, {}
-        changes: list[dict] = []
-        for (account, info), raw_tanks in zip(played, raw):
-            key = tracked_id(region, account["account_id"])
-            if raw_tanks is None:
-                gone.append(key)
-                continue
-            state = tank_state(raw_tanks)
-            fields: dict[str, Any] = {"last_visit_day": day, "last_battle_time": info.get("last_battle_time")}
-            if account["account_id"] in bases:
-                base, book = bases[account["account_id"]]
-                fields.update(book)
-            else:
-                book = {k: v for k, v in books.get(key, account).items() if k != "state"}
-                base = unpack(states.get(key)) if book.get("record_day") and key in states else None
-            assist = account_assist(info)
-            rewrite = account["account_id"] in bases
-            planned, set_fields = plan_visit(
-                region, account["account_id"], book, base, state, day, replace=rewrite, assist=assist
-            )
-            self._count_records(counts, planned)
-            records += planned
-            change = day_change(
-                region,
-                account["account_id"],
-                base,
-                state,
-                day,
-                replace=rewrite,
-                base_assist=book.get("assist"),
-                assist=assist,
-            )
-            if change is not None:
-                changes.append(change)
-            fields.update(set_fields, mastery=mastery_of(raw_tanks), clan_id=info.get("clan_id"))
-            nickname = info.get("nickname")
-            if nickname:
-                fields.update(nickname=nickname, nickname_lower=nickname.lower())
-            marks[key] = fields
-            # Its WTR of the day comes with flush_wtr: the profile keeps the one it has until then.
-            doc = build_profile(region, account["account_id"], info, raw_tanks, now)
-            del doc["wtr"], doc["wtr_reason"]
-            if expected is not None:
-                doc["ratings"] = rating_maths.compute_ratings(doc["totals"], doc["tanks"], expected, tiers)
-                doc["ratings"]["calculated_at"] = int(now)
-            snapshots.append(snapshot_of(doc))
-            profiles[account["account_id"]] = doc
-            self.wtr_due.setdefault((day, region), []).append(account["account_id"])
-            self.wtr_since.setdefault((day, region), now)
-        for account in rekey:  # idle for long: the newest record is kept (rewritten in place)
-            key = tracked_id(region, account["account_id"])
-            if key not in states:
-                idle.append(key)
-                continue
-            book = {k: v for k, v in books.get(key, account).items() if k != "state"}
-            planned, set_fields = plan_visit(region, account["account_id"], book, unpack(states[key]), None, day)
-            self._count_records(counts, planned)
-            records += planned
-            marks[key] = {"last_visit_day": day, **set_fields}
-        with job_deadline():  # the batch's writes: one job step
-            if records:
-                counts["records"] += await self.store.tanks.save(records)
-            if changes:
-                await self.store.population.changes.save(changes)
-            if snapshots:
-                await self.store.players.save_snapshots(snapshots)
-            if profiles:
-                await self._refresh_cached_profiles(region, profiles)
-            if gone:
-                await self.store.tracked.park(gone, now)
-            # Visit marks last: an interrupted batch is visited again by whoever takes the slice over
-            # (its record and snapshot writes are replacements, so nothing is stored twice).
-            await self.store.tracked.mark_visited(marks)
-            for key in marks:
-                self.on_write(player_tag(region, int(key.rsplit(":", 1)[1])))
-            if idle:
-                await self.store.tracked.mark_days(idle, day)
-        counts["visited"] += len(current)
-        return counts
+    def _plan_played(
+        self,
+        batch: _Batch,
+        account: dict,
+        info: dict,
+        raw_tanks: list | None,
+        expected: ExpectedValues | None,
+        tiers: Mapping[int, int],
+    ) -> None:
+        """An account that played: its records, change, visit marks, snapshot and measured profile;
+        its WTR of the day is queued (flush_wtr). Parked when tanks/stats knows it no more."""
+        account_id, key = account["account_id"], batch.key(account)
+        if raw_tanks is None:
+            batch.gone.append(key)
+            return
+        fields: dict[str, Any] = {"last_visit_day": batch.day, "last_battle_time": info.get("last_battle_time")}
+        rewrite = account_id in batch.bases
+        if rewrite:
+            base, book = batch.bases[account_id]
+            fields.update(book)
+        else:
+            book = batch.book(account)
+            base = unpack(batch.states.get(key)) if book.get("record_day") and key in batch.states else None
+        records, change, planned = plan_account(
+            batch.region, account_id, info, raw_tanks, book, base, batch.day, rewrite
+        )
+        self._count_records(batch.counts, records)
+        batch.records += records
+        if change is not None:
+            batch.changes.append(change)
+        fields.update(planned, **nickname_fields(info))
+        batch.marks[key] = fields
+        doc = measured_profile(batch.region, account_id, info, raw_tanks, batch.now, expected, tiers)
+        batch.snapshots.append(snapshot_of(doc))
+        batch.profiles[account_id] = doc
+        self.wtr_due.setdefault((batch.day, batch.region), []).append(account_id)
+        self.wtr_since.setdefault((batch.day, batch.region), batch.now)
+
+    def _plan_rekey(self, batch: _Batch, account: dict) -> None:
+        """Idle for long: the newest record is kept (rewritten in place); without a stored state, idle."""
+        key = batch.key(account)
+        if key not in batch.states:
+            batch.idle.append(key)
+            return
+        records, fields = plan_visit(
+            batch.region, account["account_id"], batch.book(account), unpack(batch.states[key]), None, batch.day
+        )
+        self._count_records(batch.counts, records)
+        batch.records += records
+        batch.marks[key] = {"last_visit_day": batch.day, **fields}
+
+    async def _write_batch(self, batch: _Batch) -> None:
+        """The batch's writes, one job step; visit marks last: an interrupted batch is visited again
+        by whoever takes the slice over (its record and snapshot writes are replacements, so
+        nothing is stored twice)."""
+        with job_deadline():
+            if batch.records:
+                batch.counts["records"] += await self.store.tanks.save(batch.records)
+            if batch.changes:
+                await self.store.population.changes.save(batch.changes)
+            if batch.snapshots:
+                await self.store.players.save_snapshots(batch.snapshots)
+            if batch.profiles:
+                await self._refresh_cached_profiles(batch.region, batch.profiles)
+            if batch.gone:
+                await self.store.tracked.park(batch.gone, batch.now)
+            await self.store.tracked.mark_visited(batch.marks)
+            for key in batch.marks:
+                self.on_write(player_tag(batch.region, int(key.rsplit(":", 1)[1])))
+            if batch.idle:
+                await self.store.tracked.mark_days(batch.idle, batch.day)
 
     async def flush_wtr(self, day: str, region: str, whole: bool) -> int:
         """Ask account/wtr for the accounts of `region` that played on `day` and have no WTR of the day
@@ -829,42 +584,13 @@ class Tracker:
         if time.monotonic() - self._tracked_count[0] >= COUNT_EVERY:
             self._tracked_count = (time.monotonic(), await self.store.tracked.count_active(now))
         tracked = self._tracked_count[1]
-        totals = dict.fromkeys(SPEND_KEYS, 0)
-        worked = 0.0
-        for doc in slices:
-            for key in SPEND_KEYS:
-                totals[key] += int(doc.get(key) or 0)
-            if doc.get("finished"):
-                worked += max(0.0, float(doc["finished"]) - float(doc.get("started") or doc["finished"]))
-        finished = [doc["slice"] for doc in slices if doc.get("finished")]
-        remaining = max(0, tracked - totals["visited"])
-        unfinished_due = [due_at(day, s) for s in range(SLICES) if s not in finished]
-        eta = None
-        if not unfinished_due:
-            eta = 0.0
-        elif worked > 0 and totals["visited"]:
-            eta = max(max(unfinished_due) - now, remaining / (totals["visited"] / worked))
-        by_realm = realm_progress(slices, remaining, worked, done=not unfinished_due)
+        today = day_progress(day, slices, tracked, {s: due_at(day, s) for s in range(SLICES)}, now)
         self._status = {
             "enabled": True,
             "track_days": self.track_days,
             "slices": SLICES,
             "tracked": tracked,
-            "today": {
-                "day": day,
-                "visited": totals["visited"],
-                "total": max(tracked, totals["visited"]),
-                "slices_finished": len(finished),
-                "eta_seconds": None if eta is None else round(max(0.0, eta)),
-                "requests": {
-                    "account_info": totals["info_requests"],
-                    "tanks_stats": totals["tanks_requests"],
-                    "account_wtr": totals["wtr_requests"],
-                },
-                "records": totals["records"],
-                "record_bytes": totals["record_bytes"],
-                "by_realm": by_realm,
-            },
+            "today": today,
             "this_process": {
                 "slices_claimed": sorted(s for d, s in self.claimed if d == day),
                 "spent_today": self.spent.get(day, dict.fromkeys(SPEND_KEYS, 0)),
