@@ -17,6 +17,7 @@ from server.api.catalogue.params import REGION_QUERY
 from server.api.catalogue.shapes import (
     DATE,
     REGION_ENUM,
+    TIER,
     UNIX,
     array,
     nullable,
@@ -206,7 +207,7 @@ SCHEMAS: dict[str, dict] = {
                                     {
                                         "tank_id": {"type": "integer", "minimum": 1},
                                         "name": nullable("string"),
-                                        "tier": nullable("integer", minimum=1, maximum=11),
+                                        "tier": TIER,
                                         "type": nullable("string"),
                                         "statistic": {"type": "string", "enum": list(EXPECTED_STATS)},
                                         "ratios": obj({stat: {"type": "number"} for stat in EXPECTED_STATS}),

@@ -25,10 +25,12 @@ from server.api.catalogue.marks import (
 from server.api.catalogue.model import CsvTable, Endpoint, Param, and_list, one_of
 from server.api.catalogue.params import ACCOUNT_ID, REGION, days_param
 from server.api.catalogue.shapes import (
+    ACCOUNT,
     DATE,
     NUMBER_OR_NULL,
     PERIOD_FIGURES,
-    REGION_ENUM,
+    TANK_NAMES,
+    TIER,
     array,
     nullable,
     obj,
@@ -249,6 +251,10 @@ TANKS = Endpoint(
         "then career battles",
     },
 )
+ASSISTANCE_KNOWN_FROM = {
+    **nullable("string"),
+    "description": "The first day whose figures carry the assistance; null: none yet.",
+}
 # /player/{account_id}/{region}/tanks: group_by and groups only with ?group_by=.
 PLAYER_TANKS_REQUIRED = (
     "account_id",
@@ -318,8 +324,7 @@ SCHEMAS: dict[str, dict] = {
     ),
     "PlayerHistory": obj(
         {
-            "account_id": {"type": "integer", "minimum": 1},
-            "region": REGION_ENUM,
+            **ACCOUNT,
             "days": {"type": "integer", "minimum": 1},
             "first_date": DATE,
             "last_date": DATE,
@@ -364,29 +369,22 @@ SCHEMAS: dict[str, dict] = {
                     "wtr": nullable("integer"),
                 }
             ),
-            "assistance_known_from": {
-                **nullable("string"),
-                "description": "The first day whose figures carry the assistance; null: none yet.",
-            },
+            "assistance_known_from": ASSISTANCE_KNOWN_FROM,
         }
     ),
     "PlayerTanks": obj(
         {
-            "account_id": {"type": "integer", "minimum": 1},
-            "region": REGION_ENUM,
+            **ACCOUNT,
             "days": {"type": "integer", "minimum": 1},
             "from": DATE,
             "to": DATE,
             "expected_values_version": nullable("string"),
-            "assistance_known_from": {
-                **nullable("string"),
-                "description": "The first day whose figures carry the assistance; null: none yet.",
-            },
+            "assistance_known_from": ASSISTANCE_KNOWN_FROM,
             "group_by": {"type": "string", "enum": list(GROUP_BYS)},
             "groups": array(
                 obj(
                     {
-                        "tier": nullable("integer", minimum=1, maximum=11),
+                        "tier": TIER,
                         "type": nullable("string"),
                         "nation": nullable("string"),
                         "tanks": {"type": "integer", "minimum": 1},
@@ -409,10 +407,7 @@ SCHEMAS: dict[str, dict] = {
                 obj(
                     {
                         "tank_id": {"type": "integer"},
-                        "name": nullable("string"),
-                        "tier": nullable("integer", minimum=1, maximum=11),
-                        "type": nullable("string"),
-                        "nation": nullable("string"),
+                        **TANK_NAMES,
                         "expected_values_source": {
                             "type": ["string", "null"],
                             "enum": ["table", "computed", None],

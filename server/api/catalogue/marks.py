@@ -19,10 +19,11 @@ from server.api.catalogue.shapes import (
     NULLABLE_UNIX,
     NUMBER_OR_NULL,
     REGION_ENUM,
+    TANK_NAMES,
     UNIX,
     array,
-    nullable,
     obj,
+    tank_page,
 )
 
 MARKS_WINDOW = (
@@ -218,19 +219,12 @@ SCHEMAS: dict[str, dict] = {
             "population": {"type": "string"},
             **MARKS_HEAD,
             "official": OFFICIAL_HEAD,
-            "sort": {"type": "string", "enum": list(MARKS_SORTS)},
-            "order": {"type": "string", "enum": ["desc", "asc"]},
-            "total": {"type": "integer", "minimum": 0, "description": "Tanks matching the filters."},
-            "offset": {"type": "integer", "minimum": 0},
-            "limit": {"type": "integer", "minimum": 1, "maximum": TANK_PAGE_MAX},
+            **tank_page(MARKS_SORTS),
             "tanks": array(
                 obj(
                     {
                         "tank_id": {"type": "integer", "minimum": 1},
-                        "name": nullable("string"),
-                        "tier": nullable("integer", minimum=1, maximum=11),
-                        "type": nullable("string"),
-                        "nation": nullable("string"),
+                        **TANK_NAMES,
                         "marks": NULLABLE_MARKS,
                         "sample": MARKS_SAMPLE,
                         **{f"change_{days}d": MARK_CHANGE for days in MARKS_CHANGE_DAYS},

@@ -15,11 +15,11 @@ from server.api.catalogue.figures import (
 from server.api.catalogue.model import Endpoint, hours
 from server.api.catalogue.params import ACCOUNT_ID, REGION
 from server.api.catalogue.shapes import (
+    ACCOUNT,
     EXPECTED_USE,
     NULLABLE_UNIX,
     NUMBER_OR_NULL,
     PLACE,
-    REGION_ENUM,
     UNIX,
     nullable,
     obj,
@@ -155,8 +155,7 @@ SCHEMAS: dict[str, dict] = {
     ),
     "PlayerProfile": obj(
         {
-            "account_id": {"type": "integer", "minimum": 1},
-            "region": REGION_ENUM,
+            **ACCOUNT,
             "nickname": nullable("string"),
             "clan_id": nullable("integer", description="Clan of the player, null when none."),
             "created_at": NULLABLE_UNIX,

@@ -25,6 +25,7 @@ from server.api.catalogue.shapes import (
     DATE,
     NUMBER_OR_NULL,
     REGION_ENUM,
+    TIER,
     array,
     nullable,
     obj,
@@ -57,6 +58,11 @@ PAGING = (
 )
 
 
+def floors_text(floors: dict[str, int]) -> str:
+    """A window's floors in prose: '1 d: 10, 7 d: 25, ..., career: 1,000'."""
+    return ", ".join(f"{w if w == 'career' else w + ' d'}: {f:,}" for w, f in floors.items())
+
+
 def min_battles(counted: str, steps: tuple[int, ...]) -> Param:
     """A leaderboard's floor a caller may raise (never lower): served at the next step up."""
     return Param(
@@ -71,7 +77,7 @@ def min_battles(counted: str, steps: tuple[int, ...]) -> Param:
     )
 
 
-FLOORS = ", ".join(f"{w if w == 'career' else w + ' d'}: {f:,}" for w, f in LEADERBOARD_FLOORS.items())
+FLOORS = floors_text(LEADERBOARD_FLOORS)
 LEADERBOARD_PLAYERS = Endpoint(
     name="leaderboard_players",
     path="/leaderboard/players",
@@ -149,7 +155,7 @@ LEADERBOARD_PLAYERS = Endpoint(
     },
 )
 
-TANK_FLOORS = ", ".join(f"{w if w == 'career' else w + ' d'}: {f:,}" for w, f in TANK_LEADERBOARD_FLOORS.items())
+TANK_FLOORS = floors_text(TANK_LEADERBOARD_FLOORS)
 TANK_LEADERBOARD = Endpoint(
     name="tank_leaderboard",
     path="/tank/{tank_id}/{region}/leaderboard",
@@ -212,7 +218,7 @@ TANK_LEADERBOARD = Endpoint(
     },
 )
 
-CLAN_FLOORS = ", ".join(f"{w if w == 'career' else w + ' d'}: {f:,}" for w, f in CLAN_BATTLE_FLOORS.items())
+CLAN_FLOORS = floors_text(CLAN_BATTLE_FLOORS)
 LEADERBOARD_CLANS = Endpoint(
     name="leaderboard_clans",
     path="/leaderboard/clans",
@@ -297,42 +303,50 @@ LEADERBOARD_CLANS = Endpoint(
         "(the clan's skirmishes, %; null without any)",
     },
 )
-# A leaderboard's floor and page (PlayerLeaderboard, TankLeaderboard).
+# A leaderboard's window (from null for the career), floor and page.
+WINDOW_FIELDS = {
+    "days": {"type": "string", "enum": list(LEADERBOARD_WINDOWS)},
+    "from": {"oneOf": [DATE, {"type": "null"}]},
+    "through": DATE,
+    "built_at": {"type": "number"},
+}
 FLOOR_FIELDS = {
     "min_battles": {"type": "integer", "minimum": 1},
     "floors": array({"type": "integer", "minimum": 1}),
     "population": {"type": "string"},
 }
-PAGE_FIELDS = {
-    "total": {"type": "integer", "minimum": 0, "description": "Players ranked."},
-    "offset": {"type": "integer", "minimum": 0},
-    "limit": {"type": "integer", "minimum": 1, "maximum": LEADERBOARD_PAGE_MAX},
-    "rows": array(
-        obj(
-            {
-                "rank": {"type": "integer", "minimum": 1},
-                "account_id": {"type": "integer", "minimum": 1},
-                "nickname": nullable("string"),
-                "clan_tag": nullable("string"),
-                "value": {"type": "number"},
-                "battles": {"type": "integer", "minimum": 1},
-            }
-        ),
-        maxItems=LEADERBOARD_PAGE_MAX,
-    ),
-}
+
+
+def page_fields(ranked: str, row: dict) -> dict:
+    """A leaderboard's page: how many `ranked` there are, the page asked for and its rows."""
+    return {
+        "total": {"type": "integer", "minimum": 0, "description": f"{ranked} ranked."},
+        "offset": {"type": "integer", "minimum": 0},
+        "limit": {"type": "integer", "minimum": 1, "maximum": LEADERBOARD_PAGE_MAX},
+        "rows": array(obj(row), maxItems=LEADERBOARD_PAGE_MAX),
+    }
+
+
+PAGE_FIELDS = page_fields(
+    "Players",
+    {
+        "rank": {"type": "integer", "minimum": 1},
+        "account_id": {"type": "integer", "minimum": 1},
+        "nickname": nullable("string"),
+        "clan_tag": nullable("string"),
+        "value": {"type": "number"},
+        "battles": {"type": "integer", "minimum": 1},
+    },
+)
 
 # The `data` schemas of this module's endpoints (components/schemas), by their `schema` names.
 SCHEMAS: dict[str, dict] = {
     "PlayerLeaderboard": obj(
         {
             "region": REGION_ENUM,
-            "days": {"type": "string", "enum": list(LEADERBOARD_WINDOWS)},
-            "from": {"oneOf": [DATE, {"type": "null"}]},
-            "through": DATE,
-            "built_at": {"type": "number"},
+            **WINDOW_FIELDS,
             "by": {"type": "string", "enum": list(PLAYER_LEADERBOARD_BYS)},
-            "tier": nullable("integer", minimum=1, maximum=11),
+            "tier": TIER,
             "type": {"oneOf": [{"type": "string", "enum": list(VEHICLE_TYPES)}, {"type": "null"}]},
             **FLOOR_FIELDS,
             "players": {"type": "integer", "minimum": 0},
@@ -343,10 +357,7 @@ SCHEMAS: dict[str, dict] = {
         {
             "region": REGION_ENUM,
             "tank_id": {"type": "integer", "minimum": 1},
-            "days": {"type": "string", "enum": list(LEADERBOARD_WINDOWS)},
-            "from": {"oneOf": [DATE, {"type": "null"}]},
-            "through": DATE,
-            "built_at": {"type": "number"},
+            **WINDOW_FIELDS,
             "by": {"type": "string", "enum": list(LEADERBOARD_BYS)},
             **FLOOR_FIELDS,
             **PAGE_FIELDS,
@@ -355,38 +366,30 @@ SCHEMAS: dict[str, dict] = {
     "ClanLeaderboard": obj(
         {
             "region": REGION_ENUM,
-            "days": {"type": "string", "enum": list(LEADERBOARD_WINDOWS)},
-            "from": {"oneOf": [DATE, {"type": "null"}]},
-            "through": DATE,
-            "built_at": {"type": "number"},
+            **WINDOW_FIELDS,
             "by": {"type": "string", "enum": list(CLAN_LEADERBOARD_BYS)},
             "min_members": {"type": "integer", "minimum": 1},
             "min_battles": {"type": "integer", "minimum": 1},
             "population": {"type": "string"},
             "clans": {"type": "integer", "minimum": 0},
-            "total": {"type": "integer", "minimum": 0, "description": "Clans ranked."},
-            "offset": {"type": "integer", "minimum": 0},
-            "limit": {"type": "integer", "minimum": 1, "maximum": LEADERBOARD_PAGE_MAX},
-            "rows": array(
-                obj(
-                    {
-                        "rank": {"type": "integer", "minimum": 1},
-                        "clan_id": {"type": "integer", "minimum": 1},
-                        "tag": nullable("string"),
-                        "name": nullable("string"),
-                        "value": {"type": "number"},
-                        "members": {"type": "integer", "minimum": 1},
-                        "active_members": {"type": "integer", "minimum": 1},
-                        "battles": {"type": "integer", "minimum": 1},
-                        "battles_per_member": {"type": "number", "minimum": 0},
-                        "wn8": NUMBER_OR_NULL,
-                        "win_rate": {"type": "number", "minimum": 0, "maximum": 100},
-                        "elo_10": nullable("integer"),
-                        "elo_8": nullable("integer"),
-                        "skirmish_win_rate": nullable("number", minimum=0, maximum=100),
-                    }
-                ),
-                maxItems=LEADERBOARD_PAGE_MAX,
+            **page_fields(
+                "Clans",
+                {
+                    "rank": {"type": "integer", "minimum": 1},
+                    "clan_id": {"type": "integer", "minimum": 1},
+                    "tag": nullable("string"),
+                    "name": nullable("string"),
+                    "value": {"type": "number"},
+                    "members": {"type": "integer", "minimum": 1},
+                    "active_members": {"type": "integer", "minimum": 1},
+                    "battles": {"type": "integer", "minimum": 1},
+                    "battles_per_member": {"type": "number", "minimum": 0},
+                    "wn8": NUMBER_OR_NULL,
+                    "win_rate": {"type": "number", "minimum": 0, "maximum": 100},
+                    "elo_10": nullable("integer"),
+                    "elo_8": nullable("integer"),
+                    "skirmish_win_rate": nullable("number", minimum=0, maximum=100),
+                },
             ),
         }
     ),

@@ -26,10 +26,10 @@ from server.api.catalogue.history import SCHEMAS as HISTORY_SCHEMAS
 from server.api.catalogue.model import Endpoint, Param, duration
 from server.api.catalogue.params import ACCOUNT_ID, REGION
 from server.api.catalogue.shapes import (
+    ACCOUNT,
     DATE,
     NULLABLE_UNIX,
     PERIOD_FIGURES,
-    REGION_ENUM,
     UNIX,
     array,
     obj,
@@ -147,8 +147,7 @@ SESSION_ROW = obj({k: v for k, v in TANK_ROW["properties"].items() if k not in (
 SCHEMAS: dict[str, dict] = {
     "PlayerSession": obj(
         {
-            "account_id": {"type": "integer", "minimum": 1},
-            "region": REGION_ENUM,
+            **ACCOUNT,
             "since": UNIX,
             "from": UNIX,
             "from_source": {"type": "string", "enum": ["daily", "watch"]},

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from server.api.catalogue.figures import LEADERBOARD_WINDOWS, POPULATION_PERIODS
+from server.api.catalogue.figures import LEADERBOARD_WINDOWS, POPULATION_PERIODS, TANK_PAGE_MAX
 from server.api.catalogue.model import and_list
 from store.constants import REGIONS
 
@@ -50,6 +50,11 @@ ISO = {"type": "string", "format": "date-time", "pattern": ISO_UTC_PATTERN}
 ISO_OR_NULL = {"type": ["string", "null"], "format": "date-time", "pattern": ISO_UTC_PATTERN}
 DATE = {"type": "string", "format": "date", "pattern": DATE_PATTERN, "description": "UTC calendar day."}
 REGION_ENUM = {"type": "string", "enum": list(REGIONS)}
+# An account asked for, as an answer names it.
+ACCOUNT = {"account_id": {"type": "integer", "minimum": 1}, "region": REGION_ENUM}
+TIER = nullable("integer", minimum=1, maximum=11)
+# What the encyclopedia says of a tank (null when it lacks the tank).
+TANK_NAMES = {"name": nullable("string"), "tier": TIER, "type": nullable("string"), "nation": nullable("string")}
 # An account's place on a leaderboard (a profile's career, a history period's days).
 PLACE = {
     "rank": {"type": "integer", "minimum": 1},
@@ -163,3 +168,14 @@ PERIOD_FIGURES = obj(
     description="The ratings of the battles played between two days, from per-tank records; "
     "battles 0 and null rates when nothing was played.",
 )
+
+
+def tank_page(sorts: tuple[str, ...]) -> dict:
+    """A tank list's order and page (TankStats, TankMarks)."""
+    return {
+        "sort": {"type": "string", "enum": list(sorts)},
+        "order": {"type": "string", "enum": ["desc", "asc"]},
+        "total": {"type": "integer", "minimum": 0, "description": "Tanks matching the filters."},
+        "offset": {"type": "integer", "minimum": 0},
+        "limit": {"type": "integer", "minimum": 1, "maximum": TANK_PAGE_MAX},
+    }

@@ -29,10 +29,11 @@ from server.api.catalogue.shapes import (
     DATE,
     NUMBER_OR_NULL,
     REGION_ENUM,
+    TANK_NAMES,
     UNIX,
     array,
-    nullable,
     obj,
+    tank_page,
 )
 
 
@@ -180,10 +181,7 @@ POPULATION_HEAD = {
 }
 TANK_ROW = {
     "tank_id": {"type": "integer", "minimum": 1},
-    "name": nullable("string"),
-    "tier": nullable("integer", minimum=1, maximum=11),
-    "type": nullable("string"),
-    "nation": nullable("string"),
+    **TANK_NAMES,
     "players": {"type": "integer", "minimum": 0},
     "battles": {"type": "integer", "minimum": 0},
     **{key: NUMBER_OR_NULL for key in ("win_rate", "avg_damage", "avg_frags", "avg_xp", "survival_rate", "hit_rate")},
@@ -202,11 +200,7 @@ SCHEMAS: dict[str, dict] = {
     "TankStats": obj(
         {
             **POPULATION_HEAD,
-            "sort": {"type": "string", "enum": list(TANK_SORTS)},
-            "order": {"type": "string", "enum": ["desc", "asc"]},
-            "total": {"type": "integer", "minimum": 0, "description": "Tanks matching the filters."},
-            "offset": {"type": "integer", "minimum": 0},
-            "limit": {"type": "integer", "minimum": 1, "maximum": TANK_PAGE_MAX},
+            **tank_page(TANK_SORTS),
             "tanks": array(
                 obj(
                     {
