@@ -106,7 +106,7 @@ async def build_services(
     )
     clans = ClanService(store, upstream, players, clock=clock, tracker=tracker, on_write=answers.drop)
     watcher = Watcher(store, upstream, clock=clock)
-    sessions = SessionService(store, ratings_source, players, clock=clock, watcher=watcher)
+    sessions = SessionService(store, ratings_source, players, clock=clock, watcher=watcher, tracker=tracker)
     jobs.add_loop(watcher.run)
     online = OnlineService(store, upstream, clock=clock, on_write=answers.drop)
     search = PlayerSearch(store.tracked, upstream, limiter, clock=clock)

@@ -20,7 +20,7 @@ from server.upstream.client import (
     UpstreamError,
     UpstreamUnavailable,
 )
-from store.client import REQUEST_DEADLINE_S, request_deadline
+from store.client import request_deadline
 
 if TYPE_CHECKING:  # types only
     from server.api.ratelimit import RateLimiter
@@ -71,8 +71,6 @@ class PlayerService:
         self._touched: dict[tuple, float] = {}
         self._fetching: dict[tuple, asyncio.Future] = {}
         self._background: set[asyncio.Task] = set()
-        # The tracking each live lookup began (Tracker.adopt, beside the answer), by account, until written.
-        self._adoptions: dict[tuple[str, int], asyncio.Task] = {}
         self.on_write = on_write or no_answer_cache  # told of every profile it wrote (the answer cache)
 
     # --- reads ---------------------------------------------------------------------
@@ -209,13 +207,7 @@ class PlayerService:
         self.written(region, account_id)
         if caller == "live" and self.tracker is not None:
             # Tracked from its first successful lookup; this fetch is today's visit (in the background).
-            key = (region, account_id)
-            self._adoptions[key] = adoption = self._spawn(
-                self.tracker.adopt(region, account_id, info, raw_tanks, doc["cached_at"])
-            )
-            adoption.add_done_callback(
-                lambda task: self._adoptions.pop(key, None) if self._adoptions.get(key) is task else None
-            )
+            self.tracker.adopt_later(region, account_id, info, raw_tanks, doc["cached_at"])
         return doc
 
     async def _wtr(self, region: str, account_id: int, caller: Caller) -> dict[int, int | None] | None:
@@ -225,14 +217,6 @@ class PlayerService:
         except UpstreamError as exc:
             log.warning("account/wtr of %s in %s failed: %s", account_id, region, exc)
             return None
-
-    async def tracking_written(self, region: str, account_id: int) -> None:
-        """Returns once the tracking a live lookup of the account began has written its first
-        per-tank record (at once when none is being written), waiting at most REQUEST_DEADLINE_S:
-        a session asked of an account the service held nothing of starts from that record."""
-        adoption = self._adoptions.get((region, account_id))
-        if adoption is not None:
-            await asyncio.wait({adoption}, timeout=REQUEST_DEADLINE_S)  # never cancels the write
 
     async def ratings_for(self, doc: dict) -> dict | None:
         expected = await self.ratings_source.expected_values(doc["region"])

@@ -207,7 +207,7 @@ class Services:
         return bool(self._jobs and self._jobs.is_leader)
 
     async def close(self) -> None:
-        for service in (self._players, self._clans, self._online):
+        for service in (self._players, self._clans, self._online, self.tracker):
             close = getattr(service, "close", None)
             if close is not None:
                 await close()

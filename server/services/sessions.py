@@ -47,6 +47,7 @@ from store.tracker import tracked_id
 if TYPE_CHECKING:
     from server.services.expected import ExpectedValuesService
     from server.services.players import PlayerService
+    from server.services.tracking import Tracking
     from server.upstream.client import UpstreamClient
     from store.store import Store
 
@@ -66,10 +67,12 @@ class SessionService:
         players: PlayerService,
         clock: Callable[[], float] = time.time,
         watcher: Watcher | None = None,
+        tracker: Tracking | None = None,
     ) -> None:
         self.store = store
         self.ratings_source = ratings_source
         self.players = players
+        self.tracker = tracker  # a live lookup's adoption writes the session's first state
         self.clock = clock
         self.watcher = watcher  # measures an account at the request when no stored state is its state at since
         self._by_client: dict[str, dict[tuple[str, int], float]] = {}  # this process's watches per client
@@ -99,7 +102,8 @@ class SessionService:
             # Nothing stored: a live lookup (under its limits) tracks the account and writes
             # today's record, the session's first state.
             live = bool((await self.players.profile(region, account_id, client)).get("live_fetched"))
-            await self.players.tracking_written(region, account_id)
+            if self.tracker is not None:
+                await self.tracker.adopted(region, account_id)
         watching, until = await self._watch(region, account_id, client, now, moment)
         if live and watching:
             # The lookup measured the account just now: its state (and last battle) is the watch's

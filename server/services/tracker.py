@@ -73,7 +73,7 @@ from server.services.visit_plan import day_change as day_change
 from server.services.visit_plan import mastery_of as mastery_of
 from server.services.visit_plan import plan_account, plan_visit, raw_tanks_of, rekey_due, same_day_base
 from server.upstream.client import ACCOUNT_FIELDS, TANKS_FIELDS, UpstreamError
-from store.client import job_deadline
+from store.client import REQUEST_DEADLINE_S, job_deadline
 from store.constants import SPEND_KEYS
 from store.errors import is_database_error, storage_failure_reason
 from store.tanks import TankState, unpack
@@ -201,6 +201,8 @@ class Tracker:
         self.wtr_due: dict[tuple[str, str], list[int]] = {}
         self.wtr_since: dict[tuple[str, str], float] = {}
         self.waiting: str | None = None  # why the pass waits (the database cannot write), or None
+        # The adoptions live lookups began (adopt_later, beside their answer), by account, until written.
+        self._adoptions: dict[tuple[str, int], asyncio.Task] = {}
 
     # --- who is tracked -------------------------------------------------------------------
     def lookup_until(self, now: float) -> float:
@@ -234,6 +236,31 @@ class Tracker:
         await self.store.tracked.track(
             region, account_id, info.get("nickname"), self.lookup_until(now), now, extra=fields
         )
+
+    def adopt_later(self, region: str, account_id: int, info: dict, raw_tanks: list | None, now: float) -> None:
+        """adopt in the background: a live lookup's answer never waits for it (adopted does)."""
+        key = (region, account_id)
+        self._adoptions[key] = adoption = asyncio.create_task(self.adopt(region, account_id, info, raw_tanks, now))
+        adoption.add_done_callback(lambda task: self._adoption_done(key, task))
+
+    def _adoption_done(self, key: tuple[str, int], task: asyncio.Task) -> None:
+        if self._adoptions.get(key) is task:
+            del self._adoptions[key]
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("background write failed: %s", type(task.exception()).__name__)
+
+    async def adopted(self, region: str, account_id: int) -> None:
+        """Returns once the adoption a live lookup of the account began has written its first per-tank
+        record (at once when none is being written), waiting at most REQUEST_DEADLINE_S: a session
+        asked of an account the service held nothing of starts from that record."""
+        adoption = self._adoptions.get((region, account_id))
+        if adoption is not None:
+            await asyncio.wait({adoption}, timeout=REQUEST_DEADLINE_S)  # never cancels the write
+
+    async def close(self) -> None:
+        """Shutdown: the adoptions under way finish (within 5 s)."""
+        if self._adoptions:
+            await asyncio.wait(list(self._adoptions.values()), timeout=5)
 
     async def track_members(self, region: str, members: list[tuple[int, str | None]], now: float) -> None:
         """Members of a cached clan the clan refresh just fetched: tracked while the clan stays cached.
