@@ -30,7 +30,7 @@ import random
 import time
 import urllib.parse
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeAlias, TypeVar
 
 import ujson
 from tornado.httpclient import (
@@ -46,6 +46,12 @@ from server.upstream.realms import RealmCongested, RealmGate, RealmGates
 from store.constants import GAMES, REGIONS, TANK_COUNTERS
 
 T = TypeVar("T")  # what one attempt of a retried request returns
+# The public methods' parameter and answer types (the Upstream Protocol, interface.py, names them too).
+Ids: TypeAlias = Iterable[int]  # account or clan ids, any number: batched by the method's id limit
+Fields: TypeAlias = str | None  # the upstream's `fields` filter; None: every field
+Params: TypeAlias = Mapping[str, Any] | None  # extra query parameters (the simulator's _sim_* ones)
+ById: TypeAlias = dict[int, dict | None]  # each id's answer; None for an unknown (or invalid) id
+Mastery: TypeAlias = tuple[dict[int, dict[int, float]], int | None]  # ({tank_id: {percentile: value}}, updated_at)
 
 log = logging.getLogger("statsapi.upstream")
 
@@ -246,25 +252,14 @@ class UpstreamClient:
 
     # --- public API ------------------------------------------------------------------
     async def account_info(
-        self,
-        region: str,
-        account_ids: Iterable[int],
-        *,
-        fields: str | None = None,
-        params: Mapping[str, Any] | None = None,
-        caller: Caller = "other",
-    ) -> dict[int, dict | None]:
-        """``wot/account/info`` for any number of ids (batched by 100); unknown ids map to None."""
+        self, region: str, account_ids: Ids, *, fields: Fields = None, params: Params = None, caller: Caller = "other"
+    ) -> ById:
+        """``wot/account/info`` for any number of ids (batched by 100); an unknown id maps to None, and
+        so does one the upstream calls invalid (the others of its list are served)."""
         return await self._by_ids("wot", region, "wot/account/info", "account_id", account_ids, fields, params, caller)
 
     async def tanks_stats(
-        self,
-        region: str,
-        account_id: int,
-        *,
-        fields: str | None = None,
-        params: Mapping[str, Any] | None = None,
-        caller: Caller = "other",
+        self, region: str, account_id: int, *, fields: Fields = None, params: Params = None, caller: Caller = "other"
     ) -> list[dict] | None:
         """``wot/tanks/stats`` for one account: the per-tank list, or None for an unknown account."""
         query: dict[str, Any] = {"account_id": int(account_id)}
@@ -281,13 +276,7 @@ class UpstreamClient:
         return list(value) if value is not None else None
 
     async def account_list(
-        self,
-        region: str,
-        search: str,
-        limit: int = 10,
-        *,
-        params: Mapping[str, Any] | None = None,
-        caller: Caller = "live",
+        self, region: str, search: str, limit: int = 10, *, params: Params = None, caller: Caller = "live"
     ) -> list[dict]:
         """``wot/account/list`` type=startswith: up to ``limit`` (1-100) accounts whose nickname
         starts with ``search`` (3-24 characters; case-insensitive), sorted by nickname, each
@@ -306,12 +295,7 @@ class UpstreamClient:
         ]
 
     async def vehicles(
-        self,
-        region: str,
-        *,
-        fields: str | None = None,
-        params: Mapping[str, Any] | None = None,
-        caller: Caller = "other",
+        self, region: str, *, fields: Fields = None, params: Params = None, caller: Caller = "other"
     ) -> dict[int, dict]:
         """``wot/encyclopedia/vehicles``: every vehicle keyed by tank_id, page by page (100 each)."""
         out: dict[int, dict] = {}
@@ -337,9 +321,9 @@ class UpstreamClient:
         distribution: str,
         percentiles: Sequence[int],
         *,
-        params: Mapping[str, Any] | None = None,
+        params: Params = None,
         caller: Caller = "other",
-    ) -> tuple[dict[int, dict[int, float]], int | None]:
+    ) -> Mastery:
         """``wot/tanks/mastery`` for every vehicle (no tank_id: one request): ({tank_id: {percentile:
         value}}, updated_at) of the server's `distribution` ("damage" or "xp") at `percentiles`
         (1-100, at most MASTERY_PERCENTILES); a vehicle the answer leaves null is left out."""
@@ -357,12 +341,7 @@ class UpstreamClient:
         return out, int(updated) if isinstance(updated, (int, float)) else None
 
     async def account_wtr(
-        self,
-        region: str,
-        account_ids: Iterable[int],
-        *,
-        params: Mapping[str, Any] | None = None,
-        caller: Caller = "other",
+        self, region: str, account_ids: Ids, *, params: Params = None, caller: Caller = "other"
     ) -> dict[int, int | None]:
         """``wot/account/wtr`` for any number of ids (batched by 100): {account_id: rating}, None
         for an account without one (too few random battles) or unknown."""
@@ -375,48 +354,25 @@ class UpstreamClient:
         }
 
     async def clans_info(
-        self,
-        region: str,
-        clan_ids: Iterable[int],
-        *,
-        fields: str | None = None,
-        params: Mapping[str, Any] | None = None,
-        caller: Caller = "other",
-    ) -> dict[int, dict | None]:
+        self, region: str, clan_ids: Ids, *, fields: Fields = None, params: Params = None, caller: Caller = "other"
+    ) -> ById:
         """``wot/clans/info`` (members as a list of {account_id, account_name, role, joined_at})."""
         return await self._by_ids("wot", region, "wot/clans/info", "clan_id", clan_ids, fields, params, caller)
 
     async def clan_ratings(
-        self,
-        region: str,
-        clan_ids: Iterable[int],
-        *,
-        fields: str | None = None,
-        params: Mapping[str, Any] | None = None,
-        caller: Caller = "other",
-    ) -> dict[int, dict | None]:
+        self, region: str, clan_ids: Ids, *, fields: Fields = None, params: Params = None, caller: Caller = "other"
+    ) -> ById:
         """``wot/clanratings/clans`` (fb_elo_rating_10 / _8 / ... are {value, rank, rank_delta})."""
         return await self._by_ids("wot", region, "wot/clanratings/clans", "clan_id", clan_ids, fields, params, caller)
 
     async def stronghold_claninfo(
-        self,
-        region: str,
-        clan_ids: Iterable[int],
-        *,
-        fields: str | None = None,
-        params: Mapping[str, Any] | None = None,
-        caller: Caller = "other",
-    ) -> dict[int, dict | None]:
+        self, region: str, clan_ids: Ids, *, fields: Fields = None, params: Params = None, caller: Caller = "other"
+    ) -> ById:
         """``wot/stronghold/claninfo`` (skirmish_statistics: total_10, win_10, ...), 10 clans per request."""
         return await self._by_ids("wot", region, "wot/stronghold/claninfo", "clan_id", clan_ids, fields, params, caller)
 
     async def servers_info(
-        self,
-        region: str,
-        games: Iterable[str] = GAMES,
-        *,
-        params: Mapping[str, Any] | None = None,
-        caller: Caller = "other",
+        self, region: str, games: Iterable[str] = GAMES, *, params: Params = None, caller: Caller = "other"
     ) -> dict[str, list[dict]]:
         """``wgn/servers/info`` for several games in one request, on the wot host of the region
         (as every public client calls it): {game: [{"server", "players_online"}, ...]}."""
@@ -523,16 +479,16 @@ class UpstreamClient:
         region: str,
         api_path: str,
         id_field: str,
-        ids: Iterable[int],
-        fields: str | None,
-        params: Mapping[str, Any] | None,
+        ids: Ids,
+        fields: Fields,
+        params: Params,
         caller: Caller,
-    ) -> dict[int, dict | None]:
+    ) -> ById:
         wanted = _unique_ints(ids)
         if not wanted:
             return {}
 
-        async def batch(chunk: list[int]) -> dict[int, dict | None]:
+        async def batch(chunk: list[int]) -> ById:
             query: dict[str, Any] = {id_field: ",".join(map(str, chunk))}
             if fields:
                 query["fields"] = fields
@@ -556,7 +512,7 @@ class UpstreamClient:
 
         size = ID_LIMITS.get(api_path, MAX_IDS_PER_REQUEST)
         parts = await asyncio.gather(*(batch(chunk) for chunk in _chunks(wanted, size)))
-        merged: dict[int, dict | None] = {}
+        merged: ById = {}
         for part in parts:
             merged.update(part)
         return merged
@@ -567,7 +523,7 @@ class UpstreamClient:
         region: str,
         api_path: str,
         query: Mapping[str, Any],
-        params: Mapping[str, Any] | None,
+        params: Params,
         caller: Caller = "other",
     ) -> tuple[Any, dict]:
         base = self.url_for(game, region, api_path)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 from server.upstream.budget import Caller
-from server.upstream.client import UpstreamClient
+from server.upstream.client import ById, Fields, Ids, Mastery, Params, UpstreamClient
 from store.constants import GAMES
 
 # The services take the upstream as this Protocol rather than the class, so a test may hand
@@ -18,42 +18,19 @@ class Upstream(Protocol):
     under `caller`'s priority (server.upstream.client.UpstreamClient)."""
 
     async def account_info(
-        self,
-        region: str,
-        account_ids: Iterable[int],
-        *,
-        fields: str | None = None,
-        params: Mapping[str, Any] | None = None,
-        caller: Caller = "other",
-    ) -> dict[int, dict | None]: ...
+        self, region: str, account_ids: Ids, *, fields: Fields = None, params: Params = None, caller: Caller = "other"
+    ) -> ById: ...
 
     async def tanks_stats(
-        self,
-        region: str,
-        account_id: int,
-        *,
-        fields: str | None = None,
-        params: Mapping[str, Any] | None = None,
-        caller: Caller = "other",
+        self, region: str, account_id: int, *, fields: Fields = None, params: Params = None, caller: Caller = "other"
     ) -> list[dict] | None: ...
 
     async def account_list(
-        self,
-        region: str,
-        search: str,
-        limit: int = 10,
-        *,
-        params: Mapping[str, Any] | None = None,
-        caller: Caller = "live",
+        self, region: str, search: str, limit: int = 10, *, params: Params = None, caller: Caller = "live"
     ) -> list[dict]: ...
 
     async def vehicles(
-        self,
-        region: str,
-        *,
-        fields: str | None = None,
-        params: Mapping[str, Any] | None = None,
-        caller: Caller = "other",
+        self, region: str, *, fields: Fields = None, params: Params = None, caller: Caller = "other"
     ) -> dict[int, dict]: ...
 
     async def tanks_mastery(
@@ -62,56 +39,28 @@ class Upstream(Protocol):
         distribution: str,
         percentiles: Sequence[int],
         *,
-        params: Mapping[str, Any] | None = None,
+        params: Params = None,
         caller: Caller = "other",
-    ) -> tuple[dict[int, dict[int, float]], int | None]: ...
+    ) -> Mastery: ...
 
     async def account_wtr(
-        self,
-        region: str,
-        account_ids: Iterable[int],
-        *,
-        params: Mapping[str, Any] | None = None,
-        caller: Caller = "other",
+        self, region: str, account_ids: Ids, *, params: Params = None, caller: Caller = "other"
     ) -> dict[int, int | None]: ...
 
     async def clans_info(
-        self,
-        region: str,
-        clan_ids: Iterable[int],
-        *,
-        fields: str | None = None,
-        params: Mapping[str, Any] | None = None,
-        caller: Caller = "other",
-    ) -> dict[int, dict | None]: ...
+        self, region: str, clan_ids: Ids, *, fields: Fields = None, params: Params = None, caller: Caller = "other"
+    ) -> ById: ...
 
     async def clan_ratings(
-        self,
-        region: str,
-        clan_ids: Iterable[int],
-        *,
-        fields: str | None = None,
-        params: Mapping[str, Any] | None = None,
-        caller: Caller = "other",
-    ) -> dict[int, dict | None]: ...
+        self, region: str, clan_ids: Ids, *, fields: Fields = None, params: Params = None, caller: Caller = "other"
+    ) -> ById: ...
 
     async def stronghold_claninfo(
-        self,
-        region: str,
-        clan_ids: Iterable[int],
-        *,
-        fields: str | None = None,
-        params: Mapping[str, Any] | None = None,
-        caller: Caller = "other",
-    ) -> dict[int, dict | None]: ...
+        self, region: str, clan_ids: Ids, *, fields: Fields = None, params: Params = None, caller: Caller = "other"
+    ) -> ById: ...
 
     async def servers_info(
-        self,
-        region: str,
-        games: Iterable[str] = GAMES,
-        *,
-        params: Mapping[str, Any] | None = None,
-        caller: Caller = "other",
+        self, region: str, games: Iterable[str] = GAMES, *, params: Params = None, caller: Caller = "other"
     ) -> dict[str, list[dict]]: ...
 
     async def fetch_json_url(self, url: str, *, caller: Caller = "reference") -> bytes: ...
