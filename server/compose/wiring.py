@@ -25,6 +25,7 @@ from server.services.official import OfficialFigures
 from server.services.online import OnlineService
 from server.services.players import PlayerService
 from server.services.population import PopulationService
+from server.services.profile_ratings import ProfileRatings
 from server.services.registry import Services
 from server.services.search import PlayerSearch
 from server.services.sessions import SessionService, Watcher
@@ -93,6 +94,8 @@ async def build_services(
         on_write=answers.drop,
     )
     jobs.add_loop(tracker.run)
+    # A profile's ratings, one composition for a player's profile and a clan member's.
+    profile_ratings = ProfileRatings(ratings_source, clock=clock)
     players = PlayerService(
         store,
         upstream,
@@ -103,8 +106,11 @@ async def build_services(
         on_write=answers.drop,
         tank_stats=tank_stats,
         leaderboards=leaderboards,
+        ratings=profile_ratings,
     )
-    clans = ClanService(store, upstream, players, clock=clock, tracker=tracker, on_write=answers.drop)
+    clans = ClanService(
+        store, upstream, players, clock=clock, tracker=tracker, on_write=answers.drop, ratings=profile_ratings
+    )
     watcher = Watcher(store, upstream, clock=clock)
     sessions = SessionService(store, ratings_source, players, clock=clock, watcher=watcher, tracker=tracker)
     jobs.add_loop(watcher.run)

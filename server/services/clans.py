@@ -30,6 +30,7 @@ from server.domain.days import utc_day
 from server.domain.profiles import build_profile, wtr_of
 from server.services.concurrency import heavy_slot
 from server.services.players import PlayerService
+from server.services.profile_ratings import ProfileRatings
 from server.upstream.client import (
     ACCOUNT_FIELDS,
     ID_LIMITS,
@@ -114,8 +115,12 @@ class ClanService:
         rating_budget: int = RATING_BUDGET,
         tracker: Tracking | None = None,
         on_write: Callable[[Tag], None] | None = None,
+        ratings: ProfileRatings | None = None,
     ) -> None:
         self.store = store
+        # Members' ratings, composed as a player's are (server/services/profile_ratings.py; wired
+        # into both); a partial build without one (scripts) shares the player service's.
+        self.ratings = ratings or players.ratings
         self.on_write = on_write or no_answer_cache  # told of every clan it wrote (the answer cache)
         self.tracker = tracker  # members of cached clans are measured daily (server/services/tracker.py)
         self.upstream = upstream
@@ -454,10 +459,9 @@ class ClanService:
             profile = build_profile(
                 region, account_id, accounts[account_id], raw_tanks, now, wtr_of(found_wtr, account_id)
             )
-            ratings = await self.players.ratings_for(profile)
+            ratings = await self.ratings.of(profile, now)  # on this job's clock, like the snapshot it feeds
             if not ratings:
                 continue
-            ratings["calculated_at"] = int(now)  # on this job's clock, like the snapshot it feeds
             profile["ratings"] = ratings
             with job_deadline():
                 await self.store.players.save(profile)

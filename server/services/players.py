@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 from server.api.answers import Tag, no_answer_cache, player_tag
 from server.api.catalogue import HOT_COPY_SECONDS, PROFILE_MAX_AGE
 from server.api.errors import APIError
-from server.domain import ratings as rating_maths
 from server.domain.profiles import build_profile, profile_view, snapshot_of, wtr_of
+from server.services.profile_ratings import ProfileRatings
 from server.upstream.budget import Caller
 from server.upstream.client import (
     ACCOUNT_FIELDS,
@@ -58,8 +58,11 @@ class PlayerService:
         on_write: Callable[[Tag], None] | None = None,
         tank_stats: TankStatsService | None = None,
         leaderboards: LeaderboardService | None = None,
+        ratings: ProfileRatings | None = None,
     ) -> None:
         self.store = store
+        # A profile's ratings (shared with the clan refresh: server/services/profile_ratings.py).
+        self.ratings = ratings or ProfileRatings(ratings_source, clock)
         self.tank_stats = tank_stats  # the population tables a profile's standing is read from
         self.leaderboards = leaderboards  # the profile's place on the career WN8 leaderboard
         self.tracker = tracker  # looked-up accounts are measured daily (server/services/tracker.py)
@@ -200,7 +203,7 @@ class PlayerService:
             wtr = wtr_of(found_wtr, account_id)
         doc = build_profile(region, account_id, info, raw_tanks, self.clock(), wtr)
         if with_ratings:
-            doc["ratings"] = await self.ratings_for(doc)
+            doc["ratings"] = await self.ratings.of(doc)
         doc["last_requested"] = self.clock()
         await self.store.players.save(doc)
         await self.store.players.save_snapshots([snapshot_of(doc)])
@@ -218,21 +221,12 @@ class PlayerService:
             log.warning("account/wtr of %s in %s failed: %s", account_id, region, exc)
             return None
 
-    async def ratings_for(self, doc: dict) -> dict | None:
-        expected = await self.ratings_source.expected_values(doc["region"])
-        tiers = await self.ratings_source.tiers(doc["region"])
-        if expected is None:
-            return None
-        ratings = rating_maths.compute_ratings(doc["totals"], doc["tanks"], expected, tiers)
-        ratings["calculated_at"] = int(self.clock())
-        return ratings
-
     async def rate_profile(self, region: str, account_id: int) -> None:
         """The rating calculator that follows a live fetch (runs in the background)."""
         doc = await self.store.players.get(region, account_id)
         if not doc:
             return
-        ratings = await self.ratings_for(doc)
+        ratings = await self.ratings.of(doc)
         if ratings is None:
             return
         if await self.store.players.set_ratings(region, account_id, doc["cached_at"], ratings):
