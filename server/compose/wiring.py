@@ -26,6 +26,7 @@ from server.services.online import OnlineService
 from server.services.players import PlayerService
 from server.services.population import PopulationService
 from server.services.profile_ratings import ProfileRatings
+from server.services.profile_views import ProfileViews
 from server.services.registry import Services
 from server.services.search import PlayerSearch
 from server.services.sessions import SessionService, Watcher
@@ -104,8 +105,7 @@ async def build_services(
         clock=clock,
         tracker=tracker,
         on_write=answers.drop,
-        tank_stats=tank_stats,
-        leaderboards=leaderboards,
+        views=ProfileViews(tank_stats, leaderboards),  # a cached profile's standing and place
         ratings=profile_ratings,
     )
     clans = ClanService(

@@ -13,6 +13,7 @@ from server.api.catalogue import HOT_COPY_SECONDS, PROFILE_MAX_AGE
 from server.api.errors import APIError
 from server.domain.profiles import build_profile, profile_view, snapshot_of, wtr_of
 from server.services.profile_ratings import ProfileRatings
+from server.services.profile_views import ProfileViews
 from server.upstream.budget import Caller
 from server.upstream.client import (
     ACCOUNT_FIELDS,
@@ -25,8 +26,6 @@ from store.client import request_deadline
 if TYPE_CHECKING:  # types only
     from server.api.ratelimit import RateLimiter
     from server.services.expected import Ratings
-    from server.services.leaderboards import LeaderboardService
-    from server.services.tank_stats import TankStatsService
     from server.services.tracking import Tracking
     from server.upstream.interface import Upstream
     from store.store import Store
@@ -56,15 +55,14 @@ class PlayerService:
         clock: Callable[[], float] = time.time,
         tracker: Tracking | None = None,
         on_write: Callable[[Tag], None] | None = None,
-        tank_stats: TankStatsService | None = None,
-        leaderboards: LeaderboardService | None = None,
+        views: ProfileViews | None = None,
         ratings: ProfileRatings | None = None,
     ) -> None:
         self.store = store
         # A profile's ratings (shared with the clan refresh: server/services/profile_ratings.py).
         self.ratings = ratings or ProfileRatings(ratings_source, clock)
-        self.tank_stats = tank_stats  # the population tables a profile's standing is read from
-        self.leaderboards = leaderboards  # the profile's place on the career WN8 leaderboard
+        # A cached profile's view with its standing and place (server/services/profile_views.py).
+        self.views = views or ProfileViews()
         self.tracker = tracker  # looked-up accounts are measured daily (server/services/tracker.py)
         self.upstream = upstream
         self.ratings_source = ratings_source
@@ -87,7 +85,7 @@ class PlayerService:
             doc = await self.store.players.get(region, account_id)
         if doc and doc["cached_at"] > now - PROFILE_MAX_AGE:
             self._touch(key, now)
-            view = await self._cached_view(doc)
+            view = await self.views.of(doc)
             if view["ratings"]["available"]:
                 self._hot[key] = (now + HOT_SECONDS, view)
                 if len(self._hot) > 50_000:
@@ -95,26 +93,13 @@ class PlayerService:
             return view
         return await self._live(region, account_id, client)
 
-    async def _cached_view(self, doc: dict) -> dict:
-        """A stored profile as /player shows it: with its WN8 standing and career place."""
-        view = profile_view(doc, live_fetched=False)
-        region, account_id = doc["region"], doc["account_id"]
-        if view["ratings"]["available"] and self.tank_stats is not None:
-            view["ratings"]["wn8_percentile"] = await self.tank_stats.career_standing(
-                region, view["ratings"]["wn8"], view["statistics"]["battles"]
-            )
-        if view["ratings"]["available"] and self.leaderboards is not None:
-            career = (await self.leaderboards.places(region, account_id)).get("career")
-            view["ratings"]["place"] = {"days": "career", "by": "wn8", **career} if career else None
-        return view
-
     async def cached_profiles(self, region: str, account_ids: list[int]) -> dict:
         """/players?ids=: the stored profiles of `account_ids` (one read), whatever their age (each
         says its cached_at), in the order asked; the others listed as missing, never fetched live
         and never touched (a roster polled by a bot does not make its members "popular")."""
         async with request_deadline():
             docs = {doc["account_id"]: doc for doc in await self.store.players.get_many(region, account_ids)}
-            profiles = [await self._cached_view(docs[a]) for a in account_ids if a in docs]
+            profiles = [await self.views.of(docs[a]) for a in account_ids if a in docs]
         return {
             "region": region,
             "ids": account_ids,
