@@ -7,25 +7,67 @@
  * index parameters), docs.js (endpoint and error docs), explorer.js (forms, tabs, routing),
  * charts.js, player.js, tanks.js (a player's tanks), history.js, clan.js, tankstats.js (the tanks
  * page), marks.js (a region's marks of excellence), tank.js (a tank's page), expected.js (a
- * region's WN8 expected values), online.js, dumps.js (the daily bulk files), status.js, search.js. */
+ * region's WN8 expected values), online.js, dumps.js (the daily bulk files), status.js, search.js,
+ * vehicles.js (the vehicle catalogue) and strength.js (a tier's tier list), which are routed here. */
 
 import { $ } from './render.js';
 import { loading } from './api.js';
 import { bindForms, fillForms, route } from './explorer.js';
 import { loadIndex } from './docs.js';
 import { bindSearch } from './search.js';
+import { bindVehicles, nav, routeVehicles } from './vehicles.js';
+import { bindStrength, fillStrength, routeStrength } from './strength.js';
+
+// The views routed here before explorer.js's route(): #vehicles/... and #strength/... (each
+// module parses its own raw hash segments: a name searched may hold any character).
+const PAGES = { vehicles: routeVehicles, strength: routeStrength };
+
+function showPage(view) {
+  document.querySelectorAll('#explorer > .panel').forEach((panel) => { panel.hidden = panel.id !== `panel-${view}`; });
+  document.querySelectorAll('.tabs .tab').forEach((tab) => {
+    tab.setAttribute('aria-selected', String(tab.dataset.view === view));
+    tab.classList.toggle('active', tab.dataset.view === view);
+  });
+}
+
+/** Route the hash: one of PAGES, else explorer.js's views (which then hide these pages' panels). */
+function routeAll() {
+  const [view, ...args] = location.hash.replace(/^#/, '').split('/').filter((p) => p !== '');
+  if (Object.hasOwn(PAGES, view)) {
+    showPage(view);
+    PAGES[view](args);
+    return true;
+  }
+  const routed = route();
+  // Another view, or none (the player's tab): these pages' panels go; an in-page anchor keeps them.
+  if (routed || !view) for (const page of Object.keys(PAGES)) $(`#panel-${page}`).hidden = true;
+  return routed;
+}
+
+nav.go = (hash) => {
+  if (location.hash === hash) routeAll();
+  else location.hash = hash;
+};
+nav.navigate = (hash) => {   // another state of the page on screen: a history entry, no scroll
+  if (location.hash !== hash) history.pushState(null, '', hash);
+  routeAll();
+};
 
 async function start() {
   bindForms();
   bindSearch();
+  bindVehicles();
+  bindStrength();
   fillForms();
+  fillStrength();
   window.addEventListener('hashchange', () => {
-    if (route()) $('#explorer').scrollIntoView({ block: 'start' });
+    if (routeAll()) $('#explorer').scrollIntoView({ block: 'start' });
   });
   $('#index-status').replaceChildren(loading('Loading the index…'));
   await loadIndex();
   fillForms();
-  const routed = route();
+  fillStrength();
+  const routed = routeAll();
   if (routed && location.hash) $('#explorer').scrollIntoView({ block: 'start' });
   else if (location.hash && !routed) {
     const target = document.getElementById(location.hash.slice(1));
