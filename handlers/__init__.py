@@ -1,11 +1,26 @@
 """HTTP handlers; each module ends with its route list, gathered here."""
 
-from handlers import base, clans, dumps, index, metrics, online, openapi, players, rankings, site, status, tanks
+from handlers import (
+    base,
+    clans,
+    dumps,
+    index,
+    metrics,
+    online,
+    openapi,
+    players,
+    rankings,
+    site,
+    status,
+    tanks,
+    vehicles,
+)
 
 routes = [
     *index.routes,
     *players.routes,
     *tanks.routes,
+    *vehicles.routes,
     *rankings.routes,
     *clans.routes,
     *online.routes,

@@ -23,6 +23,7 @@ from server.api.catalogue import (
     rankings,
     sessions,
     tanks,
+    vehicles,
 )
 from server.api.catalogue.shapes import ref
 
@@ -30,7 +31,21 @@ __all__ = ["ref", "schema_components"]
 
 # The modules' schemas in the order components/schemas lists them (the OpenAPI document's bytes
 # depend on it); an endpoint's new schema goes into its module's SCHEMAS, after that module's others.
-BEFORE_INDEX = (envelope, profile, history, tanks, marks, rankings, expected, players, dumps, clans, online, meta)
+BEFORE_INDEX = (
+    envelope,
+    profile,
+    history,
+    tanks,
+    marks,
+    vehicles,
+    rankings,
+    expected,
+    players,
+    dumps,
+    clans,
+    online,
+    meta,
+)
 AFTER_INDEX = (sessions,)
 
 

@@ -86,6 +86,8 @@ def test_each_csv_endpoint_declares_every_field_of_its_json_rows_as_a_column():
         "history",
         "clan",
         "online_history",
+        "vehicles",
+        "tank_strength",
     }
     for endpoint in CSV_ENDPOINTS:
         assert endpoint.csv is not None and endpoint.schema is not None
@@ -188,6 +190,8 @@ async def check_csv_on_demo(base_url: str, tank_id: int, account_id: int, clan_i
         "history": f"/api/v1/player/{account_id}/eu/history?days=30",
         "clan": f"/api/v1/clan/{clan_id}/eu",
         "online_history": "/api/v1/online/history?game=wot&region=eu&days=7",
+        "vehicles": "/api/v1/vehicles?region=eu&tier=8",
+        "tank_strength": "/api/v1/tanks/strength?region=eu&days=30&limit=100",
     }
     assert set(paths) == {endpoint.name for endpoint in CSV_ENDPOINTS}
     for endpoint in CSV_ENDPOINTS:

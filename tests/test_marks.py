@@ -394,6 +394,12 @@ async def test_on_demo_data_marks_progress_groups_and_leaderboards_answer_what_p
     assert page["marks"]["marks"] == with_thresholds[0]["marks"]
     assert page["marks"]["series"] and page["marks"]["series"][-1]["date"] == marks["through"]
 
+    # The vehicle catalogue and the tanks' strength on the same demo.
+    from tests.test_vehicles import check_strength_on_demo, check_vehicles_on_demo
+
+    await check_vehicles_on_demo(base_url, upstream_sim)
+    await check_strength_on_demo(base_url)
+
     # The leaderboards on the same demo (seeding it once for both saves minutes of the test run).
     from tests.test_leaderboards import check_on_demo
 

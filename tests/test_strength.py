@@ -43,8 +43,8 @@ def test_relative_win_rate_is_the_tanks_win_rate_minus_its_drivers_on_their_othe
     figures = strength_figures(table[1], min_players=2, min_battles=100)
     assert figures["relative_win_rate"] == round(figures["win_rate"] - figures["baseline_win_rate"], 2)
     assert figures["relative_win_rate"] == pytest.approx(45.0 - 35.0)
-    low, high = figures["relative_win_rate_interval"]
-    assert low <= figures["relative_win_rate"] <= high
+    interval = figures["relative_win_rate_interval"]
+    assert interval["low"] <= figures["relative_win_rate"] <= interval["high"]
 
 
 def test_relative_damage_compares_with_what_the_drivers_deal_in_the_tiers_average_tank():

@@ -20,6 +20,8 @@ ERROR_CODES = {
     "invalid_game": (400, f"game is not one of {', '.join(GAMES)}"),
     # The lengths are the catalogue's (server.api.catalogue SEARCH), which imports this module: they
     # are read from the index rather than restated here.
+    "invalid_premium": (400, "premium is not true or false"),
+    "invalid_vehicle_search": (400, "search is not 1 to 40 characters of a vehicle's name (no control characters)"),
     "invalid_search": (
         400,
         "search is not the start of a nickname: letters, digits or underscores within the length bounds the index gives for search",

@@ -10,16 +10,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from server.api.catalogue.figures import STRENGTH_MIN_BATTLES, STRENGTH_MIN_OTHER_BATTLES, STRENGTH_MIN_PLAYERS
 from store.constants import TANK_COUNTERS
+
+__all__ = [
+    "STRENGTH_KEYS",
+    "STRENGTH_MIN_BATTLES",
+    "STRENGTH_MIN_OTHER_BATTLES",
+    "STRENGTH_MIN_PLAYERS",
+    "strength_figures",
+    "strength_table",
+]
 
 BATTLES, WINS, DAMAGE = (TANK_COUNTERS.index(name) for name in ("battles", "wins", "damage_dealt"))
 Z95 = 1.959964  # the normal quantile of a two-sided 95 % interval
-# A player counts for a tank with this many battles on the tier's other tanks in the period: their
-# baseline. A tank's figures are null below STRENGTH_MIN_PLAYERS such players or
-# STRENGTH_MIN_BATTLES battles of theirs on it.
-STRENGTH_MIN_OTHER_BATTLES = 10
-STRENGTH_MIN_PLAYERS = 10
-STRENGTH_MIN_BATTLES = 100
 
 
 @dataclass
@@ -176,11 +180,14 @@ def strength_figures(entry: Sequence[float] | None, min_players: int, min_battle
     out.update(relative_win_rate=relative, win_rate=wr, baseline_win_rate=base, avg_damage=round(avg_damage, 2))
     if wr_se >= 0:
         half = Z95 * wr_se
-        out["relative_win_rate_interval"] = [round(relative - half, 2), round(relative + half, 2)]
+        out["relative_win_rate_interval"] = {"low": round(relative - half, 2), "high": round(relative + half, 2)}
     if baseline_damage > 0:
         relative_damage = round(100.0 * (avg_damage / baseline_damage - 1.0), 2)
         out.update(relative_damage=relative_damage, baseline_damage=round(baseline_damage, 2))
         if dmg_se >= 0:
             half = 100.0 * Z95 * dmg_se
-            out["relative_damage_interval"] = [round(relative_damage - half, 2), round(relative_damage + half, 2)]
+            out["relative_damage_interval"] = {
+                "low": round(relative_damage - half, 2),
+                "high": round(relative_damage + half, 2),
+            }
     return out

@@ -20,10 +20,13 @@ from server.api.catalogue import (
     TABLE_PERCENTILES,
     TANK_PERCENTILES,
 )
+from server.api.catalogue.figures import STRENGTH_MIN_BATTLES, STRENGTH_MIN_PLAYERS
 from server.api.errors import APIError
 from server.domain.days import days_before, utc_day
 from server.domain.marks import MARK_NAMES, MIN_TIER
 from server.domain.population import standing
+from server.domain.strength import strength_figures
+from server.services.encyclopedia import catalogue_fields
 from server.services.official import SOURCE
 from store.client import request_deadline
 from store.constants import TANK_COUNTERS
@@ -380,6 +383,7 @@ class TankStatsService:
                 "battles": int(entry["sums"][C["battles"]]),
                 "qualified": int(entry["qualified"]),
             },
+            "strength": strength_figures(entry.get("strength"), STRENGTH_MIN_PLAYERS, STRENGTH_MIN_BATTLES),
         }
 
     async def tank_table(
@@ -439,11 +443,14 @@ class TankStatsService:
                         }
                     )
         entry = table.entries[tank_id]
+        found = await self.catalogue.records(region) if self.catalogue is not None else None
+        record = found[1].get(tank_id) if found is not None else None
         row.pop("damage_percentiles")
         sample = row.pop("sample")
         return {
             **self._period(region, days, table),
             **row,
+            **catalogue_fields(record),
             "marks": await self.tank_marks(region, tank_id, series_doc),
             "sample": {**sample, "rated": int(entry.get("rated", 0))},
             "percentiles": {

@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from server.api.catalogue.figures import STRENGTH_METHOD, VEHICLE_HEADLINE_DAYS
 from server.api.catalogue.model import PREFIX
 from server.api.errors import APIError
 from server.domain.days import utc_day
@@ -27,8 +28,7 @@ if TYPE_CHECKING:
 
 # A catalogue is stale once it is older than a day and a refresh: the answer says so.
 STALE_SECONDS = 86400 + 3600
-STRENGTH_METHOD = "docs/data.md#tank-strength-the-drivers-skill-taken-out"
-HEADLINE_DAYS = 30  # the period of a vehicle's headline figures
+HEADLINE_DAYS = VEHICLE_HEADLINE_DAYS  # the period of a vehicle's headline figures
 STORED_RECHECK_SECONDS = 60  # a process without a fetch of its own reads the stored catalogue this often
 BATTLES, WINS, DAMAGE = (TANK_COUNTERS.index(name) for name in ("battles", "wins", "damage_dealt"))
 

@@ -82,6 +82,7 @@ from server.api.catalogue.profile import PLAYER
 from server.api.catalogue.rankings import LEADERBOARD_CLANS, LEADERBOARD_PLAYERS, TANK_LEADERBOARD
 from server.api.catalogue.sessions import SESSION, SESSION_STREAM
 from server.api.catalogue.tanks import TANK, TANK_STATS
+from server.api.catalogue.vehicles import TANK_STRENGTH, VEHICLES
 
 # Routes, parameter validation, the rate limiter's buckets, the index, the OpenAPI document and
 # the site all derive from the records of this package: every limit, cache lifetime, parameter
@@ -177,6 +178,8 @@ __all__ = [
     "TANK_PERCENTILES",
     "TANK_SORTS",
     "TANK_STATS",
+    "TANK_STRENGTH",
+    "VEHICLES",
     "TRACKED_SEARCH_CACHE_SECONDS",
     "VEHICLE_TYPES",
     "WATCH_BATCH",
@@ -204,6 +207,8 @@ CATALOGUE: tuple[Endpoint, ...] = (
     TANK_STATS,
     TANK,
     TANK_MARKS,
+    TANK_STRENGTH,
+    VEHICLES,
     EXPECTED_VALUES,
     LEADERBOARD_PLAYERS,
     TANK_LEADERBOARD,

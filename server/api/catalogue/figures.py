@@ -39,6 +39,8 @@ TANK_SORTS = (
     "tier",
     "tank_id",
     "name",
+    "relative_win_rate",
+    "relative_damage",
 )
 # Marks of excellence (/tanks/marks, docs/data.md "Marks of excellence").
 MARKS_WINDOW_DAYS = 14  # the game's window: a mark compares the last 14 days' players of the tank
@@ -187,3 +189,14 @@ NOT_MEASURED = (
 )
 # The five statistics of an expected-values row, in TankExpectation's field order (the comparison's keys).
 EXPECTED_STATS = ("damage", "spot", "frag", "defence", "win_rate")
+# A tank's strength with its drivers' skill taken out (/tanks/strength, the `strength` of a
+# /tanks/stats row; docs/data.md "Tank strength"). A player counts for a tank with at least
+# STRENGTH_MIN_OTHER_BATTLES battles on the tier's other tanks in the period (their baseline); a
+# tank's figures are null below STRENGTH_MIN_PLAYERS such players or STRENGTH_MIN_BATTLES battles.
+STRENGTH_MIN_OTHER_BATTLES = 10
+STRENGTH_MIN_PLAYERS = 10
+STRENGTH_MIN_BATTLES = 100
+STRENGTH_METHOD = "docs/data.md#tank-strength-the-drivers-skill-taken-out"
+# The vehicle catalogue (/vehicles): its page and the period of each vehicle's headline figures.
+VEHICLES_PAGE_MAX = 100
+VEHICLE_HEADLINE_DAYS = 30

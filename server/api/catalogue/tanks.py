@@ -10,6 +10,10 @@ from server.api.catalogue.figures import (
     POPULATION_MIN_BATTLES,
     POPULATION_MIN_PLAYERS,
     POPULATION_PERIODS,
+    STRENGTH_METHOD,
+    STRENGTH_MIN_BATTLES,
+    STRENGTH_MIN_OTHER_BATTLES,
+    STRENGTH_MIN_PLAYERS,
     TABLE_PERCENTILES,
     TANK_PAGE_MAX,
     TANK_PERCENTILES,
@@ -32,12 +36,29 @@ from server.api.catalogue.shapes import (
     TANK_NAMES,
     UNIX,
     array,
+    nullable,
     obj,
     tank_page,
 )
 
+# A tank's strength figures as CSV columns (/tanks/stats, /tanks/strength).
+STRENGTH_CSV = (
+    "relative_win_rate",
+    "relative_win_rate_interval.low",
+    "relative_win_rate_interval.high",
+    "win_rate",
+    "baseline_win_rate",
+    "relative_damage",
+    "relative_damage_interval.low",
+    "relative_damage_interval.high",
+    "avg_damage",
+    "baseline_damage",
+    "players",
+    "battles",
+)
 
-def _period_param() -> Param:
+
+def period_param() -> Param:
     return Param(
         "days",
         "query",
@@ -77,6 +98,57 @@ TANK_ROW_FIGURES = (
     "accounts that played it in the period), battles, win_rate (%), avg_damage, avg_frags, avg_xp, "
     "survival_rate (%), hit_rate (%)"
 )
+# A tank's strength with its drivers' skill taken out (server/domain/strength.py strength_figures).
+INTERVAL = {
+    "oneOf": [obj({"low": {"type": "number"}, "high": {"type": "number"}}), {"type": "null"}],
+    "description": "The 95 % interval; null with the figure.",
+}
+STRENGTH_FIGURES = {
+    "relative_win_rate": NUMBER_OR_NULL,
+    "relative_win_rate_interval": INTERVAL,
+    "win_rate": NUMBER_OR_NULL,
+    "baseline_win_rate": NUMBER_OR_NULL,
+    "relative_damage": NUMBER_OR_NULL,
+    "relative_damage_interval": INTERVAL,
+    "avg_damage": NUMBER_OR_NULL,
+    "baseline_damage": NUMBER_OR_NULL,
+    "players": {"type": "integer", "minimum": 0},
+    "battles": {"type": "integer", "minimum": 0},
+}
+STRENGTH_GUIDE = (
+    f"the tank's figures with its drivers' skill taken out ({STRENGTH_METHOD}): relative_win_rate = win_rate "
+    "- baseline_win_rate (percentage points), where win_rate is the sampled players' win rate on the tank and "
+    "baseline_win_rate their battle-weighted win rate on their other tanks of its tier; relative_damage = "
+    "avg_damage / baseline_damage - 1 (%), where baseline_damage is what they would deal per battle in the "
+    "tier's average tank; each with its 95 % interval {low, high}; players and battles: the sample (players "
+    f"with at least {STRENGTH_MIN_OTHER_BATTLES} battles on the tier's other tanks in the period); every figure "
+    f"null below {STRENGTH_MIN_PLAYERS} players or {STRENGTH_MIN_BATTLES} battles"
+)
+# What the encyclopedia says of a tank beyond TANK_NAMES (server/services/encyclopedia.py).
+CATALOGUE_FIELDS = {
+    "short_name": nullable("string"),
+    "tag": nullable("string"),
+    "is_premium": nullable("boolean"),
+    "is_gift": nullable("boolean"),
+    "is_wheeled": nullable("boolean"),
+    "images": {
+        "oneOf": [
+            obj({key: nullable("string") for key in ("small_icon", "contour_icon", "big_icon")}),
+            {"type": "null"},
+        ],
+        "description": "Wargaming's icon URLs, as the encyclopedia gives them; null when it lacks the tank.",
+    },
+    "in_encyclopedia": {
+        "type": "boolean",
+        "description": "False for a tank the encyclopedia lacks (every field null).",
+    },
+}
+CATALOGUE_GUIDE = (
+    "short_name, tag, is_premium, is_gift, is_wheeled, images {small_icon, contour_icon, big_icon} (Wargaming's "
+    "URLs): the encyclopedia's (wot/encyclopedia/vehicles); null, with in_encyclopedia false, for a tank it lacks"
+)
+
+
 TANK_STATS = Endpoint(
     name="tank_stats",
     path="/tanks/stats",
@@ -96,7 +168,7 @@ TANK_STATS = Endpoint(
     cache_max_age=300,
     answer_seconds=HOT_COPY_SECONDS,
     example="/tanks/stats?region=eu&days=30",
-    params=tank_list(TANK_SORTS, "battles", "The figure to sort by (nulls last).", _period_param()),
+    params=tank_list(TANK_SORTS, "battles", "The figure to sort by (nulls last).", period_param()),
     errors=("no_statistics", "database_unavailable"),
     schema="TankStats",
     csv=CsvTable(
@@ -123,6 +195,7 @@ TANK_STATS = Endpoint(
             "sample.players",
             "sample.battles",
             "sample.qualified",
+            *(f"strength.{key}" for key in STRENGTH_CSV),
         ),
     ),
     fields={
@@ -130,7 +203,9 @@ TANK_STATS = Endpoint(
         "sort, order, total, offset, limit": "the order asked for, how many tanks match the filters, the page",
         "tanks[]": f"{TANK_ROW_FIGURES}, damage_percentiles {{{', '.join(f'p{p}' for p in TABLE_PERCENTILES)}}} "
         "(average damage per battle of the players with min_battles; null below min_players of them), "
-        "sample {players, battles, qualified (players with min_battles)}",
+        "sample {players, battles, qualified (players with min_battles)}, strength {relative_win_rate, "
+        "relative_win_rate_interval, win_rate, baseline_win_rate, relative_damage, relative_damage_interval, "
+        f"avg_damage, baseline_damage, players, battles}}: {STRENGTH_GUIDE}",
     },
 )
 TANK = Endpoint(
@@ -150,7 +225,7 @@ TANK = Endpoint(
     params=(
         TANK_ID,
         REGION,
-        _period_param(),
+        period_param(),
     ),
     errors=("no_statistics", "database_unavailable"),
     schema="TankDetail",
@@ -158,8 +233,10 @@ TANK = Endpoint(
         **POPULATION_FIELDS,
         "tank_id, name, tier, type, nation, players, battles, win_rate, avg_damage, avg_frags, avg_xp, "
         "survival_rate, hit_rate": TANK_ROW_FIGURES,
+        "short_name, tag, is_premium, is_gift, is_wheeled, images, in_encyclopedia": CATALOGUE_GUIDE,
         "sample": "players, battles, qualified (players with min_battles), rated (of those, on a tank "
         "the expected-values table rates)",
+        "strength": STRENGTH_GUIDE,
         "percentiles": f"damage and wn8: {{{', '.join(f'p{p}' for p in TANK_PERCENTILES)}}} of the qualified "
         "players' average damage per battle and WN8 on the tank; null below min_players",
         "series[]": "date, players, battles, win_rate, avg_damage: each day of the period someone played it",
@@ -213,6 +290,7 @@ SCHEMAS: dict[str, dict] = {
                                 "qualified": {"type": "integer", "minimum": 0},
                             }
                         ),
+                        "strength": obj(STRENGTH_FIGURES),
                     }
                 ),
                 maxItems=TANK_PAGE_MAX,
@@ -223,6 +301,7 @@ SCHEMAS: dict[str, dict] = {
         {
             **POPULATION_HEAD,
             **TANK_ROW,
+            **CATALOGUE_FIELDS,
             "sample": obj(
                 {
                     "players": {"type": "integer", "minimum": 0},
@@ -231,6 +310,7 @@ SCHEMAS: dict[str, dict] = {
                     "rated": {"type": "integer", "minimum": 0},
                 }
             ),
+            "strength": obj(STRENGTH_FIGURES),
             "percentiles": obj(
                 {
                     "damage": nullable_percentiles(TANK_PERCENTILES),

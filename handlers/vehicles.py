@@ -1,0 +1,65 @@
+"""The vehicle catalogue and the tanks' strength with their drivers' skill taken out."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from handlers.base import BaseHandler, api_routes
+from handlers.params import arguments_of
+from server.api.answers import POPULATION_TAG
+from server.api.catalogue import TANK_STRENGTH, VEHICLES
+
+
+@arguments_of(VEHICLES)
+@dataclasses.dataclass(frozen=True, slots=True)
+class VehiclesArgs:
+    region: str
+    tier: int | None
+    type: str | None
+    nation: str | None
+    premium: str | None
+    search: str | None
+    limit: int
+    offset: int
+
+
+@arguments_of(TANK_STRENGTH)
+@dataclasses.dataclass(frozen=True, slots=True)
+class TankStrengthArgs:
+    region: str
+    days: int
+    tier: int | None
+    type: str | None
+    nation: str | None
+    limit: int
+    offset: int
+
+
+class VehiclesHandler(BaseHandler):
+    endpoint = VEHICLES
+
+    async def get(self, *path: str) -> None:
+        args = self.arguments(path, VehiclesArgs)
+        premium = None if args.premium is None else args.premium == "true"
+        self.respond(
+            await self.services.vehicles.vehicles(
+                args.region, args.tier, args.type, args.nation, premium, args.search, args.limit, args.offset
+            ),
+            tag=POPULATION_TAG,
+        )
+
+
+class TankStrengthHandler(BaseHandler):
+    endpoint = TANK_STRENGTH
+
+    async def get(self, *path: str) -> None:
+        args = self.arguments(path, TankStrengthArgs)
+        self.respond(
+            await self.services.vehicles.strength(
+                args.region, args.days, args.tier, args.type, args.nation, args.limit, args.offset
+            ),
+            tag=POPULATION_TAG,
+        )
+
+
+routes = api_routes(VehiclesHandler, TankStrengthHandler)
