@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from server.api.catalogue.figures import STRENGTH_METHOD, VEHICLE_HEADLINE_DAYS
+from server.api.catalogue.figures import POPULATION_MIN_PLAYERS, STRENGTH_METHOD, VEHICLE_HEADLINE_DAYS
 from server.api.catalogue.model import PREFIX
 from server.api.errors import APIError
 from server.domain.days import utc_day
@@ -17,8 +17,7 @@ from server.domain.strength import (
     strength_figures,
 )
 from server.services.encyclopedia import VehicleCatalogue, catalogue_fields
-from server.services.tank_stats import POPULATION_NOTE
-from store.constants import TANK_COUNTERS
+from server.services.tank_stats import POPULATION_NOTE, tank_figures
 
 if TYPE_CHECKING:
     from server.services.expected import Ratings
@@ -29,8 +28,6 @@ if TYPE_CHECKING:
 # A catalogue is stale once it is older than a day and a refresh: the answer says so.
 STALE_SECONDS = 86400 + 3600
 HEADLINE_DAYS = VEHICLE_HEADLINE_DAYS  # the period of a vehicle's headline figures
-STORED_RECHECK_SECONDS = 60  # a process without a fetch of its own reads the stored catalogue this often
-BATTLES, WINS, DAMAGE = (TANK_COUNTERS.index(name) for name in ("battles", "wins", "damage_dealt"))
 
 
 def vehicle_row(
@@ -51,18 +48,11 @@ def vehicle_row(
     }
     row["page"] = f"{PREFIX}/tank/{tank_id}/{region}"
     entry = table.entries.get(tank_id) if table is not None else None
-    if entry is None:
+    if table is None or entry is None:
         row["stats"] = None
     else:
-        sums, players = entry["sums"], int(entry["players"])
-        battles = int(sums[BATTLES])
-        enough = players >= int(table.doc.get("min_players", 0)) and battles > 0  # type: ignore[union-attr]
-        row["stats"] = {
-            "players": players,
-            "battles": battles,
-            "win_rate": round(100.0 * sums[WINS] / battles, 2) if enough else None,
-            "avg_damage": round(sums[DAMAGE] / battles, 2) if enough else None,
-        }
+        figures = tank_figures(entry, int(table.doc.get("min_players", POPULATION_MIN_PLAYERS)))
+        row["stats"] = {key: figures[key] for key in ("players", "battles", "win_rate", "avg_damage")}
     row["official_marks"] = dict(official_marks) if official_marks is not None else None
     return row
 
