@@ -10,12 +10,14 @@ import ipaddress
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeAlias, cast
+from types import TracebackType
+from typing import Any, NoReturn, TypeAlias, TypeVar, cast
 
+import tornado.httputil
 import tornado.web
 import ujson
 
-from handlers.params import arguments
+from handlers.params import parse_view
 from server.api import csv_answers
 from server.api.answers import Answer, Tag, answer_key
 from server.api.catalogue import CsvTable, Endpoint
@@ -28,7 +30,7 @@ from server.api.errors import (
     APIError,
     render_error,
 )
-from server.api.ratelimit import RateLimiter
+from server.api.ratelimit import Decision, RateLimiter
 from server.services.registry import Services
 from server.upstream.client import UpstreamError
 from store.errors import DATABASE_ERRORS
@@ -39,6 +41,11 @@ log = logging.getLogger("statsapi.handlers")
 Route: TypeAlias = (
     tuple[str, type[tornado.web.RequestHandler]] | tuple[str, type[tornado.web.RequestHandler], dict[str, Any]]
 )
+# What Tornado passes write_error as exc_info (sys.exc_info() of the error being answered).
+ExcInfo: TypeAlias = tuple[type[BaseException] | None, BaseException | None, TracebackType | None]
+# Networks an address is looked up in (Config.trusted_proxies, Config.metrics_allow).
+Networks: TypeAlias = tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]
+View = TypeVar("View")
 
 
 def utc_now_iso() -> str:
@@ -75,7 +82,7 @@ class _MetaCache:
     text = ""
 
     @classmethod
-    def get(cls, config) -> str:
+    def get(cls, config: Config) -> str:
         second = int(time.time())
         if second != cls.second:
             cls.text = ujson.dumps(
@@ -96,10 +103,10 @@ class _RenderCache:
     """Rendered JSON and ETag of shared, never-mutated data objects (the services' hot caches)."""
 
     MAX_ENTRIES = 1024
-    entries: dict[int, tuple] = {}
+    entries: dict[int, tuple[object, str, str]] = {}
 
     @classmethod
-    def render(cls, data, shared: bool) -> tuple[str, str]:
+    def render(cls, data: object, shared: bool) -> tuple[str, str]:
         entry = cls.entries.get(id(data)) if shared else None
         if entry is not None and entry[0] is data:  # the entry holds `data`, so its id is not reused
             return entry[1], entry[2]
@@ -124,13 +131,13 @@ class BaseHandler(tornado.web.RequestHandler):
     bucket: str | None = None  # rate-limit bucket; None: not limited
     cache_max_age = 0  # not cached unless the entry (or a handler outside the catalogue) says so
     needs_database = True  # answer 503 at once while the driver's heartbeat says the database is down
-    rate_headers: dict = {}
+    rate_headers: dict[str, str] = {}
     # Every API handler's `get` is a coroutine function (`head` awaits it); an annotation only, so a
     # handler without one still gets Tornado's 405.
     get: Callable[..., Awaitable[None]]
     _client_ip: str | None  # client_ip's cache (unset until first read, or copied from admit())
 
-    def __init_subclass__(cls, **kwargs) -> None:
+    def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         endpoint = cls.__dict__.get("endpoint")
         if endpoint is not None:
@@ -139,10 +146,11 @@ class BaseHandler(tornado.web.RequestHandler):
             cls.cache_max_age = endpoint.cache_max_age
             cls.needs_database = endpoint.needs_database
 
-    def arguments(self, path_args: tuple[str, ...]) -> dict:
-        """The endpoint's parameters by name, parsed and validated (APIError on a bad one)."""
+    def arguments(self, path_args: tuple[str, ...], view: type[View]) -> View:
+        """The endpoint's parameters, parsed and validated (APIError on a bad one), read through
+        `view`: the handler's typed view of them, bound to its endpoint by handlers.params.arguments_of."""
         assert self.endpoint is not None
-        return arguments(self, self.endpoint.params, path_args)
+        return parse_view(self, self.endpoint, path_args, view)
 
     # One-line dependencies over the Application settings (server.compose.app.make_app puts them there).
     @property
@@ -190,7 +198,7 @@ class BaseHandler(tornado.web.RequestHandler):
         return cached
 
     @classmethod
-    def admit(cls, settings, request):
+    def admit(cls, settings: dict[str, Any], request: tornado.httputil.HTTPServerRequest) -> Decision | None:
         """The rate-limit decision for a request to this handler, or None when it is not limited.
 
         Called by the Application as soon as the headers are in, so an over-limit request is
@@ -198,8 +206,9 @@ class BaseHandler(tornado.web.RequestHandler):
         """
         if cls.bucket is None or request.method not in ("GET", "HEAD"):
             return None  # OPTIONS is free; other methods get 405 without spending quota
-        request.statsapi_client = client = resolve_client_ip(
-            request.remote_ip, request.headers, settings["config"].trusted_proxies
+        # Two fields Tornado's request has not: the client and the decision, read by prepare() and the log.
+        request.statsapi_client = client = resolve_client_ip(  # type: ignore[attr-defined]
+            cast(str, request.remote_ip), request.headers, settings["config"].trusted_proxies
         )
         bucket, cost = cls.bucket, 1
         batch = cls.endpoint.batch if cls.endpoint is not None else None
@@ -207,7 +216,7 @@ class BaseHandler(tornado.web.RequestHandler):
             named = request.query_arguments.get(batch.param)
             if named:  # many ids at once: counted per id in the batch's own bucket
                 bucket, cost = batch.bucket, sum(batch.cost(v.decode("latin-1")) for v in named)
-        request.statsapi_decision = decision = settings["limiter"].hit(client, bucket, cost)
+        request.statsapi_decision = decision = settings["limiter"].hit(client, bucket, cost)  # type: ignore[attr-defined]
         return decision
 
     def prepare(self) -> None:
@@ -225,10 +234,10 @@ class BaseHandler(tornado.web.RequestHandler):
             raise APIError("database_unavailable", headers={"Retry-After": str(DATABASE_RETRY_AFTER)})
 
     # --- methods -------------------------------------------------------------------
-    async def head(self, *args, **kwargs):
+    async def head(self, *args: str, **kwargs: str) -> None:
         await self.get(*args, **kwargs)
 
-    def options(self, *args, **kwargs) -> None:
+    def options(self, *args: str, **kwargs: str) -> None:
         self.set_status(204)
         self.set_header("Allow", ALLOWED_METHODS)
         self.set_header("Access-Control-Allow-Methods", ALLOWED_METHODS)
@@ -237,13 +246,13 @@ class BaseHandler(tornado.web.RequestHandler):
         self.clear_header("Content-Type")
         self.finish()
 
-    def _method_not_allowed(self, *args, **kwargs):
+    def _method_not_allowed(self, *args: str, **kwargs: str) -> NoReturn:
         raise APIError("method_not_allowed")
 
     post = put = patch = delete = _method_not_allowed
 
     # --- responses -----------------------------------------------------------------
-    def respond(self, data, max_age: int | None = None, shared: bool = False, tag: Tag | None = None) -> None:
+    def respond(self, data: Any, max_age: int | None = None, shared: bool = False, tag: Tag | None = None) -> None:
         """Write the success envelope; the ETag covers `data` only, not meta.generated.
 
         `shared`: `data` is a cached object nobody mutates, so its rendering is reused.
@@ -304,18 +313,20 @@ class BaseHandler(tornado.web.RequestHandler):
         started = getattr(self, "_answer_started", None)
         self.services.answers.put(answer_key(self.request.path, self.request.query), answer, started)
 
-    def compute_etag(self):
+    def compute_etag(self) -> str | None:
         return getattr(self, "_data_etag", None)
 
-    def write_error(self, status_code: int, **kwargs) -> None:
-        exc_info = kwargs.get("exc_info")
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        exc_info: ExcInfo | None = kwargs.get("exc_info")
         status, headers, body = write_error_answer(self, status_code, exc_info)
         error = exc_info[1] if exc_info else None
         if isinstance(error, APIError) and self.endpoint is not None and error.code in self.endpoint.param_errors:
             # A bad parameter is the request's own: the same path and query get the same answer.
             self.keep_answer(status, headers, body, None, None)
 
-    def log_exception(self, typ, value, tb) -> None:
+    def log_exception(
+        self, typ: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None
+    ) -> None:
         if isinstance(value, APIError):
             return  # an expected answer, not a server fault
         if isinstance(value, DATABASE_ERRORS):
@@ -327,7 +338,7 @@ class BaseHandler(tornado.web.RequestHandler):
 
 
 def write_error_answer(
-    handler: tornado.web.RequestHandler, status_code: int, exc_info
+    handler: tornado.web.RequestHandler, status_code: int, exc_info: ExcInfo | None
 ) -> tuple[int, dict[str, str], str]:
     """Any handler's error answer (the API's and the site's `write_error`), rendered by
     server.api.errors.render_error, and returned. An unexpected error keeps the 5xx status Tornado chose."""
@@ -341,7 +352,7 @@ def write_error_answer(
     return status, headers, body
 
 
-def resolve_client_ip(peer: str, headers, trusted_proxies) -> str:
+def resolve_client_ip(peer: str, headers: tornado.httputil.HTTPHeaders, trusted_proxies: Networks) -> str:
     """The peer address, unless the peer is a trusted proxy: then the forwarded client.
 
     X-Forwarded-For is read right to left, skipping trusted proxies, so a client cannot
@@ -372,7 +383,7 @@ def _valid_ip(text: str) -> bool:
 
 
 @functools.lru_cache(maxsize=65536)
-def _in_networks(address: str, networks) -> bool:
+def _in_networks(address: str, networks: Networks) -> bool:
     try:
         ip = ipaddress.ip_address(address)
     except ValueError:
@@ -387,12 +398,12 @@ class NotFoundHandler(BaseHandler):
     cache_max_age = ERROR_MAX_AGE
     prebuilt_error = "unknown_endpoint"
 
-    def prepare(self):
+    def prepare(self) -> None:
         if self.request.method == "OPTIONS":
             return
         raise APIError("unknown_endpoint")
 
-    async def get(self, *args, **kwargs):
+    async def get(self, *args: str, **kwargs: str) -> None:
         raise APIError("unknown_endpoint")
 
 
@@ -400,12 +411,12 @@ class UnknownVersionHandler(BaseHandler):
     cache_max_age = ERROR_MAX_AGE
     prebuilt_error = "unknown_version"  # as NotFoundHandler's
 
-    def prepare(self):
+    def prepare(self) -> None:
         if self.request.method == "OPTIONS":
             return
         raise APIError("unknown_version")
 
-    async def get(self, *args, **kwargs):
+    async def get(self, *args: str, **kwargs: str) -> None:
         raise APIError("unknown_version")
 
 

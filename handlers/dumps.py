@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import re
 
 from handlers.base import BaseHandler, api_routes
+from handlers.params import arguments_of
 from server.api.catalogue import DUMP_FILE, DUMPS
 from server.api.errors import APIError
 
@@ -36,20 +38,33 @@ def byte_range(header: str | None, size: int) -> tuple[int, int] | None:
     return first, last
 
 
+@arguments_of(DUMPS)
+@dataclasses.dataclass(frozen=True, slots=True)
+class DumpsArgs:
+    region: str | None
+    day: str | None
+
+
+@arguments_of(DUMP_FILE)
+@dataclasses.dataclass(frozen=True, slots=True)
+class DumpFileArgs:
+    file: str
+
+
 class DumpsHandler(BaseHandler):
     endpoint = DUMPS
 
-    async def get(self):
-        args = self.arguments(())
-        self.respond(await self.services.dumps.listing(args["region"], args["day"]))
+    async def get(self) -> None:
+        args = self.arguments((), DumpsArgs)
+        self.respond(await self.services.dumps.listing(args.region, args.day))
 
 
 class DumpFileHandler(BaseHandler):
     endpoint = DUMP_FILE
 
-    async def get(self, *path):
-        args = self.arguments(path)
-        body = await self.services.dumps.read(args["file"])
+    async def get(self, *path: str) -> None:
+        args = self.arguments(path, DumpFileArgs)
+        body = await self.services.dumps.read(args.file)
         part = byte_range(self.request.headers.get("Range"), len(body))
         etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
         self.set_header("Content-Type", DUMP_FILE.media_type)

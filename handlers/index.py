@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from handlers.base import BaseHandler, api_routes
 from server.api.answers import INDEX_TAG
 from server.api.catalogue import CATALOGUE, INDEX, LIVE_GLOBAL, LIVE_PER_CLIENT, OPENAPI, PREFIX, Endpoint
-from server.api.config import API_VERSION, VERSION
+from server.api.config import API_VERSION, VERSION, Config
 from server.api.csv_answers import CSV_MEDIA_TYPE
 from server.api.errors import ALLOWED_METHODS, ERROR_CODES, RATE_HEADERS, RETRY_AFTER_SENT
 from server.api.ratelimit import WINDOW_SECONDS, scaled_limit
@@ -45,7 +47,7 @@ def index_entry(endpoint: Endpoint, scale: float) -> dict:
     return entry
 
 
-def index_document(config) -> dict:
+def index_document(config: Config) -> dict[str, Any]:
     return {
         "name": "statsapi",
         "version": API_VERSION,
@@ -81,7 +83,7 @@ def index_document(config) -> dict:
 class IndexHandler(BaseHandler):
     endpoint = INDEX
 
-    async def get(self):
+    async def get(self) -> None:
         self.respond(index_document(self.config), tag=INDEX_TAG)
 
 

@@ -13,7 +13,7 @@ class MetricsHandler(BaseHandler):
     needs_database = False
     cache_max_age = 0
 
-    def prepare(self):
+    def prepare(self) -> None:
         if self.request.method == "OPTIONS":
             return
         # The TCP peer, never X-Forwarded-For: a proxy in front must not open it to the world.
@@ -24,7 +24,7 @@ class MetricsHandler(BaseHandler):
         if peer is None or not any(peer in network for network in self.config.metrics_allow):
             raise APIError("unknown_endpoint")  # to anyone else it does not exist
 
-    async def get(self):
+    async def get(self) -> None:
         metrics = self.services.metrics
         if metrics is None:  # only a Services built without Metrics (tests, scripts): an internal error
             raise RuntimeError("Services.metrics is not wired")

@@ -2,61 +2,81 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from handlers.base import BaseHandler, api_routes
+from handlers.params import arguments_of
 from server.api.answers import POPULATION_TAG
 from server.api.catalogue import LEADERBOARD_CLANS, LEADERBOARD_PLAYERS, TANK_LEADERBOARD
+
+
+@arguments_of(LEADERBOARD_PLAYERS)
+@dataclasses.dataclass(frozen=True, slots=True)
+class PlayerLeaderboardArgs:
+    region: str
+    days: str
+    by: str
+    tier: int | None
+    type: str | None
+    min_battles: int | None
+    limit: int
+    offset: int
+
+
+@arguments_of(TANK_LEADERBOARD)
+@dataclasses.dataclass(frozen=True, slots=True)
+class TankLeaderboardArgs:
+    tank_id: int
+    region: str
+    days: str
+    by: str
+    min_battles: int | None
+    limit: int
+    offset: int
+
+
+@arguments_of(LEADERBOARD_CLANS)
+@dataclasses.dataclass(frozen=True, slots=True)
+class ClanLeaderboardArgs:
+    region: str
+    days: str
+    by: str
+    min_members: int | None
+    limit: int
+    offset: int
 
 
 class PlayerLeaderboardHandler(BaseHandler):
     endpoint = LEADERBOARD_PLAYERS
 
-    async def get(self, *path):
-        args = self.arguments(path)
-        self.respond(
-            await self.services.leaderboards.players(
-                args["region"],
-                args["days"],
-                args["by"],
-                args["tier"],
-                args["type"],
-                args["min_battles"],
-                args["offset"],
-                args["limit"],
-            ),
-            tag=POPULATION_TAG,
+    async def get(self, *path: str) -> None:
+        args = self.arguments(path, PlayerLeaderboardArgs)
+        board = await self.services.leaderboards.players(
+            args.region, args.days, args.by, args.tier, args.type, args.min_battles, args.offset, args.limit
         )
+        self.respond(board, tag=POPULATION_TAG)
 
 
 class TankLeaderboardHandler(BaseHandler):
     endpoint = TANK_LEADERBOARD
 
-    async def get(self, *path):
-        args = self.arguments(path)
-        self.respond(
-            await self.services.leaderboards.tank(
-                args["region"],
-                args["tank_id"],
-                args["days"],
-                args["by"],
-                args["min_battles"],
-                args["offset"],
-                args["limit"],
-            ),
-            tag=POPULATION_TAG,
+    async def get(self, *path: str) -> None:
+        args = self.arguments(path, TankLeaderboardArgs)
+        board = await self.services.leaderboards.tank(
+            args.region, args.tank_id, args.days, args.by, args.min_battles, args.offset, args.limit
         )
+        self.respond(board, tag=POPULATION_TAG)
 
 
 class ClanLeaderboardHandler(BaseHandler):
     endpoint = LEADERBOARD_CLANS
 
-    async def get(self, *path):
-        args = self.arguments(path)
-        self.respond(
-            await self.services.leaderboards.clans(
-                args["region"], args["days"], args["by"], args["min_members"], args["offset"], args["limit"]
-            ),
-            tag=POPULATION_TAG,
+    async def get(self, *path: str) -> None:
+        args = self.arguments(path, ClanLeaderboardArgs)
+        board = await self.services.leaderboards.clans(
+            args.region, args.days, args.by, args.min_members, args.offset, args.limit
         )
+        self.respond(board, tag=POPULATION_TAG)
 
 
 routes = api_routes(PlayerLeaderboardHandler, TankLeaderboardHandler, ClanLeaderboardHandler)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from asyncio import Future
+from typing import Any, NoReturn
 
 import tornado.web
 
@@ -33,13 +35,13 @@ class SiteHandler(tornado.web.StaticFileHandler):
     def set_extra_headers(self, path: str) -> None:
         self.set_header("Cache-Control", SITE_CACHE_CONTROL)
 
-    def options(self, *args, **kwargs):
+    def options(self, *args: str, **kwargs: str) -> None:
         self.set_status(204)
         self.set_header("Allow", ALLOWED_METHODS)
         self.set_header("Cache-Control", SITE_CACHE_CONTROL)
         self.finish()
 
-    def finish(self, chunk=None):
+    def finish(self, chunk: str | bytes | dict[str, Any] | None = None) -> Future[None]:
         if self.get_status() == 416 and chunk is None and not self._write_buffer:
             # StaticFileHandler answers a Range past the end with an empty text/plain 416 that
             # would carry the files' Cache-Control: enveloped like every error, never cached.
@@ -48,12 +50,12 @@ class SiteHandler(tornado.web.StaticFileHandler):
             chunk = RANGE_NOT_SATISFIABLE
         return super().finish(chunk)
 
-    def _method_not_allowed(self, *args, **kwargs):
+    def _method_not_allowed(self, *args: str, **kwargs: str) -> NoReturn:
         raise APIError("method_not_allowed")
 
     post = put = patch = delete = _method_not_allowed
 
-    def write_error(self, status_code: int, **kwargs) -> None:
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
         write_error_answer(self, status_code, kwargs.get("exc_info"))
 
 

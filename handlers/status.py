@@ -14,7 +14,7 @@ from server.services.status import health_reasons
 class StatusHandler(BaseHandler):
     endpoint = STATUS
 
-    async def get(self):
+    async def get(self) -> None:
         database, caches, jobs, sampler, volume = await self.services.status.database_view()
         limiter = self.limiter.status()
         supervisor = self.services.embedded_database

@@ -2,72 +2,89 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from handlers.base import BaseHandler, api_routes
+from handlers.params import arguments_of
 from server.api.answers import POPULATION_TAG
 from server.api.catalogue import EXPECTED_VALUES, TANK, TANK_MARKS, TANK_STATS
+
+
+@arguments_of(TANK_MARKS)
+@dataclasses.dataclass(frozen=True, slots=True)
+class TankListArgs:
+    """A tank list's parameters (the catalogue's params.tank_list): region, filters, sort, paging."""
+
+    region: str
+    tier: int | None
+    type: str | None
+    nation: str | None
+    sort: str
+    order: str
+    limit: int
+    offset: int
+
+
+@arguments_of(TANK_STATS)
+@dataclasses.dataclass(frozen=True, slots=True)
+class TankStatsArgs(TankListArgs):
+    days: int
+
+
+@arguments_of(TANK)
+@dataclasses.dataclass(frozen=True, slots=True)
+class TankArgs:
+    tank_id: int
+    region: str
+    days: int
+
+
+@arguments_of(EXPECTED_VALUES)
+@dataclasses.dataclass(frozen=True, slots=True)
+class ExpectedValuesArgs:
+    region: str
+    source: str
+    version: str | None
 
 
 class TankStatsHandler(BaseHandler):
     endpoint = TANK_STATS
 
-    async def get(self, *path):
-        args = self.arguments(path)
-        self.respond(
-            await self.services.tank_stats.tank_table(
-                args["region"],
-                args["days"],
-                args["tier"],
-                args["type"],
-                args["nation"],
-                args["sort"],
-                args["order"],
-                args["limit"],
-                args["offset"],
-            ),
-            tag=POPULATION_TAG,
+    async def get(self, *path: str) -> None:
+        args = self.arguments(path, TankStatsArgs)
+        table = await self.services.tank_stats.tank_table(
+            args.region, args.days, args.tier, args.type, args.nation, args.sort, args.order, args.limit, args.offset
         )
+        self.respond(table, tag=POPULATION_TAG)
 
 
 class TankHandler(BaseHandler):
     endpoint = TANK
 
-    async def get(self, *path):
-        args = self.arguments(path)
-        self.respond(
-            await self.services.tank_stats.tank(args["region"], args["tank_id"], args["days"]), tag=POPULATION_TAG
-        )
+    async def get(self, *path: str) -> None:
+        args = self.arguments(path, TankArgs)
+        self.respond(await self.services.tank_stats.tank(args.region, args.tank_id, args.days), tag=POPULATION_TAG)
 
 
 class TankMarksHandler(BaseHandler):
     endpoint = TANK_MARKS
 
-    async def get(self, *path):
-        args = self.arguments(path)
-        self.respond(
-            await self.services.tank_stats.marks_list(
-                args["region"],
-                args["tier"],
-                args["type"],
-                args["nation"],
-                args["sort"],
-                args["order"],
-                args["limit"],
-                args["offset"],
-            ),
-            tag=POPULATION_TAG,
+    async def get(self, *path: str) -> None:
+        args = self.arguments(path, TankListArgs)
+        marks = await self.services.tank_stats.marks_list(
+            args.region, args.tier, args.type, args.nation, args.sort, args.order, args.limit, args.offset
         )
+        self.respond(marks, tag=POPULATION_TAG)
 
 
 class ExpectedValuesHandler(BaseHandler):
     endpoint = EXPECTED_VALUES
 
-    async def get(self, *path):
-        args = self.arguments(path)
-        version = args["version"].replace(" ", "+") if args["version"] else None  # a query's + reads as a space
-        self.respond(
-            await self.services.expected_values.document(args["region"], args["source"], version),
-            tag=POPULATION_TAG,
-        )
+    async def get(self, *path: str) -> None:
+        args = self.arguments(path, ExpectedValuesArgs)
+        version = args.version.replace(" ", "+") if args.version else None  # a query's + reads as a space
+        document = await self.services.expected_values.document(args.region, args.source, version)
+        self.respond(document, tag=POPULATION_TAG)
 
 
 routes = api_routes(TankStatsHandler, TankHandler, TankMarksHandler, ExpectedValuesHandler)
