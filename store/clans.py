@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import time
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pymongo import ASCENDING, DESCENDING, UpdateOne
 
+from store.constants import region_key as clan_key
 from store.freshness import Freshness
 from store.kinds import Declared, cache, irreplaceable
-from store.retention import Expiring, ensure_expiry_index
+from store.retention import Expiring, ensure_expiry_index, utc
 
 if TYPE_CHECKING:
     from motor.motor_asyncio import AsyncIOMotorDatabase
@@ -25,14 +25,6 @@ GONE_TTL_SECONDS = 30 * 86400
 IN_CHUNK = 1000  # ids per $in query
 # A clan reference of a player profile is kept this long (profiles are cached an hour).
 REF_TTL_SECONDS = 2 * 3600
-
-
-def clan_key(region: str, clan_id: int) -> str:
-    return f"{region}:{clan_id}"
-
-
-def _utc(ts: float) -> dt.datetime:
-    return dt.datetime.fromtimestamp(ts, dt.UTC)
 
 
 class Clans:
@@ -104,7 +96,7 @@ class Clans:
         """Write every field of one clan in one atomic update (never half-written)."""
         fields = dict(doc)
         fields.pop("_id", None)
-        fields["expires_at"] = _utc(doc["cached_at"] + CLAN_TTL_SECONDS)
+        fields["expires_at"] = utc(doc["cached_at"] + CLAN_TTL_SECONDS)
         await self.clans.update_one({"_id": clan_key(doc["region"], doc["clan_id"])}, {"$set": fields}, upsert=True)
         await self.freshness.raise_to(self.status_name, doc["cached_at"])
 
@@ -138,7 +130,7 @@ class Clans:
                             "region": region,
                             "clan_id": int(c),
                             "disbanded_seen_at": now,
-                            "expires_at": _utc(now + GONE_TTL_SECONDS),
+                            "expires_at": utc(now + GONE_TTL_SECONDS),
                         }
                     },
                     upsert=True,
@@ -170,7 +162,7 @@ class Clans:
             UpdateOne(
                 {"_id": clan_key(region, clan_id)},
                 {
-                    "$max": {"at": float(at), "expires_at": _utc(at + REF_TTL_SECONDS)},
+                    "$max": {"at": float(at), "expires_at": utc(at + REF_TTL_SECONDS)},
                     "$setOnInsert": {"region": region, "clan_id": int(clan_id)},
                 },
                 upsert=True,
@@ -219,7 +211,7 @@ class Clans:
                     "computed_at": computed_at,
                     "period_end": data["period"]["end"],
                     "clan_cached_at": clan_cached_at,
-                    "expires_at": _utc(computed_at + DIGEST_TTL_SECONDS),
+                    "expires_at": utc(computed_at + DIGEST_TTL_SECONDS),
                 }
             },
             upsert=True,

@@ -5,6 +5,13 @@ from __future__ import annotations
 REGIONS = ("eu", "na", "asia")
 HISTORY_DAYS = 400  # the longest history any endpoint serves (SPEC 8.3); every day of it stays rebuildable
 GAMES = ("wot", "wotb", "wows")  # as the upstream's servers endpoint names them
+
+
+def region_key(region: str, number: int) -> str:
+    """The `_id` of an account's or a clan's document: "region:number"."""
+    return f"{region}:{number}"
+
+
 # The counters kept per tank and per account (the upstream's tanks/stats `all` and account/info
 # `statistics.all` names), in the order per-tank states are packed (store/tanks.py). New counters
 # are only ever appended: a row written before one existed is LEGACY_WIDTH (or another earlier

@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import ClassVar
 
 from store.kinds import Declared, irreplaceable
-from store.retention import Expiring, ensure_expiry_index
-
-if TYPE_CHECKING:
-    from motor.motor_asyncio import AsyncIOMotorDatabase
+from store.retention import KeptByDay
 
 TABLE_DAYS = 400  # a computed table stays readable this long after its last day (?version=)
 
@@ -22,7 +19,7 @@ def latest_id(region: str) -> str:
     return f"{region}:latest"
 
 
-class ExpectedTables:
+class ExpectedTables(KeptByDay):
     """Collection `expected_tables`.
 
     {_id: "region:version", r, version: "<through>+<method>", through: the window's last day,
@@ -34,19 +31,10 @@ class ExpectedTables:
      pointer {_id: "region:latest", r, version, through} to the newest. Everything is read and
      written by _id. Saving a version again replaces it: a rebuilt day stores the same document."""
 
+    NAME, KEEP_DAYS = "expected_tables", TABLE_DAYS
     COLLECTIONS: ClassVar[dict[str, Declared]] = {
-        "expected_tables": irreplaceable("computed expected-value tables, one per region and version"),
+        NAME: irreplaceable("computed expected-value tables, one per region and version"),
     }
-
-    def __init__(self, db: AsyncIOMotorDatabase[Any], ttl_indexes: bool = True) -> None:
-        self.collection = db["expected_tables"]
-        self.ttl_indexes = ttl_indexes
-
-    async def ensure_schema(self) -> None:
-        await ensure_expiry_index(self.collection, "x", TABLE_DAYS * 86400, self.ttl_indexes)
-
-    def expiring(self) -> list[Expiring]:
-        return [Expiring("expected_tables", self.collection, "x", TABLE_DAYS * 86400)]
 
     @staticmethod
     def expiry(through: str) -> dt.datetime:

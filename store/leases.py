@@ -18,9 +18,7 @@ def _now() -> dt.datetime:
 
 
 class Leases:
-    COLLECTIONS: ClassVar[dict[str, Declared]] = {
-        "leases": transient("which process leads the background jobs"),
-    }
+    COLLECTIONS: ClassVar[dict[str, Declared]] = {"leases": transient("which process leads the background jobs")}
 
     def __init__(self, db: AsyncIOMotorDatabase[Any]) -> None:
         self.collection = db["leases"]

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from pymongo import ASCENDING, DESCENDING
 
 from store.kinds import Declared, irreplaceable
-from store.retention import Expiring, ensure_expiry_index
-
-if TYPE_CHECKING:
-    from motor.motor_asyncio import AsyncIOMotorDatabase
+from store.retention import KeptByDay
 
 OFFICIAL_DAYS = 400  # each day's version is kept this long, as the daily history is
 
@@ -21,7 +18,7 @@ def _day_date(day: str) -> dt.datetime:
     return dt.datetime.strptime(day, "%Y-%m-%d").replace(tzinfo=dt.UTC)
 
 
-class OfficialMarks:
+class OfficialMarks(KeptByDay):
     """Collection `official_marks`: what wot/tanks/mastery answered for a region on a UTC day.
 
     {_id: "region:YYYY-MM-DD", r, d, fetched_at (unix), updated_at (the upstream's, unix or null),
@@ -29,23 +26,17 @@ class OfficialMarks:
      xp: {"tank_id": [...]}, xp_percentiles, x: the day as a date}. Written once a day and never
     rewritten (a second fetch of the day keeps the first): a past day cannot be asked again."""
 
+    NAME, KEEP_DAYS = "official_marks", OFFICIAL_DAYS
     COLLECTIONS: ClassVar[dict[str, Declared]] = {
-        "official_marks": irreplaceable(
+        NAME: irreplaceable(
             "each day's published damage and XP distributions per tank (wot/tanks/mastery), as fetched that day",
             "day:x",
         ),
     }
 
-    def __init__(self, db: AsyncIOMotorDatabase[Any], ttl_indexes: bool = True) -> None:
-        self.collection = db["official_marks"]
-        self.ttl_indexes = ttl_indexes
-
     async def ensure_schema(self) -> None:
-        await ensure_expiry_index(self.collection, "x", OFFICIAL_DAYS * 86400, self.ttl_indexes)
+        await super().ensure_schema()
         await self.collection.create_index([("r", ASCENDING), ("d", ASCENDING)])
-
-    def expiring(self) -> list[Expiring]:
-        return [Expiring("official_marks", self.collection, "x", OFFICIAL_DAYS * 86400)]
 
     async def save(
         self,

@@ -17,7 +17,7 @@ from pymongo.errors import (
 
 from store.constants import REGIONS
 from store.kinds import Declared, cache, irreplaceable, transient
-from store.retention import Expiring, ensure_expiry_index
+from store.retention import Expiring, ensure_expiry_index, utc
 
 log = logging.getLogger("statsapi.store.online")
 
@@ -28,10 +28,6 @@ CLAIM_TTL_SECONDS = 2 * 86400  # a minute is only ever sampled around its own ti
 DAY_PEAK_TTL_SECONDS = 8 * 86400  # only today's peak is read; a week is kept for inspection
 DUPLICATE_KEY = 11000
 DAILY_FIELDS = ("date", "samples", "peak", "peak_minute", "min", "avg")
-
-
-def utc(ts: float) -> dt.datetime:
-    return dt.datetime.fromtimestamp(ts, dt.UTC)
 
 
 def day_start(date: dt.date) -> dt.datetime:
@@ -48,10 +44,7 @@ class OnlineSamples:
     # `db`: a motor database, typed Any: motor's stubs reject the **options of create_collection and
     # the MutableMapping of options() as this module passes and returns them.
     COLLECTIONS: ClassVar[dict[str, Declared]] = {
-        "online_samples": irreplaceable(
-            "players online per server, one sample a minute (kept 410 days)",
-            "day:minute",
-        ),
+        "online_samples": irreplaceable("players online per server, one sample a minute (kept 410 days)", "day:minute"),
         "online_minutes": transient("which process samples each minute"),
         "online_status": cache("the newest count and last failure per game and region; sampled again within a minute"),
         "online_peaks": irreplaceable("each day's peak per game and region"),

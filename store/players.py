@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pymongo import ASCENDING, DESCENDING, UpdateOne
 
+from store.constants import region_key as player_key
 from store.freshness import Freshness
 from store.kinds import Declared, cache, irreplaceable
-from store.retention import Expiring, ensure_expiry_index
+from store.retention import Expiring, ensure_expiry_index, utc
 
 if TYPE_CHECKING:
     from motor.motor_asyncio import AsyncIOMotorDatabase
@@ -20,14 +21,6 @@ if TYPE_CHECKING:
 
 PROFILE_TTL_SECONDS = 3600
 SNAPSHOT_TTL_SECONDS = 410 * 86400
-
-
-def player_key(region: str, account_id: int) -> str:
-    return f"{region}:{account_id}"
-
-
-def _utc(ts: float) -> dt.datetime:
-    return dt.datetime.fromtimestamp(ts, dt.UTC)
 
 
 class Players:
@@ -77,7 +70,7 @@ class Players:
     async def save(self, doc: dict) -> None:
         """Write every profile field in one atomic update; request bookkeeping is kept."""
         fields = dict(doc)
-        fields["expires_at"] = _utc(doc["cached_at"] + PROFILE_TTL_SECONDS)
+        fields["expires_at"] = utc(doc["cached_at"] + PROFILE_TTL_SECONDS)
         await self.profiles.update_one(
             {"_id": player_key(doc["region"], doc["account_id"])}, {"$set": fields}, upsert=True
         )

@@ -18,9 +18,17 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from motor.motor_asyncio import AsyncIOMotorDatabase
 
 IN_CHUNK = 100  # ids per $in: SecantusDB's $in is quadratic in the number of keys
+
+
+def utc(ts: float) -> dt.datetime:
+    """A unix time as the aware UTC datetime a BSON date field (an expiry, a sample's minute) holds."""
+    return dt.datetime.fromtimestamp(ts, dt.UTC)
 
 
 @dataclasses.dataclass
@@ -88,3 +96,21 @@ async def delete_expired_batch(item: Expiring, cutoff: dt.datetime, batch: int =
     """Delete at most about `batch` documents whose `field` < cutoff, oldest first; returns how many."""
     docs = await expired_docs(item, cutoff, batch)
     return await delete_expired_docs(item, docs, cutoff, rest=len(docs) < batch)
+
+
+class KeptByDay:
+    """A collection family of one collection, `NAME`, whose documents expire `KEEP_DAYS` after their
+    day `x` (a BSON date): a TTL index on x, or a plain one server.jobs.retention deletes through."""
+
+    NAME: ClassVar[str]
+    KEEP_DAYS: ClassVar[int]
+
+    def __init__(self, db: AsyncIOMotorDatabase[Any], ttl_indexes: bool = True) -> None:
+        self.collection = db[self.NAME]
+        self.ttl_indexes = ttl_indexes
+
+    async def ensure_schema(self) -> None:
+        await ensure_expiry_index(self.collection, "x", self.KEEP_DAYS * 86400, self.ttl_indexes)
+
+    def expiring(self) -> list[Expiring]:
+        return [Expiring(self.NAME, self.collection, "x", self.KEEP_DAYS * 86400)]

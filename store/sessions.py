@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import uuid
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -10,7 +9,7 @@ from bson import Binary
 from pymongo import ASCENDING
 
 from store.kinds import Declared, cache
-from store.retention import Expiring, ensure_expiry_index
+from store.retention import Expiring, ensure_expiry_index, utc
 
 if TYPE_CHECKING:
     from motor.motor_asyncio import AsyncIOMotorDatabase
@@ -28,10 +27,6 @@ SINCES = 8  # the most session starts noted per watched account (the newest)
 
 def watched_id(region: str, account_id: int) -> str:
     return f"{region}:{int(account_id)}"
-
-
-def _utc(ts: float) -> dt.datetime:
-    return dt.datetime.fromtimestamp(ts, dt.UTC)
 
 
 class Watched:
@@ -74,7 +69,7 @@ class Watched:
         await self.collection.update_one(
             key,
             {
-                "$max": {"until": until, "expires_at": _utc(until + KEEP_SECONDS)},
+                "$max": {"until": until, "expires_at": utc(until + KEEP_SECONDS)},
                 "$setOnInsert": {"r": region, "a": int(account_id), "next": now, "v": 0},
             },
             upsert=True,
@@ -204,7 +199,7 @@ class Watched:
         for start in range(0, len(keys), 500):
             part = keys[start : start + 500]
             await self.collection.update_many(
-                {"_id": {"$in": part}}, {"$max": {"until": until, "expires_at": _utc(until + KEEP_SECONDS)}}
+                {"_id": {"$in": part}}, {"$max": {"until": until, "expires_at": utc(until + KEEP_SECONDS)}}
             )
             await self.collection.update_many({"_id": {"$in": part}, "next": float("inf")}, {"$set": {"next": now}})
 

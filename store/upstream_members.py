@@ -14,7 +14,7 @@ FORGET_AFTER = 86400  # documents of processes that vanished without leaving are
 
 class UpstreamMembers:
     COLLECTIONS: ClassVar[dict[str, Declared]] = {
-        "upstream_members": transient("the processes sharing the upstream budget"),
+        "upstream_members": transient("the processes sharing the upstream budget")
     }
 
     def __init__(self, db: AsyncIOMotorDatabase[Any]) -> None:

@@ -42,13 +42,14 @@ from bson import Binary
 from pymongo import MongoClient, monitoring
 
 import store as store_package
+from server.domain.records import changed, pack
 from store.clans import CLAN_TTL_SECONDS, DIGEST_TTL_SECONDS, clan_key
 from store.constants import TANK_COUNTERS
 from store.nicknames import sync_ops
 from store.players import PROFILE_TTL_SECONDS, player_key
 from store.population import TankChanges
 from store.retention import Expiring, delete_expired_batch, delete_expired_docs, expired_docs
-from store.tanks import TankRecords, changed, pack
+from store.tanks import TankRecords
 from store.tracker import PARKED, slice_of, tracked_id
 
 SMALL, LARGE = (
@@ -271,7 +272,7 @@ POPULATION_ACCOUNTS = [960_000_001 + k for k in range(20)]  # the eu accounts th
 
 
 def change_doc(region: str, account_id: int, date: str) -> dict:
-    return TankChanges.change(region, account_id, date, {t: [1, 1, 0, 0, 900] + [1] * 8 for t in (1, 17, 33)})
+    return TankChanges.change(region, account_id, date, pack({t: [1, 1, 0, 0, 900] + [1] * 8 for t in (1, 17, 33)}))
 
 
 def change_others(n: int) -> list[dict]:
@@ -775,8 +776,8 @@ REGISTRY: dict[str, list[Case]] = {
     ],
     "Tracked.extend": [Case(lambda s, n: s.tracked.extend("eu", WRITE_IDS[1], NOW + 86400 * 31))],
     "Tracked.get": [Case(lambda s, n: s.tracked.get("eu", SEARCH_IDS[1]), expect=bool)],
-    "Tracked.mastery": [
-        Case(lambda s, n: s.tracked.mastery("eu", SEARCH_IDS[1]), expect=lambda r: isinstance(r, dict))
+    "Tracked.mastery_payload": [
+        Case(lambda s, n: s.tracked.mastery_payload("eu", SEARCH_IDS[1]), expect=lambda r: isinstance(r, bytes))
     ],
     "Tracked.last_measured_day": [
         Case(lambda s, n: s.tracked.last_measured_day("eu", DUE_IDS[5][0]), expect=lambda r: r == YESTERDAY)
@@ -850,20 +851,22 @@ REGISTRY: dict[str, list[Case]] = {
     ],
     # --- per-tank records: store/tanks.py
     "TankRecords.save": [Case(lambda s, n: s.tanks.save(_tank_write_records(n)))],
-    "TankRecords.state_on": [
-        Case(lambda s, n: s.tanks.state_on("eu", TANK_ACCOUNT, DAY), expect=lambda r: r and r[0] == DAY),
+    "TankRecords.chain_on": [
+        Case(lambda s, n: s.tanks.chain_on("eu", TANK_ACCOUNT, DAY), expect=lambda r: r and r[-1][0] == DAY),
         Case(
-            lambda s, n: s.tanks.state_on("eu", TANK_IDLE, DAY), label="idle", expect=lambda r: r and r[0] == day(-200)
+            lambda s, n: s.tanks.chain_on("eu", TANK_IDLE, DAY),
+            label="idle",
+            expect=lambda r: r and r[-1][0] == day(-200),
         ),
     ],
     "TankRecords.count": [Case(lambda s, n: s.tanks.count(), expect=lambda r: r >= KEPT_COUNT - 1000)],
     "TankRecords.prior": [Case(lambda s, n: s.tanks.prior("eu", TANK_ACCOUNT, DAY), expect=bool)],
     "TankRecords.record_on": [Case(lambda s, n: s.tanks.record_on("eu", TANK_ACCOUNT, DAY), expect=bool)],
-    "TankRecords.timeline": [
-        Case(lambda s, n: s.tanks.timeline("eu", TANK_ACCOUNT, day(-29), DAY), expect=lambda r: len(r) >= 30),
+    "TankRecords.timeline_records": [
+        Case(lambda s, n: s.tanks.timeline_records("eu", TANK_ACCOUNT, day(-29), DAY), expect=lambda r: len(r) >= 30),
         # No record in the first read's days: the second read finds the account's older record.
         Case(
-            lambda s, n: s.tanks.timeline("eu", TANK_IDLE, day(-29), DAY),
+            lambda s, n: s.tanks.timeline_records("eu", TANK_IDLE, day(-29), DAY),
             label="idle",
             expect=lambda r: len(r) == 1,  # its one record (day -200)
         ),
@@ -1153,6 +1156,7 @@ EXEMPT: dict[str, str] = {
         f"{cls}.ensure_schema": SCHEMA
         for cls in (
             "Store",
+            "KeptByDay",  # store/retention.py: the base of the one-collection families kept by day
             "Leaderboards",
             "RateCounters",
             "Leases",
