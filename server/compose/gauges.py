@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
@@ -15,82 +16,124 @@ if TYPE_CHECKING:
     from store.store import Store
 
 
+def _by_label(
+    family: type[CounterMetricFamily] | type[GaugeMetricFamily],
+    name: str,
+    documentation: str,
+    label: str,
+    values: Mapping[str, float],
+) -> CounterMetricFamily | GaugeMetricFamily:
+    """A family of one sample per key of `values` (in key order), the key as its `label`."""
+    metric = family(name, documentation, labels=[label])
+    for key, value in sorted(values.items()):
+        metric.add_metric([key], value)
+    return metric
+
+
 def upstream_families(budget: UpstreamBudget, client: UpstreamClient | None = None) -> list:
     """The upstream budget: requests and refusals by caller, rate, queue; per realm: rate,
     congestion, back-off; configuration answers by code."""
     status = budget.status()
-    sent = CounterMetricFamily("statsapi_upstream_requests", "Upstream requests sent, by caller.", labels=["caller"])
-    for caller, count in sorted(budget.sent_by_caller.items()):
-        sent.add_metric([caller], count)
-    refused = CounterMetricFamily(
-        "statsapi_upstream_refusals", "Upstream REQUEST_LIMIT_EXCEEDED answers, by caller.", labels=["caller"]
-    )
-    for caller, count in sorted(budget.refused_by_caller.items()):
-        refused.add_metric([caller], count)
-    rate = GaugeMetricFamily("statsapi_upstream_effective_rate", "Requests per second this process may send now.")
-    rate.add_metric([], status["effective_per_second"])
-    queued = GaugeMetricFamily("statsapi_upstream_queued", "Upstream requests waiting for a slot.")
-    queued.add_metric([], sum(status["queued"].values()))
-    families = [sent, refused, rate, queued]
+    families = [
+        _by_label(
+            CounterMetricFamily,
+            "statsapi_upstream_requests",
+            "Upstream requests sent, by caller.",
+            "caller",
+            budget.sent_by_caller,
+        ),
+        _by_label(
+            CounterMetricFamily,
+            "statsapi_upstream_refusals",
+            "Upstream REQUEST_LIMIT_EXCEEDED answers, by caller.",
+            "caller",
+            budget.refused_by_caller,
+        ),
+        GaugeMetricFamily(
+            "statsapi_upstream_effective_rate",
+            "Requests per second this process may send now.",
+            value=status["effective_per_second"],
+        ),
+        GaugeMetricFamily(
+            "statsapi_upstream_queued", "Upstream requests waiting for a slot.", value=sum(status["queued"].values())
+        ),
+    ]
     if client is None:
         return families
-    realm_rate = GaugeMetricFamily(
-        "statsapi_upstream_realm_rate", "Requests per second this process may send to a realm now.", labels=["realm"]
-    )
-    congestions = CounterMetricFamily(
-        "statsapi_upstream_realm_congestions",
-        "Timeouts, connection errors and 5xx from a realm (the CDN's throttle), since start.",
-        labels=["realm"],
-    )
-    recent = GaugeMetricFamily(
-        "statsapi_upstream_realm_timeouts_last_minute", "Congestions of a realm in the last minute.", labels=["realm"]
-    )
-    backoff = GaugeMetricFamily(
-        "statsapi_upstream_realm_backoff_seconds",
-        "Seconds until background work sends to a realm again.",
-        labels=["realm"],
-    )
-    for realm, gate in sorted(client.realms.gates.items()):
-        realm_status = gate.status()
-        realm_rate.add_metric([realm], realm_status["rate_per_second"])
-        congestions.add_metric([realm], gate.congestions)
-        recent.add_metric([realm], realm_status["timeouts_last_minute"])
-        backoff.add_metric([realm], realm_status["backoff"]["seconds_left"])
-    config_errors = CounterMetricFamily(
-        "statsapi_upstream_config_errors",
-        "Configuration-class upstream answers (DEMO_APPLICATION_IS_BLOCKED, INVALID_IP_ADDRESS, ...), by code.",
-        labels=["code"],
-    )
-    for code, count in sorted(client.config_errors_by_code.items()):
-        config_errors.add_metric([code], count)
-    invalid = CounterMetricFamily(
-        "statsapi_upstream_invalid_ids", "Ids the upstream called invalid, isolated by splitting their lists."
-    )
-    invalid.add_metric([], client.invalid_ids)
-    return [*families, realm_rate, congestions, recent, backoff, config_errors, invalid]
+    gates = {realm: (gate, gate.status()) for realm, gate in client.realms.gates.items()}
+    return [
+        *families,
+        _by_label(
+            GaugeMetricFamily,
+            "statsapi_upstream_realm_rate",
+            "Requests per second this process may send to a realm now.",
+            "realm",
+            {realm: gate_status["rate_per_second"] for realm, (_, gate_status) in gates.items()},
+        ),
+        _by_label(
+            CounterMetricFamily,
+            "statsapi_upstream_realm_congestions",
+            "Timeouts, connection errors and 5xx from a realm (the CDN's throttle), since start.",
+            "realm",
+            {realm: gate.congestions for realm, (gate, _) in gates.items()},
+        ),
+        _by_label(
+            GaugeMetricFamily,
+            "statsapi_upstream_realm_timeouts_last_minute",
+            "Congestions of a realm in the last minute.",
+            "realm",
+            {realm: gate_status["timeouts_last_minute"] for realm, (_, gate_status) in gates.items()},
+        ),
+        _by_label(
+            GaugeMetricFamily,
+            "statsapi_upstream_realm_backoff_seconds",
+            "Seconds until background work sends to a realm again.",
+            "realm",
+            {realm: gate_status["backoff"]["seconds_left"] for realm, (_, gate_status) in gates.items()},
+        ),
+        _by_label(
+            CounterMetricFamily,
+            "statsapi_upstream_config_errors",
+            "Configuration-class upstream answers (DEMO_APPLICATION_IS_BLOCKED, INVALID_IP_ADDRESS, ...), by code.",
+            "code",
+            client.config_errors_by_code,
+        ),
+        CounterMetricFamily(
+            "statsapi_upstream_invalid_ids",
+            "Ids the upstream called invalid, isolated by splitting their lists.",
+            value=client.invalid_ids,
+        ),
+    ]
 
 
 def limiter_families(limiter: RateLimiter) -> list:
     status = limiter.status()
-    rejected = CounterMetricFamily(
-        "statsapi_rate_limit_rejections", "Requests refused with 429, by bucket.", labels=["bucket"]
-    )
-    for bucket, count in sorted(limiter.rejections.items()):
-        rejected.add_metric([bucket], count)
-    failures = CounterMetricFamily("statsapi_rate_counter_flush_failures", "Rate-counter flushes that failed.")
-    failures.add_metric([], status["flush_failures"])
-    lag = GaugeMetricFamily(
-        "statsapi_rate_counter_flush_lag_seconds", "How long flushes have failed or left counters behind."
-    )
-    lag.add_metric([], status["flush_lag_seconds"])
-    pending = GaugeMetricFamily("statsapi_rate_counter_pending_keys", "Counters not yet in the database.")
-    pending.add_metric([], status["pending_keys"])
-    return [rejected, failures, lag, pending]
+    return [
+        _by_label(
+            CounterMetricFamily,
+            "statsapi_rate_limit_rejections",
+            "Requests refused with 429, by bucket.",
+            "bucket",
+            limiter.rejections,
+        ),
+        CounterMetricFamily(
+            "statsapi_rate_counter_flush_failures", "Rate-counter flushes that failed.", value=status["flush_failures"]
+        ),
+        GaugeMetricFamily(
+            "statsapi_rate_counter_flush_lag_seconds",
+            "How long flushes have failed or left counters behind.",
+            value=status["flush_lag_seconds"],
+        ),
+        GaugeMetricFamily(
+            "statsapi_rate_counter_pending_keys", "Counters not yet in the database.", value=status["pending_keys"]
+        ),
+    ]
 
 
 def database_families(store: Store) -> list:
-    up = GaugeMetricFamily("statsapi_database_up", "1 while the driver's heartbeats succeed.")
-    up.add_metric([], 1.0 if store.database_up() else 0.0)
+    up = GaugeMetricFamily(
+        "statsapi_database_up", "1 while the driver's heartbeats succeed.", value=1.0 if store.database_up() else 0.0
+    )
     return [up]
 
 
@@ -113,10 +156,11 @@ def backup_families(backups: ScheduledBackups) -> list:
         at = GaugeMetricFamily(
             "statsapi_backup_last_success_timestamp_seconds",
             "Unix time the newest complete backup in --backup-dir finished.",
+            value=last["at"],
         )
-        at.add_metric([], last["at"])
-        size = GaugeMetricFamily("statsapi_backup_last_success_bytes", "Bytes of the newest complete backup's files.")
-        size.add_metric([], last["bytes"])
+        size = GaugeMetricFamily(
+            "statsapi_backup_last_success_bytes", "Bytes of the newest complete backup's files.", value=last["bytes"]
+        )
         families += [at, size]
     return families
 
@@ -128,24 +172,31 @@ def process_families(services: Services) -> list:
     if embedded is not None:
         status = embedded.status()
         restarts = CounterMetricFamily(
-            "statsapi_embedded_database_restarts", "Restarts of the embedded database after it exited."
+            "statsapi_embedded_database_restarts",
+            "Restarts of the embedded database after it exited.",
+            value=status["restarts"],
         )
-        restarts.add_metric([], status["restarts"])
-        running = GaugeMetricFamily("statsapi_embedded_database_running", "1 while the child process runs.")
-        running.add_metric([], 1.0 if status["state"] == "running" else 0.0)
+        running = GaugeMetricFamily(
+            "statsapi_embedded_database_running",
+            "1 while the child process runs.",
+            value=1.0 if status["state"] == "running" else 0.0,
+        )
         families += [restarts, running]
     if services.connection_stats is not None:
         stats = services.connection_stats()
-        open_ = GaugeMetricFamily("statsapi_connections_open", "Open client connections of this process.")
-        open_.add_metric([], stats["open"])
+        open_ = GaugeMetricFamily(
+            "statsapi_connections_open", "Open client connections of this process.", value=stats["open"]
+        )
         refused = CounterMetricFamily(
-            "statsapi_connections_refused", "Connections closed at once: over the total or per-client cap."
+            "statsapi_connections_refused",
+            "Connections closed at once: over the total or per-client cap.",
+            value=stats["refused"],
         )
-        refused.add_metric([], stats["refused"])
         timeouts = CounterMetricFamily(
-            "statsapi_connection_head_timeouts", "Connections closed without a complete request head in time."
+            "statsapi_connection_head_timeouts",
+            "Connections closed without a complete request head in time.",
+            value=stats["head_timeouts"],
         )
-        timeouts.add_metric([], stats["head_timeouts"])
         families += [open_, refused, timeouts]
     answers = services.answers.status()
     lookups = CounterMetricFamily(
@@ -153,15 +204,20 @@ def process_families(services: Services) -> list:
     )
     lookups.add_metric(["hit"], answers["hits"])
     lookups.add_metric(["miss"], answers["misses"])
-    size = GaugeMetricFamily("statsapi_answer_cache_bytes", "Bytes the answer cache holds (bodies and overhead).")
-    size.add_metric([], answers["bytes"])
+    size = GaugeMetricFamily(
+        "statsapi_answer_cache_bytes", "Bytes the answer cache holds (bodies and overhead).", value=answers["bytes"]
+    )
     families += [lookups, size]
     if services.watcher is not None:
         watching = services.watcher.status()
-        captures = CounterMetricFamily("statsapi_watcher_captures", "States of watched accounts captured.")
-        captures.add_metric([], watching["captures"])
-        sent = CounterMetricFamily("statsapi_watcher_upstream_requests", "Upstream requests of the sessions' watcher.")
-        sent.add_metric([], watching["upstream_requests"])
+        captures = CounterMetricFamily(
+            "statsapi_watcher_captures", "States of watched accounts captured.", value=watching["captures"]
+        )
+        sent = CounterMetricFamily(
+            "statsapi_watcher_upstream_requests",
+            "Upstream requests of the sessions' watcher.",
+            value=watching["upstream_requests"],
+        )
         families += [captures, sent]
     if services.backups is not None:
         families += backup_families(services.backups)
