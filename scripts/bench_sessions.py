@@ -76,12 +76,12 @@ from server.api.config import Config  # noqa: E402
 from server.compose.demo import TimeTravelUpstream  # noqa: E402
 from server.compose.embedded_db import EmbeddedDatabase, running_uri  # noqa: E402
 from server.domain.days import DAY_SECONDS, ManualClock  # noqa: E402
+from server.domain.records import Timeline, pack  # noqa: E402
 from server.services.sessions import Watcher  # noqa: E402
 from server.upstream.client import ACCOUNT_FIELDS, UpstreamClient  # noqa: E402
 from store import Store, create_client  # noqa: E402
 from store.constants import TANK_COUNTERS  # noqa: E402
 from store.sessions import watched_id  # noqa: E402
-from store.tanks import pack  # noqa: E402
 
 REGION = "eu"
 BATTLE_SECONDS = 360
@@ -318,8 +318,10 @@ async def play(data_dir: str, accounts: list[int], stop: threading.Event) -> int
         states = {}
         for account in accounts:
             today = dt.datetime.now(dt.UTC).date()
-            timeline = await store.tanks.timeline(
-                REGION, account, (today - dt.timedelta(days=2)).isoformat(), today.isoformat()
+            timeline = Timeline.of(
+                await store.tanks.timeline_records(
+                    REGION, account, (today - dt.timedelta(days=2)).isoformat(), today.isoformat()
+                )
             )
             found = timeline.raw_state_on(today.isoformat())
             if found is not None:

@@ -147,7 +147,7 @@ def coll_stats(name: str) -> dict:
 
 
 def varint_sizes(payload: bytes) -> list[int]:
-    """The byte length of each varint of a packed payload after its width byte (store/tanks.py pack)."""
+    """The byte length of each varint of a packed payload after its width byte (server/domain/records.py pack)."""
     sizes, size = [], 0
     for byte in payload[1:]:
         size += 1

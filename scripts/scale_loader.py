@@ -43,11 +43,11 @@ from bson import Binary
 from server.domain import ratings as rating_maths
 from server.domain.days import DAY_SECONDS, day_start
 from server.domain.profiles import build_profile, snapshot_of, wtr_of
+from server.domain.records import unpack
 from server.services.tracker import account_assist, day_change, mastery_of, plan_visit, rekey_due, tank_state
 from server.upstream.client import ASSIST_AVERAGES
 from store.constants import TANK_COUNTERS
 from store.population import CHANGE_DAYS
-from store.tanks import unpack
 from store.tracker import slice_of, tracked_id
 
 # (info, raw tanks/stats) of an account as of a day's end: what account/info and tanks/stats answer.

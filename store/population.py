@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
@@ -14,7 +13,6 @@ from pymongo import ASCENDING, ReplaceOne
 from store.constants import TANK_COUNTERS
 from store.kinds import Declared, irreplaceable
 from store.retention import Expiring, ensure_expiry_index
-from store.tanks import pack, unpack
 
 if TYPE_CHECKING:
     from motor.motor_asyncio import AsyncIOMotorDatabase
@@ -56,8 +54,8 @@ class TankChanges:
 
     {_id: "region:account_id:YYYY-MM-DD", r: region, d: day (indexed with r: a day's changes of a
      region are one equality on the index), a: account_id, t: the per-tank differences (packed
-     like a keyframe: store.tanks.pack of {tank_id: counter differences}), s: the change of the
-     account's assistance (store.constants.ACCOUNT_ASSIST; absent when unknown), x: the day as a date
+     like a keyframe: server/domain/records.py pack of {tank_id: counter differences}), s: the
+     change of the account's assistance (store.constants.ACCOUNT_ASSIST; absent when unknown), x: the day as a date
      (expires CHANGE_DAYS after it)}.
 
     Written beside the day's per-tank record by the tracker, from the same base state: the record's
@@ -88,18 +86,18 @@ class TankChanges:
         region: str,
         account_id: int,
         day: str,
-        rows: Mapping[int, Sequence[int]],
+        payload: bytes,
         assist: Sequence[int] | None = None,
     ) -> dict:
-        """The document of one account-day: `rows` maps tank_id to its counter differences
-        (TANK_COUNTERS order); `assist` the change of the account's assistance (ACCOUNT_ASSIST),
-        kept as `s` when known."""
+        """The document of one account-day: `payload` packs {tank_id: its counter differences
+        (TANK_COUNTERS order)} (server/domain/records.py pack); `assist` the change of the
+        account's assistance (ACCOUNT_ASSIST), kept as `s` when known."""
         doc = {
             "_id": change_id(region, account_id, day),
             "r": region,
             "d": day,
             "a": int(account_id),
-            "t": Binary(pack(rows)),
+            "t": Binary(payload),
             "x": _day_date(day),
         }
         if assist is not None:
@@ -112,18 +110,15 @@ class TankChanges:
             await self.collection.bulk_write(ops, ordered=False)
         return len(ops)
 
-    async def of_day(self, region: str, day: str) -> list[tuple[int, dict[int, list[int]], list[int] | None]]:
-        """(account_id, {tank_id: counter differences}, the assistance change or None) of every
-        account that played on `day` in `region`. Rows written before a counter existed are shorter
-        (store.tanks.apply_parsed); so is every row of a change whose base lacked it."""
-        # Batches of DAY_BATCH: each batch is decoded in one call that holds the interpreter (and
-        # the event loop); the server's default second batch is everything left, up to 16 MB.
+    async def of_day(self, region: str, day: str) -> list[tuple[int, bytes, list[int] | None]]:
+        """(account_id, the packed {tank_id: counter differences}, the assistance change or None)
+        of every account that played on `day` in `region`: server/domain/records.py unpack decodes
+        the payloads (rows written before a counter existed are shorter; so is every row of a
+        change whose base lacked it)."""
+        # Batches of DAY_BATCH: the server's default second batch is everything left, up to 16 MB.
         cursor = self.collection.find({"r": region, "d": day}, {"a": 1, "t": 1, "s": 1, "_id": 0})
         docs = await cursor.batch_size(DAY_BATCH).to_list(None)
-        # Unpacked in a worker thread: thousands of documents a day at scale, whose decoding on the
-        # caller's event loop held it for hundreds of ms (a batch of the cursor is iterated without
-        # yielding).
-        return await asyncio.to_thread(lambda: [(int(doc["a"]), unpack(bytes(doc["t"])), doc.get("s")) for doc in docs])
+        return [(int(doc["a"]), bytes(doc["t"]), doc.get("s")) for doc in docs]
 
 
 class TankDays:

@@ -1,18 +1,19 @@
-"""Per-tank career counters by day: packed keyframes plus changed tanks, rebuilt from O(period) documents."""
+"""Per-tank career counters by day: packed keyframes plus changed tanks, rebuilt from O(period) documents.
+
+Storage only: the payloads are packed and decoded by server/domain/records.py (the codec); this
+module writes them and returns the raw records (bytes with their days and flags)."""
 
 from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import operator
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from bson import Binary
 from pymongo import ASCENDING, DESCENDING, ReplaceOne, UpdateOne
 from pymongo.errors import BulkWriteError, PyMongoError
 
-from store.constants import TANK_COUNTERS
 from store.freshness import Freshness
 from store.kinds import Declared, irreplaceable
 from store.retention import Expiring, ensure_expiry_index
@@ -20,7 +21,6 @@ from store.retention import Expiring, ensure_expiry_index
 if TYPE_CHECKING:
     from motor.motor_asyncio import AsyncIOMotorDatabase
 
-WIDTH = len(TANK_COUNTERS)
 # A keyframe is written at least every KEYFRAME_MAX_RECORDS records and KEYFRAME_MAX_DAYS days after
 # the last one (on the account's next record), so a state is rebuilt from at most
 # KEYFRAME_MAX_RECORDS + 1 documents.
@@ -42,113 +42,6 @@ COUNT = "tank_records"  # the kept document count in `freshness` (store/freshnes
 # CEILING_WARN of it on, since beyond it the service belongs on MongoDB (docs/deploy.md section 6).
 EMBEDDED_CEILING_RECORDS = 2_000_000
 CEILING_WARN = 0.8
-
-TankState = dict[int, list[int]]  # tank_id -> counters in TANK_COUNTERS order
-
-
-# --- packing --------------------------------------------------------------------------
-# A payload is one byte (the number of counters per tank) and then, per tank in ascending tank_id
-# order, zigzag varints of: the tank_id minus the previous tank's, then each counter minus its value
-# in the base state (a keyframe's base is empty; a change record's base is the previous state).
-# A typical tank row costs 15-25 bytes where a BSON array of the same ints costs ~150.
-
-
-def _put(out: bytearray, value: int) -> None:
-    z = value << 1 if value >= 0 else ((-value) << 1) - 1
-    while z >= 0x80:
-        out.append((z & 0x7F) | 0x80)
-        z >>= 7
-    out.append(z)
-
-
-def _values(payload: bytes) -> list[int]:
-    values: list[int] = []
-    acc = shift = 0
-    append = values.append
-    for byte in payload:
-        if byte & 0x80:
-            acc |= (byte & 0x7F) << shift
-            shift += 7
-        else:
-            acc |= byte << shift
-            append(-((acc + 1) >> 1) if acc & 1 else acc >> 1)
-            acc = shift = 0
-    return values
-
-
-def pack(rows: Mapping[int, Sequence[int]], base: Mapping[int, Sequence[int]] | None = None) -> bytes:
-    """The payload of `rows` ({tank_id: counters}) as differences from `base` (None: a keyframe).
-
-    Its width is its shortest row's (WIDTH when empty): a state rebuilt from records written before
-    a counter existed has shorter rows (see apply_parsed), and its payload stays that short rather
-    than claim zeros for what was not measured."""
-    width = min((len(row) for row in rows.values()), default=WIDTH)
-    out = bytearray((width,))
-    previous = 0
-    zero = (0,) * width
-    for tank_id in sorted(rows):
-        row = rows[tank_id]
-        _put(out, tank_id - previous)
-        previous = tank_id
-        before = (base.get(tank_id) if base is not None else None) or zero
-        for i in range(width):
-            _put(out, row[i] - (before[i] if i < len(before) else 0))
-    return bytes(out)
-
-
-def parse(payload: bytes) -> tuple[int, list[int]]:
-    """A payload as (counters per tank, its decoded values): decoded once, applied many times."""
-    return (payload[0], _values(payload[1:])) if payload else (WIDTH, [])
-
-
-def apply(state: TankState, payload: bytes) -> TankState:
-    """Add a payload's rows to `state` (in place; a keyframe applies to an empty state)."""
-    if not payload:
-        return state
-    return apply_parsed(state, parse(payload))
-
-
-def apply_parsed(state: TankState, parsed: tuple[int, list[int]]) -> TankState:
-    """`apply` for a payload already parsed (Timeline keeps each record's parsed payload).
-
-    A changed tank gets a new row; rows are never changed in place, so a shallow copy of a state
-    (dict(state)) keeps that state while the original goes on being applied to.
-
-    A row is as wide as what measured it: a payload written before a counter existed (width below
-    WIDTH) gives rows without it, and applied to a wider row cuts it to its own width, since the
-    change of the missing counters is unknown; a wider row needs a wider keyframe (the tracker
-    writes one on an account's first record with the new counters: server/services/tracker.py)."""
-    width, values = parsed
-    tank_id = 0
-    step = width + 1
-    for start in range(0, len(values), step):
-        tank_id += values[start]
-        diff = values[start + 1 : start + step]
-        if width > WIDTH:  # a payload of a later version: the counters this one knows
-            diff = diff[:WIDTH]
-        row = state.get(tank_id)
-        # map stops at the shorter: a row never gains counters from a change record
-        state[tank_id] = diff if row is None else list(map(operator.add, row, diff))
-    return state
-
-
-def unpack(payload: bytes | None) -> TankState:
-    return apply({}, payload or b"")
-
-
-def changed(state: Mapping[int, Sequence[int]], base: Mapping[int, Sequence[int]]) -> dict[int, Sequence[int]]:
-    """The rows of `state` that differ from `base` (tanks new in `state` included)."""
-    return {tank_id: row for tank_id, row in state.items() if list(row) != list(base.get(tank_id) or ())}
-
-
-def as_counters(state: Mapping[int, Sequence[int]]) -> dict[int, dict[str, int]]:
-    """Rows as {name: value}: a counter a row does not carry (written before it existed) is absent."""
-    return {tank_id: dict(zip(TANK_COUNTERS, row)) for tank_id, row in state.items()}
-
-
-def complete(state: Mapping[int, Sequence[int]]) -> bool:
-    """Every row of `state` carries every counter of TANK_COUNTERS."""
-    return all(len(row) >= WIDTH for row in state.values())
 
 
 def account_key(region: str, account_id: int) -> str:
@@ -183,82 +76,12 @@ def _day_date(day: str) -> dt.datetime:
     return dt.datetime.fromisoformat(day).replace(tzinfo=dt.UTC)
 
 
-class Timeline:
-    """An account's records over a range of days (TankRecords.timeline), oldest first."""
-
-    def __init__(self, records: list[tuple[str, int, bool, bytes]], assists: Mapping[str, Sequence[int]] | None = None):
-        self.records = records  # (day, account total battles, keyframe, payload)
-        # The account-level assistance of each record day that has it (TankRecords.record `assist`).
-        self.assists: Mapping[str, Sequence[int]] = assists or {}
-        # Each payload decoded at most once: one answer rebuilds states of many days from the same
-        # records (its periods, weeks and recent battles), and varint decoding was most of its CPU.
-        self._parsed: list[tuple[int, list[int]] | None] = [None] * len(records)
-        # The states built so far, by record index: a later day's state is built on from the
-        # nearest one of its chain (one answer asks for ~30 days' states of the same records).
-        self._states: dict[int, TankState] = {}
-
-    def parsed(self, index: int) -> tuple[int, list[int]]:
-        """The parsed payload of record `index` (see store.tanks.parse)."""
-        found = self._parsed[index]
-        if found is None:
-            found = self._parsed[index] = parse(self.records[index][3])
-        return found
-
-    def battles_by_day(self, since: str, until: str) -> list[tuple[str, int]]:
-        """(record day, account total battles) for every record day in [since, until], oldest first."""
-        return [(day, battles) for day, battles, _, _ in self.records if since <= day <= until]
-
-    def assist_on(self, record_day: str) -> Sequence[int] | None:
-        """The account-level assistance (store.constants.ACCOUNT_ASSIST) kept with the record of
-        `record_day`, None when that record has none (written before release 1.3.0)."""
-        return self.assists.get(record_day)
-
-    def complete_from(self) -> str | None:
-        """The first record day from which every state of this timeline carries every counter and
-        the account-level assistance (a keyframe of the full width with it), None when none does."""
-        for day, _, keyframe, payload in self.records:
-            if keyframe and payload and payload[0] >= WIDTH and day in self.assists:
-                return day
-        return None
-
-    def state_on(self, day: str) -> tuple[str, dict[int, dict[str, int]]] | None:
-        """As TankRecords.state_on for a day on or after the timeline's `since`: the state as of
-        the newest record on or before `day`, with that record's day; None without one."""
-        found = self.raw_state_on(day)
-        return (found[0], as_counters(found[1])) if found is not None else None
-
-    def raw_state_on(self, day: str) -> tuple[str, TankState] | None:
-        """state_on with the state as rows in TANK_COUNTERS order (a new state, the caller's to keep)."""
-        last = None
-        start = None
-        for index, (record_day, _, keyframe, _) in enumerate(self.records):
-            if record_day > day:
-                break
-            last = index
-            if keyframe:
-                start = index
-        if last is None or start is None:
-            return None
-        # From the nearest state already built in this chain (at or after its keyframe); a shallow
-        # copy keeps it, since apply_parsed never changes a row in place.
-        first, state = start, {}
-        for index in range(last, start - 1, -1):
-            built = self._states.get(index)
-            if built is not None:
-                first, state = index + 1, dict(built)
-                break
-        for index in range(first, last + 1):
-            apply_parsed(state, self.parsed(index))
-        self._states[last] = dict(state)
-        return self.records[last][0], state
-
-
 class TankRecords:
     """Collection `tank_records`: one document per (account, day) on which the tracker stored per-tank data.
 
     {_id: "region:account_id:YYYY-MM-DD", a: "region:account_id", d: "YYYY-MM-DD" (indexed together:
      every read is an equality on a plus a range of d), b: account total battles, k: 1 on keyframes,
-     t: packed payload (see pack), s: the account's assistance that day (store.constants.ACCOUNT_ASSIST;
+     t: packed payload (server/domain/records.py pack), s: the account's assistance that day (store.constants.ACCOUNT_ASSIST;
      records written before release 1.3.0 have none), x: the expiry base as a date: the record's day, or a later day when
      the tracker rewrote it in place to keep it (expires RETENTION_DAYS after x)}. Short field names: there is one
     document per active account-day, so every byte counts (goal: <= 1 KB per active account-day).
@@ -371,34 +194,30 @@ class TankRecords:
         cursor = self.collection.find({"a": account, "d": {"$gte": first, "$lte": last}}, projection)
         return await cursor.sort("d", order).to_list(None)
 
-    async def state_on(self, region: str, account_id: int, day: str) -> tuple[str, dict[int, dict[str, int]]] | None:
-        """Per-tank career counters as of the newest record on or before UTC day `day`, with that
-        record's day; None when the account has no per-tank record on or before that day.
+    async def chain_on(self, region: str, account_id: int, day: str) -> list[tuple[str, bytes]]:
+        """The records that rebuild the per-tank career counters as of the newest record on or
+        before UTC day `day`, as (day, payload), oldest first (its keyframe, then its change
+        records; server/domain/records.py state_of decodes them); [] when the account has no
+        per-tank record on or before that day.
 
         Reads the newest keyframe at or before the record and the change records after it
         (at most KEYFRAME_MAX_RECORDS + 1 documents; see _chain for the bounded index ranges).
         """
         chain = await self._chain(account_key(region, account_id), day, {"t": 1, "k": 1, "d": 1})
-        if not chain:
-            return None
-        state: TankState = {}
-        for doc in reversed(chain):
-            apply(state, bytes(doc["t"]))
-        return chain[0]["d"], as_counters(state)
+        return [(doc["d"], bytes(doc["t"])) for doc in reversed(chain)]
 
-    async def prior(self, region: str, account_id: int, day: str) -> tuple[TankState, dict] | None:
-        """The state as of the newest record before UTC day `day` and the tracked bookkeeping the
-        tracker kept for it (record_day, keyframe_day, keyframe_bytes, chain_records, chain_bytes,
-        kept_day), rebuilt from that record's chain; None without a record before `day`.
+    async def prior(self, region: str, account_id: int, day: str) -> tuple[list[bytes], dict] | None:
+        """The payloads of the chain of the newest record before UTC day `day` (oldest first:
+        server/domain/records.py rebuild gives its state) and the tracked bookkeeping the tracker
+        kept for it (record_day, keyframe_day, keyframe_bytes, chain_records, chain_bytes,
+        kept_day, assist); None without a record before `day`.
 
         A second write of an account on one day (the pass, then a live lookup after more battles)
         must diff against this, not against the earlier same-day state it replaces."""
         chain = await self._chain(account_key(region, account_id), _days_before(day, 1))
         if not chain:
             return None
-        state: TankState = {}
-        for doc in reversed(chain):
-            apply(state, bytes(doc["t"]))
+        payloads = [bytes(doc["t"]) for doc in reversed(chain)]
         keyframe, changes = chain[-1], chain[:-1]
         kept = keyframe.get("x")
         book = {
@@ -410,15 +229,19 @@ class TankRecords:
             "kept_day": kept.date().isoformat() if isinstance(kept, dt.datetime) else keyframe["d"],
             "assist": chain[0].get("s"),
         }
-        return state, book
+        return payloads, book
 
     async def record_on(self, region: str, account_id: int, day: str) -> dict | None:
         """The record of exactly `day` (a point read by _id), or None."""
         return await self.collection.find_one({"_id": record_id(region, account_id, day)})
 
-    async def timeline(self, region: str, account_id: int, since: str, until: str) -> Timeline:
-        """The records that rebuild the state on any day of [since, until]: the chain of the newest
-        record on or before `since` (from its keyframe), then every record after it through `until`.
+    async def timeline_records(
+        self, region: str, account_id: int, since: str, until: str
+    ) -> list[tuple[str, int, bool, bytes, list[int] | None]]:
+        """As (day, account total battles, keyframe, payload, assistance or None), oldest first
+        (server/domain/records.py Timeline.of decodes them), the records that rebuild the state on
+        any day of [since, until]: the chain of the newest record on or before `since` (from its
+        keyframe), then every record after it through `until`.
 
         One range of the (a, d) index from KEYFRAME_MAX_DAYS before `since` usually holds both (a
         record that old is at most that many days after its keyframe... or the keyframe is in it);
@@ -447,10 +270,10 @@ class TankRecords:
             else:
                 chain = []  # no keyframe under the newest older record: it cannot be rebuilt
             docs = [*reversed(chain), *docs]
-        return Timeline(
-            [(doc["d"], int(doc.get("b") or 0), bool(doc.get("k")), bytes(doc["t"])) for doc in docs],
-            {doc["d"]: doc["s"] for doc in docs if doc.get("s")},
-        )
+        return [
+            (doc["d"], int(doc.get("b") or 0), bool(doc.get("k")), bytes(doc["t"]), doc.get("s") or None)
+            for doc in docs
+        ]
 
     async def battles_by_day(self, region: str, account_id: int, since: str, until: str) -> list[tuple[str, int]]:
         """(record day, account total battles) for every record day in [since, until], oldest first."""

@@ -14,7 +14,6 @@ from store.constants import REGIONS
 from store.freshness import Freshness
 from store.kinds import Declared, irreplaceable, transient
 from store.nicknames import NicknamePrefixes, entry, kept, sync_ops
-from store.tanks import unpack
 
 if TYPE_CHECKING:
     from motor.motor_asyncio import AsyncIOMotorDatabase
@@ -60,7 +59,7 @@ class Tracked:
      last_battle_time (as of the newest per-tank record), record_day, keyframe_day, keyframe_bytes,
      chain_records, chain_bytes (the keyframe policy's bookkeeping), kept_day (the expiry base of the
      newest record's chain: see server/services/tracker.py, plan_visit), state (the newest per-tank state,
-     packed as store.tanks.pack), assist (the account's assistance as of that state:
+     packed as server/domain/records.py pack), assist (the account's assistance as of that state:
      store.constants.ACCOUNT_ASSIST), mastery (each tank's mastery badge, packed as rows of one
      counter), nick_indexed (the nickname `nickname_prefixes` was last told,
      store/nicknames.py)}.
@@ -180,12 +179,11 @@ class Tracked:
     async def get(self, region: str, account_id: int) -> dict | None:
         return await self.collection.find_one({"_id": tracked_id(region, account_id)}, {"state": 0})
 
-    async def mastery(self, region: str, account_id: int) -> dict[int, tuple[int, int | None]]:
-        """Each tank's mastery badge (0..4) and its best battle's XP (None when kept before the
-        service read it) as of the newest per-tank state; {} when none is kept."""
+    async def mastery_payload(self, region: str, account_id: int) -> bytes:
+        """Each tank's mastery badge and best battle's XP as of the newest per-tank state, packed
+        (server/domain/records.py mastery_rows decodes it); b"" when none is kept."""
         doc = await self.collection.find_one({"_id": tracked_id(region, account_id)}, {"mastery": 1})
-        packed = bytes((doc or {}).get("mastery") or b"")
-        return {tank_id: (row[0], row[1] if len(row) > 1 else None) for tank_id, row in unpack(packed).items() if row}
+        return bytes((doc or {}).get("mastery") or b"")
 
     async def last_measured_day(self, region: str, account_id: int) -> str | None:
         """The last UTC day the pass visited the account; None when never visited or parked."""

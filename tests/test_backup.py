@@ -411,7 +411,8 @@ async def fresh_store(mongo_uri: str):
 async def test_a_backup_of_an_older_data_model_restores_into_the_current_one(store, mongo_uri, tmp_path):
     """Per-tank records from before the (a, d) fields, backed up with that database's markers,
     come back migrated: every byte kept, readable through the current index, counted."""
-    from store.tanks import MIGRATION, TankRecords, pack
+    from server.domain.records import pack, state_of
+    from store.tanks import MIGRATION, TankRecords
 
     state = {1: [5] * 13, 2305: [7] * 13}
     old = []
@@ -434,7 +435,7 @@ async def test_a_backup_of_an_older_data_model_restores_into_the_current_one(sto
             assert restored[doc["_id"]]["a"] == "eu:500000009"
         assert await target.tanks.migrations.find_one({"_id": MIGRATION}) is not None
         assert await target.tanks.count() == 3
-        got = await target.tanks.state_on("eu", 500_000_009, "2026-01-04")
+        got = state_of(await target.tanks.chain_on("eu", 500_000_009, "2026-01-04"))
         assert got is not None and got[0] == "2026-01-02"
     finally:
         target.client.close()

@@ -16,10 +16,11 @@ import pytest
 import ujson
 from tornado.httpclient import HTTPRequest
 
+from server.domain.records import pack
 from server.services import search as search_module
 from server.services.search import PlayerSearch
 from store.constants import TANK_COUNTERS
-from store.tanks import TankRecords, pack
+from store.tanks import TankRecords
 
 REGION = "eu"
 ACCOUNT = 500_000_777
@@ -113,7 +114,7 @@ def assert_busy_503(response, body) -> None:
 async def test_concurrent_identical_history_and_tanks_requests_share_one_read(app, http_client, base_url):
     store = app.settings["store"]
     await seed_account(store)
-    timeline = Wrapped(store.tanks, "timeline", delay=0.3)  # so the requests overlap for certain
+    timeline = Wrapped(store.tanks, "timeline_records", delay=0.3)  # so the requests overlap for certain
     snapshots = Wrapped(store.players, "snapshots_since")
     history = f"/api/v1/player/{ACCOUNT}/{REGION}/history?days=30"
     answers = await asyncio.gather(*(fetch(http_client, base_url, history) for _ in range(5)))
@@ -150,14 +151,14 @@ async def test_a_slow_history_is_503_with_retry_after_at_one_deadline_not_two(ap
     await seed_account(store)
     assert (await fetch(http_client, base_url, f"/api/v1/player/{ACCOUNT}/{REGION}/history?days=30"))[0].code == 200
     Wrapped(store.players, "snapshots_since", delay=1.2)
-    Wrapped(store.tanks, "timeline", delay=1.2)
+    Wrapped(store.tanks, "timeline_records", delay=1.2)
     response, body, elapsed = await fetch(http_client, base_url, f"/api/v1/player/{ACCOUNT}/{REGION}/history?days=90")
     print(f"\nslow /history: {response.code} in {elapsed:.2f} s")
     assert_busy_503(response, body)
     assert elapsed < ONE_DEADLINE_BOUND
 
     # A read that never ends is cut at the same deadline.
-    Wrapped(store.tanks, "timeline", delay=30)
+    Wrapped(store.tanks, "timeline_records", delay=30)
     response, body, elapsed = await fetch(http_client, base_url, f"/api/v1/player/{ACCOUNT}/{REGION}/history?days=60")
     assert_busy_503(response, body)
     assert elapsed < ONE_DEADLINE_BOUND
@@ -169,7 +170,7 @@ async def test_a_slow_tanks_is_503_with_retry_after_at_one_deadline(app, http_cl
     await seed_account(store)
     assert (await fetch(http_client, base_url, f"/api/v1/player/{ACCOUNT}/{REGION}/tanks?days=30"))[0].code == 200
     Wrapped(store.tracked, "last_measured_day", delay=1.2)
-    Wrapped(store.tanks, "timeline", delay=1.2)
+    Wrapped(store.tanks, "timeline_records", delay=1.2)
     response, body, elapsed = await fetch(http_client, base_url, f"/api/v1/player/{ACCOUNT}/{REGION}/tanks?days=90")
     print(f"\nslow /tanks: {response.code} in {elapsed:.2f} s")
     assert_busy_503(response, body)
@@ -181,7 +182,7 @@ async def test_the_gate_bounds_concurrent_history_and_tanks_builds(app, http_cli
     store = app.settings["store"]
     await seed_account(store)
     store.history_reads.limit = 2
-    timeline = Wrapped(store.tanks, "timeline", delay=1.0)
+    timeline = Wrapped(store.tanks, "timeline_records", delay=1.0)
     # Six distinct builds at once (different days: no single-flight between them).
     paths = [f"/api/v1/player/{ACCOUNT}/{REGION}/history?days={days}" for days in (7, 8, 9)] + [
         f"/api/v1/player/{ACCOUNT}/{REGION}/tanks?days={days}" for days in (7, 8, 9)

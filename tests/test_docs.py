@@ -496,10 +496,10 @@ async def seed_tank_population(app) -> None:
     """Three days of T-34 (tank 1) battles by 25 made-up eu accounts, written as the tracker writes
     them, and the daily job: /tanks/stats and /tank/1 answer as in the demo."""
     from server.domain.days import days_before
+    from server.domain.records import pack
     from server.services.population import PopulationService, newest_complete_day
     from store.constants import TANK_COUNTERS
     from store.population import TankChanges
-    from store.tanks import pack
     from store.tracker import tracked_id
 
     store, services = app.settings["store"], app.settings["services"]
@@ -533,7 +533,7 @@ async def seed_tank_population(app) -> None:
             row = [counters[name] for name in TANK_COUNTERS]
             # the account's spotting and tracking that day (kept per account): the marks count it
             assist = [battles, battles * (200 + account % 300), battles * (50 + account % 80)]
-            docs.append(TankChanges.change("eu", account, days_before(through, k), {1: row}, assist=assist))
+            docs.append(TankChanges.change("eu", account, days_before(through, k), pack({1: row}), assist=assist))
             careers[account] = [a + b for a, b in zip(careers[account], row)]
         await store.population.changes.save(docs)
     await store.tracked.collection.insert_many(
@@ -577,7 +577,7 @@ async def test_the_readme_example_calls_answer_what_the_readme_shows(app, http_c
     await seed_tank_population(app)
     today = time.strftime("%Y-%m-%d", time.gmtime())
     for _ in range(100):  # the live lookup's per-tank record is written in the background
-        if await store.tanks.state_on("eu", account, today):
+        if await store.tanks.chain_on("eu", account, today):
             break
         await asyncio.sleep(0.1)
 

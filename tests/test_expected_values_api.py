@@ -14,6 +14,7 @@ from scripts.upstream_sim import existing_accounts
 from server.api.answers import POPULATION_TAG
 from server.domain.days import DAY_SECONDS, day_start, days_before
 from server.domain.ratings import TankExpectation, load_expected_values_file, parse_expected_values
+from server.domain.records import pack
 from server.services.population import PopulationService, newest_complete_day
 from store.client import deadline
 from store.population import TankChanges
@@ -60,7 +61,7 @@ async def write_population(store, table, through: str) -> None:
                 rows[tank_id] = counters(
                     200, *(row[f] * skill for f in ("damage", "spot", "frag", "defence")), win_rate
                 )
-            docs.append(TankChanges.change("eu", account_id, days_before(through, k), rows))
+            docs.append(TankChanges.change("eu", account_id, days_before(through, k), pack(rows)))
     with deadline(120):  # seeding 1,200 account-days is not a request (the client's default is 1.8 s)
         await store.population.changes.save(docs)
 

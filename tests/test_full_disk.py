@@ -20,6 +20,7 @@ from scripts.upstream_sim.world import World
 from server.compose.embedded_db import EmbeddedDatabase, free_port
 from server.compose.storage_watch import RESERVE_NAME, StorageWatch
 from server.domain.days import DAY_SECONDS, ManualClock, day_start
+from server.domain.records import state_of
 from store.constants import REGIONS, TANK_COUNTERS
 from store.errors import ENGINE_FAILED, storage_failure_reason
 from store.tracker import tracked_id
@@ -278,7 +279,7 @@ async def test_a_full_disk_during_a_pass_loses_nothing_and_writing_resumes_by_it
         assert all(got["visited"] for got in days.values())
         assert_whole(days, DAY2)
         for region, account_id in accounts:
-            got = await store.tanks.state_on(region, account_id, DAY2)
+            got = state_of(await store.tanks.chain_on(region, account_id, DAY2))
             assert got is not None and got[1] == truth(world, region, account_id, clock()), (region, account_id)
         assert write_health(store.client).writable
         assert tracked_id(*accounts[0]) in days

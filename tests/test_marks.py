@@ -26,9 +26,9 @@ from server.domain.marks import (
     next_mark,
 )
 from server.domain.population import PeriodAccumulator
+from server.domain.records import Timeline, pack, unpack
 from store.client import deadline
 from store.constants import LEGACY_WIDTH, TANK_COUNTERS
-from store.tanks import Timeline, pack, unpack
 from tests.helpers import FAST_REALMS, sim_async
 
 WIDTH = len(TANK_COUNTERS)

@@ -129,8 +129,8 @@ def test_a_tanks_mastery_row_says_which_badge_the_best_battle_reaches_against_th
 
 
 def test_the_badges_and_best_battles_kept_per_tank_read_back_and_older_payloads_still_read():
+    from server.domain.records import pack, unpack
     from server.services.tracker import mastery_of, raw_tanks_of
-    from store.tanks import pack, unpack
 
     raw = [
         {"tank_id": 1, "mark_of_mastery": 3, "max_xp": 1500, "all": {"battles": 10}},

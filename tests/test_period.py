@@ -8,10 +8,10 @@ from hypothesis import strategies as st
 
 from server.api.errors import APIError
 from server.domain.ratings import ExpectedValues, TankExpectation
+from server.domain.records import Timeline, pack
 from server.services.history import HistoryService
 from store.constants import TANK_COUNTERS
 from store.store import Gate
-from store.tanks import Timeline, pack
 
 
 def counters(battles: int, wins: int, damage: int) -> dict:
@@ -45,20 +45,19 @@ class FakeTanks:
             (d, sum(t["battles"] for t in state.values())) for d, state in self.records.items() if since <= d <= until
         ]
 
-    async def timeline(self, region, account_id, since, until):
+    async def timeline_records(self, region, account_id, since, until):
         """Every record a keyframe of its whole state (what the real store rebuilds them into)."""
-        return Timeline(
-            [
-                (
-                    day,
-                    sum(t["battles"] for t in state.values()),
-                    True,
-                    pack({tank_id: [c.get(name, 0) for name in TANK_COUNTERS] for tank_id, c in state.items()}),
-                )
-                for day, state in self.records.items()
-                if day <= until
-            ]
-        )
+        return [
+            (
+                day,
+                sum(t["battles"] for t in state.values()),
+                True,
+                pack({tank_id: [c.get(name, 0) for name in TANK_COUNTERS] for tank_id, c in state.items()}),
+                None,
+            )
+            for day, state in self.records.items()
+            if day <= until
+        ]
 
 
 class FakeTracked:
@@ -68,8 +67,8 @@ class FakeTracked:
     async def last_measured_day(self, region, account_id):
         return self.measured
 
-    async def mastery(self, region, account_id):
-        return {}  # no badge kept
+    async def mastery_payload(self, region, account_id):
+        return b""  # no badge kept
 
 
 class FakePlayers:

@@ -20,7 +20,7 @@ from server.domain.recents import (
     tank_differences,
     tank_rows,
 )
-from store.tanks import as_counters
+from server.domain.records import as_counters
 from tests.helpers import EXPECTED_VALUES_FILE, VEHICLES_FILE, xvm_wn8
 
 NOW = 1_750_000_000  # 2025-06-15

@@ -17,12 +17,12 @@ from server.api.catalogue import POPULATION_MIN_BATTLES, POPULATION_MIN_PLAYERS,
 from server.domain.days import DAY_SECONDS, day_start, days_before
 from server.domain.population import PeriodAccumulator, day_sums, percentile_grid, played, standing
 from server.domain.ratings import account_wn8, compute_ratings, load_expected_values_file
+from server.domain.records import pack
 from server.services.expected import ExpectedValuesService
 from server.services.population import PopulationService, newest_complete_day
 from server.services.tracker import due_at
 from store.constants import REGIONS, TANK_COUNTERS
 from store.population import TankChanges, unpack_grid
-from store.tanks import pack
 from store.tracker import slice_of, tracked_id
 from tests.helpers import EXPECTED_VALUES_FILE, xvm_wn8
 from tests.test_tracker_drift import ACCOUNTS, DAY_LIST, Sim, TableRatings, new_store, pick_career, pick_tanks
@@ -322,7 +322,7 @@ async def test_tank_endpoints_answer_the_built_tables(app, http_client, base_url
                 rows[pz4] = battle_row(rng, rng.randint(1, 3))
             if account_id % 10 == 0:
                 rows[t14] = battle_row(rng, 2)
-            docs.append(TankChanges.change("eu", account_id, day, rows))
+            docs.append(TankChanges.change("eu", account_id, day, pack(rows)))
             for tank_id, row in rows.items():
                 total = played_rows.setdefault(tank_id, {}).setdefault(account_id, [0] * len(TANK_COUNTERS))
                 for i, value in enumerate(row):
@@ -491,7 +491,7 @@ async def test_the_job_computes_expected_values_for_a_tank_the_table_lacks(mongo
 
             docs = [
                 TankChanges.change(
-                    "eu", account_id, days_before(through, k), {t: counters(200, *figures(t)) for t in garage}
+                    "eu", account_id, days_before(through, k), pack({t: counters(200, *figures(t)) for t in garage})
                 )
                 for k in range(3)
             ]

@@ -277,8 +277,8 @@ def test_weekly_pass_rebuilds_the_same_states_as_state_on_and_weeks_start_with_t
     """The one-pass states of period._weekly equal Timeline.state_on on every day (keyframes
     reset the state, change records apply to it); a week before the records is null, the week
     in which they start begins at the first one, a week without battles has battles 0."""
+    from server.domain.records import Timeline, pack
     from server.services.history import _states_on, _weekly, week_bounds
-    from store.tanks import Timeline, pack
 
     def row(battles):
         return [battles, battles // 2, 0, 0, battles * 1000, battles, battles, 0, 0, 0, battles // 3, 0, 0]

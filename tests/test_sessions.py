@@ -20,6 +20,7 @@ from server.api.catalogue import WATCH_REFRESH_SECONDS, WATCHED_PER_CLIENT
 from server.api.errors import APIError
 from server.compose.demo import TimeTravelUpstream
 from server.domain.days import DAY_SECONDS, ManualClock, day_start, days_before, utc_day
+from server.domain.records import pack, unpack
 from server.domain.sessions import (
     NOT_AS_OLD,
     NOT_MEASURED,
@@ -30,14 +31,12 @@ from server.domain.sessions import (
     session_span,
     since_moment,
 )
-from server.domain.visits import tank_state
+from server.domain.visits import mastery_of, raw_tanks_of, tank_state
 from server.services.sessions import SessionService, Watcher
 from server.services.tracker import Tracker
-from server.services.visit_plan import mastery_of, raw_tanks_of
 from server.upstream.client import ACCOUNT_FIELDS, TANKS_FIELDS
 from store.constants import TANK_COUNTERS
 from store.retention import ensure_expiry_index
-from store.tanks import pack, unpack
 from tests.helpers import EXPECTED_VALUES_FILE, sim_async, xvm_wn8
 
 REGION = "eu"

@@ -18,6 +18,7 @@ import time
 import pytest
 
 from server.domain.days import days_before
+from server.domain.records import pack
 from server.services.population import PopulationService, newest_complete_day
 from store.constants import TANK_COUNTERS
 from store.population import TankChanges
@@ -75,7 +76,7 @@ async def write_changes(store, population, days, seed, boost=1.0):
             played = sum(row[0] for row in rows.values())
             damage = sum(row[TANK_COUNTERS.index("damage_dealt")] for row in rows.values())
             assist = [played, int(damage * rng.uniform(0.1, 0.3)), int(damage * rng.uniform(0.05, 0.15))]
-            docs.append(TankChanges.change("eu", FIRST_ACCOUNT + n, days_before(through, k), rows, assist=assist))
+            docs.append(TankChanges.change("eu", FIRST_ACCOUNT + n, days_before(through, k), pack(rows), assist=assist))
         await store.population.changes.save(docs)
 
 

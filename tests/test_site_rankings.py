@@ -21,10 +21,10 @@ import time
 import pytest
 
 from server.domain.days import days_before
+from server.domain.records import pack
 from server.services.population import PopulationService, newest_complete_day
 from store.constants import TANK_COUNTERS
 from store.population import TankChanges
-from store.tanks import pack
 from store.tracker import tracked_id
 from tests import test_site_browser as site
 from tests.test_site_browser import (
@@ -68,7 +68,7 @@ async def build_leaderboards(app, accounts):
                 T34: battle_row(rng, rng.randint(28, 52), 400 + 40 * n),
                 IS: battle_row(rng, rng.randint(2, 6), 1300),
             }
-            docs.append(TankChanges.change("eu", account_id, days_before(through, k), rows))
+            docs.append(TankChanges.change("eu", account_id, days_before(through, k), pack(rows)))
             for tank_id, row in rows.items():
                 total = played.setdefault(account_id, {}).setdefault(tank_id, [0] * len(TANK_COUNTERS))
                 for i, value in enumerate(row):

@@ -11,7 +11,8 @@ import re
 import pytest
 
 import store as store_package
-from store.tanks import MIGRATION, TankRecords, pack
+from server.domain.records import pack, state_of
+from store.tanks import MIGRATION, TankRecords
 from tests.test_tracker_store import _day
 
 
@@ -41,7 +42,7 @@ async def test_records_written_before_the_account_and_day_fields_are_migrated_an
         assert bytes(kept["t"]) == bytes(doc["t"])  # nothing changed
         assert kept["a"] == doc["_id"].rsplit(":", 1)[0] and kept["d"] == doc["_id"].rsplit(":", 1)[1]
     assert await store.tanks.count() == len(old_docs)
-    got = await store.tanks.state_on("eu", 500_000_002, _day(20))
+    got = state_of(await store.tanks.chain_on("eu", 500_000_002, _day(20)))
     assert got is not None and got[0] == _day(18)
     assert await store.tanks.battles_by_day("eu", 500_000_001, _day(3), _day(9)) == [
         (_day(3), 30),

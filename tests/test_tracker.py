@@ -16,6 +16,7 @@ from scripts.upstream_sim.ids import existing_accounts, veteran_accounts
 from scripts.upstream_sim.world import World
 from server.compose.demo import TimeTravelUpstream
 from server.domain.days import ManualClock, day_start, utc_day
+from server.domain.records import state_of
 from server.services.tracker import Tracker, due_at
 from server.upstream.budget import UpstreamBudget
 from server.upstream.client import UpstreamClient
@@ -155,11 +156,12 @@ async def test_two_weeks_of_passes_visit_once_a_day_and_rebuild_every_tank(store
 
     # The per-tank state rebuilt for any day equals the simulator's on that day, for every tank.
     # (Every account's days read at once: the server overlaps the round trips.)
-    states = await asyncio.gather(*(store.tanks.state_on(r, a, day) for r, a in accounts for day in days))
+    chains = await asyncio.gather(*(store.tanks.chain_on(r, a, day) for r, a in accounts for day in days))
+    states = [state_of(chain) for chain in chains]
     for (region, account_id, day), got in zip(((r, a, day) for r, a in accounts for day in days), states):
         assert got is not None and got[0] <= day
         assert got[1] == truth(world, region, account_id, day), (region, account_id, day)
-    assert await store.tanks.state_on(*accounts[0], "2025-02-28") is None
+    assert state_of(await store.tanks.chain_on(*accounts[0], "2025-02-28")) is None
 
     # Storage: at most 1 KB per active account-day (keyframes of the first day included).
     size = await store.tanks.stored_bytes()
@@ -370,7 +372,7 @@ async def test_live_lookups_are_not_queued_behind_the_pass_and_are_tracked(app, 
         doc = await store.tracked.get("eu", account_id)
         assert doc["last_visit_day"] == utc_day(doc["since"]) and doc["record_day"]
         assert doc["until"] > doc["since"] + 89 * 86400  # --track-days after the lookup
-    assert await store.tanks.state_on("eu", lookups[0], utc_day(doc["since"])) is not None
+    assert state_of(await store.tanks.chain_on("eu", lookups[0], utc_day(doc["since"]))) is not None
 
 
 class ScriptedUpstream:
@@ -421,9 +423,10 @@ async def test_the_pass_keeps_every_day_of_the_last_400_through_idle_years(store
     from types import SimpleNamespace
 
     from server.domain.days import DAY_SECONDS
+    from server.domain.records import as_counters
     from server.jobs.retention import Retention
     from store.constants import HISTORY_DAYS
-    from store.tanks import RETENTION_DAYS, as_counters
+    from store.tanks import RETENTION_DAYS
 
     account_id = 500_000_123
     played = {*range(0, 30, 3), 80, *range(300, 320, 2)}
@@ -436,7 +439,7 @@ async def test_the_pass_keeps_every_day_of_the_last_400_through_idle_years(store
     days = days_from(FIRST_DAY, last + 1)
 
     async def check(n: int) -> None:
-        got = await store.tanks.state_on("eu", account_id, days[n])
+        got = state_of(await store.tanks.chain_on("eu", account_id, days[n]))
         assert got is not None and got[1] == as_counters(upstream.state(n)), (n, got)
 
     for n, day in enumerate(days):

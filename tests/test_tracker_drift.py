@@ -26,6 +26,7 @@ from server.api.catalogue import WATCH_SECONDS
 from server.domain.days import DAY_SECONDS, ManualClock, day_start, days_before, utc_day
 from server.domain.population import played
 from server.domain.ratings import load_expected_values_file
+from server.domain.records import Timeline, as_counters, state_of, unpack
 from server.jobs.retention import Retention
 from server.services.history import HistoryService
 from server.services.sessions import Watcher
@@ -33,7 +34,6 @@ from server.services.tracker import Tracker, due_at
 from server.services.visit_plan import account_assist
 from store.constants import TANK_COUNTERS
 from store.population import CHANGE_DAYS
-from store.tanks import as_counters, unpack
 from store.tracker import slice_of
 from tests.helpers import EXPECTED_VALUES_FILE, xvm_wn8
 
@@ -290,7 +290,8 @@ class Sim:
     async def check_every_day(self, days: list[str]) -> None:
         """(a) The state store.tanks.state_on rebuilds for every day equals the truth, every tank."""
         for account in ACCOUNTS:
-            got = await asyncio.gather(*(self.store.tanks.state_on(*account, day) for day in days))
+            chains = await asyncio.gather(*(self.store.tanks.chain_on(*account, day) for day in days))
+            got = [state_of(chain) for chain in chains]
             for day, rebuilt in zip(days, got):
                 want = self.world.truth(account, day)
                 if want is None:
@@ -301,7 +302,7 @@ class Sim:
                 if rebuilt[1] != want:
                     raise AssertionError(f"{account} {day}: {drift(rebuilt[1], want)}")
             # (a') the account's assistance kept with each day's record is the truth's of that day
-            timeline = await self.store.tanks.timeline(*account, days[0], days[-1])
+            timeline = Timeline.of(await self.store.tanks.timeline_records(*account, days[0], days[-1]))
             for day, rebuilt in zip(days, got):
                 if rebuilt is not None and rebuilt[0] >= days[0]:
                     assert timeline.assist_on(rebuilt[0]) == self.world.assist_truth(account, day), (account, day)
@@ -568,7 +569,7 @@ async def test_a_lookup_after_the_pass_on_the_same_day_does_not_drift(mongo_uri,
         assert sim.same_day_rewrites == 3
         await sim.check_every_day(days)
         assert await sim.check_changes(days) >= len(days) - 1
-        got = await store.tanks.state_on(*account, days[-1])
+        got = state_of(await store.tanks.chain_on(*account, days[-1]))
         assert got is not None and got[1][tanks[0]]["battles"] == 100 + 11 + 1
         assert got[1][tanks[2]]["battles"] > 0
         assert newcomer_record is not None and newcomer_record.get("k") == 1

@@ -8,8 +8,9 @@ import random
 
 import pytest
 
+from server.domain.records import Timeline, apply, as_counters, changed, pack, state_of, unpack
 from store.constants import HISTORY_DAYS, TANK_COUNTERS
-from store.tanks import KEYFRAME_MAX_RECORDS, RETENTION_DAYS, TankRecords, apply, as_counters, changed, pack, unpack
+from store.tanks import KEYFRAME_MAX_RECORDS, RETENTION_DAYS, TankRecords
 from store.tracker import PARKED, SLICES, slice_of
 
 
@@ -88,9 +89,9 @@ async def test_state_on_rebuilds_any_day_from_keyframes_and_changes(store):
     # Another account's records never leak into this one's.
     await tanks.save([TankRecords.record("eu", 5000000010, _day(1), 1, pack({9: [1] * 13}), True)])
 
-    assert await tanks.state_on("eu", 500000001, _day(-1)) is None
+    assert state_of(await tanks.chain_on("eu", 500000001, _day(-1))) is None
     for n in range(0, 101):
-        got = await tanks.state_on("eu", 500000001, _day(n))
+        got = state_of(await tanks.chain_on("eu", 500000001, _day(n)))
         record_day = _day(n - n % 2 if n < 100 else 98)
         assert got is not None and got[0] == record_day
         assert got[1] == {t: dict(zip(TANK_COUNTERS, row)) for t, row in truth[record_day].items()}
@@ -106,12 +107,12 @@ async def test_state_on_rebuilds_any_day_from_keyframes_and_changes(store):
     # day from its `since` on: mid-chain, on a keyframe's day, and long after the last record
     # (an account that stopped playing keeps its last state).
     for first in (0, 37, 60, 150):
-        timeline = await tanks.timeline("eu", 500000001, _day(first), _day(160))
+        timeline = Timeline.of(await tanks.timeline_records("eu", 500000001, _day(first), _day(160)))
         for n in range(first, 161):
-            assert timeline.state_on(_day(n)) == await tanks.state_on("eu", 500000001, _day(n)), (first, n)
+            assert timeline.state_on(_day(n)) == state_of(await tanks.chain_on("eu", 500000001, _day(n))), (first, n)
         if first <= 10:
             assert timeline.battles_by_day(_day(10), _day(20)) == days
-    assert (await tanks.timeline("eu", 500000001, _day(-5), _day(-1))).state_on(_day(-1)) is None
+    assert (Timeline.of(await tanks.timeline_records("eu", 500000001, _day(-5), _day(-1)))).state_on(_day(-1)) is None
 
 
 @pytest.mark.gen_test(timeout=240)
@@ -142,7 +143,7 @@ async def test_every_day_of_the_last_400_rebuilds_through_idle_years_and_retenti
     rewrites = 0
 
     async def check(day: str) -> tuple[str, dict] | None:
-        got = await store.tanks.state_on(region, account_id, day)
+        got = state_of(await store.tanks.chain_on(region, account_id, day))
         assert got is not None and got[0] <= day, (day, got)
         assert got[1] == as_counters(truth[day]), day
         return got
@@ -173,7 +174,7 @@ async def test_every_day_of_the_last_400_rebuilds_through_idle_years_and_retenti
                 # Every day's state_on, read concurrently (the server overlaps their round trips),
                 # each against the truth and against one timeline read of the window.
                 states = await asyncio.gather(*(check(d) for d in window))
-                timeline = await store.tanks.timeline(region, account_id, window[0], window[-1])
+                timeline = Timeline.of(await store.tanks.timeline_records(region, account_id, window[0], window[-1]))
                 for d, got in zip(window, states):
                     assert timeline.state_on(d) == got, d
     # Keeping costs a rewrite after each gap and about one a year while idle, nothing more.

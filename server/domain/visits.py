@@ -1,8 +1,9 @@
 """The tracker's daily pass, the parts that are pure: per-tank states read from upstream answers, the
 profile a visit measures, the batches of due accounts, and the pass's figures for /status.
 
-The tracker (server/services/tracker.py) fetches, plans the per-tank records (their packing and
-keyframe policy belong to store/tanks.py, which this layer may not import) and stores.
+The tracker (server/services/tracker.py) fetches, plans the per-tank records (server/services/
+visit_plan.py: their keyframe policy's limits belong to store/tanks.py, which this layer may not
+import; their packing is server/domain/records.py's) and stores.
 """
 
 from __future__ import annotations
@@ -12,19 +13,50 @@ from collections.abc import Mapping
 from server.domain import ratings as rating_maths
 from server.domain.profiles import build_profile
 from server.domain.ratings import ExpectedValues
+from server.domain.records import pack, unpack
 from store.constants import SPEND_KEYS, TANK_COUNTERS
 
 REALM_SPEND_KEYS = ("visited", "info_requests", "tanks_requests", "wtr_requests")
 
 
 def tank_state(raw_tanks: list[dict] | None) -> dict[int, list[int]]:
-    """tanks/stats entries as {tank_id: counters in store.tanks.TANK_COUNTERS order} (tanks with battles)."""
+    """tanks/stats entries as {tank_id: counters in store.constants.TANK_COUNTERS order} (tanks with battles)."""
     state: dict[int, list[int]] = {}
     for entry in raw_tanks or []:
         stats = entry.get("all") or {}
         if stats.get("battles"):
             state[int(entry["tank_id"])] = [int(stats.get(name) or 0) for name in TANK_COUNTERS]
     return state
+
+
+def raw_tanks_of(capture: dict) -> list[dict]:
+    """A watcher's capture (store/sessions.py) as the tanks/stats entries it was taken from: the
+    played tanks with their counters, mastery badges and best battles' XP, all the tracker reads of
+    an answer."""
+    badges = unpack(bytes(capture["m"])) if capture.get("m") else {}
+    out = []
+    for tank_id, row in sorted(unpack(bytes(capture["s"])).items()):
+        badge = badges.get(tank_id) or [0]
+        entry = {"tank_id": tank_id, "mark_of_mastery": badge[0], "all": dict(zip(TANK_COUNTERS, row))}
+        if len(badge) > 1:
+            entry["max_xp"] = badge[1]
+        out.append(entry)
+    return out
+
+
+def mastery_of(raw_tanks: list[dict] | None) -> bytes:
+    """Each played tank's mastery badge (tanks/stats mark_of_mastery, 1..4; 0 none) and its best
+    battle's XP (max_xp), packed as rows of two counters (server/domain/records.py pack: a few bytes a tank;
+    unpack gives {tank_id: [level, max_xp]}; a payload written before max_xp was kept has rows of
+    the level alone). A tank with neither is left out."""
+    out: dict[int, list[int]] = {}
+    for entry in raw_tanks or []:
+        level, best = entry.get("mark_of_mastery"), entry.get("max_xp")
+        level = level if isinstance(level, int) and level > 0 else 0
+        best = best if isinstance(best, int) and best > 0 else 0
+        if (level or best) and (entry.get("all") or {}).get("battles"):
+            out[int(entry["tank_id"])] = [level, best]
+    return pack(out) if out else b""
 
 
 def kept_from(book: dict) -> str:

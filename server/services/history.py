@@ -23,6 +23,7 @@ from server.domain.days import utc_day
 from server.domain.marks import MIN_TIER, combined_damage, estimated_marks, mastery_reach, next_mark
 from server.domain.population import standing
 from server.domain.profiles import HISTORY_FIELDS, history_view, is_recent_key, recent_key
+from server.domain.records import TankState, Timeline, apply_parsed, as_counters, mastery_rows
 from server.services.concurrency import bounded_read, single_flight
 from server.services.expected import Ratings
 from server.services.official import MARK_KEYS, MASTERY_KEYS
@@ -30,7 +31,6 @@ from server.services.official import SOURCE as OFFICIAL_SOURCE
 from server.services.tank_stats import named_marks, standing_period, tank_standing
 from store.client import request_deadline
 from store.store import Store
-from store.tanks import TankState, Timeline, apply_parsed, as_counters
 
 if TYPE_CHECKING:  # types only
     from server.domain.ratings import ExpectedValues
@@ -164,7 +164,7 @@ class HistoryService:
 
     async def _timeline(self, region: str, account_id: int, since: str, until: str) -> Timeline:
         """The per-tank records of [since, until]; under the caller's deadline."""
-        return await self.store.tanks.timeline(region, account_id, since, until)
+        return Timeline.of(await self.store.tanks.timeline_records(region, account_id, since, until))
 
     @staticmethod
     def _figures(
@@ -359,7 +359,7 @@ class HistoryService:
             first = _day(last, days)
             marks_first = _day(last, MARKS_WINDOW_DAYS)  # each tank's progress: the marks' own window
             timeline = await self._timeline(region, account_id, min(first, marks_first), last)
-            mastery = await self.store.tracked.mastery(region, account_id)
+            mastery = mastery_rows(await self.store.tracked.mastery_payload(region, account_id))
         states = _states(timeline, first, last)
         if states is None:
             raise APIError("no_history", "no per-tank records for this account yet")

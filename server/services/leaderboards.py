@@ -38,10 +38,10 @@ from server.domain.rankings import (
     ranked_steps,
     tank_figures,
 )
+from server.domain.records import unpack
 from server.services.concurrency import dismantle
 from store.client import job_deadline, request_deadline
 from store.leaderboards import CHUNK_ROWS, list_key
-from store.tanks import unpack
 from store.tracker import tracked_id
 
 if TYPE_CHECKING:

@@ -25,6 +25,7 @@ from server.domain.days import DAY_SECONDS, day_start, days_before, utc_day
 from server.domain.expected import METHOD_VERSION, WINDOW_DAYS, ComputedRow, Fit, Minimums, fill_gaps, recompute_all
 from server.domain.marks import marks_table
 from server.domain.population import BATTLES, DAMAGE, WINS, PeriodAccumulator, career_table, day_sums
+from server.domain.records import unpack_changes
 from server.domain.strength import STRENGTH_MIN_OTHER_BATTLES, strength_table
 from server.services.concurrency import dismantle
 from server.services.leaderboards import (
@@ -149,7 +150,10 @@ class PopulationService:
         for k in range(max(periods)):
             day = days_before(through, k)
             with job_deadline():
-                changes = await self.store.population.changes.of_day(region, day)
+                stored = await self.store.population.changes.of_day(region, day)
+            # Unpacked in a worker thread: thousands of documents a day at scale, whose decoding on
+            # the event loop held it for hundreds of ms.
+            changes = await asyncio.to_thread(unpack_changes, stored)
             # A day's changes are one per account that played it (thousands at scale): summed in a
             # worker thread, as on the loop they held it ~600 ms a day at 2 M per-tank records
             # (bench_scale's 5 ms ticker; py-spy: day_sums, PeriodAccumulator.add, played).

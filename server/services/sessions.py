@@ -33,15 +33,15 @@ from server.api.catalogue import (
 from server.api.errors import APIError
 from server.domain import recents
 from server.domain.days import DAY_SECONDS, days_before, utc_day
+from server.domain.records import Timeline, as_counters, complete, pack, unpack
 from server.domain.sessions import SESSION_FIGURES, Stored, daily, next_round, session_span, since_moment
-from server.domain.visits import tank_state
-from server.services.visit_plan import account_assist, mastery_of
+from server.domain.visits import mastery_of, tank_state
+from server.services.visit_plan import account_assist
 from server.upstream.budget import Caller
 from server.upstream.client import ACCOUNT_FIELDS, TANKS_FIELDS, UpstreamError
 from store.client import job_deadline, request_deadline
 from store.constants import REGIONS
 from store.sessions import watched_id
-from store.tanks import as_counters, complete, pack, unpack
 from store.tracker import tracked_id
 
 if TYPE_CHECKING:
@@ -215,7 +215,9 @@ class SessionService:
         since_day = utc_day(since)
         today = utc_day(now)
         async with request_deadline():
-            timeline = await self.store.tanks.timeline(region, account_id, days_before(since_day, 1), today)
+            timeline = Timeline.of(
+                await self.store.tanks.timeline_records(region, account_id, days_before(since_day, 1), today)
+            )
             watched = await self.store.watched.get(region, account_id)
         states: list[Stored] = []
         for day in (days_before(since_day, 1), today):

@@ -66,17 +66,24 @@ from server.api.answers import Tag, no_answer_cache, player_tag
 from server.api.config import TRACK_DAYS
 from server.domain.days import DAY_SECONDS, day_start, days_before, utc_day
 from server.domain.profiles import snapshot_of, wtr_of
-from server.domain.visits import day_progress, full_batches, measured_profile, nickname_fields, realm_spend
+from server.domain.records import TankState, unpack
+from server.domain.visits import (
+    day_progress,
+    full_batches,
+    measured_profile,
+    nickname_fields,
+    raw_tanks_of,
+    realm_spend,
+)
+from server.domain.visits import mastery_of as mastery_of  # re-exported (scripts/scale_loader.py, tests)
 from server.domain.visits import tank_state as tank_state  # re-exported (scripts/scale_loader.py, tests)
 from server.services.visit_plan import account_assist as account_assist
 from server.services.visit_plan import day_change as day_change
-from server.services.visit_plan import mastery_of as mastery_of
-from server.services.visit_plan import plan_account, plan_visit, raw_tanks_of, rekey_due, same_day_base
+from server.services.visit_plan import plan_account, plan_visit, rekey_due, same_day_base
 from server.upstream.client import ACCOUNT_FIELDS, TANKS_FIELDS, UpstreamError
 from store.client import REQUEST_DEADLINE_S, job_deadline
 from store.constants import SPEND_KEYS
 from store.errors import is_database_error, storage_failure_reason
-from store.tanks import TankState, unpack
 from store.tracker import SLICES, slice_of, tracked_id
 from store.writes import write_health
 

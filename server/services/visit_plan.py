@@ -1,10 +1,11 @@
 """What a tracker's visit writes: the per-tank records (keyframes and change records, kept in place
 for the last HISTORY_DAYS), the account-day's per-tank change and the tracked bookkeeping.
 
-Pure but for the records' format: the packing and its keyframe limits are store/tanks.py's, the
-documents store/tanks.py's and store/population.py's, which server/domain may not import (its
-contract allows store.constants alone). The rest of the pass's pure parts are in
-server/domain/visits.py; the tracker (server/services/tracker.py) fetches and stores.
+Pure but for the records' storage: the keyframe limits and the documents are store/tanks.py's and
+store/population.py's, which server/domain may not import (its contract allows store.constants
+alone), and the account's assistance is read by the upstream client's names. The packing is
+server/domain/records.py's; the rest of the pass's pure parts (raw_tanks_of, mastery_of among them)
+are in server/domain/visits.py; the tracker (server/services/tracker.py) fetches and stores.
 """
 
 from __future__ import annotations
@@ -13,21 +14,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from server.domain.days import days_before
-from server.domain.visits import kept_from, tank_state
+from server.domain.records import TankState, changed, complete, pack, rebuild
+from server.domain.visits import kept_from, mastery_of, tank_state
 from server.upstream.client import ASSIST_AVERAGES
 from store.constants import HISTORY_DAYS, TANK_COUNTERS
 from store.population import TankChanges
-from store.tanks import (
-    KEYFRAME_MAX_DAYS,
-    KEYFRAME_MAX_RECORDS,
-    RETENTION_DAYS,
-    TankRecords,
-    TankState,
-    changed,
-    complete,
-    pack,
-    unpack,
-)
+from store.tanks import KEYFRAME_MAX_DAYS, KEYFRAME_MAX_RECORDS, RETENTION_DAYS, TankRecords
 
 # Keeping what the last HISTORY_DAYS need (see plan_visit). A record expires RETENTION_DAYS after
 # its expiry base and must rebuild every day it serves (up to the next record's day) for HISTORY_DAYS
@@ -53,36 +45,6 @@ def account_assist(info: dict | None) -> list[int] | None:
     if not isinstance(battles, int) or not isinstance(radio, (int, float)) or not isinstance(track, (int, float)):
         return None
     return [battles, round(radio * battles), round(track * battles)]
-
-
-def raw_tanks_of(capture: dict) -> list[dict]:
-    """A watcher's capture (store/sessions.py) as the tanks/stats entries it was taken from: the
-    played tanks with their counters, mastery badges and best battles' XP, all the tracker reads of
-    an answer."""
-    badges = unpack(bytes(capture["m"])) if capture.get("m") else {}
-    out = []
-    for tank_id, row in sorted(unpack(bytes(capture["s"])).items()):
-        badge = badges.get(tank_id) or [0]
-        entry = {"tank_id": tank_id, "mark_of_mastery": badge[0], "all": dict(zip(TANK_COUNTERS, row))}
-        if len(badge) > 1:
-            entry["max_xp"] = badge[1]
-        out.append(entry)
-    return out
-
-
-def mastery_of(raw_tanks: list[dict] | None) -> bytes:
-    """Each played tank's mastery badge (tanks/stats mark_of_mastery, 1..4; 0 none) and its best
-    battle's XP (max_xp), packed as rows of two counters (store.tanks.pack: a few bytes a tank;
-    unpack gives {tank_id: [level, max_xp]}; a payload written before max_xp was kept has rows of
-    the level alone). A tank with neither is left out."""
-    out: dict[int, list[int]] = {}
-    for entry in raw_tanks or []:
-        level, best = entry.get("mark_of_mastery"), entry.get("max_xp")
-        level = level if isinstance(level, int) and level > 0 else 0
-        best = best if isinstance(best, int) and best > 0 else 0
-        if (level or best) and (entry.get("all") or {}).get("battles"):
-            out[int(entry["tank_id"])] = [level, best]
-    return pack(out) if out else b""
 
 
 def next_record(
@@ -215,7 +177,7 @@ def day_change(
     change = None
     if base_assist is not None and assist is not None and len(base_assist) == len(assist):
         change = [after - before for after, before in zip(assist, base_assist)]
-    return TankChanges.change(region, account_id, day, rows, assist=change)
+    return TankChanges.change(region, account_id, day, pack(rows), assist=change)
 
 
 async def same_day_base(tanks: TankRecords, region: str, account_id: int, day: str) -> tuple[TankState | None, dict]:
@@ -226,7 +188,8 @@ async def same_day_base(tanks: TankRecords, region: str, account_id: int, day: s
     found = await tanks.prior(region, account_id, day)
     if found is None:
         return None, {}
-    return found
+    payloads, book = found
+    return rebuild(payloads), book
 
 
 def plan_account(
