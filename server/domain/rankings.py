@@ -115,12 +115,9 @@ def tank_figures(
     return out
 
 
-def ranked_rows(rows: Sequence[Sequence[Any]], at: int, floor: int) -> list[tuple[int, Sequence[Any]]]:
-    """(rank, row) of the rows (figures at `at`, battles at 1) with at least `floor` battles and
-    a figure there, best first, ties sharing a rank and listed by battles, then the row's first
-    field (the account id)."""
-    kept = [row for row in rows if row[1] >= floor and row[at] is not None]
-    kept.sort(key=lambda r: (-r[at], -r[1], r[0]))
+def _ranks(kept: Sequence[Sequence[Any]], at: int) -> list[tuple[int, Sequence[Any]]]:
+    """(rank, row) of rows sorted best first by their figure at `at`: equal figures share the rank
+    of the first of them (1, 2, 2, 4)."""
     out: list[tuple[int, Sequence[Any]]] = []
     rank, previous = 0, None
     for position, row in enumerate(kept, 1):
@@ -128,6 +125,15 @@ def ranked_rows(rows: Sequence[Sequence[Any]], at: int, floor: int) -> list[tupl
             rank, previous = position, row[at]
         out.append((rank, row))
     return out
+
+
+def ranked_rows(rows: Sequence[Sequence[Any]], at: int, floor: int) -> list[tuple[int, Sequence[Any]]]:
+    """(rank, row) of the rows (figures at `at`, battles at 1) with at least `floor` battles and
+    a figure there, best first, ties sharing a rank and listed by battles, then the row's first
+    field (the account id)."""
+    kept = [row for row in rows if row[1] >= floor and row[at] is not None]
+    kept.sort(key=lambda r: (-r[at], -r[1], r[0]))
+    return _ranks(kept, at)
 
 
 # A member's play over a window, what a clan's figures sum: (battles, wins, wn8 or None).
@@ -192,10 +198,4 @@ def ranked_clans(rows: Sequence[Sequence[Any]], by: str, min_members: int) -> li
     at, active = 3 + CLAN_FIGURES.index(by), 3 + CLAN_FIGURES.index("active_members")
     kept = [row for row in rows if row[active] >= min_members and row[at] is not None]
     kept.sort(key=lambda r: (-r[at], -r[active], r[0]))
-    out: list[tuple[int, Sequence[Any]]] = []
-    rank, previous = 0, None
-    for position, row in enumerate(kept, 1):
-        if row[at] != previous:
-            rank, previous = position, row[at]
-        out.append((rank, row))
-    return out
+    return _ranks(kept, at)
