@@ -13,6 +13,7 @@ next runs; readers never rely on deletion for correctness.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime as dt
 import logging
 import time
@@ -33,21 +34,14 @@ MAX_BATCHES = 20  # per collection and run: at most 20,000 documents a minute ea
 PAUSE_SECONDS = 0.05
 
 
+@dataclasses.dataclass(eq=False)
 class Retention:
-    def __init__(
-        self,
-        store: Store,
-        clock: Callable[[], float] = time.time,
-        batch: int = BATCH,
-        max_batches: int = MAX_BATCHES,
-        pause: float = PAUSE_SECONDS,
-    ) -> None:
-        self.store = store
-        self.clock = clock
-        self.batch = batch
-        self.max_batches = max_batches
-        self.pause = pause
-        self.batches_run = 0  # over the process's life (tests count them)
+    store: Store
+    clock: Callable[[], float] = time.time
+    batch: int = BATCH
+    max_batches: int = MAX_BATCHES
+    pause: float = PAUSE_SECONDS
+    batches_run: int = dataclasses.field(default=0, init=False)  # over the process's life (tests count them)
 
     async def run(self, slot: int | None = None) -> str:
         items = self.store.expiring()
