@@ -48,6 +48,11 @@ Networks: TypeAlias = tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]
 View = TypeVar("View")
 
 
+def method_not_allowed(handler: tornado.web.RequestHandler, *args: str, **kwargs: str) -> NoReturn:
+    """A handler's post, put, patch and delete: 405, the API's error (only GET, HEAD and OPTIONS are served)."""
+    raise APIError("method_not_allowed")
+
+
 def utc_now_iso() -> str:
     return dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat()
 
@@ -246,10 +251,7 @@ class BaseHandler(tornado.web.RequestHandler):
         self.clear_header("Content-Type")
         self.finish()
 
-    def _method_not_allowed(self, *args: str, **kwargs: str) -> NoReturn:
-        raise APIError("method_not_allowed")
-
-    post = put = patch = delete = _method_not_allowed
+    post = put = patch = delete = method_not_allowed
 
     # --- responses -----------------------------------------------------------------
     def respond(self, data: Any, max_age: int | None = None, shared: bool = False, tag: Tag | None = None) -> None:
@@ -401,23 +403,16 @@ class NotFoundHandler(BaseHandler):
     def prepare(self) -> None:
         if self.request.method == "OPTIONS":
             return
-        raise APIError("unknown_endpoint")
+        raise APIError(self.prebuilt_error)
 
     async def get(self, *args: str, **kwargs: str) -> None:
-        raise APIError("unknown_endpoint")
+        raise APIError(self.prebuilt_error)
 
 
-class UnknownVersionHandler(BaseHandler):
-    cache_max_age = ERROR_MAX_AGE
-    prebuilt_error = "unknown_version"  # as NotFoundHandler's
+class UnknownVersionHandler(NotFoundHandler):
+    """A path under /api/ with another version: 404 unknown_version, answered as NotFoundHandler's."""
 
-    def prepare(self) -> None:
-        if self.request.method == "OPTIONS":
-            return
-        raise APIError("unknown_version")
-
-    async def get(self, *args: str, **kwargs: str) -> None:
-        raise APIError("unknown_version")
+    prebuilt_error = "unknown_version"
 
 
 def api_routes(*handler_classes: type[BaseHandler]) -> list[tuple[str, type[BaseHandler]]]:

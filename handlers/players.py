@@ -121,6 +121,11 @@ STREAM_CACHE_CONTROL = "public, max-age=0, no-store"  # no cache keeps a stream
 class PlayerSessionStreamHandler(BaseHandler):
     endpoint = SESSION_STREAM
 
+    def set_stream_headers(self) -> None:
+        """What a stream's answer, and the answer to its HEAD, says it is."""
+        self.set_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.set_header("Cache-Control", STREAM_CACHE_CONTROL)
+
     async def get(self, *path: str) -> None:
         args = self.arguments(path, SessionArgs)
         sessions = self.services.sessions
@@ -129,8 +134,7 @@ class PlayerSessionStreamHandler(BaseHandler):
                 args.region, args.account_id, args.since, self.client_ip, self.request.headers.get("Last-Event-ID")
             )
             first = await anext(events)  # a bad request or an unknown account is still a JSON error
-            self.set_header("Content-Type", "text/event-stream; charset=utf-8")
-            self.set_header("Cache-Control", STREAM_CACHE_CONTROL)
+            self.set_stream_headers()
             self.set_header("X-Accel-Buffering", "no")  # a proxy passes each event on at once
             try:
                 self.write(first)
@@ -146,8 +150,7 @@ class PlayerSessionStreamHandler(BaseHandler):
 
     async def head(self, *path: str, **kwargs: str) -> None:
         self.arguments(path, SessionArgs)
-        self.set_header("Content-Type", "text/event-stream; charset=utf-8")
-        self.set_header("Cache-Control", STREAM_CACHE_CONTROL)
+        self.set_stream_headers()
         self.finish()
 
 

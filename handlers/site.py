@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 from asyncio import Future
-from typing import Any, NoReturn
+from typing import Any
 
 import tornado.web
 
-from handlers.base import Route, write_error_answer
+from handlers.base import Route, method_not_allowed, write_error_answer
 from server.api.errors import ALLOWED_METHODS, EXPOSED_HEADERS, APIError, error_envelope, error_headers
 
 # 416 (Content-Range says the size).
@@ -50,10 +50,7 @@ class SiteHandler(tornado.web.StaticFileHandler):
             chunk = RANGE_NOT_SATISFIABLE
         return super().finish(chunk)
 
-    def _method_not_allowed(self, *args: str, **kwargs: str) -> NoReturn:
-        raise APIError("method_not_allowed")
-
-    post = put = patch = delete = _method_not_allowed
+    post = put = patch = delete = method_not_allowed
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         write_error_answer(self, status_code, kwargs.get("exc_info"))
