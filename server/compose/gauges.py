@@ -131,9 +131,8 @@ def limiter_families(limiter: RateLimiter) -> list:
 
 
 def database_families(store: Store) -> list:
-    up = GaugeMetricFamily(
-        "statsapi_database_up", "1 while the driver's heartbeats succeed.", value=1.0 if store.database_up() else 0.0
-    )
+    up = GaugeMetricFamily("statsapi_database_up", "1 while the driver's heartbeats succeed.")
+    up.add_metric([], 1.0 if store.database_up() else 0.0)
     return [up]
 
 
@@ -156,11 +155,10 @@ def backup_families(backups: ScheduledBackups) -> list:
         at = GaugeMetricFamily(
             "statsapi_backup_last_success_timestamp_seconds",
             "Unix time the newest complete backup in --backup-dir finished.",
-            value=last["at"],
         )
-        size = GaugeMetricFamily(
-            "statsapi_backup_last_success_bytes", "Bytes of the newest complete backup's files.", value=last["bytes"]
-        )
+        at.add_metric([], last["at"])
+        size = GaugeMetricFamily("statsapi_backup_last_success_bytes", "Bytes of the newest complete backup's files.")
+        size.add_metric([], last["bytes"])
         families += [at, size]
     return families
 
@@ -172,31 +170,24 @@ def process_families(services: Services) -> list:
     if embedded is not None:
         status = embedded.status()
         restarts = CounterMetricFamily(
-            "statsapi_embedded_database_restarts",
-            "Restarts of the embedded database after it exited.",
-            value=status["restarts"],
+            "statsapi_embedded_database_restarts", "Restarts of the embedded database after it exited."
         )
-        running = GaugeMetricFamily(
-            "statsapi_embedded_database_running",
-            "1 while the child process runs.",
-            value=1.0 if status["state"] == "running" else 0.0,
-        )
+        restarts.add_metric([], status["restarts"])
+        running = GaugeMetricFamily("statsapi_embedded_database_running", "1 while the child process runs.")
+        running.add_metric([], 1.0 if status["state"] == "running" else 0.0)
         families += [restarts, running]
     if services.connection_stats is not None:
         stats = services.connection_stats()
-        open_ = GaugeMetricFamily(
-            "statsapi_connections_open", "Open client connections of this process.", value=stats["open"]
-        )
+        open_ = GaugeMetricFamily("statsapi_connections_open", "Open client connections of this process.")
+        open_.add_metric([], stats["open"])
         refused = CounterMetricFamily(
-            "statsapi_connections_refused",
-            "Connections closed at once: over the total or per-client cap.",
-            value=stats["refused"],
+            "statsapi_connections_refused", "Connections closed at once: over the total or per-client cap."
         )
+        refused.add_metric([], stats["refused"])
         timeouts = CounterMetricFamily(
-            "statsapi_connection_head_timeouts",
-            "Connections closed without a complete request head in time.",
-            value=stats["head_timeouts"],
+            "statsapi_connection_head_timeouts", "Connections closed without a complete request head in time."
         )
+        timeouts.add_metric([], stats["head_timeouts"])
         families += [open_, refused, timeouts]
     answers = services.answers.status()
     lookups = CounterMetricFamily(
@@ -204,20 +195,15 @@ def process_families(services: Services) -> list:
     )
     lookups.add_metric(["hit"], answers["hits"])
     lookups.add_metric(["miss"], answers["misses"])
-    size = GaugeMetricFamily(
-        "statsapi_answer_cache_bytes", "Bytes the answer cache holds (bodies and overhead).", value=answers["bytes"]
-    )
+    size = GaugeMetricFamily("statsapi_answer_cache_bytes", "Bytes the answer cache holds (bodies and overhead).")
+    size.add_metric([], answers["bytes"])
     families += [lookups, size]
     if services.watcher is not None:
         watching = services.watcher.status()
-        captures = CounterMetricFamily(
-            "statsapi_watcher_captures", "States of watched accounts captured.", value=watching["captures"]
-        )
-        sent = CounterMetricFamily(
-            "statsapi_watcher_upstream_requests",
-            "Upstream requests of the sessions' watcher.",
-            value=watching["upstream_requests"],
-        )
+        captures = CounterMetricFamily("statsapi_watcher_captures", "States of watched accounts captured.")
+        captures.add_metric([], watching["captures"])
+        sent = CounterMetricFamily("statsapi_watcher_upstream_requests", "Upstream requests of the sessions' watcher.")
+        sent.add_metric([], watching["upstream_requests"])
         families += [captures, sent]
     if services.backups is not None:
         families += backup_families(services.backups)
