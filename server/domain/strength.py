@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from server.api.catalogue.figures import STRENGTH_MIN_BATTLES, STRENGTH_MIN_OTHER_BATTLES, STRENGTH_MIN_PLAYERS
@@ -27,36 +27,46 @@ Z95 = 1.959964  # the normal quantile of a two-sided 95 % interval
 
 
 @dataclass
+class _Ratio:
+    """sum(y) / sum(x) with one (x, y) per player, and the sums its clustered variance needs."""
+
+    n: int = 0
+    x: float = 0.0
+    y: float = 0.0
+    xx: float = 0.0
+    xy: float = 0.0
+    yy: float = 0.0
+
+    def add(self, x: float, y: float) -> None:
+        self.n += 1
+        self.x += x
+        self.y += y
+        self.xx += x * x
+        self.xy += x * y
+        self.yy += y * y
+
+    def se(self) -> float:
+        """The standard error of the ratio, players independent: sqrt(n / (n - 1) * sum((y - r x)^2))
+        / sum(x); -1 when it cannot be told (fewer than two players)."""
+        if self.n < 2 or self.x <= 0:
+            return -1.0
+        r = self.y / self.x
+        residual = max(0.0, self.yy - 2 * r * self.xy + r * r * self.xx)
+        return math.sqrt(self.n / (self.n - 1) * residual) / self.x
+
+
+@dataclass
 class _Sums:
-    """Per tank, over the players with a baseline: the ratio estimator's running sums.
+    """Per tank, over the players with a baseline. Win rate: x = battles on the tank, y = wins on it
+    - x times the player's win rate on the tier's other tanks; relative win rate = sum(y) / sum(x).
+    Damage: x = battles on the tank x the player's damage ratio on the other tanks x the tier's
+    average damage, y = damage on the tank; relative damage = sum(y) / sum(x) - 1."""
 
-    Win rate: y = wins on the tank - battles on it x the player's win rate on the tier's other
-    tanks, x = battles on it; relative win rate = sum(y) / sum(x). Damage: y = damage on the tank,
-    x = battles on it x the player's damage ratio on the other tanks x the tier's average damage;
-    relative damage = sum(y) / sum(x). Squares and products give the clustered variance."""
-
-    players: int = 0
     battles: int = 0
     wins: int = 0
     damage: int = 0
-    wr_y: float = 0.0
-    wr_yy: float = 0.0
-    wr_xy: float = 0.0
-    wr_xx: float = 0.0
-    dmg_x: float = 0.0
-    dmg_yy: float = 0.0
-    dmg_xy: float = 0.0
-    dmg_xx: float = 0.0
-
-
-def _ratio_se(n: int, sum_y: float, sum_x: float, yy: float, xy: float, xx: float) -> float | None:
-    """The standard error of sum(y) / sum(x) with one (x, y) per player (players independent):
-    sqrt(n / (n - 1) * sum((y - r x)^2)) / sum(x)."""
-    if n < 2 or sum_x <= 0:
-        return None
-    r = sum_y / sum_x
-    residual = max(0.0, yy - 2 * r * xy + r * r * xx)
-    return math.sqrt(n / (n - 1) * residual) / sum_x
+    win: _Ratio = field(default_factory=_Ratio)
+    damage_ratio: _Ratio = field(default_factory=_Ratio)
 
 
 def strength_table(
@@ -117,36 +127,25 @@ def strength_table(
             entry = sums.get(tank_id)
             if entry is None:
                 entry = sums[tank_id] = _Sums()
-            entry.players += 1
             entry.battles += b
             entry.wins += row[WINS]
             entry.damage += row[DAMAGE]
-            y = row[WINS] - b * other_rate
-            entry.wr_y += y
-            entry.wr_yy += y * y
-            entry.wr_xy += b * y
-            entry.wr_xx += b * b
+            entry.win.add(b, row[WINS] - b * other_rate)
             if other_expected > 0:
-                x = b * (total[2] - row[DAMAGE]) / other_expected * tier_average[tier]
-                d = row[DAMAGE]
-                entry.dmg_x += x
-                entry.dmg_yy += d * d
-                entry.dmg_xy += x * d
-                entry.dmg_xx += x * x
+                entry.damage_ratio.add(b * (total[2] - row[DAMAGE]) / other_expected * tier_average[tier], row[DAMAGE])
     out: dict[int, list[float]] = {}
     for tank_id, s in sums.items():
-        wr_se = _ratio_se(s.players, s.wr_y, s.battles, s.wr_yy, s.wr_xy, s.wr_xx)
-        dmg_se = _ratio_se(s.players, s.damage, s.dmg_x, s.dmg_yy, s.dmg_xy, s.dmg_xx)
         win_rate = 100.0 * s.wins / s.battles
+        wr_se = s.win.se()
         out[tank_id] = [
-            s.players,
+            s.win.n,
             s.battles,
             win_rate,
-            win_rate - 100.0 * s.wr_y / s.battles,
-            100.0 * wr_se if wr_se is not None else -1.0,
+            win_rate - 100.0 * s.win.y / s.battles,
+            100.0 * wr_se if wr_se >= 0 else -1.0,
             s.damage / s.battles,
-            s.dmg_x / s.battles,
-            dmg_se if dmg_se is not None else -1.0,
+            s.damage_ratio.x / s.battles,
+            s.damage_ratio.se(),
         ]
     return out
 
