@@ -18,11 +18,10 @@ import tornado.web
 import ujson
 
 from handlers.params import parse_view
-from server.api import csv_answers
-from server.api.answers import Answer, Tag, answer_key
-from server.api.catalogue import CsvTable, Endpoint
-from server.api.config import API_VERSION, Config
-from server.api.errors import (
+from server.contract import csv_answers
+from server.contract.catalogue import CsvTable, Endpoint
+from server.contract.config import API_VERSION, Config
+from server.contract.errors import (
     ALLOWED_METHODS,
     COMMON_HEADERS,
     DATABASE_RETRY_AFTER,
@@ -30,8 +29,9 @@ from server.api.errors import (
     APIError,
     render_error,
 )
-from server.api.ratelimit import Decision, RateLimiter
 from server.services.registry import Services
+from server.serving.answers import Answer, Tag, answer_key
+from server.serving.ratelimit import Decision, RateLimiter
 from server.upstream.client import UpstreamError
 from store.errors import DATABASE_ERRORS
 
@@ -178,7 +178,7 @@ class BaseHandler(tornado.web.RequestHandler):
 
     def set_default_headers(self) -> None:
         # Re-run by send_error after clear(): everything errors must keep is set here
-        # (write_error_answer then sets server.api.errors.error_headers on top).
+        # (write_error_answer then sets server.contract.errors.error_headers on top).
         for name, value in COMMON_HEADERS.items():
             self.set_header(name, value)
         self.set_header("Cache-Control", f"public, max-age={self.cache_max_age}")
@@ -259,7 +259,7 @@ class BaseHandler(tornado.web.RequestHandler):
 
         `shared`: `data` is a cached object nobody mutates, so its rendering is reused.
         `tag`: what the answer is built from; when given, the rendered answer is replayed for
-        the endpoint's answer_seconds (server/api/answers.py), or until this process writes it.
+        the endpoint's answer_seconds (server/serving/answers.py), or until this process writes it.
         """
         cache_control = f"public, max-age={self.cache_max_age if max_age is None else max_age}"
         if max_age is not None:
@@ -343,7 +343,7 @@ def write_error_answer(
     handler: tornado.web.RequestHandler, status_code: int, exc_info: ExcInfo | None
 ) -> tuple[int, dict[str, str], str]:
     """Any handler's error answer (the API's and the site's `write_error`), rendered by
-    server.api.errors.render_error, and returned. An unexpected error keeps the 5xx status Tornado chose."""
+    server.contract.errors.render_error, and returned. An unexpected error keeps the 5xx status Tornado chose."""
     error = to_api_error(exc_info[1] if exc_info else None, status_code)
     status, headers, body = render_error(error)
     if error.code != "internal_error" and handler.get_status() != status:

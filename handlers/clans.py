@@ -6,8 +6,8 @@ import dataclasses
 
 from handlers.base import BaseHandler, api_routes
 from handlers.params import arguments_of
-from server.api.answers import clan_tag
-from server.api.catalogue import CLAN, WEEKLY
+from server.contract.catalogue import CLAN, WEEKLY
+from server.serving.answers import clan_tag
 
 
 @arguments_of(CLAN, WEEKLY)

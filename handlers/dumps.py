@@ -8,8 +8,8 @@ import re
 
 from handlers.base import BaseHandler, api_routes
 from handlers.params import arguments_of
-from server.api.catalogue import DUMP_FILE, DUMPS
-from server.api.errors import APIError
+from server.contract.catalogue import DUMP_FILE, DUMPS
+from server.contract.errors import APIError
 
 # A file's name carries its day and its bytes never change (server/services/dumps.py).
 IMMUTABLE = "public, max-age=31536000, immutable"

@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from handlers.base import BaseHandler, api_routes
-from server.api.answers import INDEX_TAG
-from server.api.catalogue import CATALOGUE, INDEX, LIVE_GLOBAL, LIVE_PER_CLIENT, OPENAPI, PREFIX, Endpoint
-from server.api.config import API_VERSION, VERSION, Config
-from server.api.csv_answers import CSV_MEDIA_TYPE
-from server.api.errors import ALLOWED_METHODS, ERROR_CODES, RATE_HEADERS, RETRY_AFTER_SENT
-from server.api.ratelimit import WINDOW_SECONDS, scaled_limit
+from server.contract.catalogue import CATALOGUE, INDEX, LIVE_GLOBAL, LIVE_PER_CLIENT, OPENAPI, PREFIX, Endpoint
+from server.contract.config import API_VERSION, VERSION, Config
+from server.contract.csv_answers import CSV_MEDIA_TYPE
+from server.contract.errors import ALLOWED_METHODS, ERROR_CODES, RATE_HEADERS, RETRY_AFTER_SENT
+from server.serving.answers import INDEX_TAG
+from server.serving.ratelimit import WINDOW_SECONDS, scaled_limit
 from store.constants import GAMES, REGIONS
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipaddress
 
 from handlers.base import BaseHandler
-from server.api.errors import APIError
+from server.contract.errors import APIError
 
 
 class MetricsHandler(BaseHandler):

@@ -6,8 +6,8 @@ import dataclasses
 
 from handlers.base import BaseHandler, api_routes
 from handlers.params import arguments_of
-from server.api.answers import ONLINE_TAG
-from server.api.catalogue import ONLINE, ONLINE_HISTORY
+from server.contract.catalogue import ONLINE, ONLINE_HISTORY
+from server.serving.answers import ONLINE_TAG
 
 
 @arguments_of(ONLINE_HISTORY)

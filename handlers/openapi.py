@@ -12,7 +12,7 @@ import ujson
 from handlers.base import BaseHandler, api_routes
 from handlers.index import index_document
 from handlers.schemas import ref, schema_components
-from server.api.catalogue import (
+from server.contract.catalogue import (
     CATALOGUE,
     LIVE_GLOBAL,
     LIVE_PER_CLIENT,
@@ -21,9 +21,9 @@ from server.api.catalogue import (
     Endpoint,
     Param,
 )
-from server.api.config import API_VERSION, VERSION
-from server.api.csv_answers import CSV_MEDIA_TYPE
-from server.api.errors import (
+from server.contract.config import API_VERSION, VERSION
+from server.contract.csv_answers import CSV_MEDIA_TYPE
+from server.contract.errors import (
     ALLOWED_METHODS,
     ERROR_CODES,
     ERROR_MAX_AGE,
@@ -32,9 +32,9 @@ from server.api.errors import (
     RATE_HEADERS,
     RETRY_AFTER_SENT,
 )
-from server.api.ratelimit import WINDOW_SECONDS
+from server.serving.ratelimit import WINDOW_SECONDS
 
-# Everything about an endpoint comes from the catalogue (server/api/catalogue.py), its response shape
+# Everything about an endpoint comes from the catalogue (server/contract/catalogue.py), its response shape
 # from handlers/schemas.py, its limit scaled as the index scales it; what is written here is the
 # OpenAPI form of those facts, the headers and the answers no single endpoint gives.
 

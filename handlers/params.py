@@ -13,9 +13,9 @@ import typing
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
-from server.api.catalogue import Endpoint, Param, parse_value
-from server.api.catalogue.model import FORMAT
-from server.api.errors import APIError
+from server.contract.catalogue import Endpoint, Param, parse_value
+from server.contract.catalogue.model import FORMAT
+from server.contract.errors import APIError
 
 View = TypeVar("View")
 

@@ -8,11 +8,11 @@ import tornado.iostream
 
 from handlers.base import BaseHandler, api_routes
 from handlers.params import arguments_of
-from server.api.answers import player_tables_tag
-from server.api.catalogue import HISTORY, PLAYER, PLAYER_SEARCH, SESSION, SESSION_STREAM, TANKS
-from server.api.catalogue.model import parse_ids
-from server.api.catalogue.players import ID_OF_IDS, IDS_MOST
-from server.api.errors import APIError
+from server.contract.catalogue import HISTORY, PLAYER, PLAYER_SEARCH, SESSION, SESSION_STREAM, TANKS
+from server.contract.catalogue.model import parse_ids
+from server.contract.catalogue.players import ID_OF_IDS, IDS_MOST
+from server.contract.errors import APIError
+from server.serving.answers import player_tables_tag
 
 
 @arguments_of(PLAYER)

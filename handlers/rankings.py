@@ -6,8 +6,8 @@ import dataclasses
 
 from handlers.base import BaseHandler, api_routes
 from handlers.params import arguments_of
-from server.api.answers import POPULATION_TAG
-from server.api.catalogue import LEADERBOARD_CLANS, LEADERBOARD_PLAYERS, TANK_LEADERBOARD
+from server.contract.catalogue import LEADERBOARD_CLANS, LEADERBOARD_PLAYERS, TANK_LEADERBOARD
+from server.serving.answers import POPULATION_TAG
 
 
 @arguments_of(LEADERBOARD_PLAYERS)

@@ -1,14 +1,14 @@
 """Response schemas (JSON Schema 2020-12, as OpenAPI 3.1 uses them) of every endpoint's `data`, by name.
 
 Each schema is written beside its endpoint's catalogue entry, in the SCHEMAS of the contract module
-of its tag (server/api/catalogue/<module>.py); this module only assembles components/schemas.
+of its tag (server/contract/catalogue/<module>.py); this module only assembles components/schemas.
 """
 
 from __future__ import annotations
 
 import copy
 
-from server.api.catalogue import (
+from server.contract.catalogue import (
     CATALOGUE,
     clans,
     dumps,
@@ -25,7 +25,7 @@ from server.api.catalogue import (
     tanks,
     vehicles,
 )
-from server.api.catalogue.shapes import ref
+from server.contract.catalogue.shapes import ref
 
 __all__ = ["ref", "schema_components"]
 

@@ -9,7 +9,7 @@ from typing import Any
 import tornado.web
 
 from handlers.base import Route, method_not_allowed, write_error_answer
-from server.api.errors import ALLOWED_METHODS, EXPOSED_HEADERS, APIError, error_envelope, error_headers
+from server.contract.errors import ALLOWED_METHODS, EXPOSED_HEADERS, APIError, error_envelope, error_headers
 
 # 416 (Content-Range says the size).
 RANGE_NOT_SATISFIABLE = error_envelope("range_not_satisfiable")

@@ -5,10 +5,10 @@ from __future__ import annotations
 import time
 
 from handlers.base import BaseHandler, api_routes
-from server.api.answers import STATUS_TAG
-from server.api.catalogue import STATUS
-from server.api.config import API_VERSION, VERSION
+from server.contract.catalogue import STATUS
+from server.contract.config import API_VERSION, VERSION
 from server.services.status import health_reasons
+from server.serving.answers import STATUS_TAG
 
 
 class StatusHandler(BaseHandler):

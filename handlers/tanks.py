@@ -6,8 +6,8 @@ import dataclasses
 
 from handlers.base import BaseHandler, api_routes
 from handlers.params import arguments_of
-from server.api.answers import POPULATION_TAG
-from server.api.catalogue import EXPECTED_VALUES, TANK, TANK_MARKS, TANK_STATS
+from server.contract.catalogue import EXPECTED_VALUES, TANK, TANK_MARKS, TANK_STATS
+from server.serving.answers import POPULATION_TAG
 
 
 @arguments_of(TANK_MARKS)

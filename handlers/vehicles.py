@@ -6,8 +6,8 @@ import dataclasses
 
 from handlers.base import BaseHandler, api_routes
 from handlers.params import arguments_of
-from server.api.answers import POPULATION_TAG
-from server.api.catalogue import TANK_STRENGTH, VEHICLES
+from server.contract.catalogue import TANK_STRENGTH, VEHICLES
+from server.serving.answers import POPULATION_TAG
 
 
 @arguments_of(VEHICLES)

@@ -9,7 +9,7 @@ import os
 import sys
 import time
 
-from server.api.catalogue import INT64_MAX
+from server.contract.catalogue import INT64_MAX
 from store.constants import REGIONS
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -74,7 +74,7 @@ from scripts.loadkit.processes import (  # noqa: E402
 from scripts.loadkit.profiling import PY_SPY_RATE, find_py_spy, summarize_profile  # noqa: E402
 from scripts.loadkit.report import evaluate_goals, format_report  # noqa: E402
 from scripts.loadkit.seeding import probe_database, seed_small, wait_for_database  # noqa: E402
-from server.api.catalogue import BY_NAME, PREFIX  # noqa: E402
+from server.contract.catalogue import BY_NAME, PREFIX  # noqa: E402
 
 DEFAULT_JSON = os.path.join(ROOT, "bench-results.json")  # git-ignored (bench-results*.json)
 TRUSTED_PROXY = "127.0.0.1/32"

@@ -91,8 +91,8 @@ from scripts.loadkit.processes import stop_group  # noqa: E402
 from scripts.scale_loader import SyntheticPlayer, days_from  # noqa: E402
 from scripts.upstream_sim.ids import SERVERS, nickname  # noqa: E402
 from scripts.upstream_sim.world import World  # noqa: E402
-from server.api.catalogue import PREFIX  # noqa: E402
 from server.compose.embedded_db import EmbeddedDatabase, running_uri  # noqa: E402
+from server.contract.catalogue import PREFIX  # noqa: E402
 from server.domain.days import DAY_SECONDS, day_start  # noqa: E402
 from store import Store, create_client  # noqa: E402
 from store.backup import read_manifest, restore_backup  # noqa: E402

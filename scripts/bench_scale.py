@@ -53,7 +53,7 @@ rebuilt). Each step:
    prefixes of tracked nicknames, a new prefix each request) and /status. Non-200 answers are
    counted. The history and tanks reads rotate 400
    accounts, more than one read's 305 requests, so every request builds its answer: the answer
-   cache (server/api/answers.py) would replay a repeat within 5 s (a first step too small for
+   cache (server/serving/answers.py) would replay a repeat within 5 s (a first step too small for
    400 eu accounts rotates fewer: a smoke run's history and tanks figures are partly replays).
    Then it checks what the population answers hold: the table's tanks with damage percentiles,
    the most played tank's sample, series and percentiles, the marks table's tanks with thresholds
@@ -105,7 +105,9 @@ from scripts.scale_loader import SyntheticPlayer, days_from, load_account  # noq
 from scripts.upstream_sim.api import apply_fields  # noqa: E402
 from scripts.upstream_sim.ids import REGION_RANGES, account_created_at, existing_accounts, nickname  # noqa: E402
 from scripts.upstream_sim.world import World  # noqa: E402
-from server.api.catalogue import (  # noqa: E402
+from server.compose.demo import TimeTravelUpstream  # noqa: E402
+from server.compose.embedded_db import EmbeddedDatabase  # noqa: E402
+from server.contract.catalogue import (  # noqa: E402
     CLAN_LEADERBOARD_BYS,
     LEADERBOARD_BYS,
     LEADERBOARD_FLOORS,
@@ -116,8 +118,6 @@ from server.api.catalogue import (  # noqa: E402
     TANK_SORTS,
     VEHICLE_TYPES,
 )
-from server.compose.demo import TimeTravelUpstream  # noqa: E402
-from server.compose.embedded_db import EmbeddedDatabase  # noqa: E402
 from server.domain.days import DAY_SECONDS, ManualClock, day_start  # noqa: E402
 from server.services.dumps import DumpService  # noqa: E402
 from server.services.expected import ExpectedValuesService  # noqa: E402

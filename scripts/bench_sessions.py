@@ -65,16 +65,16 @@ from scripts.bench_scale import (  # noqa: E402
 from scripts.bench_throttle import sim_reading  # noqa: E402
 from scripts.loadkit.processes import stop_group  # noqa: E402
 from scripts.upstream_sim.ids import account_created_at, existing_accounts  # noqa: E402
-from server.api.catalogue import (  # noqa: E402
+from server.compose.demo import TimeTravelUpstream  # noqa: E402
+from server.compose.embedded_db import EmbeddedDatabase, running_uri  # noqa: E402
+from server.contract.catalogue import (  # noqa: E402
     STREAM_POLL_SECONDS,
     STREAMS_PER_CLIENT,
     WATCH_REFRESH_SECONDS,
     WATCH_SECONDS,
     WATCH_TICK_SECONDS,
 )
-from server.api.config import Config  # noqa: E402
-from server.compose.demo import TimeTravelUpstream  # noqa: E402
-from server.compose.embedded_db import EmbeddedDatabase, running_uri  # noqa: E402
+from server.contract.config import Config  # noqa: E402
 from server.domain.days import DAY_SECONDS, ManualClock  # noqa: E402
 from server.domain.records import Timeline, pack  # noqa: E402
 from server.services.sessions import Watcher  # noqa: E402

@@ -92,8 +92,8 @@ if ROOT not in sys.path:
 
 from scripts.loadkit.processes import Children, free_port, stop_group, terminate, wait_http  # noqa: E402
 from scripts.upstream_sim.ids import REGION_RANGES, clan_members  # noqa: E402
-from server.api.catalogue import PREFIX  # noqa: E402
 from server.compose.embedded_db import EmbeddedDatabase  # noqa: E402
+from server.contract.catalogue import PREFIX  # noqa: E402
 from server.domain.days import DAY_SECONDS, day_start, utc_day  # noqa: E402
 from server.upstream.client import ACCOUNT_FIELDS  # noqa: E402
 from store.constants import SPEND_KEYS  # noqa: E402

@@ -29,8 +29,8 @@ import tempfile
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from server.api.catalogue import CsvTable  # noqa: E402
-from server.api.csv_answers import render  # noqa: E402
+from server.contract.catalogue import CsvTable  # noqa: E402
+from server.contract.csv_answers import render  # noqa: E402
 
 
 def rows_of(path: pathlib.Path) -> list[list[str]]:

@@ -11,7 +11,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from server.api.config import Config  # noqa: E402
+from server.contract.config import Config  # noqa: E402
 
 
 def parse_args(argv=None):
@@ -37,10 +37,10 @@ def parse_args(argv=None):
 
 
 async def run(args) -> dict:
-    from server.api.ratelimit import RateLimiter
     from server.compose.bootstrap import connect_store
     from server.compose.demo import SimulatorLists, seed_demo
     from server.compose.wiring import build_services
+    from server.serving.ratelimit import RateLimiter
 
     config = dataclasses.replace(
         Config(),

@@ -50,7 +50,7 @@ RESTORE_BATCH = 500  # documents per insert of a restore (offline: no requests t
 # about WINDOW_DOCS documents (`_DayWalk`), and so are the account ranges of ACCOUNT_WALKS.
 # docs/benchmarks.md, "The online backup", measures the trade: a slower backup for reads that
 # keep their p99.
-DUTY = BACKUP_DUTY  # the operator chooses it with --backup-duty (server/api/config.py)
+DUTY = BACKUP_DUTY  # the operator chooses it with --backup-duty (server/contract/config.py)
 PAUSE_SECONDS = 0.005
 WINDOW_DOCS = 200
 QUERY_DEADLINE_S = 120.0  # one query or one batch of it at most (the rests between them do not count)

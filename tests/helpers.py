@@ -88,7 +88,7 @@ def simulator(rps: float, throttle: str | None = None):
 
 
 def make_config(**overrides):
-    from server.api.config import Config
+    from server.contract.config import Config
 
     # A data directory of its own: the kept expected-values table of one test is not another's.
     fields = {"jobs": False, "application_id": "test-app-id-secret", "data_dir": tempfile.mkdtemp(prefix="statsapi-")}

@@ -9,7 +9,7 @@ import ujson
 from tornado.httpclient import HTTPRequest
 
 from scripts.upstream_sim import existing_accounts
-from server.api.answers import Answer, AnswerCache, answer_key, etag_matches, player_tag
+from server.serving.answers import Answer, AnswerCache, answer_key, etag_matches, player_tag
 from tests.helpers import sim_async
 
 ACCOUNTS = existing_accounts("eu", 80)[70:]
@@ -19,7 +19,7 @@ PER_REQUEST = {"date", "ratelimit", "x-ratelimit-remaining", "x-ratelimit-reset"
 @pytest.fixture
 def app_overrides():
     # The test client is a trusted proxy, so X-Forwarded-For stands for distinct clients.
-    from server.api.config import parse_networks
+    from server.contract.config import parse_networks
 
     return {"trusted_proxies": parse_networks("127.0.0.1/32")}
 

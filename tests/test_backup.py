@@ -18,9 +18,9 @@ import pytest
 import ujson
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 
-from server.api.catalogue import POPULATION_PERIODS
 from server.compose.demo import SimulatorLists, seed_demo
 from server.compose.embedded_db import running_uri
+from server.contract.catalogue import POPULATION_PERIODS
 from server.domain.expected import ComputedRow, Fit, Minimums
 from server.services.population import expected_document
 from store import create_client

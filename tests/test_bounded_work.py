@@ -163,7 +163,7 @@ async def test_concurrent_distinct_long_histories_share_one_series_read(store):
 
 @pytest.mark.gen_test(timeout=60)
 async def test_a_full_gate_is_a_fast_503_never_a_queue(store):
-    from server.api.errors import APIError
+    from server.contract.errors import APIError
 
     clock = Clock(NOW.timestamp())
     service = OnlineService(store, upstream=None, clock=clock)

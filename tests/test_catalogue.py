@@ -13,9 +13,9 @@ import handlers
 from handlers.index import index_document
 from handlers.openapi import openapi_document, openapi_parameter
 from handlers.params import arguments
-from server.api.catalogue import CATALOGUE, ONLINE_HISTORY, PREFIX, Endpoint, Param
-from server.api.errors import ERROR_CODES, APIError
-from server.api.ratelimit import WINDOW_SECONDS, RateLimiter, scaled_limit
+from server.contract.catalogue import CATALOGUE, ONLINE_HISTORY, PREFIX, Endpoint, Param
+from server.contract.errors import ERROR_CODES, APIError
+from server.serving.ratelimit import WINDOW_SECONDS, RateLimiter, scaled_limit
 from tests.helpers import make_config
 
 SCALE = 5.0  # the live test sends a dozen requests to endpoints limited to 10 a minute

@@ -17,9 +17,9 @@ from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 
 from handlers.index import index_document
 from handlers.schemas import schema_components
-from server.api.catalogue import CATALOGUE, CsvTable
-from server.api.config import Config
-from server.api.csv_answers import CSV_MEDIA_TYPE, file_name, render
+from server.contract.catalogue import CATALOGUE, CsvTable
+from server.contract.config import Config
+from server.contract.csv_answers import CSV_MEDIA_TYPE, file_name, render
 from tests.helpers import ROOT
 
 CSV_ENDPOINTS = [endpoint for endpoint in CATALOGUE if endpoint.csv is not None]

@@ -29,9 +29,9 @@ import ujson
 from tornado.httpclient import HTTPRequest
 
 from scripts import api_docs
-from server.api import config as config_module
-from server.api.catalogue import CATALOGUE
-from server.api.errors import ERROR_CODES
+from server.contract import config as config_module
+from server.contract.catalogue import CATALOGUE
+from server.contract.errors import ERROR_CODES
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -83,8 +83,8 @@ def _resolves(dotted: str) -> bool:
 # --- docs/api.md ----------------------------------------------------------------------------------
 def test_the_api_reference_is_what_the_generator_writes():
     assert API == api_docs.render(), (
-        "docs/api.md differs from what scripts/api_docs.py generates from server/api/catalogue.py, "
-        f"handlers/schemas.py and server/api/errors.py: run `{api_docs.COMMAND}` and commit docs/api.md"
+        "docs/api.md differs from what scripts/api_docs.py generates from server/contract/catalogue.py, "
+        f"handlers/schemas.py and server/contract/errors.py: run `{api_docs.COMMAND}` and commit docs/api.md"
     )
 
 
@@ -127,7 +127,7 @@ def test_every_package_of_server_is_described_in_the_architecture():
 
 
 def _declared_options() -> tuple[set[str], set[str]]:
-    """The command-line flags and STATSAPI_* variables server/api/config.py reads."""
+    """The command-line flags and STATSAPI_* variables server/contract/config.py reads."""
     parser = config_module.build_parser()
     flags = {
         option
@@ -224,7 +224,7 @@ def test_every_link_resolves(path):
 
 
 def test_the_methods_the_answers_link_to_are_headings_of_the_docs():
-    from server.api.catalogue import MARKS_METHOD, OFFICIAL_METHOD
+    from server.contract.catalogue import MARKS_METHOD, OFFICIAL_METHOD
 
     for method in (MARKS_METHOD, OFFICIAL_METHOD):
         file_part, _, anchor = method.partition("#")
@@ -377,7 +377,7 @@ def test_the_readme_is_short_and_tells_an_operator_about_the_real_api():
         "docs/deploy.md#3a-the-upstream-three-limits-and-the-mistakes-that-look-healthy",
     ):
         assert needed in README, f"README.md must mention {needed}"
-    from server.api.catalogue import CLAN, HISTORY, LIVE_GLOBAL, LIVE_PER_CLIENT, PLAYER
+    from server.contract.catalogue import CLAN, HISTORY, LIVE_GLOBAL, LIVE_PER_CLIENT, PLAYER
 
     limits = [endpoint.limit_per_minute for endpoint in CATALOGUE]
     limits_said = " ".join(_section(README, "## Limits a caller meets").split())
@@ -389,7 +389,7 @@ def test_the_readme_is_short_and_tells_an_operator_about_the_real_api():
         f"{HISTORY.limit_per_minute} for a history",
         f"{LIVE_PER_CLIENT} per minute per client and {LIVE_GLOBAL} per minute across all clients",
     ):
-        assert said in limits_said, f"README.md's limits must say {said!r} (server/api/catalogue.py)"
+        assert said in limits_said, f"README.md's limits must say {said!r} (server/contract/catalogue.py)"
     for document in ("docs/api.md", "docs/deploy.md", "docs/architecture.md", "docs/benchmarks.md", "docs/data.md"):
         assert f"]({document}" in README, f"README.md must link {document}"
     assert "](CHANGELOG.md)" in README
@@ -406,7 +406,7 @@ def test_the_changelog_is_keep_a_changelog_and_its_newest_release_is_the_servers
     assert releases, "CHANGELOG.md lists no release as '## [x.y.z] - YYYY-MM-DD'"
     assert releases[0][0] == config_module.VERSION, (
         f"the newest release in CHANGELOG.md is {releases[0][0]}, the server says {config_module.VERSION} "
-        "(server/api/config.py VERSION)"
+        "(server/contract/config.py VERSION)"
     )
     assert [r[0] for r in releases] == sorted((r[0] for r in releases), key=lambda v: tuple(map(int, v.split("."))))[
         ::-1

@@ -17,8 +17,8 @@ import ujson
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 
 from handlers.dumps import byte_range
-from server.api.catalogue import DUMPS_KEEP_DAYS
-from server.api.errors import APIError
+from server.contract.catalogue import DUMPS_KEEP_DAYS
+from server.contract.errors import APIError
 from server.services.dumps import DumpService, manifest_name
 
 

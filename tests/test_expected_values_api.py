@@ -11,11 +11,11 @@ import ujson
 from tornado.httpclient import HTTPRequest
 
 from scripts.upstream_sim import existing_accounts
-from server.api.answers import POPULATION_TAG
 from server.domain.days import DAY_SECONDS, day_start, days_before
 from server.domain.ratings import TankExpectation, load_expected_values_file, parse_expected_values
 from server.domain.records import pack
 from server.services.population import PopulationService, newest_complete_day
+from server.serving.answers import POPULATION_TAG
 from store.client import deadline
 from store.population import TankChanges
 from tests.helpers import EXPECTED_VALUES_FILE, computed_table, sim_async
@@ -28,7 +28,7 @@ TRUTH = {"damage": 1400.0, "spot": 1.1, "frag": 0.9, "defence": 0.7, "win_rate":
 
 @pytest.fixture
 def app_overrides():
-    from server.api.config import parse_networks
+    from server.contract.config import parse_networks
 
     return {"trusted_proxies": parse_networks("127.0.0.1/32")}
 

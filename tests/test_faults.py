@@ -29,7 +29,7 @@ from tests.helpers import Answer, ServerProcess, free_port, request, sim, wait_u
 CLIENT_TIMEOUT = 60.0  # "generous": anything slower counts as a hang
 CACHED_TIMEOUT = 5.0  # a cache hit must not wait on the upstream at all
 SLOW_LIVE_LOOKUP = 15.0  # a public API should give up on its upstream faster than this
-SHUTDOWN_GRACE = 10.0  # server.api.config.Config.shutdown_grace
+SHUTDOWN_GRACE = 10.0  # server.contract.config.Config.shutdown_grace
 
 
 # --- helpers ------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import pytest
 
 from handlers.index import index_document
 from handlers.schemas import schema_components
-from server.api.catalogue import CATALOGUE
+from server.contract.catalogue import CATALOGUE
 from tests.helpers import make_config
 
 GUIDED = [e for e in CATALOGUE if e.schema and e.fields]

@@ -14,8 +14,8 @@ import ujson
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 
 from scripts.upstream_sim import existing_accounts
-from server.api.config import parse_networks
-from server.api.ratelimit import MAX_KEYS_PER_FLUSH, RateLimiter, client_key
+from server.contract.config import parse_networks
+from server.serving.ratelimit import MAX_KEYS_PER_FLUSH, RateLimiter, client_key
 
 
 class Clock:
@@ -127,7 +127,7 @@ async def test_the_global_live_budget_admits_exactly_thirty_of_a_hundred_at_once
 
 @pytest.fixture
 def app_overrides():
-    # The counters as on the embedded database (a plain collection; see server.api.config).
+    # The counters as on the embedded database (a plain collection; see server.contract.config).
     return {"trusted_proxies": parse_networks("127.0.0.1/32"), "rate_collection": "plain"}
 
 
@@ -136,7 +136,7 @@ async def test_a_hundred_simultaneous_lookups_from_a_hundred_addresses_admit_exa
     """Issue 12: 100 distinct uncached accounts from 100 addresses at once admitted 0-3, not 30."""
     client = AsyncHTTPClient(force_instance=True, max_clients=100)
     accounts = existing_accounts("na", 700)[600:]
-    # The limit slides (server/api/ratelimit.py): across a window's edge the previous window's
+    # The limit slides (server/serving/ratelimit.py): across a window's edge the previous window's
     # lookups weigh less than one each and a 31st fits, so the hundred start well inside a window.
     offset = time.time() % 60
     if offset > 50:

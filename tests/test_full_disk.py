@@ -165,10 +165,10 @@ def fast_sim():
 
 @pytest.mark.gen_test(timeout=120)
 async def test_a_full_disk_during_a_pass_loses_nothing_and_writing_resumes_by_itself(tmpfs, fast_sim):
-    from server.api.ratelimit import RateLimiter
     from server.compose.app import make_app
     from server.compose.bootstrap import connect_store, make_http_server
     from server.compose.wiring import build_services
+    from server.serving.ratelimit import RateLimiter
 
     started = time.monotonic()
     database = EmbeddedDatabase(os.path.join(tmpfs, "db")).start().supervise()  # durable, as served

@@ -28,8 +28,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from scripts.upstream_sim import existing_accounts, existing_clans
-from server.api.errors import ERROR_CODES
 from server.compose.bootstrap import make_http_server
+from server.contract.errors import ERROR_CODES
 from tests.helpers import build_app, free_port
 
 MAX_EXAMPLES = 400

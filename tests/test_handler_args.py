@@ -8,8 +8,8 @@ import pytest
 
 import handlers
 from handlers.params import VIEWS, arguments_of, parse_view, view_params
-from server.api.catalogue import CATALOGUE, ONLINE_HISTORY, Endpoint, Param
-from server.api.errors import APIError
+from server.contract.catalogue import CATALOGUE, ONLINE_HISTORY, Endpoint, Param
+from server.contract.errors import APIError
 
 ACCOUNT = Param("account_id", "path", "integer", "invalid_account_id", "Account.", minimum=1, maximum=10**9)
 DAYS = Param("days", "query", "integer", "invalid_days", "Days.", minimum=1, maximum=90, default=30)

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 
-from server.api.catalogue import (
+from server.contract.catalogue import (
     CLAN_BATTLE_FLOORS,
     CLAN_LEADERBOARD_BYS,
     CLAN_MIN_MEMBERS,
@@ -21,7 +21,7 @@ from server.api.catalogue import (
     LEADERBOARD_STEPS,
     TANK_LEADERBOARD_FLOORS,
 )
-from server.api.errors import APIError
+from server.contract.errors import APIError
 from server.domain.days import DAY_SECONDS, day_start, days_before
 from server.domain.rankings import (
     ALL,

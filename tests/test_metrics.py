@@ -9,7 +9,7 @@ import ujson
 from prometheus_client.parser import text_string_to_metric_families
 from tornado.httpclient import HTTPRequest
 
-from server.api.config import parse_networks
+from server.contract.config import parse_networks
 
 
 @pytest.fixture

@@ -21,9 +21,9 @@ from tornado.httpclient import HTTPRequest
 
 from handlers import openapi
 from handlers.index import index_document
-from server.api.catalogue import BY_NAME, CATALOGUE, PREFIX
-from server.api.errors import ERROR_CODES
-from server.api.ratelimit import ENDPOINT_LIMITS
+from server.contract.catalogue import BY_NAME, CATALOGUE, PREFIX
+from server.contract.errors import ERROR_CODES
+from server.serving.ratelimit import ENDPOINT_LIMITS
 from tests.helpers import build_app, free_port, make_config
 
 DOC_URI = "urn:statsapi:openapi"

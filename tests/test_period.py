@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from server.api.errors import APIError
+from server.contract.errors import APIError
 from server.domain.ratings import ExpectedValues, TankExpectation
 from server.domain.records import Timeline, pack
 from server.services.history import HistoryService

@@ -22,7 +22,7 @@ NO_DELTAS = {**{f"{p}d": None for p in (1, 3, 7, 14, 30, 60, 90)}, "recent_100":
 @pytest.fixture
 def app_overrides():
     # The test client is a trusted proxy here, so X-Forwarded-For stands for distinct clients.
-    from server.api.config import parse_networks
+    from server.contract.config import parse_networks
 
     return {"trusted_proxies": parse_networks("127.0.0.1/32")}
 
@@ -105,7 +105,7 @@ async def test_live_lookups_limited_per_client_and_cache_hits_free(http_client, 
 
 @pytest.mark.gen_test(timeout=120)
 async def test_global_live_budget(http_client, base_url, reset_sim):
-    # The limit slides (server/api/ratelimit.py): across a window's edge the previous window's
+    # The limit slides (server/serving/ratelimit.py): across a window's edge the previous window's
     # lookups weigh less, so the 32 lookups start early in a window and end well inside it.
     offset = time.time() % 60
     if offset > 25:

@@ -8,7 +8,7 @@ import asyncio
 import pytest
 
 from scripts.upstream_sim import existing_accounts
-from server.api.catalogue.players import IDS_MOST, IDS_PER_MINUTE
+from server.contract.catalogue.players import IDS_MOST, IDS_PER_MINUTE
 from tests.helpers import sim_async
 from tests.test_players import get
 
@@ -18,7 +18,7 @@ ACCOUNTS = existing_accounts("eu", 80)[60:]  # not the ones tests/test_players.p
 @pytest.fixture
 def app_overrides():
     # The test client is a trusted proxy here, so X-Forwarded-For stands for distinct clients.
-    from server.api.config import parse_networks
+    from server.contract.config import parse_networks
 
     return {"trusted_proxies": parse_networks("127.0.0.1/32")}
 

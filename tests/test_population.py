@@ -13,7 +13,7 @@ import ujson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from server.api.catalogue import POPULATION_MIN_BATTLES, POPULATION_MIN_PLAYERS, POPULATION_PERIODS
+from server.contract.catalogue import POPULATION_MIN_BATTLES, POPULATION_MIN_PLAYERS, POPULATION_PERIODS
 from server.domain.days import DAY_SECONDS, day_start, days_before
 from server.domain.population import PeriodAccumulator, day_sums, percentile_grid, played, standing
 from server.domain.ratings import account_wn8, compute_ratings, load_expected_values_file

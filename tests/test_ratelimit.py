@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from mongomock_motor import AsyncMongoMockClient
 
-from server.api.ratelimit import RateLimiter, seconds_until_allowed, sliding_estimate
+from server.serving.ratelimit import RateLimiter, seconds_until_allowed, sliding_estimate
 from store.ratelimit import RateCounters
 
 

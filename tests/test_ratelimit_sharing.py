@@ -7,9 +7,9 @@ import asyncio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from server.api.catalogue import bucket_limits
-from server.api.ratelimit import RateLimiter, share_threshold
+from server.contract.catalogue import bucket_limits
 from server.domain.days import ManualClock
+from server.serving.ratelimit import RateLimiter, share_threshold
 
 
 class MemoryCounters:

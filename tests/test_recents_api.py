@@ -10,7 +10,7 @@ from tornado.httpclient import HTTPRequest
 
 from scripts.upstream_sim.ids import existing_accounts, nickname
 from scripts.upstream_sim.world import World
-from server.api.catalogue import CATALOGUE, PLAYER_SEARCH, SEARCH_RESULTS, TANKS
+from server.contract.catalogue import CATALOGUE, PLAYER_SEARCH, SEARCH_RESULTS, TANKS
 from server.domain.days import day_start, utc_day
 from store.constants import TANK_COUNTERS
 from tests.helpers import EXPECTED_VALUES_FILE, seed_tracking, sim_async, xvm_wn8

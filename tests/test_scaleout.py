@@ -143,7 +143,7 @@ def test_one_leader_and_failover_after_sigkill(pair, mongo_uri, upstream_sim):
 
 # --- rate limits across processes --------------------------------------------------------
 WEEKLY_LIMIT = 10  # /clan/{id}/{region}/weekly, per minute per client (SPEC 8.1)
-FLUSH_INTERVAL = 0.5  # server.api.ratelimit.RateLimiter.flush_interval
+FLUSH_INTERVAL = 0.5  # server.serving.ratelimit.RateLimiter.flush_interval
 ROUND_PAUSE = 0.6
 
 

@@ -15,7 +15,7 @@ import pytest
 import ujson
 from prometheus_client.parser import text_string_to_metric_families
 
-from server.api.catalogue import STATUS
+from server.contract.catalogue import STATUS
 from server.jobs.backups import NAME_PREFIX, QUIET_HOUR_UTC, STALE_AFTER, ScheduledBackups
 from store.backup import list_backups, read_manifest, write_backup
 

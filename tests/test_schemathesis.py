@@ -19,7 +19,7 @@ import uuid
 
 import pytest
 
-from server.api.catalogue import PREFIX
+from server.contract.catalogue import PREFIX
 from tests.helpers import ServerProcess
 
 SEED = 20261122

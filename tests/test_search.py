@@ -11,9 +11,9 @@ from tornado.httpclient import HTTPRequest
 
 from scripts import upstream_sim as sim
 from scripts.upstream_sim.api import SEARCHABLE_IDS
-from server.api.errors import APIError
-from server.api.ratelimit import GLOBAL_CLIENT, WINDOW_SECONDS, RateLimiter, counter_key
+from server.contract.errors import APIError
 from server.services.search import PlayerSearch
+from server.serving.ratelimit import GLOBAL_CLIENT, WINDOW_SECONDS, RateLimiter, counter_key
 from server.upstream.client import UpstreamClient, UpstreamUnavailable
 
 FROZEN_NOW = 1_750_000_000  # 2025-06-15

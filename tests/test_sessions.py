@@ -16,9 +16,9 @@ from tornado.httpclient import HTTPRequest
 
 from scripts.upstream_sim.ids import EVENING_UTC_HOUR, existing_accounts
 from scripts.upstream_sim.world import World
-from server.api.catalogue import WATCH_REFRESH_SECONDS, WATCHED_PER_CLIENT
-from server.api.errors import APIError
 from server.compose.demo import TimeTravelUpstream
+from server.contract.catalogue import WATCH_REFRESH_SECONDS, WATCHED_PER_CLIENT
+from server.contract.errors import APIError
 from server.domain.days import DAY_SECONDS, ManualClock, day_start, days_before, utc_day
 from server.domain.records import pack, unpack
 from server.domain.sessions import (

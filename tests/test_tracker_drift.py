@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from server.api.catalogue import WATCH_SECONDS
+from server.contract.catalogue import WATCH_SECONDS
 from server.domain.days import DAY_SECONDS, ManualClock, day_start, days_before, utc_day
 from server.domain.population import played
 from server.domain.ratings import load_expected_values_file

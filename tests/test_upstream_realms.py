@@ -207,7 +207,7 @@ async def test_one_invalid_id_among_100_costs_only_itself(h):
 
 # --- politeness -------------------------------------------------------------------------
 def test_every_request_names_the_service_its_version_and_the_operator():
-    from server.api.config import VERSION
+    from server.contract.config import VERSION
 
     seen: list[str] = []
 

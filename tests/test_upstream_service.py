@@ -11,7 +11,7 @@ import pytest
 import ujson
 
 from scripts.upstream_sim import existing_accounts
-from server.api.catalogue import STATUS
+from server.contract.catalogue import STATUS
 from tests.helpers import sim_async
 
 

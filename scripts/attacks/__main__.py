@@ -19,11 +19,11 @@
 # - a *prober* per service (`-m scripts.attacks --prober ...`, a separate process so the attack traffic of
 #   this script cannot delay it): 20 requests a second of one cached player
 #   (`player/<id>/eu` under the API prefix), each on a new connection, rotating 512 X-Forwarded-For
-#   addresses of 198.18.0.0/15 so the player endpoint's per-client limit (server.api.catalogue PLAYER)
+#   addresses of 198.18.0.0/15 so the player endpoint's per-client limit (server.contract.catalogue PLAYER)
 #   never applies; every status and latency is recorded with its start time.
 #
 # The service runs with its real rate limits (no --rate-limit-scale): the prober rotates addresses
-# instead, so "live lookups admitted" tests the real global live budget (server.api.catalogue LIVE_GLOBAL
+# instead, so "live lookups admitted" tests the real global live budget (server.contract.catalogue LIVE_GLOBAL
 # a minute).
 #
 # For each attack: the prober's p50/p99/max and non-200 answers during the attack; service and

@@ -10,7 +10,7 @@ import signal
 import threading
 import time
 
-from server.api.catalogue import PREFIX
+from server.contract.catalogue import PREFIX
 from store.constants import REGIONS
 
 from .common import (

@@ -14,7 +14,7 @@ import traceback
 
 from scripts.loadkit import EXPECTED_VALUES_FILE, ROOT
 from scripts.loadkit.processes import Children, free_port, rss_mb, wait_for_port
-from server.api.catalogue import MAX_DAYS, PREFIX
+from server.contract.catalogue import MAX_DAYS, PREFIX
 
 from .common import (
     ALL_ATTACKS,

@@ -10,7 +10,7 @@ import threading
 import time
 
 from scripts.loadkit.processes import rss_mb
-from server.api.catalogue import MAX_DAYS, PREFIX
+from server.contract.catalogue import MAX_DAYS, PREFIX
 from store.constants import REGIONS
 
 from .common import (

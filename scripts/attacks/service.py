@@ -11,7 +11,7 @@ import time
 
 from scripts.loadkit import ROOT
 from scripts.loadkit.processes import Children, free_port, wait_http
-from server.api.catalogue import PREFIX
+from server.contract.catalogue import PREFIX
 
 from .common import TRUSTED_PROXY, UPSTREAM_RPS, http_get, json_data
 from .procfs import children_of, cmdline, proc_state

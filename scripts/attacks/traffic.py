@@ -11,7 +11,7 @@ import threading
 import time
 
 from scripts.loadkit.generators import Load, PythonGenerator, WrkGenerator
-from server.api.catalogue import LIVE_GLOBAL, PREFIX
+from server.contract.catalogue import LIVE_GLOBAL, PREFIX
 
 from .common import (
     CAUGHT_UP_KEYS,

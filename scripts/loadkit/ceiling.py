@@ -6,7 +6,7 @@ import asyncio
 import json
 import signal
 
-from server.api.config import API_VERSION
+from server.contract.config import API_VERSION
 
 
 def ceiling_payload(size: int = 1024) -> bytes:

@@ -48,9 +48,9 @@ LOOP_FRAME = "._run_once (asyncio/base_events.py)"  # BaseEventLoop._run_once: t
 
 # The costs worth naming, whether or not they make the top lists (inclusive shares).
 WATCHED_FRAMES = [
-    ("rate limiter: RateLimiter.hit", "RateLimiter.hit (server/api/ratelimit.py)"),
-    ("rate limiter: Decision.headers", "Decision.headers (server/api/ratelimit.py)"),
-    ("rate limiter: flush (bulk $inc + read back)", "RateLimiter.flush (server/api/ratelimit.py)"),
+    ("rate limiter: RateLimiter.hit", "RateLimiter.hit (server/serving/ratelimit.py)"),
+    ("rate limiter: Decision.headers", "Decision.headers (server/serving/ratelimit.py)"),
+    ("rate limiter: flush (bulk $inc + read back)", "RateLimiter.flush (server/serving/ratelimit.py)"),
     ("client address: resolve_client_ip", "resolve_client_ip (handlers/base.py)"),
     ("envelope: BaseHandler.respond", "BaseHandler.respond (handlers/base.py)"),
     ("meta.generated: utc_now_iso", "utc_now_iso (handlers/base.py)"),

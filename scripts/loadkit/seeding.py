@@ -17,11 +17,11 @@ async def seed_small(
     capped_counters: bool = False,
     tracked_days: int = 31,
 ) -> dict:
-    from server.api.config import Config
-    from server.api.ratelimit import RateLimiter
     from server.compose import demo
     from server.compose.bootstrap import connect_store
     from server.compose.wiring import build_services
+    from server.contract.config import Config
+    from server.serving.ratelimit import RateLimiter
 
     demo._progress = lambda total, desc: None  # no progress bars in the bench output
     started = time.monotonic()

@@ -14,15 +14,15 @@ from tornado.http1connection import HTTP1Connection
 
 import handlers
 from handlers.base import NotFoundHandler
-from server.api.answers import Answer, answer_key, etag_matches, fixed_answer
-from server.api.errors import COMMON_HEADERS, APIError, render_error
 from server.compose import access_log as access_lines
+from server.contract.errors import COMMON_HEADERS, APIError, render_error
+from server.serving.answers import Answer, answer_key, etag_matches, fixed_answer
 
 if TYPE_CHECKING:  # types only
-    from server.api.config import Config
-    from server.api.metrics import Metrics
-    from server.api.ratelimit import Decision, RateLimiter
+    from server.contract.config import Config
     from server.services.registry import Services
+    from server.serving.metrics import Metrics
+    from server.serving.ratelimit import Decision, RateLimiter
     from store.store import Store
 
 SERVER_HEADER = "TornadoServer/" + tornado.version
@@ -277,7 +277,7 @@ class StatsApplication(tornado.web.Application):
 
     @staticmethod
     def replay(target_class: type, request: httputil.HTTPServerRequest, services: Services) -> Answer | None:
-        """The answer cache's answer to this request, if it holds one (server/api/answers.py)."""
+        """The answer cache's answer to this request, if it holds one (server/serving/answers.py)."""
         endpoint = getattr(target_class, "endpoint", None)
         if endpoint is None or not endpoint.answer_seconds:
             return None

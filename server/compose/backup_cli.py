@@ -9,13 +9,13 @@ import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from server.api.config import VERSION
 from server.compose.embedded_db import EmbeddedDatabase, running_uri
+from server.contract.config import VERSION
 from store import Store, create_client
 from store.backup import BackupError, read_manifest, restore_backup, write_backup
 
 if TYPE_CHECKING:
-    from server.api.config import Config
+    from server.contract.config import Config
 
 
 @contextlib.contextmanager

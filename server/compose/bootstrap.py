@@ -8,15 +8,15 @@ from typing import TYPE_CHECKING
 
 from pymongo import monitoring
 
-from server.api.config import Config
+from server.contract.config import Config
 
 if TYPE_CHECKING:
     import tornado.web
 
-    from server.api.metrics import Metrics
-    from server.api.ratelimit import RateLimiter
     from server.compose.http import JSONErrorHTTPServer
     from server.services.registry import Services
+    from server.serving.metrics import Metrics
+    from server.serving.ratelimit import RateLimiter
     from store import Store
 
 log = logging.getLogger("statsapi")
@@ -78,10 +78,10 @@ def make_http_server(app: tornado.web.Application, config: Config) -> JSONErrorH
 
 async def get_application(config: Config, uri: str) -> tuple[tornado.web.Application, Store, RateLimiter, Services]:
     """Build everything one process serves with: (app, store, limiter, services). No listening."""
-    from server.api.metrics import Metrics
-    from server.api.ratelimit import RateLimiter
     from server.compose.app import make_app
     from server.compose.wiring import build_services
+    from server.serving.metrics import Metrics
+    from server.serving.ratelimit import RateLimiter
 
     metrics = Metrics()  # first: the database client reports every command's time to it
     store = await connect_store(config, uri, (CommandTimer(metrics),))

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from server.api.config import TRACK_DAYS
+from server.contract.config import TRACK_DAYS
 from server.services.population import PopulationService, newest_complete_day
 from store.constants import REGIONS
 

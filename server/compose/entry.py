@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING
 
 import tornado.netutil
 
-from server.api.catalogue import PREFIX
-from server.api.config import Config, build_parser, get_config, refuse_real_upstream_without_id
 from server.compose import access_log as access_lines
 from server.compose.access_log import LOG_FORMAT, AccessLog
 from server.compose.bootstrap import get_application, make_http_server
 from server.compose.embedded_db import EmbeddedDatabase
 from server.compose.http import MAX_CONNECTIONS_PER_CLIENT, default_max_connections, raise_fd_limit
+from server.contract.catalogue import PREFIX
+from server.contract.config import Config, build_parser, get_config, refuse_real_upstream_without_id
 from server.services.registry import Services
 from store import Store
 

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 if TYPE_CHECKING:
-    from server.api.ratelimit import RateLimiter
     from server.jobs.backups import ScheduledBackups
     from server.services.registry import Services
+    from server.serving.ratelimit import RateLimiter
     from server.upstream.budget import UpstreamBudget
     from server.upstream.client import UpstreamClient
     from store.store import Store

@@ -58,7 +58,7 @@ from tornado.http1connection import HTTP1ServerConnection
 from tornado.httpserver import _HTTPRequestContext
 from tornado.ioloop import IOLoop
 
-from server.api.errors import APIError, render_error
+from server.contract.errors import APIError, render_error
 
 log = logging.getLogger("statsapi.http")
 
@@ -87,7 +87,7 @@ _TORNADO_BAD_REQUEST = b"HTTP/1.1 400 Bad Request\r\n\r\n"
 
 def json_error_response(code: str, message: str | None = None) -> bytes:
     """A whole prebuilt answer (written before any handler exists), with the same envelope,
-    status, headers and caching policy as every other error (server.api.errors.render_error)."""
+    status, headers and caching policy as every other error (server.contract.errors.render_error)."""
     status, headers, text = render_error(APIError(code, message))
     body = text.encode()
     headers.update({"Content-Length": str(len(body)), "Connection": "close"})

@@ -6,11 +6,9 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from server.api.answers import AnswerCache
-from server.api.config import VERSION
-from server.api.metrics import Metrics
 from server.compose.gauges import database_families, limiter_families, process_families, upstream_families
 from server.compose.storage_watch import StorageWatch
+from server.contract.config import VERSION
 from server.jobs.backups import ScheduledBackups
 from server.jobs.retention import Retention
 from server.jobs.runner import JobRunner
@@ -34,14 +32,16 @@ from server.services.status import StatusService
 from server.services.tank_stats import TankStatsService
 from server.services.tracker import Tracker
 from server.services.vehicles import VehicleService
+from server.serving.answers import AnswerCache
+from server.serving.metrics import Metrics
 from server.upstream.budget import UpstreamBudget
 from server.upstream.client import UpstreamClient
 from server.upstream.expected_values import RatingsSource
 from server.upstream.realms import RealmGates
 
 if TYPE_CHECKING:  # types only
-    from server.api.config import Config
-    from server.api.ratelimit import RateLimiter
+    from server.contract.config import Config
+    from server.serving.ratelimit import RateLimiter
     from store.store import Store
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from server.api.catalogue import DIGEST_MIN_BATTLES, DIGEST_TOP, WEEK_DAYS
+from server.contract.catalogue import DIGEST_MIN_BATTLES, DIGEST_TOP, WEEK_DAYS
 from server.domain.days import utc_day
 from store.constants import TANK_COUNTERS
 

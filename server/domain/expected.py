@@ -8,7 +8,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from server.api.catalogue.figures import (
+from server.contract.catalogue.figures import (
     EXPECTED_METHOD,
     EXPECTED_MIN_ACCOUNT_BATTLES,
     EXPECTED_MIN_PLAYERS,

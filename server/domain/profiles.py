@@ -6,8 +6,8 @@ import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 
-from server.api.catalogue import DELTA_PERIODS, RECENT_WINDOWS
-from server.api.catalogue.figures import WTR_NO_RATING, WTR_NOT_FETCHED, WTR_UPSTREAM_FAILED
+from server.contract.catalogue import DELTA_PERIODS, RECENT_WINDOWS
+from server.contract.catalogue.figures import WTR_NO_RATING, WTR_NOT_FETCHED, WTR_UPSTREAM_FAILED
 from server.domain import ratings as rating_maths
 from server.domain.days import utc_day
 from store.constants import TANK_COUNTERS

@@ -11,8 +11,8 @@ from types import MappingProxyType
 from typing import Any
 
 # The usual WN8 colour scale's bounds and labels are the contract's.
-from server.api.catalogue.figures import WN8_COLOURS as _WN8_COLOURS
-from server.api.catalogue.figures import WN8_TOP_COLOUR
+from server.contract.catalogue.figures import WN8_COLOURS as _WN8_COLOURS
+from server.contract.catalogue.figures import WN8_TOP_COLOUR
 
 UNKNOWN_VERSION = "unknown"
 

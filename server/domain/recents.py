@@ -6,9 +6,9 @@ import operator
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from server.api.catalogue import RECENT_BATTLES
-from server.api.catalogue.figures import ROW_COUNTERS
-from server.api.catalogue.figures import SUMMARY_FIGURES as SUMMARY_FIGURES  # the tanks endpoint's, re-exported
+from server.contract.catalogue import RECENT_BATTLES
+from server.contract.catalogue.figures import ROW_COUNTERS
+from server.contract.catalogue.figures import SUMMARY_FIGURES as SUMMARY_FIGURES  # the tanks endpoint's, re-exported
 from server.domain.marks import combined_damage
 from server.domain.ratings import ExpectedValues, account_wn8, average_tier, tank_wn8, wn7_and_efficiency
 from store.constants import TANK_COUNTERS

@@ -13,8 +13,8 @@ import dataclasses
 import math
 from collections.abc import Iterable, Sequence
 
-from server.api.catalogue.figures import NOT_AS_OLD, NOT_MEASURED, PLAYED_BEFORE_MEASURED
-from server.api.catalogue.figures import SESSION_FIGURES as SESSION_FIGURES  # the contract's, re-exported
+from server.contract.catalogue.figures import NOT_AS_OLD, NOT_MEASURED, PLAYED_BEFORE_MEASURED
+from server.contract.catalogue.figures import SESSION_FIGURES as SESSION_FIGURES  # the contract's, re-exported
 from server.domain.days import DAY_SECONDS, day_start
 
 
@@ -38,7 +38,7 @@ class Stored:
 
 
 # Why a session's start is not the account's state at `since` (`from_reason`; None when it is):
-# NOT_AS_OLD, PLAYED_BEFORE_MEASURED, NOT_MEASURED, the contract's (server/api/catalogue/figures.py).
+# NOT_AS_OLD, PLAYED_BEFORE_MEASURED, NOT_MEASURED, the contract's (server/contract/catalogue/figures.py).
 
 
 @dataclasses.dataclass(frozen=True)

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from server.api.catalogue.figures import STRENGTH_MIN_BATTLES, STRENGTH_MIN_OTHER_BATTLES, STRENGTH_MIN_PLAYERS
+from server.contract.catalogue.figures import STRENGTH_MIN_BATTLES, STRENGTH_MIN_OTHER_BATTLES, STRENGTH_MIN_PLAYERS
 from store.constants import TANK_COUNTERS
 
 __all__ = [

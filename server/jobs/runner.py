@@ -17,7 +17,7 @@ from store.store import Store
 from store.writes import write_health
 
 if TYPE_CHECKING:
-    from server.api.metrics import Metrics
+    from server.serving.metrics import Metrics
 
 log = logging.getLogger("statsapi.jobs")
 

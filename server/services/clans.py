@@ -10,9 +10,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
-from server.api.answers import Tag, clan_tag, no_answer_cache
-from server.api.catalogue import CLAN_MAX_AGE, HOT_COPY_SECONDS
-from server.api.errors import APIError
+from server.contract.catalogue import CLAN_MAX_AGE, HOT_COPY_SECONDS
+from server.contract.errors import APIError
 from server.domain.clans import (
     DIGEST_DAYS,
     clan_document,
@@ -31,6 +30,7 @@ from server.domain.profiles import build_profile, wtr_of
 from server.services.concurrency import heavy_slot
 from server.services.players import PlayerService
 from server.services.profile_ratings import ProfileRatings
+from server.serving.answers import Tag, clan_tag, no_answer_cache
 from server.upstream.client import (
     ACCOUNT_FIELDS,
     ID_LIMITS,
@@ -58,7 +58,7 @@ REFRESH_SLACK = 600
 REFERENCE_KEEP = 7 * 86400  # keep refreshing a clan this long after a player or seed named it
 REQUEST_BUDGET = 1000  # upstream requests per refresh run (clans, members, member ratings)
 RATING_BUDGET = 200  # of which at most this many tanks/stats calls for member ratings
-HOT_SECONDS = HOT_COPY_SECONDS  # clan views are held in-process this long (server.api.catalogue)
+HOT_SECONDS = HOT_COPY_SECONDS  # clan views are held in-process this long (server.contract.catalogue)
 DIGEST_MAX_AGE = 3600
 DIGEST_EVERY = 3600  # seconds between digest runs (each builds the digests that are due)
 DIGEST_CLANS_PER_RUN = 5000

@@ -8,7 +8,7 @@ import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
 from typing import TypeVar
 
-from server.api.errors import APIError
+from server.contract.errors import APIError
 from store.client import REQUEST_DEADLINE_S, request_deadline
 from store.errors import is_timeout
 from store.store import BUSY_RETRY_AFTER, DatabaseBusy, Gate

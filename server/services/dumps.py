@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import ujson
 
-from server.api.catalogue import (
+from server.contract.catalogue import (
     CLAN_LEADERBOARD_BYS,
     DUMPS_KEEP_DAYS,
     EXPECTED_VALUES,
@@ -33,8 +33,8 @@ from server.api.catalogue import (
     TANK_STATS,
     Endpoint,
 )
-from server.api.csv_answers import render
-from server.api.errors import APIError
+from server.contract.csv_answers import render
+from server.contract.errors import APIError
 
 if TYPE_CHECKING:
     from server.services.expected import ExpectedValuesService

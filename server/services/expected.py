@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from server.api.errors import APIError
+from server.contract.errors import APIError
 from server.domain.expected import comparison, computed_rows
 from server.domain.ratings import ExpectedValues, TankExpectation, xvm_row
 from store.client import request_deadline

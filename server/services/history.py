@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from server.api.catalogue import (
+from server.contract.catalogue import (
     MARKS_METHOD,
     MARKS_WINDOW_DAYS,
     MAX_DAYS,
@@ -17,7 +17,7 @@ from server.api.catalogue import (
     STANDING_MIN_BATTLES,
     WEEK_DAYS,
 )
-from server.api.errors import APIError
+from server.contract.errors import APIError
 from server.domain import recents
 from server.domain.days import utc_day
 from server.domain.marks import MIN_TIER, combined_damage, estimated_marks, mastery_reach, next_mark

@@ -9,8 +9,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from server.api.answers import POPULATION_TAG, Tag, no_answer_cache
-from server.api.catalogue import (
+from server.contract.catalogue import (
     CLAN_BATTLE_FLOORS,
     CLAN_MIN_MEMBERS,
     LEADERBOARD_ACCOUNT_ONLY,
@@ -21,7 +20,7 @@ from server.api.catalogue import (
     TANK_LEADERBOARD_FLOORS,
     TANK_LEADERBOARD_STEPS,
 )
-from server.api.errors import APIError
+from server.contract.errors import APIError
 from server.domain.days import days_before
 from server.domain.rankings import (
     ALL,
@@ -40,6 +39,7 @@ from server.domain.rankings import (
 )
 from server.domain.records import unpack
 from server.services.concurrency import dismantle
+from server.serving.answers import POPULATION_TAG, Tag, no_answer_cache
 from store.client import job_deadline, request_deadline
 from store.leaderboards import CHUNK_ROWS, list_key
 from store.tracker import tracked_id

@@ -9,9 +9,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from server.api.answers import POPULATION_TAG, Tag, no_answer_cache
-from server.api.catalogue import HOT_COPY_SECONDS, OFFICIAL_METHOD
+from server.contract.catalogue import HOT_COPY_SECONDS, OFFICIAL_METHOD
 from server.domain.days import days_before, utc_day
+from server.serving.answers import POPULATION_TAG, Tag, no_answer_cache
 from server.upstream.client import UpstreamError
 from store.client import job_deadline, request_deadline
 from store.constants import REGIONS

@@ -8,9 +8,9 @@ import logging
 import time
 from collections.abc import Callable
 
-from server.api.answers import ONLINE_TAG, Tag, no_answer_cache
-from server.api.catalogue import HOT_COPY_SECONDS, MAX_DAYS
+from server.contract.catalogue import HOT_COPY_SECONDS, MAX_DAYS
 from server.services.concurrency import heavy_slot, single_flight
+from server.serving.answers import ONLINE_TAG, Tag, no_answer_cache
 from server.upstream.client import UpstreamError
 from server.upstream.interface import Upstream
 from store.client import job_deadline, request_deadline

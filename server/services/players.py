@@ -8,12 +8,12 @@ import time
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
-from server.api.answers import Tag, no_answer_cache, player_tag
-from server.api.catalogue import HOT_COPY_SECONDS, PROFILE_MAX_AGE
-from server.api.errors import APIError
+from server.contract.catalogue import HOT_COPY_SECONDS, PROFILE_MAX_AGE
+from server.contract.errors import APIError
 from server.domain.profiles import build_profile, profile_view, snapshot_of, wtr_of
 from server.services.profile_ratings import ProfileRatings
 from server.services.profile_views import ProfileViews
+from server.serving.answers import Tag, no_answer_cache, player_tag
 from server.upstream.budget import Caller
 from server.upstream.client import (
     ACCOUNT_FIELDS,
@@ -24,15 +24,15 @@ from server.upstream.client import (
 from store.client import request_deadline
 
 if TYPE_CHECKING:  # types only
-    from server.api.ratelimit import RateLimiter
     from server.services.expected import Ratings
     from server.services.tracking import Tracking
+    from server.serving.ratelimit import RateLimiter
     from server.upstream.interface import Upstream
     from store.store import Store
 
 log = logging.getLogger("statsapi.players")
 
-HOT_SECONDS = HOT_COPY_SECONDS  # hot profiles are held in-process this long (server.api.catalogue)
+HOT_SECONDS = HOT_COPY_SECONDS  # hot profiles are held in-process this long (server.contract.catalogue)
 TOUCH_EVERY = 300.0  # how often a request refreshes last_requested in the database
 TOUCHED_MAX = 100_000  # profiles whose last touch is remembered in-process
 # A live lookup answers within this, whatever the upstream client's retries would allow:

@@ -10,8 +10,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from server.api.answers import POPULATION_TAG, Tag, no_answer_cache
-from server.api.catalogue import (
+from server.contract.catalogue import (
     LEADERBOARD_WINDOWS,
     MARKS_MIN_BATTLES,
     MARKS_MIN_PLAYERS,
@@ -37,6 +36,7 @@ from server.services.leaderboards import (
     window_play,
     window_tanks,
 )
+from server.serving.answers import POPULATION_TAG, Tag, no_answer_cache
 from store.client import job_deadline
 from store.constants import REGIONS
 from store.expected import ExpectedTables, table_id

@@ -6,10 +6,9 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from server.api.answers import AnswerCache
+from server.serving.answers import AnswerCache
 
 if TYPE_CHECKING:  # types only: the services import nothing from here at run time
-    from server.api.metrics import Metrics
     from server.jobs.backups import ScheduledBackups
     from server.jobs.runner import JobRunner
     from server.services.clans import ClanService
@@ -25,6 +24,7 @@ if TYPE_CHECKING:  # types only: the services import nothing from here at run ti
     from server.services.tank_stats import TankStatsService
     from server.services.tracker import Tracker
     from server.services.vehicles import VehicleService
+    from server.serving.metrics import Metrics
     from server.upstream.client import UpstreamClient
 
 ServiceT = TypeVar("ServiceT")

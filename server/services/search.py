@@ -7,11 +7,11 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from server.api.catalogue import SEARCH, SEARCH_RESULTS, TRACKED_SEARCH_CACHE_SECONDS, parse_value
-from server.api.errors import APIError
-from server.api.ratelimit import RateLimiter
+from server.contract.catalogue import SEARCH, SEARCH_RESULTS, TRACKED_SEARCH_CACHE_SECONDS, parse_value
+from server.contract.errors import APIError
 from server.services.concurrency import bounded_read, single_flight
 from server.services.players import LIVE_DEADLINE as PLAYER_LIVE_DEADLINE
+from server.serving.ratelimit import RateLimiter
 from server.upstream.client import UpstreamUnavailable
 from server.upstream.interface import Upstream
 from store.constants import REGIONS

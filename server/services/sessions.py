@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import ujson
 
-from server.api.catalogue import (
+from server.contract.catalogue import (
     MAX_DAYS,
     STREAM_HEARTBEAT_SECONDS,
     STREAM_POLL_SECONDS,
@@ -30,7 +30,7 @@ from server.api.catalogue import (
     WATCHED_PER_CLIENT,
     WATCHED_PER_REGION,
 )
-from server.api.errors import APIError
+from server.contract.errors import APIError
 from server.domain import recents
 from server.domain.days import DAY_SECONDS, days_before, utc_day
 from server.domain.records import Timeline, as_counters, complete, pack, unpack

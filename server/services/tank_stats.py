@@ -7,8 +7,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from server.api.answers import POPULATION_TAG, Tag, no_answer_cache
-from server.api.catalogue import (
+from server.contract.catalogue import (
     HOT_COPY_SECONDS,
     MARKS_CHANGE_DAYS,
     MARKS_METHOD,
@@ -20,14 +19,15 @@ from server.api.catalogue import (
     TABLE_PERCENTILES,
     TANK_PERCENTILES,
 )
-from server.api.catalogue.figures import STRENGTH_MIN_BATTLES, STRENGTH_MIN_PLAYERS
-from server.api.errors import APIError
+from server.contract.catalogue.figures import STRENGTH_MIN_BATTLES, STRENGTH_MIN_PLAYERS
+from server.contract.errors import APIError
 from server.domain.days import days_before, utc_day
 from server.domain.marks import MARK_NAMES, MIN_TIER
 from server.domain.population import standing
 from server.domain.strength import strength_figures
 from server.services.encyclopedia import catalogue_fields
 from server.services.official import SOURCE
+from server.serving.answers import POPULATION_TAG, Tag, no_answer_cache
 from store.client import request_deadline
 from store.constants import TANK_COUNTERS
 from store.population import unpack_grid

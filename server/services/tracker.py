@@ -62,8 +62,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from server.api.answers import Tag, no_answer_cache, player_tag
-from server.api.config import TRACK_DAYS
+from server.contract.config import TRACK_DAYS
 from server.domain.days import DAY_SECONDS, day_start, days_before, utc_day
 from server.domain.profiles import snapshot_of, wtr_of
 from server.domain.records import TankState, unpack
@@ -80,6 +79,7 @@ from server.domain.visits import tank_state as tank_state  # re-exported (script
 from server.services.visit_plan import account_assist as account_assist
 from server.services.visit_plan import day_change as day_change
 from server.services.visit_plan import plan_account, plan_visit, rekey_due, same_day_base
+from server.serving.answers import Tag, no_answer_cache, player_tag
 from server.upstream.client import ACCOUNT_FIELDS, TANKS_FIELDS, UpstreamError
 from store.client import REQUEST_DEADLINE_S, job_deadline
 from store.constants import SPEND_KEYS

@@ -6,9 +6,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from server.api.catalogue.figures import POPULATION_MIN_PLAYERS, STRENGTH_METHOD, VEHICLE_HEADLINE_DAYS
-from server.api.catalogue.model import PREFIX
-from server.api.errors import APIError
+from server.contract.catalogue.figures import POPULATION_MIN_PLAYERS, STRENGTH_METHOD, VEHICLE_HEADLINE_DAYS
+from server.contract.catalogue.model import PREFIX
+from server.contract.errors import APIError
 from server.domain.days import utc_day
 from server.domain.strength import (
     STRENGTH_MIN_BATTLES,

@@ -40,7 +40,7 @@ from tornado.httpclient import (
     HTTPResponse,
 )
 
-from server.api.config import VERSION
+from server.contract.config import VERSION
 from server.upstream.budget import Caller, UpstreamBudget
 from server.upstream.realms import RealmCongested, RealmGate, RealmGates
 from store.constants import GAMES, REGIONS, TANK_COUNTERS

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from server.api.catalogue.figures import (
+from server.contract.catalogue.figures import (
     DEMO_CLAN,
     DIGEST_MIN_BATTLES,
     DIGEST_TOP,
     HOT_COPY_SECONDS,
     WEEK_DAYS,
 )
-from server.api.catalogue.model import CsvTable, Endpoint
-from server.api.catalogue.params import CLAN_ID, REGION
-from server.api.catalogue.shapes import (
+from server.contract.catalogue.model import CsvTable, Endpoint
+from server.contract.catalogue.params import CLAN_ID, REGION
+from server.contract.catalogue.shapes import (
     DATE,
     NULLABLE_UNIX,
     NUMBER_OR_NULL,
@@ -228,3 +228,10 @@ SCHEMAS: dict[str, dict] = {
         description="The digest of the last 7 UTC days, from the members' daily snapshots.",
     ),
 }
+
+# This module's endpoints in the order the index and the OpenAPI document list them
+# (server/contract/catalogue/__init__.py CATALOGUE).
+ENDPOINTS: tuple[Endpoint, ...] = (
+    CLAN,
+    WEEKLY,
+)

@@ -4,10 +4,25 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from server.api.catalogue.clans import CLAN, WEEKLY
-from server.api.catalogue.dumps import DUMP_FILE, DUMPS, DUMPS_KEEP_DAYS
-from server.api.catalogue.expected import EXPECTED_SOURCES, EXPECTED_VALUES
-from server.api.catalogue.figures import (
+from server.contract.catalogue import (
+    clans,
+    dumps,
+    expected,
+    history,
+    marks,
+    meta,
+    online,
+    players,
+    profile,
+    rankings,
+    sessions,
+    tanks,
+    vehicles,
+)
+from server.contract.catalogue.clans import CLAN, WEEKLY
+from server.contract.catalogue.dumps import DUMP_FILE, DUMPS, DUMPS_KEEP_DAYS
+from server.contract.catalogue.expected import EXPECTED_SOURCES, EXPECTED_VALUES
+from server.contract.catalogue.figures import (
     CLAN_BATTLE_FLOORS,
     CLAN_LEADERBOARD_BYS,
     CLAN_MAX_AGE,
@@ -71,18 +86,27 @@ from server.api.catalogue.figures import (
     WATCHED_PER_REGION,
     WEEK_DAYS,
 )
-from server.api.catalogue.history import HISTORY, TANKS
-from server.api.catalogue.marks import TANK_MARKS
-from server.api.catalogue.meta import INDEX, OPENAPI, STATUS
-from server.api.catalogue.model import COMMON_ERRORS, FORMATS, PREFIX, Batch, CsvTable, Endpoint, Param, parse_value
-from server.api.catalogue.online import ONLINE, ONLINE_HISTORY
-from server.api.catalogue.params import SEARCH
-from server.api.catalogue.players import PLAYER_SEARCH
-from server.api.catalogue.profile import PLAYER
-from server.api.catalogue.rankings import LEADERBOARD_CLANS, LEADERBOARD_PLAYERS, TANK_LEADERBOARD
-from server.api.catalogue.sessions import SESSION, SESSION_STREAM
-from server.api.catalogue.tanks import TANK, TANK_STATS
-from server.api.catalogue.vehicles import TANK_STRENGTH, VEHICLES
+from server.contract.catalogue.history import HISTORY, TANKS
+from server.contract.catalogue.marks import TANK_MARKS
+from server.contract.catalogue.meta import INDEX, OPENAPI, STATUS
+from server.contract.catalogue.model import (
+    COMMON_ERRORS,
+    FORMATS,
+    PREFIX,
+    Batch,
+    CsvTable,
+    Endpoint,
+    Param,
+    parse_value,
+)
+from server.contract.catalogue.online import ONLINE, ONLINE_HISTORY
+from server.contract.catalogue.params import SEARCH
+from server.contract.catalogue.players import PLAYER_SEARCH
+from server.contract.catalogue.profile import PLAYER
+from server.contract.catalogue.rankings import LEADERBOARD_CLANS, LEADERBOARD_PLAYERS, TANK_LEADERBOARD
+from server.contract.catalogue.sessions import SESSION, SESSION_STREAM
+from server.contract.catalogue.tanks import TANK, TANK_STATS
+from server.contract.catalogue.vehicles import TANK_STRENGTH, VEHICLES
 
 # Routes, parameter validation, the rate limiter's buckets, the index, the OpenAPI document and
 # the site all derive from the records of this package: every limit, cache lifetime, parameter
@@ -195,33 +219,24 @@ __all__ = [
     "parse_value",
 ]
 
-# In the order the index and the OpenAPI document list them.
-CATALOGUE: tuple[Endpoint, ...] = (
-    INDEX,
-    PLAYER,
-    HISTORY,
-    TANKS,
-    SESSION,
-    SESSION_STREAM,
-    PLAYER_SEARCH,
-    TANK_STATS,
-    TANK,
-    TANK_MARKS,
-    TANK_STRENGTH,
-    VEHICLES,
-    EXPECTED_VALUES,
-    LEADERBOARD_PLAYERS,
-    TANK_LEADERBOARD,
-    LEADERBOARD_CLANS,
-    CLAN,
-    WEEKLY,
-    ONLINE,
-    ONLINE_HISTORY,
-    DUMPS,
-    DUMP_FILE,
-    STATUS,
-    OPENAPI,
+# The modules whose endpoints the index and the OpenAPI document list, in this order, each in its
+# ENDPOINTS' order, after the index itself: a new endpoint joins its module's ENDPOINTS.
+ENDPOINT_MODULES = (
+    profile,
+    history,
+    sessions,
+    players,
+    tanks,
+    marks,
+    vehicles,
+    expected,
+    rankings,
+    clans,
+    online,
+    dumps,
+    meta,
 )
+CATALOGUE: tuple[Endpoint, ...] = (INDEX, *(endpoint for module in ENDPOINT_MODULES for endpoint in module.ENDPOINTS))
 BY_NAME: Mapping[str, Endpoint] = {endpoint.name: endpoint for endpoint in CATALOGUE}
 
 

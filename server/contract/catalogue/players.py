@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 
-from server.api.catalogue.figures import (
+from server.contract.catalogue.figures import (
     DEMO_ACCOUNT,
     SEARCH_RESULTS,
     TRACKED_SEARCH_CACHE_SECONDS,
 )
-from server.api.catalogue.model import Batch, Endpoint, Param, duration
-from server.api.catalogue.params import ACCOUNT_ID, SEARCH
-from server.api.catalogue.shapes import (
+from server.contract.catalogue.model import Batch, Endpoint, Param, duration
+from server.contract.catalogue.params import ACCOUNT_ID, SEARCH
+from server.contract.catalogue.shapes import (
     REGION_ENUM,
     array,
     obj,
@@ -126,3 +126,7 @@ SCHEMAS: dict[str, dict] = {
         "description": "With search: the accounts found; with ids: their cached profiles.",
     },
 }
+
+# This module's endpoints in the order the index and the OpenAPI document list them
+# (server/contract/catalogue/__init__.py CATALOGUE).
+ENDPOINTS: tuple[Endpoint, ...] = (PLAYER_SEARCH,)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from server.api.catalogue.figures import (
+from server.contract.catalogue.figures import (
     EXPECTED_METHOD,
     EXPECTED_MIN_ACCOUNT_BATTLES,
     EXPECTED_MIN_PLAYERS,
@@ -12,9 +12,9 @@ from server.api.catalogue.figures import (
     EXPECTED_WINDOW_DAYS,
     HOT_COPY_SECONDS,
 )
-from server.api.catalogue.model import CsvTable, Endpoint, Param
-from server.api.catalogue.params import REGION_QUERY
-from server.api.catalogue.shapes import (
+from server.contract.catalogue.model import CsvTable, Endpoint, Param
+from server.contract.catalogue.params import REGION_QUERY
+from server.contract.catalogue.shapes import (
     DATE,
     REGION_ENUM,
     TIER,
@@ -225,3 +225,7 @@ SCHEMAS: dict[str, dict] = {
         }
     ),
 }
+
+# This module's endpoints in the order the index and the OpenAPI document list them
+# (server/contract/catalogue/__init__.py CATALOGUE).
+ENDPOINTS: tuple[Endpoint, ...] = (EXPECTED_VALUES,)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from server.api.catalogue.figures import (
+from server.contract.catalogue.figures import (
     DEMO_ACCOUNT,
     HOT_COPY_SECONDS,
     POPULATION_PERIODS,
@@ -12,9 +12,9 @@ from server.api.catalogue.figures import (
     WN8_TOP_COLOUR,
     WTR_REASONS,
 )
-from server.api.catalogue.model import Endpoint, hours
-from server.api.catalogue.params import ACCOUNT_ID, REGION
-from server.api.catalogue.shapes import (
+from server.contract.catalogue.model import Endpoint, hours
+from server.contract.catalogue.params import ACCOUNT_ID, REGION
+from server.contract.catalogue.shapes import (
     ACCOUNT,
     EXPECTED_USE,
     NULLABLE_UNIX,
@@ -171,3 +171,7 @@ SCHEMAS: dict[str, dict] = {
         }
     ),
 }
+
+# This module's endpoints in the order the index and the OpenAPI document list them
+# (server/contract/catalogue/__init__.py CATALOGUE).
+ENDPOINTS: tuple[Endpoint, ...] = (PLAYER,)

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from server.api.catalogue.figures import (
+from server.contract.catalogue.figures import (
     HOT_COPY_SECONDS,
 )
-from server.api.catalogue.model import Endpoint
-from server.api.catalogue.shapes import (
+from server.contract.catalogue.model import Endpoint
+from server.contract.catalogue.shapes import (
     DATE,
     NUMBER_OR_NULL,
     array,
@@ -17,7 +17,7 @@ from server.api.catalogue.shapes import (
     obj,
     ref,
 )
-from server.api.config import API_VERSION
+from server.contract.config import API_VERSION
 from store.constants import GAMES, REGIONS, SPEND_KEYS
 
 INDEX = Endpoint(
@@ -631,3 +631,11 @@ def index_schema(index: Mapping[str, Any], names: Iterable[str]) -> dict:
         },
         closed=False,
     )
+
+
+# This module's endpoints in the order the index and the OpenAPI document list them
+# (server/contract/catalogue/__init__.py CATALOGUE); the index, listed first of all, is not among them.
+ENDPOINTS: tuple[Endpoint, ...] = (
+    STATUS,
+    OPENAPI,
+)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from server.api.catalogue.figures import (
+from server.contract.catalogue.figures import (
     HOT_COPY_SECONDS,
     MARKS_CHANGE_DAYS,
     MARKS_METHOD,
@@ -12,9 +12,9 @@ from server.api.catalogue.figures import (
     MARKS_WINDOW_DAYS,
     TANK_PAGE_MAX,
 )
-from server.api.catalogue.model import CsvTable, Endpoint
-from server.api.catalogue.params import tank_list
-from server.api.catalogue.shapes import (
+from server.contract.catalogue.model import CsvTable, Endpoint
+from server.contract.catalogue.params import tank_list
+from server.contract.catalogue.shapes import (
     DATE,
     NULLABLE_UNIX,
     NUMBER_OR_NULL,
@@ -237,3 +237,7 @@ SCHEMAS: dict[str, dict] = {
         }
     ),
 }
+
+# This module's endpoints in the order the index and the OpenAPI document list them
+# (server/contract/catalogue/__init__.py CATALOGUE).
+ENDPOINTS: tuple[Endpoint, ...] = (TANK_MARKS,)

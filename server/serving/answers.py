@@ -2,7 +2,7 @@
 
 # A hit is written by server.compose.app.OneShotDelegate without building a handler; the
 # per-request headers (Date, the rate-limit headers) are spliced in there. An entry lives at most
-# its endpoint's `answer_seconds` (server/api/catalogue.py: never longer than the data's own
+# its endpoint's `answer_seconds` (server/contract/catalogue.py: never longer than the data's own
 # freshness, e.g. the 5-s hot profile copy), and goes at once when this process writes the data
 # behind it (`drop(tag)`: the services call it on their writes). Other processes' writes are seen
 # when the entry expires, as with the services' own hot copies. Bounded in bytes (LRU).

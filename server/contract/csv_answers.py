@@ -8,7 +8,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from server.api.catalogue.model import CsvTable
+from server.contract.catalogue.model import CsvTable
 
 CSV_MEDIA_TYPE = "text/csv; charset=utf-8"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._+-]+")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from server.api.catalogue.model import Endpoint, Param
-from server.api.catalogue.shapes import (
+from server.contract.catalogue.model import Endpoint, Param
+from server.contract.catalogue.shapes import (
     DATE,
     REGION_ENUM,
     array,
@@ -128,3 +128,10 @@ SCHEMAS: dict[str, dict] = {
         }
     ),
 }
+
+# This module's endpoints in the order the index and the OpenAPI document list them
+# (server/contract/catalogue/__init__.py CATALOGUE).
+ENDPOINTS: tuple[Endpoint, ...] = (
+    DUMPS,
+    DUMP_FILE,
+)

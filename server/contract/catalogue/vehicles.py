@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from server.api.catalogue.figures import (
+from server.contract.catalogue.figures import (
     HOT_COPY_SECONDS,
     POPULATION_MIN_PLAYERS,
     STRENGTH_METHOD,
@@ -13,11 +13,11 @@ from server.api.catalogue.figures import (
     VEHICLE_HEADLINE_DAYS,
     VEHICLES_PAGE_MAX,
 )
-from server.api.catalogue.marks import MARK_VALUES
-from server.api.catalogue.model import CsvTable, Endpoint, Param
-from server.api.catalogue.params import REGION_QUERY, TANK_FILTERS, TANK_PAGING
-from server.api.catalogue.shapes import DATE, REGION_ENUM, TANK_NAMES, UNIX, array, nullable, obj
-from server.api.catalogue.tanks import (
+from server.contract.catalogue.marks import MARK_VALUES
+from server.contract.catalogue.model import CsvTable, Endpoint, Param
+from server.contract.catalogue.params import REGION_QUERY, TANK_FILTERS, TANK_PAGING
+from server.contract.catalogue.shapes import DATE, REGION_ENUM, TANK_NAMES, UNIX, array, nullable, obj
+from server.contract.catalogue.tanks import (
     CATALOGUE_FIELDS,
     CATALOGUE_GUIDE,
     STRENGTH_CSV,
@@ -253,3 +253,10 @@ SCHEMAS: dict[str, dict] = {
         }
     ),
 }
+
+# This module's endpoints in the order the index and the OpenAPI document list them
+# (server/contract/catalogue/__init__.py CATALOGUE).
+ENDPOINTS: tuple[Endpoint, ...] = (
+    TANK_STRENGTH,
+    VEHICLES,
+)

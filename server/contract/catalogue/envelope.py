@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from server.api.catalogue.figures import (
+from server.contract.catalogue.figures import (
     HOT_COPY_SECONDS,
 )
-from server.api.catalogue.meta import STATUS
-from server.api.catalogue.shapes import (
+from server.contract.catalogue.meta import STATUS
+from server.contract.catalogue.shapes import (
     ISO,
     REGION_ENUM,
     obj,
     ref,
 )
-from server.api.config import API_VERSION
-from server.api.errors import ERROR_CODES
+from server.contract.config import API_VERSION
+from server.contract.errors import ERROR_CODES
 
 # An endpoint's catalogue entry names its `data` schema (Endpoint.schema); each named schema also
 # gets "<name>Envelope", the success envelope around it (envelope()).

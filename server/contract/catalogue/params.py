@@ -3,7 +3,7 @@ and the tank lists' region, filters, sort and paging."""
 
 from __future__ import annotations
 
-from server.api.catalogue.figures import (
+from server.contract.catalogue.figures import (
     DEMO_ACCOUNT,
     DEMO_CLAN,
     INT64_MAX,
@@ -13,7 +13,7 @@ from server.api.catalogue.figures import (
     TANK_PAGE_MAX,
     VEHICLE_TYPES,
 )
-from server.api.catalogue.model import Param, one_of
+from server.contract.catalogue.model import Param, one_of
 from store.constants import REGIONS
 
 

@@ -44,8 +44,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from server.api.catalogue import LIVE_GLOBAL, LIVE_PER_CLIENT, bucket_limits
-from server.api.errors import RATE_HEADERS
+from server.contract.catalogue import LIVE_GLOBAL, LIVE_PER_CLIENT, bucket_limits
+from server.contract.errors import RATE_HEADERS
 
 if TYPE_CHECKING:  # types only: the counters are handed in (server/compose/wiring.py)
     from store.ratelimit import RateCounters

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from server.api.catalogue.figures import (
+from server.contract.catalogue.figures import (
     HOT_COPY_SECONDS,
     MARKS_WINDOW_DAYS,
     POPULATION_MIN_BATTLES,
@@ -19,7 +19,7 @@ from server.api.catalogue.figures import (
     TANK_PERCENTILES,
     TANK_SORTS,
 )
-from server.api.catalogue.marks import (
+from server.contract.catalogue.marks import (
     ESTIMATE_ERROR,
     MARK_VALUES,
     MARKS_HEAD,
@@ -27,9 +27,9 @@ from server.api.catalogue.marks import (
     NULLABLE_MARKS,
     OFFICIAL_MARKS,
 )
-from server.api.catalogue.model import CsvTable, Endpoint, Param, one_of
-from server.api.catalogue.params import REGION, tank_list
-from server.api.catalogue.shapes import (
+from server.contract.catalogue.model import CsvTable, Endpoint, Param, one_of
+from server.contract.catalogue.params import REGION, tank_list
+from server.contract.catalogue.shapes import (
     DATE,
     NUMBER_OR_NULL,
     REGION_ENUM,
@@ -347,3 +347,10 @@ SCHEMAS: dict[str, dict] = {
         }
     ),
 }
+
+# This module's endpoints in the order the index and the OpenAPI document list them
+# (server/contract/catalogue/__init__.py CATALOGUE).
+ENDPOINTS: tuple[Endpoint, ...] = (
+    TANK_STATS,
+    TANK,
+)

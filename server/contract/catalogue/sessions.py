@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from server.api.catalogue.figures import (
+from server.contract.catalogue.figures import (
     ASSIST_GUIDE,
     DEMO_ACCOUNT,
     MAX_DAYS,
@@ -22,10 +22,10 @@ from server.api.catalogue.figures import (
     WATCHED_PER_CLIENT,
     WATCHED_PER_REGION,
 )
-from server.api.catalogue.history import SCHEMAS as HISTORY_SCHEMAS
-from server.api.catalogue.model import Endpoint, Param, duration
-from server.api.catalogue.params import ACCOUNT_ID, REGION
-from server.api.catalogue.shapes import (
+from server.contract.catalogue.history import SCHEMAS as HISTORY_SCHEMAS
+from server.contract.catalogue.model import Endpoint, Param, duration
+from server.contract.catalogue.params import ACCOUNT_ID, REGION
+from server.contract.catalogue.shapes import (
     ACCOUNT,
     DATE,
     NULLABLE_UNIX,
@@ -168,3 +168,10 @@ SCHEMAS: dict[str, dict] = {
         }
     )
 }
+
+# This module's endpoints in the order the index and the OpenAPI document list them
+# (server/contract/catalogue/__init__.py CATALOGUE).
+ENDPOINTS: tuple[Endpoint, ...] = (
+    SESSION,
+    SESSION_STREAM,
+)

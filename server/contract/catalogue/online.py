@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from server.api.catalogue.figures import (
+from server.contract.catalogue.figures import (
     HOT_COPY_SECONDS,
 )
-from server.api.catalogue.model import CsvTable, Endpoint, Param
-from server.api.catalogue.params import days_param
-from server.api.catalogue.shapes import (
+from server.contract.catalogue.model import CsvTable, Endpoint, Param
+from server.contract.catalogue.params import days_param
+from server.contract.catalogue.shapes import (
     DATE,
     ISO,
     ISO_OR_NULL,
@@ -177,3 +177,10 @@ SCHEMAS: dict[str, dict] = {
         }
     ),
 }
+
+# This module's endpoints in the order the index and the OpenAPI document list them
+# (server/contract/catalogue/__init__.py CATALOGUE).
+ENDPOINTS: tuple[Endpoint, ...] = (
+    ONLINE,
+    ONLINE_HISTORY,
+)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from server.api.catalogue.figures import (
+from server.contract.catalogue.figures import (
     ASSIST_GUIDE,
     DELTA_FIELDS,
     DELTA_PERIODS,
@@ -18,13 +18,13 @@ from server.api.catalogue.figures import (
     SUMMARY_FIGURES,
     WEEK_DAYS,
 )
-from server.api.catalogue.marks import (
+from server.contract.catalogue.marks import (
     MARK_VALUES,
     NULLABLE_MARKS,
 )
-from server.api.catalogue.model import CsvTable, Endpoint, Param, and_list, one_of
-from server.api.catalogue.params import ACCOUNT_ID, REGION, days_param
-from server.api.catalogue.shapes import (
+from server.contract.catalogue.model import CsvTable, Endpoint, Param, and_list, one_of
+from server.contract.catalogue.params import ACCOUNT_ID, REGION, days_param
+from server.contract.catalogue.shapes import (
     ACCOUNT,
     DATE,
     NUMBER_OR_NULL,
@@ -525,3 +525,10 @@ SCHEMAS: dict[str, dict] = {
         required=PLAYER_TANKS_REQUIRED,
     ),
 }
+
+# This module's endpoints in the order the index and the OpenAPI document list them
+# (server/contract/catalogue/__init__.py CATALOGUE).
+ENDPOINTS: tuple[Endpoint, ...] = (
+    HISTORY,
+    TANKS,
+)

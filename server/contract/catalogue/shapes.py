@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from server.api.catalogue.figures import LEADERBOARD_WINDOWS, POPULATION_PERIODS, TANK_PAGE_MAX
-from server.api.catalogue.model import and_list
+from server.contract.catalogue.figures import LEADERBOARD_WINDOWS, POPULATION_PERIODS, TANK_PAGE_MAX
+from server.contract.catalogue.model import and_list
 from store.constants import REGIONS
 
 ISO_UTC_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00$"

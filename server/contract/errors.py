@@ -18,7 +18,7 @@ ERROR_CODES = {
     "invalid_region": (400, f"region is not one of {', '.join(REGIONS)}"),
     "invalid_days": (400, "days is not an integer in the allowed range (a leaderboard's: a window the index lists)"),
     "invalid_game": (400, f"game is not one of {', '.join(GAMES)}"),
-    # The lengths are the catalogue's (server.api.catalogue SEARCH), which imports this module: they
+    # The lengths are the catalogue's (server.contract.catalogue SEARCH), which imports this module: they
     # are read from the index rather than restated here.
     "invalid_premium": (400, "premium is not true or false"),
     "invalid_vehicle_search": (400, "search is not 1 to 40 characters of a vehicle's name (no control characters)"),
@@ -93,9 +93,9 @@ class APIError(tornado.web.HTTPError):
 # --- the one error envelope, its headers and caching policy (API handlers, the site, the HTTP
 # server's protocol-level answers and the early 429 all render through these) ---------------
 ALLOWED_METHODS = "GET, HEAD, OPTIONS"
-# The rate-limit headers every answer that passed the limiter carries (server/api/ratelimit.py).
+# The rate-limit headers every answer that passed the limiter carries (server/serving/ratelimit.py).
 RATE_HEADERS = ("RateLimit-Policy", "RateLimit", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset")
-# Content-Disposition and Link: a CSV answer's file name and attribution (server/api/csv_answers.py).
+# Content-Disposition and Link: a CSV answer's file name and attribution (server/contract/csv_answers.py).
 EXPOSED_HEADERS = ", ".join(("Content-Disposition", "ETag", "Link", "Retry-After", *sorted(RATE_HEADERS)))
 # What a 503 database_unavailable from a database error (down, or stalled past a query's deadline)
 # tells the caller: the embedded database's supervisor restarts it within seconds.

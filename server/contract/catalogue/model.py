@@ -8,8 +8,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from server.api.config import API_VERSION
-from server.api.errors import APIError
+from server.contract.config import API_VERSION
+from server.contract.errors import APIError
 
 PREFIX = f"/api/{API_VERSION}"
 
@@ -159,7 +159,7 @@ class Endpoint:
     # What a success answers: the JSON envelope, or (text/event-stream) a stream of Server-Sent Events.
     media_type: str = "application/json"
     # How long a process replays this endpoint's rendered answer to a request with the same path and
-    # query (server/api/answers.py); 0: built for every request. Never longer than the data's own
+    # query (server/serving/answers.py); 0: built for every request. Never longer than the data's own
     # freshness (HOT_COPY_SECONDS for the services' hot copies).
     answer_seconds: float = 0.0
     csv: CsvTable | None = None  # the table `?format=csv` serves (FORMAT is then one of its parameters)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from server.api.catalogue.figures import (
+from server.contract.catalogue.figures import (
     CLAN_BATTLE_FLOORS,
     CLAN_LEADERBOARD_BYS,
     CLAN_MAX_MEMBERS,
@@ -19,9 +19,9 @@ from server.api.catalogue.figures import (
     TANK_LEADERBOARD_STEPS,
     VEHICLE_TYPES,
 )
-from server.api.catalogue.model import CsvTable, Endpoint, Param, and_list, one_of
-from server.api.catalogue.params import REGION, REGION_QUERY
-from server.api.catalogue.shapes import (
+from server.contract.catalogue.model import CsvTable, Endpoint, Param, and_list, one_of
+from server.contract.catalogue.params import REGION, REGION_QUERY
+from server.contract.catalogue.shapes import (
     DATE,
     NUMBER_OR_NULL,
     REGION_ENUM,
@@ -30,7 +30,7 @@ from server.api.catalogue.shapes import (
     nullable,
     obj,
 )
-from server.api.catalogue.tanks import TANK_ID
+from server.contract.catalogue.tanks import TANK_ID
 
 WINDOW = Param(
     "days",
@@ -394,3 +394,11 @@ SCHEMAS: dict[str, dict] = {
         }
     ),
 }
+
+# This module's endpoints in the order the index and the OpenAPI document list them
+# (server/contract/catalogue/__init__.py CATALOGUE).
+ENDPOINTS: tuple[Endpoint, ...] = (
+    LEADERBOARD_PLAYERS,
+    TANK_LEADERBOARD,
+    LEADERBOARD_CLANS,
+)
