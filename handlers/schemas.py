@@ -8,23 +8,8 @@ from __future__ import annotations
 
 import copy
 
-from server.contract.catalogue import (
-    CATALOGUE,
-    clans,
-    dumps,
-    envelope,
-    expected,
-    history,
-    marks,
-    meta,
-    online,
-    players,
-    profile,
-    rankings,
-    sessions,
-    tanks,
-    vehicles,
-)
+from server.contract import catalogue
+from server.contract.catalogue import CATALOGUE, envelope, meta
 from server.contract.catalogue.shapes import ref
 
 __all__ = ["ref", "schema_components"]
@@ -33,20 +18,20 @@ __all__ = ["ref", "schema_components"]
 # depend on it); an endpoint's new schema goes into its module's SCHEMAS, after that module's others.
 BEFORE_INDEX = (
     envelope,
-    profile,
-    history,
-    tanks,
-    marks,
-    vehicles,
-    rankings,
-    expected,
-    players,
-    dumps,
-    clans,
-    online,
+    catalogue.profile,
+    catalogue.history,
+    catalogue.tanks,
+    catalogue.marks,
+    catalogue.vehicles,
+    catalogue.rankings,
+    catalogue.expected,
+    catalogue.players,
+    catalogue.dumps,
+    catalogue.clans,
+    catalogue.online,
     meta,
 )
-AFTER_INDEX = (sessions,)
+AFTER_INDEX = (catalogue.sessions,)
 
 
 def schema_components(index: dict) -> dict:
