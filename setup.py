@@ -6,7 +6,7 @@ import re
 from setuptools import find_packages, setup
 
 # The version is stated once, in server/contract/config.py; read as text so packaging imports nothing.
-CONFIG = (pathlib.Path(__file__).resolve().parent / "server" / "api" / "config.py").read_text(encoding="utf-8")
+CONFIG = (pathlib.Path(__file__).resolve().parent / "server" / "contract" / "config.py").read_text(encoding="utf-8")
 VERSION = re.search(r'^VERSION = "([^"]+)"$', CONFIG, re.MULTILINE).group(1)
 
 setup(
