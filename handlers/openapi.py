@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import functools
 import hashlib
+from collections.abc import Callable
 from typing import Any
 
 import ujson
@@ -21,7 +22,7 @@ from server.contract.catalogue import (
     Endpoint,
     Param,
 )
-from server.contract.config import API_VERSION, VERSION
+from server.contract.config import API_VERSION, VERSION, Config
 from server.contract.csv_answers import CSV_MEDIA_TYPE
 from server.contract.errors import (
     ALLOWED_METHODS,
@@ -144,11 +145,11 @@ def header_key(name: str, required: bool) -> str:
     return name if required else name + ".optional"
 
 
-def header_definitions(*parts) -> dict:
+def header_definitions(*parts: dict) -> dict:
     """components/headers: the variants the given parts of the document refer to."""
     used: set[str] = set()
 
-    def collect(node) -> None:
+    def collect(node: Any) -> None:
         if isinstance(node, dict):
             target = node.get("$ref")
             if isinstance(target, str) and target.startswith("#/components/headers/"):
@@ -221,7 +222,7 @@ def error_description(codes: list[str]) -> str:
     return "; ".join(f"`{code}`: {ERROR_CODES[code][1]}" for code in codes)
 
 
-def _json(schema: dict, example=None) -> dict:
+def _json(schema: dict, example: Any = None) -> dict:
     media = {"schema": schema}
     if example is not None:
         media["example"] = example
@@ -233,7 +234,7 @@ def _camel(code: str) -> str:
     return "".join(part.capitalize() for part in code.split("_"))
 
 
-def shared_response(shared: dict, name: str, build) -> dict:
+def shared_response(shared: dict, name: str, build: Callable[[], dict]) -> dict:
     """Register a response under components/responses once; answer a reference to it."""
     if name not in shared:
         shared[name] = build()
@@ -449,7 +450,7 @@ each operation states its limit in `x-rate-limit-per-minute`. Live lookups of un
 """
 
 
-def openapi_document(config) -> dict:
+def openapi_document(config: Config) -> dict:
     """The OpenAPI 3.1 document for this configuration (limits scaled as the index scales them)."""
     index = index_document(config)
     limits = {entry["name"]: entry["rate_limit_per_minute"] for entry in index["endpoints"]}
@@ -497,7 +498,7 @@ def openapi_document(config) -> dict:
 
 
 @functools.lru_cache(maxsize=8)
-def _serialized(config) -> tuple[str, str]:
+def _serialized(config: Config) -> tuple[str, str]:
     body = ujson.dumps(openapi_document(config), ensure_ascii=False, escape_forward_slashes=False)
     etag = '"' + hashlib.blake2b(body.encode(), digest_size=12).hexdigest() + '"'
     return body, etag
@@ -508,7 +509,7 @@ class OpenAPIHandler(BaseHandler):
 
     endpoint = OPENAPI
 
-    async def get(self):
+    async def get(self, *path: str) -> None:
         body, self._data_etag = _serialized(self.config)
         self.finish(body)
 
