@@ -8,6 +8,7 @@ from typing import Any
 
 from server.contract.catalogue import DELTA_PERIODS, RECENT_WINDOWS
 from server.contract.catalogue.figures import WTR_NO_RATING, WTR_NOT_FETCHED, WTR_UPSTREAM_FAILED
+from server.contract.catalogue.history import SNAPSHOT_FIELDS
 from server.domain import ratings as rating_maths
 from server.domain.days import utc_day
 from store.constants import TANK_COUNTERS
@@ -234,23 +235,7 @@ def history_view(
     entries = []
     for snap in snapshots:
         if snap["date"] >= first_day:
-            entry = {
-                k: snap.get(k)
-                for k in (
-                    "date",
-                    "battles",
-                    "wins",
-                    "damage_dealt",
-                    "frags",
-                    "spotted",
-                    "xp",
-                    "wn8",
-                    "wn7",
-                    "efficiency",
-                    "wtr",
-                    "global_rating",
-                )
-            }
+            entry = {k: snap.get(k) for k in SNAPSHOT_FIELDS}
             entry["win_rate"] = _per_battle(100.0 * snap["wins"], snap["battles"])
             entry["avg_damage"] = _per_battle(snap["damage_dealt"], snap["battles"])
             entry["measured"] = snap.get("measured", True)

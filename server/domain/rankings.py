@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from server.contract.catalogue.figures import CLAN_FIGURES
 from server.domain.population import BATTLES, WINS
 from server.domain.ratings import ExpectedValues
 from server.domain.recents import figures_of, period_wn8
@@ -138,18 +139,6 @@ def ranked_rows(rows: Sequence[Sequence[Any]], at: int, floor: int) -> list[tupl
 
 # A member's play over a window, what a clan's figures sum: (battles, wins, wn8 or None).
 Play = tuple[int, int, float | None]
-# A clan's row as stored (after clan_id, tag and name) and served.
-CLAN_FIGURES = (
-    "members",
-    "active_members",
-    "battles",
-    "battles_per_member",
-    "wn8",
-    "win_rate",
-    "elo_10",
-    "elo_8",
-    "skirmish_win_rate",
-)
 
 
 def account_play(

@@ -2,16 +2,7 @@
 
 from __future__ import annotations
 
-from server.contract.catalogue.figures import (
-    EXPECTED_METHOD,
-    EXPECTED_MIN_ACCOUNT_BATTLES,
-    EXPECTED_MIN_PLAYERS,
-    EXPECTED_MIN_ROW_BATTLES,
-    EXPECTED_MIN_TANK_BATTLES,
-    EXPECTED_STATS,
-    EXPECTED_WINDOW_DAYS,
-    HOT_COPY_SECONDS,
-)
+from server.contract.catalogue import figures
 from server.contract.catalogue.model import CsvTable, Endpoint, Param
 from server.contract.catalogue.params import REGION_QUERY
 from server.contract.catalogue.shapes import (
@@ -33,10 +24,10 @@ EXPECTED_VALUES = Endpoint(
     "existing tools read them): `effective` (default), what this service rates the region with (the "
     "loaded public table, with rows computed from the tracked accounts for the tanks it lacks, or "
     "every computed row under --expected-values-source computed); `table`, the loaded table; "
-    f"`computed`, every tank refitted by method {EXPECTED_METHOD} (docs/expected-values.md) over the "
-    f"last {EXPECTED_WINDOW_DAYS} days of per-tank records. A row is computed from at least "
-    f"{EXPECTED_MIN_PLAYERS} players with {EXPECTED_MIN_TANK_BATTLES} battles on the tank and "
-    f"{EXPECTED_MIN_ACCOUNT_BATTLES} on their other rated tanks, {EXPECTED_MIN_ROW_BATTLES:,} battles in all; each "
+    f"`computed`, every tank refitted by method {figures.EXPECTED_METHOD} (docs/expected-values.md) over the "
+    f"last {figures.EXPECTED_WINDOW_DAYS} days of per-tank records. A row is computed from at least "
+    f"{figures.EXPECTED_MIN_PLAYERS} players with {figures.EXPECTED_MIN_TANK_BATTLES} battles on the tank and "
+    f"{figures.EXPECTED_MIN_ACCOUNT_BATTLES} on their other rated tanks, {figures.EXPECTED_MIN_ROW_BATTLES:,} battles in all; each "
     "computed row carries that sample. The comparison block sets the computed rows against the "
     "loaded table. Computed daily; each version is kept 400 days (`version`). 404 "
     "no_expected_values before the first computed table (or for an unknown version).",
@@ -44,7 +35,7 @@ EXPECTED_VALUES = Endpoint(
     operation_id="ExpectedValues",
     limit_per_minute=10,
     cache_max_age=3600,
-    answer_seconds=HOT_COPY_SECONDS,
+    answer_seconds=figures.HOT_COPY_SECONDS,
     example="/expected-values?region=eu",
     params=(
         REGION_QUERY,
@@ -62,12 +53,12 @@ EXPECTED_VALUES = Endpoint(
             "query",
             "string",
             "invalid_version",
-            f"A computed table's version (YYYY-MM-DD+{EXPECTED_METHOD}: its window's last day and method); "
+            f"A computed table's version (YYYY-MM-DD+{figures.EXPECTED_METHOD}: its window's last day and method); "
             "the newest when absent. The + may be sent as is (a query's + reads as a space, accepted) or as %2B.",
             min_length=14,
             max_length=20,
             pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[+ ]ev[0-9]{1,3}$",
-            example=f"2026-11-24+{EXPECTED_METHOD}",
+            example=f"2026-11-24+{figures.EXPECTED_METHOD}",
         ),
     ),
     errors=("no_expected_values", "database_unavailable"),
@@ -186,14 +177,14 @@ SCHEMAS: dict[str, dict] = {
                             "computed_version": {"type": "string"},
                             "table_version": {"type": "string"},
                             "tanks": {"type": "integer", "minimum": 1},
-                            **{stat: {"type": "number"} for stat in EXPECTED_STATS},
+                            **{stat: {"type": "number"} for stat in figures.EXPECTED_STATS},
                             **{
                                 f"by_{key}": array(
                                     obj(
                                         {
                                             key: schema,
                                             "tanks": {"type": "integer", "minimum": 1},
-                                            **{stat: {"type": "number"} for stat in EXPECTED_STATS},
+                                            **{stat: {"type": "number"} for stat in figures.EXPECTED_STATS},
                                         }
                                     )
                                 )
@@ -209,8 +200,8 @@ SCHEMAS: dict[str, dict] = {
                                         "name": nullable("string"),
                                         "tier": TIER,
                                         "type": nullable("string"),
-                                        "statistic": {"type": "string", "enum": list(EXPECTED_STATS)},
-                                        "ratios": obj({stat: {"type": "number"} for stat in EXPECTED_STATS}),
+                                        "statistic": {"type": "string", "enum": list(figures.EXPECTED_STATS)},
+                                        "ratios": obj({stat: {"type": "number"} for stat in figures.EXPECTED_STATS}),
                                         "players": {"type": "integer", "minimum": 1},
                                         "battles": {"type": "integer", "minimum": 1},
                                     }

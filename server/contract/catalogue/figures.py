@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from store.constants import HISTORY_DAYS
+from store.constants import HISTORY_DAYS, TANK_COUNTERS
 
 INT64_MAX = 2**63 - 1  # ids are positive and fit a signed 64-bit integer
 MAX_DAYS = HISTORY_DAYS  # the longest history any endpoint serves (SPEC 8.3), as the store keeps it
@@ -95,6 +95,18 @@ TANK_LEADERBOARD_STEPS = (5, *LEADERBOARD_STEPS)
 # window (a member is active with a battle in it). A ranked clan has at least CLAN_MIN_MEMBERS active
 # members (a caller may ask for more, never fewer) and CLAN_BATTLE_FLOORS battles in the window
 # (five players' floors: a handful of members' training-room battles ranks nobody).
+# A clan's row as stored (after clan_id, tag and name) and served.
+CLAN_FIGURES = (
+    "members",
+    "active_members",
+    "battles",
+    "battles_per_member",
+    "wn8",
+    "win_rate",
+    "elo_10",
+    "elo_8",
+    "skirmish_win_rate",
+)
 CLAN_LEADERBOARD_BYS = (
     "wn8",
     "win_rate",
@@ -146,16 +158,10 @@ WN8_COLOURS = (
 )
 WN8_TOP_COLOUR = "super_unicum"
 # The raw counters a tanks-endpoint row shows for the period (callers compute their own figures).
-ROW_COUNTERS = (
-    "battles",
-    "wins",
-    "damage_dealt",
-    "frags",
-    "spotted",
-    "dropped_capture_points",
-    "capture_points",
-    "xp",
-    "survived_battles",
+ROW_COUNTERS = tuple(
+    name
+    for name in TANK_COUNTERS
+    if name not in ("losses", "draws", "shots", "hits", "damage_received", "stun_assisted_damage")
 )
 # The whole-period figures the tanks endpoint shows beside its rows (a subset of figures_of's).
 SUMMARY_FIGURES = (

@@ -37,6 +37,22 @@ from server.contract.catalogue.shapes import (
     ref,
 )
 
+# A day's snapshot as stored and served (a history entry adds its win rate, average damage and measured).
+SNAPSHOT_FIELDS = (
+    "date",
+    "battles",
+    "wins",
+    "damage_dealt",
+    "frags",
+    "spotted",
+    "xp",
+    "wn8",
+    "wn7",
+    "efficiency",
+    "wtr",
+    "global_rating",
+)
+
 HISTORY = Endpoint(
     name="history",
     path="/player/{account_id}/{region}/history",
@@ -56,23 +72,7 @@ HISTORY = Endpoint(
     csv=CsvTable(
         "snapshots",
         "history-{region}-{account_id}-{days}d",
-        (
-            "date",
-            "battles",
-            "wins",
-            "damage_dealt",
-            "frags",
-            "spotted",
-            "xp",
-            "wn8",
-            "wn7",
-            "efficiency",
-            "wtr",
-            "global_rating",
-            "win_rate",
-            "avg_damage",
-            "measured",
-        ),
+        (*SNAPSHOT_FIELDS, "win_rate", "avg_damage", "measured"),
     ),
     fields={
         "snapshots[]": "date, battles, wins, damage_dealt, frags, spotted, xp (career totals that day), "

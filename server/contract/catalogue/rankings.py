@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from server.contract.catalogue.figures import (
     CLAN_BATTLE_FLOORS,
+    CLAN_FIGURES,
     CLAN_LEADERBOARD_BYS,
     CLAN_MAX_MEMBERS,
     CLAN_MIN_MEMBERS,
@@ -268,22 +269,7 @@ LEADERBOARD_CLANS = Endpoint(
     csv=CsvTable(
         "rows",
         "leaderboard-clans-{region}-{days}-{by}",
-        (
-            "rank",
-            "clan_id",
-            "tag",
-            "name",
-            "value",
-            "members",
-            "active_members",
-            "battles",
-            "battles_per_member",
-            "wn8",
-            "win_rate",
-            "elo_10",
-            "elo_8",
-            "skirmish_win_rate",
-        ),
+        ("rank", "clan_id", "tag", "name", "value", *CLAN_FIGURES),
     ),
     fields={
         "region, days, from, through": "the region and the window: its first and last UTC day (from is null "
