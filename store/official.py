@@ -27,16 +27,13 @@ class OfficialMarks(KeptByDay):
     rewritten (a second fetch of the day keeps the first): a past day cannot be asked again."""
 
     NAME, KEEP_DAYS = "official_marks", OFFICIAL_DAYS
+    INDEXES = ([("r", ASCENDING), ("d", ASCENDING)],)  # a day's documents of a region
     COLLECTIONS: ClassVar[dict[str, Declared]] = {
         NAME: irreplaceable(
             "each day's published damage and XP distributions per tank (wot/tanks/mastery), as fetched that day",
             "day:x",
         ),
     }
-
-    async def ensure_schema(self) -> None:
-        await super().ensure_schema()
-        await self.collection.create_index([("r", ASCENDING), ("d", ASCENDING)])
 
     async def save(
         self,

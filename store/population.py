@@ -12,7 +12,7 @@ from pymongo import ASCENDING, ReplaceOne
 
 from store.constants import TANK_COUNTERS
 from store.kinds import Declared, irreplaceable
-from store.retention import Expiring, ensure_expiry_index
+from store.retention import Expiring, KeptByDay
 
 if TYPE_CHECKING:
     from motor.motor_asyncio import AsyncIOMotorDatabase
@@ -49,7 +49,7 @@ def unpack_grid(blob: bytes | None) -> list[float] | None:
 DAY_BATCH = 500  # tank_changes documents per batch of a day's read (~0.5 MB)
 
 
-class TankChanges:
+class TankChanges(KeptByDay):
     """Collection `tank_changes`: what each tracked account played per tank on each UTC day.
 
     {_id: "region:account_id:YYYY-MM-DD", r: region, d: day (indexed with r: a day's changes of a
@@ -63,23 +63,11 @@ class TankChanges:
     the same day replaces the document (its base is then the day before's state, as the record's
     is), so an account-day counts once however often it is written."""
 
+    NAME, KEEP_DAYS = "tank_changes", CHANGE_DAYS
+    INDEXES = ([("r", ASCENDING), ("d", ASCENDING)],)  # a day's documents of a region
     COLLECTIONS: ClassVar[dict[str, Declared]] = {
-        "tank_changes": irreplaceable(
-            "what each tracked account played per tank each day",
-            "day:x",
-        ),
+        NAME: irreplaceable("what each tracked account played per tank each day", "day:x"),
     }
-
-    def __init__(self, db: AsyncIOMotorDatabase[Any], ttl_indexes: bool = True) -> None:
-        self.collection = db["tank_changes"]
-        self.ttl_indexes = ttl_indexes
-
-    async def ensure_schema(self) -> None:
-        await ensure_expiry_index(self.collection, "x", CHANGE_DAYS * 86400, self.ttl_indexes)
-        await self.collection.create_index([("r", ASCENDING), ("d", ASCENDING)])
-
-    def expiring(self) -> list[Expiring]:
-        return [Expiring("tank_changes", self.collection, "x", CHANGE_DAYS * 86400)]
 
     @staticmethod
     def change(
@@ -121,29 +109,17 @@ class TankChanges:
         return [(int(doc["a"]), bytes(doc["t"]), doc.get("s")) for doc in docs]
 
 
-class TankDays:
+class TankDays(KeptByDay):
     """Collection `tank_days`: per region and UTC day, the sums over the accounts that played each tank.
 
     {_id: "region:YYYY-MM-DD", r, d, accounts: accounts with a change that day, tanks: {"tank_id":
      [players, then the counter sums in TANK_COUNTERS order: a day built before a counter existed has fewer]}, built_at, x: the day as a date}.
     Rebuilt whole from that day's tank_changes (a replacement: running it twice stores the same)."""
 
+    NAME, KEEP_DAYS = "tank_days", DAY_SUMS_DAYS
     COLLECTIONS: ClassVar[dict[str, Declared]] = {
-        "tank_days": irreplaceable(
-            "per-tank sums over the tracked accounts per day",
-            "day:x",
-        ),
+        NAME: irreplaceable("per-tank sums over the tracked accounts per day", "day:x"),
     }
-
-    def __init__(self, db: AsyncIOMotorDatabase[Any], ttl_indexes: bool = True) -> None:
-        self.collection = db["tank_days"]
-        self.ttl_indexes = ttl_indexes
-
-    async def ensure_schema(self) -> None:
-        await ensure_expiry_index(self.collection, "x", DAY_SUMS_DAYS * 86400, self.ttl_indexes)
-
-    def expiring(self) -> list[Expiring]:
-        return [Expiring("tank_days", self.collection, "x", DAY_SUMS_DAYS * 86400)]
 
     async def save(self, region: str, day: str, accounts: int, tanks: Mapping[int, Sequence[int]], now: float) -> None:
         doc = {
@@ -233,7 +209,7 @@ class TankSeries:
         return await self.collection.find_one({"_id": f"{region}:{int(tank_id)}"})
 
 
-class TankMarks:
+class TankMarks(KeptByDay):
     """Collection `tank_marks`: per region and UTC day, every tank's mark thresholds over the 14 days ending it.
 
     {_id: "region:YYYY-MM-DD", r, d, built_at, tanks: {"tank_id": [1st, 2nd, 3rd, top (null below
@@ -241,19 +217,10 @@ class TankMarks:
     What the daily job computed that day (a replacement: running it twice stores the same); the
     changes over 7 and 30 days and each tank's daily series are read from it."""
 
+    NAME, KEEP_DAYS = "tank_marks", MARKS_DAYS
     COLLECTIONS: ClassVar[dict[str, Declared]] = {
-        "tank_marks": irreplaceable("each day's mark-of-excellence thresholds per tank, as served that day", "day:x"),
+        NAME: irreplaceable("each day's mark-of-excellence thresholds per tank, as served that day", "day:x"),
     }
-
-    def __init__(self, db: AsyncIOMotorDatabase[Any], ttl_indexes: bool = True) -> None:
-        self.collection = db["tank_marks"]
-        self.ttl_indexes = ttl_indexes
-
-    async def ensure_schema(self) -> None:
-        await ensure_expiry_index(self.collection, "x", MARKS_DAYS * 86400, self.ttl_indexes)
-
-    def expiring(self) -> list[Expiring]:
-        return [Expiring("tank_marks", self.collection, "x", MARKS_DAYS * 86400)]
 
     async def save(self, region: str, day: str, tanks: Mapping[int, Sequence[Any]], now: float) -> None:
         doc = {

@@ -104,6 +104,7 @@ class KeptByDay:
 
     NAME: ClassVar[str]
     KEEP_DAYS: ClassVar[int]
+    INDEXES: ClassVar[tuple[list[tuple[str, int]], ...]] = ()  # its other indexes (each a create_index key list)
 
     def __init__(self, db: AsyncIOMotorDatabase[Any], ttl_indexes: bool = True) -> None:
         self.collection = db[self.NAME]
@@ -111,6 +112,8 @@ class KeptByDay:
 
     async def ensure_schema(self) -> None:
         await ensure_expiry_index(self.collection, "x", self.KEEP_DAYS * 86400, self.ttl_indexes)
+        for keys in self.INDEXES:
+            await self.collection.create_index(keys)
 
     def expiring(self) -> list[Expiring]:
         return [Expiring(self.NAME, self.collection, "x", self.KEEP_DAYS * 86400)]

@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from server.compose.embedded_db import EmbeddedDatabase, running_uri
@@ -67,38 +67,49 @@ async def run_restore(config: Config, uri: str, source: str, force: bool) -> dic
         store.client.close()
 
 
-def backup_main(config: Config, target: str | None) -> int:
-    if not target:
-        print("statsapi backup: --to DIR is required", file=sys.stderr)
+def _command(
+    name: str, option: str, directory: str | None, work: Callable[[str], dict], summary: Callable[[dict], str]
+) -> int:
+    """`statsapi name`: 2 when its `option` (the `directory`) was not given, 1 when `work(directory)`
+    raises a BackupError (said on stderr), else 0 after printing `summary` of what it returned."""
+    if not directory:
+        print(f"statsapi {name}: {option} is required", file=sys.stderr)
         return 2
     try:
-        with database_uri(config) as uri:
-            manifest = asyncio.run(run_backup(config, uri, target))
+        result = work(directory)
     except BackupError as exc:
-        print(f"statsapi backup: {exc}", file=sys.stderr)
+        print(f"statsapi {name}: {exc}", file=sys.stderr)
         return 1
-    print(
-        f"backed up {manifest['documents']:,} documents of {len(manifest['collections'])} collections "
-        f"({manifest['bytes'] / 1e6:.1f} MB) in {manifest['seconds']:.1f} s to {os.path.abspath(target)}; "
-        f"every UTC day through {manifest['complete_days_through']} is complete"
-    )
+    print(summary(result))
     return 0
+
+
+def backup_main(config: Config, target: str | None) -> int:
+    def backup(target: str) -> dict:
+        with database_uri(config) as uri:
+            return asyncio.run(run_backup(config, uri, target))
+
+    def summary(manifest: dict) -> str:
+        return (
+            f"backed up {manifest['documents']:,} documents of {len(manifest['collections'])} collections "
+            f"({manifest['bytes'] / 1e6:.1f} MB) in {manifest['seconds']:.1f} s to {os.path.abspath(str(target))}; "
+            f"every UTC day through {manifest['complete_days_through']} is complete"
+        )
+
+    return _command("backup", "--to DIR", target, backup, summary)
 
 
 def restore_main(config: Config, source: str | None, force: bool) -> int:
-    if not source:
-        print("statsapi restore: --from DIR is required", file=sys.stderr)
-        return 2
-    try:
+    def restore(source: str) -> dict:
         read_manifest(source, verify=False)  # not a backup at all: say so before starting anything
         with database_uri(config) as uri:
-            report = asyncio.run(run_restore(config, uri, source, force))
-    except BackupError as exc:
-        print(f"statsapi restore: {exc}", file=sys.stderr)
-        return 1
-    print(
-        f"restored {report['documents']:,} documents of {len(report['restored'])} collections in "
-        f"{report['seconds']:.1f} s; every UTC day through {report['complete_days_through']} is complete. "
-        "Start the service (python -m server) to serve them."
-    )
-    return 0
+            return asyncio.run(run_restore(config, uri, source, force))
+
+    def summary(report: dict) -> str:
+        return (
+            f"restored {report['documents']:,} documents of {len(report['restored'])} collections in "
+            f"{report['seconds']:.1f} s; every UTC day through {report['complete_days_through']} is complete. "
+            "Start the service (python -m server) to serve them."
+        )
+
+    return _command("restore", "--from DIR", source, restore, summary)

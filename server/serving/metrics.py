@@ -29,35 +29,30 @@ class Metrics:
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
-        self.requests = Counter(
-            "statsapi_http_requests",
-            "HTTP requests answered, by endpoint and status.",
-            ["endpoint", "status"],
-            registry=self.registry,
+        self.requests = self._counter(
+            "statsapi_http_requests", "HTTP requests answered, by endpoint and status.", ["endpoint", "status"]
         )
-        self.latency = Histogram(
-            "statsapi_http_request_duration_seconds",
-            "Time to answer, by endpoint.",
-            ["endpoint"],
-            buckets=LATENCY_BUCKETS,
-            registry=self.registry,
+        self.latency = self._durations(
+            "statsapi_http_request_duration_seconds", "Time to answer, by endpoint.", ["endpoint"]
         )
-        self.jobs = Counter(
-            "statsapi_job_runs",
-            "Background job runs, by job and outcome (ok, failed).",
-            ["job", "outcome"],
-            registry=self.registry,
+        self.jobs = self._counter(
+            "statsapi_job_runs", "Background job runs, by job and outcome (ok, failed).", ["job", "outcome"]
         )
-        self.db_commands = Histogram(
+        self.db_commands = self._durations(
             "statsapi_database_command_duration_seconds",
             "Database commands as the driver saw them, by command and outcome.",
             ["command", "outcome"],
-            buckets=LATENCY_BUCKETS,
-            registry=self.registry,
         )
         self._sources: list[Callable[[], list]] = []
         self.registry.register(_Snapshot(self._sources))
         self._request_children: dict[tuple[str, int], tuple[Any, Any]] = {}
+
+    def _counter(self, name: str, documentation: str, labels: list[str]) -> Counter:
+        return Counter(name, documentation, labels, registry=self.registry)
+
+    def _durations(self, name: str, documentation: str, labels: list[str]) -> Histogram:
+        """A histogram of seconds (LATENCY_BUCKETS)."""
+        return Histogram(name, documentation, labels, buckets=LATENCY_BUCKETS, registry=self.registry)
 
     def observe_request(self, endpoint: str, status: int, seconds: float) -> None:
         # The labelled children are looked up once (labels() takes a lock and builds a key per call:
