@@ -72,6 +72,34 @@ REGION_QUERY = Param(
     enum=REGIONS,
     required=True,
 )
+
+
+def paging(what: str, page_max: int, default: int, skip_max: int) -> tuple[Param, Param]:
+    """A list's limit and offset: `what` per page (at most page_max) and to skip (at most skip_max)."""
+    return (
+        Param(
+            "limit",
+            "query",
+            "integer",
+            "invalid_limit",
+            f"{what} per page.",
+            minimum=1,
+            maximum=page_max,
+            default=default,
+        ),
+        Param(
+            "offset",
+            "query",
+            "integer",
+            "invalid_offset",
+            f"{what} to skip (paging).",
+            minimum=0,
+            maximum=skip_max,
+            default=0,
+        ),
+    )
+
+
 # A tank list's filters and paging (/tanks/stats, /tanks/marks).
 TANK_FILTERS = (
     Param("tier", "query", "integer", "invalid_tier", "Only tanks of this tier.", minimum=1, maximum=11),
@@ -90,12 +118,7 @@ TANK_FILTERS = (
 )
 TANK_PAGING = (
     Param("order", "query", "string", "invalid_order", "desc or asc.", enum=("desc", "asc"), default="desc"),
-    Param(
-        "limit", "query", "integer", "invalid_limit", "Tanks per page.", minimum=1, maximum=TANK_PAGE_MAX, default=50
-    ),
-    Param(
-        "offset", "query", "integer", "invalid_offset", "Tanks to skip (paging).", minimum=0, maximum=10_000, default=0
-    ),
+    *paging("Tanks", TANK_PAGE_MAX, 50, 10_000),
 )
 
 

@@ -21,7 +21,7 @@ from server.contract.catalogue.figures import (
     VEHICLE_TYPES,
 )
 from server.contract.catalogue.model import CsvTable, Endpoint, Param, and_list, one_of
-from server.contract.catalogue.params import REGION, REGION_QUERY
+from server.contract.catalogue.params import REGION, REGION_QUERY, paging
 from server.contract.catalogue.shapes import (
     DATE,
     NUMBER_OR_NULL,
@@ -42,21 +42,7 @@ WINDOW = Param(
     enum=LEADERBOARD_WINDOWS,
     default="30",
 )
-PAGING = (
-    Param(
-        "limit",
-        "query",
-        "integer",
-        "invalid_limit",
-        "Rows per page.",
-        minimum=1,
-        maximum=LEADERBOARD_PAGE_MAX,
-        default=50,
-    ),
-    Param(
-        "offset", "query", "integer", "invalid_offset", "Rows to skip (paging).", minimum=0, maximum=100_000, default=0
-    ),
-)
+PAGING = paging("Rows", LEADERBOARD_PAGE_MAX, 50, 100_000)
 
 
 def floors_text(floors: dict[str, int]) -> str:

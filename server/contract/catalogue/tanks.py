@@ -246,13 +246,17 @@ TANK = Endpoint(
         "third, top}: the thresholds of each day of the tank's series that had them",
     },
 )
-POPULATION_HEAD = {
+# A population build's head: the region, its period and the population counted.
+PERIOD_HEAD = {
     "region": REGION_ENUM,
     "days": {"type": "integer", "minimum": 1},
     "from": DATE,
     "through": DATE,
     "built_at": UNIX,
     "population": {"type": "string"},
+}
+POPULATION_HEAD = {
+    **PERIOD_HEAD,
     "min_battles": {"type": "integer", "minimum": 1},
     "min_players": {"type": "integer", "minimum": 1},
 }

@@ -15,39 +15,19 @@ from server.contract.catalogue.figures import (
 )
 from server.contract.catalogue.marks import MARK_VALUES
 from server.contract.catalogue.model import CsvTable, Endpoint, Param
-from server.contract.catalogue.params import REGION_QUERY, TANK_FILTERS, TANK_PAGING
+from server.contract.catalogue.params import REGION_QUERY, TANK_FILTERS, TANK_PAGING, paging
 from server.contract.catalogue.shapes import DATE, REGION_ENUM, TANK_NAMES, UNIX, array, nullable, obj
 from server.contract.catalogue.tanks import (
     CATALOGUE_FIELDS,
     CATALOGUE_GUIDE,
+    PERIOD_HEAD,
     STRENGTH_CSV,
     STRENGTH_FIGURES,
     STRENGTH_GUIDE,
     period_param,
 )
 
-PAGING = (
-    Param(
-        "limit",
-        "query",
-        "integer",
-        "invalid_limit",
-        "Vehicles per page.",
-        minimum=1,
-        maximum=VEHICLES_PAGE_MAX,
-        default=VEHICLES_PAGE_MAX,
-    ),
-    Param(
-        "offset",
-        "query",
-        "integer",
-        "invalid_offset",
-        "Vehicles to skip (paging).",
-        minimum=0,
-        maximum=10_000,
-        default=0,
-    ),
-)
+PAGING = paging("Vehicles", VEHICLES_PAGE_MAX, VEHICLES_PAGE_MAX, 10_000)
 VEHICLES = Endpoint(
     name="vehicles",
     path="/vehicles",
@@ -225,12 +205,7 @@ SCHEMAS: dict[str, dict] = {
     ),
     "TankStrength": obj(
         {
-            "region": REGION_ENUM,
-            "days": {"type": "integer", "minimum": 1},
-            "from": DATE,
-            "through": DATE,
-            "built_at": UNIX,
-            "population": {"type": "string"},
+            **PERIOD_HEAD,
             "method": {"type": "string"},
             "min_players": {"type": "integer", "minimum": 1},
             "min_battles": {"type": "integer", "minimum": 1},
