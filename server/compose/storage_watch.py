@@ -72,22 +72,15 @@ def make_reserve(path: str, size: int) -> bool:
 class StorageWatch:
     """See the module. `database()` gives the embedded database (None: nothing to watch)."""
 
-    def __init__(
-        self,
-        store: Store,
-        database: Callable[[], Any],
-        *,
-        reserve_bytes: int = RESERVE_BYTES,
-        floor_bytes: int = FLOOR_BYTES,
-        restart_bytes: int = RESTART_BYTES,
-        every: float = EVERY,
-    ) -> None:
+    # The thresholds (the module's; an instance may be given others by assigning them).
+    reserve_bytes: int = RESERVE_BYTES
+    floor_bytes: int = FLOOR_BYTES
+    restart_bytes: int = RESTART_BYTES
+    every: float = EVERY
+
+    def __init__(self, store: Store, database: Callable[[], Any]) -> None:
         self.store = store
         self.database = database
-        self.reserve_bytes = reserve_bytes
-        self.floor_bytes = floor_bytes
-        self.restart_bytes = restart_bytes
-        self.every = every
         self.restarts = 0  # database restarts this watch asked for
         self._restarted_at = -1e18
         self._warned: set[str] = set()

@@ -46,21 +46,21 @@ class JobRunner:
     runs twice for the same minute or day, even across a change of leader.
     """
 
+    # Seconds: the lease expires lease_ttl after its last renewal, renewed every renew_every; the
+    # jobs are looked at every tick.
+    lease_ttl: float = 60.0
+    renew_every: float = 15.0
+    tick: float = 1.0
+
     def __init__(
         self,
         store: Store,
-        lease_ttl: float = 60.0,
-        renew_every: float = 15.0,
-        tick: float = 1.0,
         clock: Callable[[], float] = time.time,
         owner: str | None = None,
         metrics: Metrics | None = None,
     ):
         self.store = store
         self.metrics = metrics
-        self.lease_ttl = lease_ttl
-        self.renew_every = renew_every
-        self.tick = tick
         self.clock = clock
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.jobs: list[Job] = []
