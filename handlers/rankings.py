@@ -10,40 +10,36 @@ from server.contract.catalogue import LEADERBOARD_CLANS, LEADERBOARD_PLAYERS, TA
 from server.serving.answers import POPULATION_TAG
 
 
-@arguments_of(LEADERBOARD_PLAYERS)
 @dataclasses.dataclass(frozen=True, slots=True)
-class PlayerLeaderboardArgs:
+class BoardArgs:
+    """What every leaderboard reads: the region, the window, the order, paging; each board's view adds its own."""
+
     region: str
     days: str
     by: str
+    limit: int
+    offset: int
+
+
+@arguments_of(LEADERBOARD_PLAYERS)
+@dataclasses.dataclass(frozen=True, slots=True)
+class PlayerLeaderboardArgs(BoardArgs):
     tier: int | None
     type: str | None
     min_battles: int | None
-    limit: int
-    offset: int
 
 
 @arguments_of(TANK_LEADERBOARD)
 @dataclasses.dataclass(frozen=True, slots=True)
-class TankLeaderboardArgs:
+class TankLeaderboardArgs(BoardArgs):
     tank_id: int
-    region: str
-    days: str
-    by: str
     min_battles: int | None
-    limit: int
-    offset: int
 
 
 @arguments_of(LEADERBOARD_CLANS)
 @dataclasses.dataclass(frozen=True, slots=True)
-class ClanLeaderboardArgs:
-    region: str
-    days: str
-    by: str
+class ClanLeaderboardArgs(BoardArgs):
     min_members: int | None
-    limit: int
-    offset: int
 
 
 class PlayerLeaderboardHandler(BaseHandler):

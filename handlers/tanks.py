@@ -10,19 +10,26 @@ from server.contract.catalogue import EXPECTED_VALUES, TANK, TANK_MARKS, TANK_ST
 from server.serving.answers import POPULATION_TAG
 
 
-@arguments_of(TANK_MARKS)
 @dataclasses.dataclass(frozen=True, slots=True)
-class TankListArgs:
-    """A tank list's parameters (the catalogue's params.tank_list): region, filters, sort, paging."""
+class TankFilterArgs:
+    """What every list of tanks reads (the tank lists here, the catalogue and the strength list in
+    handlers/vehicles.py): the region, the tier, type and nation filters, paging; each view adds its own."""
 
     region: str
     tier: int | None
     type: str | None
     nation: str | None
-    sort: str
-    order: str
     limit: int
     offset: int
+
+
+@arguments_of(TANK_MARKS)
+@dataclasses.dataclass(frozen=True, slots=True)
+class TankListArgs(TankFilterArgs):
+    """A tank list's parameters (the catalogue's params.tank_list): region, filters, sort, paging."""
+
+    sort: str
+    order: str
 
 
 @arguments_of(TANK_STATS)

@@ -6,33 +6,22 @@ import dataclasses
 
 from handlers.base import BaseHandler, api_routes
 from handlers.params import arguments_of
+from handlers.tanks import TankFilterArgs
 from server.contract.catalogue import TANK_STRENGTH, VEHICLES
 from server.serving.answers import POPULATION_TAG
 
 
 @arguments_of(VEHICLES)
 @dataclasses.dataclass(frozen=True, slots=True)
-class VehiclesArgs:
-    region: str
-    tier: int | None
-    type: str | None
-    nation: str | None
+class VehiclesArgs(TankFilterArgs):
     premium: str | None
     search: str | None
-    limit: int
-    offset: int
 
 
 @arguments_of(TANK_STRENGTH)
 @dataclasses.dataclass(frozen=True, slots=True)
-class TankStrengthArgs:
-    region: str
+class TankStrengthArgs(TankFilterArgs):
     days: int
-    tier: int | None
-    type: str | None
-    nation: str | None
-    limit: int
-    offset: int
 
 
 class VehiclesHandler(BaseHandler):

@@ -254,6 +254,18 @@ def applied_floor(window: str, asked: int | None, tank: bool = False) -> int:
     return next(step for step in window_steps(window, tank) if step >= least)
 
 
+def board_head(region: str, window: str, pointer: Mapping[str, Any], by: str) -> dict[str, Any]:
+    """What a board of a region's current build opens with: the region, the window and its days, the build, the order."""
+    return {
+        "region": region,
+        "days": window,
+        "from": pointer["windows"].get(window, {}).get("from"),
+        "through": pointer["through"],
+        "built_at": pointer["built_at"],
+        "by": by,
+    }
+
+
 class LeaderboardBuilder:
     """The job's part: each window's boards as the job's period sums reach it, then the career
     boards from the tracked states, the names, and one build stored per region."""
@@ -427,12 +439,7 @@ class LeaderboardService:
         rows, total, start = await self._page(region, pointer["build"], window, board, by, floor, offset, limit)
         meta = pointer["windows"].get(window, {})
         return {
-            "region": region,
-            "days": window,
-            "from": meta.get("from"),
-            "through": pointer["through"],
-            "built_at": pointer["built_at"],
-            "by": by,
+            **board_head(region, window, pointer, by),
             "tier": tier,
             "type": vehicle_type,
             "min_battles": floor,
@@ -556,12 +563,7 @@ class LeaderboardService:
             self._remember(memo, ranked)
         meta = pointer["windows"].get(window, {})
         return {
-            "region": region,
-            "days": window,
-            "from": meta.get("from"),
-            "through": pointer["through"],
-            "built_at": pointer["built_at"],
-            "by": by,
+            **board_head(region, window, pointer, by),
             "min_members": floor,
             "min_battles": CLAN_BATTLE_FLOORS[window],
             "population": POPULATION_NOTE,

@@ -332,6 +332,17 @@ def expected_document(
     }
 
 
+def period_keys(region: str, name: str, days: int, through: str) -> dict[str, Any]:
+    """What a tank_periods document opens with: its id `{region}:{name}`, region and period of `days` through `through`."""
+    return {
+        "_id": f"{region}:{name}",
+        "r": region,
+        "days": days,
+        "from": days_before(through, days - 1),
+        "through": through,
+    }
+
+
 def period_document(region: str, days: int, through: str, table: dict, expected: Any, now: float) -> dict:
     """The tank_periods document of one (region, period) from PeriodAccumulator.table."""
 
@@ -342,11 +353,7 @@ def period_document(region: str, days: int, through: str, table: dict, expected:
     career = table.get("career")
     strength = table.get("strength") or {}
     return {
-        "_id": f"{region}:{days}",
-        "r": region,
-        "days": days,
-        "from": days_before(through, days - 1),
-        "through": through,
+        **period_keys(region, str(days), days, through),
         "min_battles": POPULATION_MIN_BATTLES,
         "min_players": POPULATION_MIN_PLAYERS,
         "expected_values_version": expected.version if expected is not None else None,
@@ -386,11 +393,7 @@ def period_document(region: str, days: int, through: str, table: dict, expected:
 def marks_document(region: str, through: str, table: dict[int, dict[str, Any]], now: float) -> dict:
     """The tank_periods document `{region}:marks`: the current thresholds and grids (marks_table)."""
     return {
-        "_id": f"{region}:marks",
-        "r": region,
-        "days": MARKS_WINDOW_DAYS,
-        "from": days_before(through, MARKS_WINDOW_DAYS - 1),
-        "through": through,
+        **period_keys(region, "marks", MARKS_WINDOW_DAYS, through),
         "min_battles": MARKS_MIN_BATTLES,
         "min_players": MARKS_MIN_PLAYERS,
         "built_at": now,

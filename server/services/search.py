@@ -50,6 +50,21 @@ def _sort_key(row: dict) -> tuple:
     return (row["nickname"].lower(), REGIONS.index(row["region"]), row["account_id"])
 
 
+def _cached(
+    cache: dict[tuple[str, str], tuple[float, list[dict]]], regions: list[str], key: str, now: float
+) -> tuple[dict[str, list[dict]], list[str]]:
+    """The regions' unexpired answers for `key` in `cache`, and the regions without one."""
+    found: dict[str, list[dict]] = {}
+    missing = []
+    for region in regions:
+        cached = cache.get((region, key))
+        if cached is not None and cached[0] > now:
+            found[region] = cached[1]
+        else:
+            missing.append(region)
+    return found, missing
+
+
 class PlayerSearch:
     """``search(region, text, client)`` for GET /players?search=&region=.
 
@@ -105,15 +120,7 @@ class PlayerSearch:
 
     async def _tracked(self, regions: list[str], text: str) -> list[dict]:
         key = text.lower()
-        now = self.clock()
-        found: dict[str, list[dict]] = {}
-        missing = []
-        for region in regions:
-            cached = self._tracked_cache.get((region, key))
-            if cached is not None and cached[0] > now:
-                found[region] = cached[1]
-            else:
-                missing.append(region)
+        found, missing = _cached(self._tracked_cache, regions, key, self.clock())
         if missing:
             reads = await asyncio.gather(
                 *(
@@ -150,15 +157,7 @@ class PlayerSearch:
 
     async def _upstream(self, regions: list[str], text: str, client: str) -> list[dict]:
         key = text.lower()
-        now = self.clock()
-        answers: dict[str, list[dict]] = {}
-        missing = []
-        for region in regions:
-            cached = self._cache.get((region, key))
-            if cached is not None and cached[0] > now:
-                answers[region] = cached[1]
-            else:
-                missing.append(region)
+        answers, missing = _cached(self._cache, regions, key, self.clock())
         if missing:
             flight_key = (tuple(missing), key)
             pending = self._flights.get(flight_key)

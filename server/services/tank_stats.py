@@ -57,6 +57,18 @@ def _percentiles(grid: Sequence[float] | None, points: Sequence[int]) -> dict[st
     return {f"p{p}": round(grid[p - 1], 2) for p in points} if grid is not None else None
 
 
+def period_head(region: str, days: int, doc: Mapping[str, Any]) -> dict[str, Any]:
+    """What an answer over one period table of the tracked population opens with: its region, period and build."""
+    return {
+        "region": region,
+        "days": days,
+        "from": doc["from"],
+        "through": doc["through"],
+        "built_at": int(doc["built_at"]),
+        "population": POPULATION_NOTE,
+    }
+
+
 def tank_figures(entry: Mapping[str, Any], min_players: int) -> dict[str, Any]:
     """The population figures of one tank over a period from its tank_periods entry: null below
     `min_players` players (the sample is always given)."""
@@ -356,12 +368,7 @@ class TankStatsService:
     def _period(region: str, days: int, table: PeriodTable) -> dict[str, Any]:
         doc = table.doc
         return {
-            "region": region,
-            "days": days,
-            "from": doc["from"],
-            "through": doc["through"],
-            "built_at": int(doc["built_at"]),
-            "population": POPULATION_NOTE,
+            **period_head(region, days, doc),
             "min_battles": int(doc.get("min_battles", POPULATION_MIN_BATTLES)),
             "min_players": int(doc.get("min_players", POPULATION_MIN_PLAYERS)),
         }

@@ -17,7 +17,7 @@ from server.domain.strength import (
     strength_figures,
 )
 from server.services.encyclopedia import VehicleCatalogue, catalogue_fields
-from server.services.tank_stats import POPULATION_NOTE, tank_figures
+from server.services.tank_stats import period_head, tank_figures
 
 if TYPE_CHECKING:
     from server.services.expected import Ratings
@@ -171,14 +171,8 @@ class VehicleService:
             row["rank"] = rank
         unranked = [{**r, "rank": None} for r in rows if r["relative_win_rate"] is None]
         ordered = ranked + unranked
-        doc = table.doc
         return {
-            "region": region,
-            "days": days,
-            "from": doc["from"],
-            "through": doc["through"],
-            "built_at": int(doc["built_at"]),
-            "population": POPULATION_NOTE,
+            **period_head(region, days, table.doc),
             "method": STRENGTH_METHOD,
             "min_players": STRENGTH_MIN_PLAYERS,
             "min_battles": STRENGTH_MIN_BATTLES,
