@@ -64,6 +64,23 @@ def min_battles(counted: str, steps: tuple[int, ...]) -> Param:
     )
 
 
+def by_param(bys: tuple[str, ...], default: str, more: str = "") -> Param:
+    """A leaderboard's figure ranked (`more`: what the prose adds after the choices)."""
+    return Param(
+        "by",
+        "query",
+        "string",
+        "invalid_by",
+        f"The figure ranked, highest first: {one_of(bys)}.{more}",
+        enum=bys,
+        default=default,
+    )
+
+
+# A player leaderboard's CSV row (/leaderboard/players, /tank/{tank_id}/{region}/leaderboard).
+PLAYER_ROW_COLUMNS = ("rank", "account_id", "nickname", "clan_tag", "value", "battles")
+
+
 FLOORS = floors_text(LEADERBOARD_FLOORS)
 LEADERBOARD_PLAYERS = Endpoint(
     name="leaderboard_players",
@@ -88,17 +105,12 @@ LEADERBOARD_PLAYERS = Endpoint(
     params=(
         REGION_QUERY,
         WINDOW,
-        Param(
-            "by",
-            "query",
-            "string",
-            "invalid_by",
-            f"The figure ranked, highest first: {one_of(PLAYER_LEADERBOARD_BYS)}. "
-            f"{one_of(LEADERBOARD_ACCOUNT_ONLY)} rank all tanks only (the game API counts assistance per "
+        by_param(
+            PLAYER_LEADERBOARD_BYS,
+            "wn8",
+            f" {one_of(LEADERBOARD_ACCOUNT_ONLY)} rank all tanks only (the game API counts assistance per "
             "account, and wtr is Wargaming's rating of the account: the window's players with its floor of "
             "battles, by the WTR measured at their newest visit): with tier or type nobody is ranked by them.",
-            enum=PLAYER_LEADERBOARD_BYS,
-            default="wn8",
         ),
         Param("tier", "query", "integer", "invalid_tier", "Only battles in tanks of this tier.", minimum=1, maximum=11),
         Param(
@@ -117,14 +129,7 @@ LEADERBOARD_PLAYERS = Endpoint(
     csv=CsvTable(
         "rows",
         "leaderboard-players-{region}-{days}-{by}",
-        (
-            "rank",
-            "account_id",
-            "nickname",
-            "clan_tag",
-            "value",
-            "battles",
-        ),
+        PLAYER_ROW_COLUMNS,
     ),
     fields={
         "region, days, from, through": "the region and the window: its first and last UTC day (from is null "
@@ -165,15 +170,7 @@ TANK_LEADERBOARD = Endpoint(
         TANK_ID,
         REGION,
         WINDOW,
-        Param(
-            "by",
-            "query",
-            "string",
-            "invalid_by",
-            f"The figure ranked, highest first: {one_of(LEADERBOARD_BYS)}.",
-            enum=LEADERBOARD_BYS,
-            default="avg_damage",
-        ),
+        by_param(LEADERBOARD_BYS, "avg_damage"),
         min_battles("on the tank in the window", TANK_LEADERBOARD_STEPS),
         *PAGING,
     ),
@@ -182,14 +179,7 @@ TANK_LEADERBOARD = Endpoint(
     csv=CsvTable(
         "rows",
         "leaderboard-tank-{tank_id}-{region}-{days}-{by}",
-        (
-            "rank",
-            "account_id",
-            "nickname",
-            "clan_tag",
-            "value",
-            "battles",
-        ),
+        PLAYER_ROW_COLUMNS,
     ),
     fields={
         "region, tank_id, days, from, through": "the region, the tank and the window: its first and last UTC day "
@@ -229,15 +219,7 @@ LEADERBOARD_CLANS = Endpoint(
     params=(
         REGION_QUERY,
         WINDOW,
-        Param(
-            "by",
-            "query",
-            "string",
-            "invalid_by",
-            f"The figure ranked, highest first: {one_of(CLAN_LEADERBOARD_BYS)}.",
-            enum=CLAN_LEADERBOARD_BYS,
-            default="wn8",
-        ),
+        by_param(CLAN_LEADERBOARD_BYS, "wn8"),
         Param(
             "min_members",
             "query",
