@@ -92,6 +92,14 @@ WEEKLY = Endpoint(
 )
 MEMBER_REF = obj({"account_id": {"type": "integer"}, "name": nullable("string")})
 
+
+def ranked_members(figures: dict) -> dict:
+    """A digest's top list: each member's account_id and name, the figures it is ranked by, and battles."""
+    return array(
+        obj({"account_id": {"type": "integer"}, "name": nullable("string"), **figures, "battles": {"type": "integer"}})
+    )
+
+
 # The `data` schemas of this module's endpoints (components/schemas), by their `schema` names.
 SCHEMAS: dict[str, dict] = {
     "Clan": obj(
@@ -172,36 +180,9 @@ SCHEMAS: dict[str, dict] = {
             "top": obj(
                 {
                     "min_battles": {"type": "integer"},
-                    "by_battles": array(
-                        obj(
-                            {
-                                "account_id": {"type": "integer"},
-                                "name": nullable("string"),
-                                "battles": {"type": "integer"},
-                            }
-                        )
-                    ),
-                    "by_wn8": array(
-                        obj(
-                            {
-                                "account_id": {"type": "integer"},
-                                "name": nullable("string"),
-                                "wn8": {"type": "number"},
-                                "wn8_change": NUMBER_OR_NULL,
-                                "battles": {"type": "integer"},
-                            }
-                        )
-                    ),
-                    "by_win_rate": array(
-                        obj(
-                            {
-                                "account_id": {"type": "integer"},
-                                "name": nullable("string"),
-                                "win_rate": {"type": "number"},
-                                "battles": {"type": "integer"},
-                            }
-                        )
-                    ),
+                    "by_battles": ranked_members({}),
+                    "by_wn8": ranked_members({"wn8": {"type": "number"}, "wn8_change": NUMBER_OR_NULL}),
+                    "by_win_rate": ranked_members({"win_rate": {"type": "number"}}),
                 }
             ),
             "aggregates": obj(

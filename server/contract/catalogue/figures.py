@@ -26,15 +26,12 @@ TABLE_PERCENTILES = (50, 65, 85, 95)  # a tank table row's damage percentiles (d
 TANK_PERCENTILES = (10, 20, 30, 40, 50, 60, 65, 70, 80, 85, 90, 95, 99)  # one tank's percentiles
 TANK_PAGE_MAX = 100  # tanks per page of /tanks/stats
 VEHICLE_TYPES = ("lightTank", "mediumTank", "heavyTank", "AT-SPG", "SPG")
+# The rates a tank table row shows (/tanks/stats), each a sort.
+TABLE_RATES = ("win_rate", "avg_damage", "avg_frags", "avg_xp", "survival_rate", "hit_rate")
 TANK_SORTS = (
     "battles",
     "players",
-    "win_rate",
-    "avg_damage",
-    "avg_frags",
-    "avg_xp",
-    "survival_rate",
-    "hit_rate",
+    *TABLE_RATES,
     *(f"damage_p{p}" for p in TABLE_PERCENTILES),
     "tier",
     "tank_id",
