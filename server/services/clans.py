@@ -27,7 +27,7 @@ from server.domain.clans import (
 )
 from server.domain.days import utc_day
 from server.domain.profiles import build_profile, wtr_of
-from server.services.concurrency import heavy_slot
+from server.services.concurrency import heavy_slot, single_flight
 from server.services.players import PlayerService
 from server.services.profile_ratings import ProfileRatings
 from server.serving.answers import Tag, clan_tag, no_answer_cache
@@ -166,13 +166,9 @@ class ClanService:
             and stored["clan_cached_at"] == doc["cached_at"]
         ):
             return stored["data"]
+        # Concurrent first requests for one clan share a single build.
         key = (region, clan_id, doc["cached_at"])
-        building = self._digests_building.get(key)
-        if building is None:
-            # Concurrent first requests for one clan share a single build.
-            building = self._digests_building[key] = asyncio.ensure_future(self._build_digest_now(doc, now))
-            building.add_done_callback(lambda _: self._digests_building.pop(key, None))
-        return await asyncio.shield(building)
+        return await single_flight(self._digests_building, key, lambda: self._build_digest_now(doc, now))
 
     async def _build_digest_now(self, doc: dict, now: float) -> dict:
         """A build for a request: one of the process's heavy slots (else 503 at once), one deadline."""

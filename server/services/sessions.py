@@ -36,6 +36,7 @@ from server.domain.days import DAY_SECONDS, days_before, utc_day
 from server.domain.records import Timeline, as_counters, complete, pack, unpack
 from server.domain.sessions import SESSION_FIGURES, Stored, daily, next_round, session_span, since_moment
 from server.domain.visits import mastery_of, tank_state
+from server.services.concurrency import single_flight
 from server.services.visit_plan import account_assist
 from server.upstream.budget import Caller
 from server.upstream.client import ACCOUNT_FIELDS, TANKS_FIELDS, UpstreamError
@@ -548,11 +549,7 @@ class Watcher:
         stored state that is the account's state at its `since`); one measurement at a time per
         account. False when the watcher's share of the minute is spent or the account is gone."""
         key = watched_id(region, account_id)
-        running = self._measuring.get(key)
-        if running is None:
-            running = self._measuring[key] = asyncio.ensure_future(self._measure(region, account_id))
-            running.add_done_callback(lambda _: self._measuring.pop(key, None))
-        return await asyncio.shield(running)
+        return await single_flight(self._measuring, key, lambda: self._measure(region, account_id))
 
     async def _measure(self, region: str, account_id: int) -> bool:
         now = self.clock()
