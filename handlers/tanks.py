@@ -7,6 +7,7 @@ import dataclasses
 from handlers.base import BaseHandler, api_routes
 from handlers.params import arguments_of
 from server.contract.catalogue import EXPECTED_VALUES, TANK, TANK_MARKS, TANK_STATS
+from server.domain.tank_lists import TankQuery
 from server.serving.answers import POPULATION_TAG
 
 
@@ -21,6 +22,9 @@ class TankFilterArgs:
     nation: str | None
     limit: int
     offset: int
+
+    def query(self) -> TankQuery:
+        return TankQuery(self.tier, self.type, self.nation, self.limit, self.offset)
 
 
 @arguments_of(TANK_MARKS)
@@ -59,9 +63,7 @@ class TankStatsHandler(BaseHandler):
 
     async def get(self, *path: str) -> None:
         args = self.arguments(path, TankStatsArgs)
-        table = await self.services.tank_stats.tank_table(
-            args.region, args.days, args.tier, args.type, args.nation, args.sort, args.order, args.limit, args.offset
-        )
+        table = await self.services.tank_stats.tank_table(args.region, args.days, args.query(), args.sort, args.order)
         self.respond(table, tag=POPULATION_TAG)
 
 
@@ -78,9 +80,7 @@ class TankMarksHandler(BaseHandler):
 
     async def get(self, *path: str) -> None:
         args = self.arguments(path, TankListArgs)
-        marks = await self.services.tank_stats.marks_list(
-            args.region, args.tier, args.type, args.nation, args.sort, args.order, args.limit, args.offset
-        )
+        marks = await self.services.tank_stats.marks_list(args.region, args.query(), args.sort, args.order)
         self.respond(marks, tag=POPULATION_TAG)
 
 

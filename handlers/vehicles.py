@@ -31,9 +31,7 @@ class VehiclesHandler(BaseHandler):
         args = self.arguments(path, VehiclesArgs)
         premium = None if args.premium is None else args.premium == "true"
         self.respond(
-            await self.services.vehicles.vehicles(
-                args.region, args.tier, args.type, args.nation, premium, args.search, args.limit, args.offset
-            ),
+            await self.services.vehicles.vehicles(args.region, args.query(), premium, args.search),
             tag=POPULATION_TAG,
         )
 
@@ -44,9 +42,7 @@ class TankStrengthHandler(BaseHandler):
     async def get(self, *path: str) -> None:
         args = self.arguments(path, TankStrengthArgs)
         self.respond(
-            await self.services.vehicles.strength(
-                args.region, args.days, args.tier, args.type, args.nation, args.limit, args.offset
-            ),
+            await self.services.vehicles.strength(args.region, args.days, args.query()),
             tag=POPULATION_TAG,
         )
 

@@ -32,12 +32,12 @@ class FakeStats:
     def forget(self, region: str) -> None:
         return None
 
-    async def tank_table(self, region, days, tier, vehicle_type, nation, sort, order, limit, offset):
+    async def tank_table(self, region, days, query, sort, order):
         if self.fail == "tank_table":
             raise RuntimeError("the database went away")
         return {"region": region, "days": days, "tanks": self.rows}
 
-    async def marks_list(self, region, tier, vehicle_type, nation, sort, order, limit, offset):
+    async def marks_list(self, region, query, sort, order):
         raise APIError("no_statistics")  # not built yet: left out
 
 

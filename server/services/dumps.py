@@ -35,6 +35,7 @@ from server.contract.catalogue import (
 )
 from server.contract.csv_answers import render
 from server.contract.errors import APIError
+from server.domain.tank_lists import TankQuery
 
 if TYPE_CHECKING:
     from server.services.expected import ExpectedValuesService
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("statsapi.dumps")
 
 ONLINE_DAYS = 30  # the online counts file: the last 30 days' series
+EVERY_TANK = TankQuery(None, None, None, 10**6, 0)  # a tank table's file holds all its rows
 # A file's name: kind (and its variant), region, day, format. Immutable: a day's file never changes
 # once its manifest lists it (a forced rebuild of the same day writes the same tables again).
 FILE_NAME = re.compile(r"^[a-z0-9-]+-(eu|na|asia)-\d{4}-\d{2}-\d{2}\.(csv|json)\.gz$")
@@ -114,12 +116,12 @@ class DumpService:
             yield (
                 f"tank-stats-{days}d",
                 TANK_STATS,
-                functools.partial(stats.tank_table, region, days, None, None, None, "battles", "desc", 10**6, 0),
+                functools.partial(stats.tank_table, region, days, EVERY_TANK, "battles", "desc"),
             )
         yield (
             "tank-marks",
             TANK_MARKS,
-            functools.partial(stats.marks_list, region, None, None, None, "players", "desc", 10**6, 0),
+            functools.partial(stats.marks_list, region, EVERY_TANK, "players", "desc"),
         )
         yield (
             "expected-values",

@@ -25,6 +25,7 @@ from server.domain.days import days_before, utc_day
 from server.domain.marks import MARK_NAMES, MIN_TIER
 from server.domain.population import standing
 from server.domain.strength import strength_figures
+from server.domain.tank_lists import TankQuery
 from server.services.encyclopedia import catalogue_fields
 from server.services.official import SOURCE
 from server.serving.answers import POPULATION_TAG, Tag, no_answer_cache
@@ -263,17 +264,7 @@ class TankStatsService:
             "method": MARKS_METHOD,
         }
 
-    async def marks_list(
-        self,
-        region: str,
-        tier: int | None,
-        vehicle_type: str | None,
-        nation: str | None,
-        sort: str,
-        order: str,
-        limit: int,
-        offset: int,
-    ) -> dict[str, Any]:
+    async def marks_list(self, region: str, query: TankQuery, sort: str, order: str) -> dict[str, Any]:
         """/tanks/marks: every tank's current thresholds with their change over MARKS_CHANGE_DAYS."""
         table = await self.marks(region)
         if table is None:
@@ -313,16 +304,7 @@ class TankStatsService:
                     }
                 )
             table.rows_memo = (memo_key, rows)
-        page = tank_page(
-            table.rows_memo[1],
-            tier,
-            vehicle_type,
-            nation,
-            lambda row: _marks_sort_value(row, sort),
-            order,
-            limit,
-            offset,
-        )
+        page = tank_page(table.rows_memo[1], query, lambda row: _marks_sort_value(row, sort), order)
         return {
             **self._marks_head(region, table),
             "official": official_head(official, table.rows_memo[1], utc_day(self.clock())),
@@ -393,18 +375,7 @@ class TankStatsService:
             "strength": strength_figures(entry.get("strength"), STRENGTH_MIN_PLAYERS, STRENGTH_MIN_BATTLES),
         }
 
-    async def tank_table(
-        self,
-        region: str,
-        days: int,
-        tier: int | None,
-        vehicle_type: str | None,
-        nation: str | None,
-        sort: str,
-        order: str,
-        limit: int,
-        offset: int,
-    ) -> dict[str, Any]:
+    async def tank_table(self, region: str, days: int, query: TankQuery, sort: str, order: str) -> dict[str, Any]:
         table = await self.table(region, days)
         if table is None:
             raise APIError("no_statistics")
@@ -416,9 +387,7 @@ class TankStatsService:
             # Ties (and nulls) in tank_id order.
             built = [self._row(tank_id, table, vehicles.get(tank_id)) for tank_id in sorted(table.entries)]
             table.rows_memo = (vehicles, built)
-        page = tank_page(
-            table.rows_memo[1], tier, vehicle_type, nation, lambda row: _sort_value(row, sort), order, limit, offset
-        )
+        page = tank_page(table.rows_memo[1], query, lambda row: _sort_value(row, sort), order)
         return {**self._period(region, days, table), "sort": sort, **page}
 
     async def tank(self, region: str, tank_id: int, days: int) -> dict[str, Any]:
@@ -469,35 +438,16 @@ class TankStatsService:
 
 
 def tank_page(
-    rows: list[dict[str, Any]],
-    tier: int | None,
-    vehicle_type: str | None,
-    nation: str | None,
-    value: Callable[[Mapping[str, Any]], Any],
-    order: str,
-    limit: int,
-    offset: int,
+    rows: list[dict[str, Any]], query: TankQuery, value: Callable[[Mapping[str, Any]], Any], order: str
 ) -> dict[str, Any]:
-    """A tank list's rows filtered by tier, type and nation, sorted by `value` (nulls last either
-    way; ties keep the rows' order) and paged: {order, total, offset, limit, tanks}."""
-    kept = [
-        row
-        for row in rows
-        if (tier is None or row["tier"] == tier)
-        and (vehicle_type is None or row["type"] == vehicle_type)
-        and (nation is None or row["nation"] == nation)
-    ]
+    """A tank list's rows filtered, sorted by `value` (nulls last either way; ties keep the rows'
+    order) and paged: {order, total, offset, limit, tanks}."""
+    kept = [row for row in rows if query.matches(row)]
     present = [row for row in kept if value(row) is not None]
     missing = [row for row in kept if value(row) is None]
     present.sort(key=value, reverse=order == "desc")
     ordered = present + missing
-    return {
-        "order": order,
-        "total": len(ordered),
-        "offset": offset,
-        "limit": limit,
-        "tanks": ordered[offset : offset + limit],
-    }
+    return {"order": order, **query.paging(len(ordered)), "tanks": query.page(ordered)}
 
 
 def standing_period(days: int) -> int:

@@ -16,6 +16,7 @@ from server.domain.strength import (
     STRENGTH_MIN_PLAYERS,
     strength_figures,
 )
+from server.domain.tank_lists import TankQuery
 from server.services.encyclopedia import VehicleCatalogue, catalogue_fields
 from server.services.tank_stats import period_head, tank_figures
 
@@ -57,14 +58,6 @@ def vehicle_row(
     return row
 
 
-def _matches(row: Mapping[str, Any], tier: int | None, vehicle_type: str | None, nation: str | None) -> bool:
-    return (
-        (tier is None or row["tier"] == tier)
-        and (vehicle_type is None or row["type"] == vehicle_type)
-        and (nation is None or row["nation"] == nation)
-    )
-
-
 class VehicleService:
     """/vehicles from the catalogue and the tank tables; /tanks/strength from the tank tables."""
 
@@ -87,13 +80,9 @@ class VehicleService:
     async def vehicles(
         self,
         region: str,
-        tier: int | None,
-        vehicle_type: str | None,
-        nation: str | None,
+        query: TankQuery,
         premium: bool | None,
         search: str | None,
-        limit: int,
-        offset: int,
     ) -> dict[str, Any]:
         found = await self.catalogue.records(region)
         if found is None:
@@ -120,7 +109,7 @@ class VehicleService:
         rows = [
             row
             for row in kept[1]
-            if _matches(row, tier, vehicle_type, nation)
+            if query.matches(row)
             and (premium is None or row["is_premium"] is premium)
             and (
                 wanted is None
@@ -134,21 +123,15 @@ class VehicleService:
             "fetched_on": utc_day(fetched_at),
             "stale": self.clock() - fetched_at > STALE_SECONDS,
             "headline_days": HEADLINE_DAYS,
-            "total": len(rows),
-            "offset": offset,
-            "limit": limit,
-            "vehicles": rows[offset : offset + limit],
+            **query.paging(len(rows)),
+            "vehicles": query.page(rows),
         }
 
     async def strength(
         self,
         region: str,
         days: int,
-        tier: int | None,
-        vehicle_type: str | None,
-        nation: str | None,
-        limit: int,
-        offset: int,
+        query: TankQuery,
     ) -> dict[str, Any]:
         """A tier list: the tanks ranked by relative win rate (those below the sample after them,
         unranked, in tank_id order)."""
@@ -164,7 +147,7 @@ class VehicleService:
                 **{key: facts.get(key) for key in ("name", "tier", "type", "nation")},
                 **strength_figures(table.entries[tank_id].get("strength"), STRENGTH_MIN_PLAYERS, STRENGTH_MIN_BATTLES),
             }
-            if _matches(row, tier, vehicle_type, nation):
+            if query.matches(row):
                 rows.append(row)
         ranked = sorted((r for r in rows if r["relative_win_rate"] is not None), key=lambda r: -r["relative_win_rate"])
         for rank, row in enumerate(ranked, 1):
@@ -178,8 +161,6 @@ class VehicleService:
             "min_battles": STRENGTH_MIN_BATTLES,
             "min_other_battles": STRENGTH_MIN_OTHER_BATTLES,
             "ranked": len(ranked),
-            "total": len(ordered),
-            "offset": offset,
-            "limit": limit,
-            "tanks": ordered[offset : offset + limit],
+            **query.paging(len(ordered)),
+            "tanks": query.page(ordered),
         }
