@@ -26,16 +26,15 @@ BATTLES, WINS, DAMAGE = (TANK_COUNTERS.index(name) for name in ("battles", "wins
 Z95 = 1.959964  # the normal quantile of a two-sided 95 % interval
 
 
-@dataclass
 class _Ratio:
-    """sum(y) / sum(x) with one (x, y) per player, and the sums its clustered variance needs."""
+    """sum(y) / sum(x) with one (x, y) per player, and the sums its clustered variance needs
+    (slots: one is added to per player and tank of a period, millions at scale)."""
 
-    n: int = 0
-    x: float = 0.0
-    y: float = 0.0
-    xx: float = 0.0
-    xy: float = 0.0
-    yy: float = 0.0
+    __slots__ = ("n", "x", "xx", "xy", "y", "yy")
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.x = self.y = self.xx = self.xy = self.yy = 0.0
 
     def add(self, x: float, y: float) -> None:
         self.n += 1
