@@ -57,9 +57,9 @@ QUERY_DEADLINE_S = 120.0  # one query or one batch of it at most (the rests betw
 # Collections read by ranges of the accounts their documents belong to, through an index that
 # leads with the account ((prefix field or None, range field) of it): a window is every day of a
 # few accounts, about WINDOW_DOCS documents. A day window of them holds a document of nearly every
-# tracked account that played (about 0.4 x the accounts: ~400 documents and ~30 ms under the
-# embedded database's lock at 1,000 accounts, growing with them). The accounts are the tracked
-# ones (read first); documents of others fall in the ranges between them.
+# tracked account that played (about 0.4 x the accounts, growing with them: docs/benchmarks.md,
+# "The figures behind the code's choices"). The accounts are the tracked ones (read first);
+# documents of others fall in the ranges between them.
 ACCOUNT_WALKS: dict[str, tuple[str | None, str]] = {
     "snapshots": ("region", "account_id"),  # index (region, account_id, date)
     "tank_records": (None, "a"),  # index (a, d): a = "region:account_id"

@@ -25,7 +25,7 @@ class RateCounters:
 
     An $inc on an int32 keeps the document's size, which real mongod requires of updates in a
     capped collection. Without a capped collection (the embedded SecantusDB, where an $inc on a
-    capped collection costs ~10 ms against ~0.2 ms), finished windows are deleted by
+    capped collection is slow: docs/benchmarks.md), finished windows are deleted by
     `expire_windows` through the index on `w`.
     """
 

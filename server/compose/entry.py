@@ -69,7 +69,7 @@ async def seed_if_empty(config: Config, store: Store, services: Services) -> Non
 def tune_garbage_collector() -> None:
     """Fewer, cheaper cyclic collections: each request leaves a few cycles behind (handler <->
     request), and the default thresholds made full collections over every long-lived object
-    (expected values, caches, the driver) show up as 10-30 ms stalls in p99."""
+    (expected values, caches, the driver) show up as stalls in p99 (docs/benchmarks.md, "The figures behind the code's choices")."""
     gc.collect()
     gc.freeze()  # what exists at start-up lives for the whole process: never scan it again
     gc.set_threshold(20_000, 20, 20)

@@ -45,7 +45,7 @@ class Config:
     rate_limit_scale: float = 1.0
     rate_collection_mb: int = 32
     # "capped" (MongoDB), "plain" (finished windows deleted by the limiter), or "auto": plain on
-    # the embedded SecantusDB, whose $inc on a capped collection costs ~10 ms instead of ~0.2 ms.
+    # the embedded SecantusDB, whose $inc on a capped collection is slow (docs/benchmarks.md).
     rate_collection: str = "auto"
     jobs: bool = True
     # The tracker visits an account daily until this many days after its last lookup.

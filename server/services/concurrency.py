@@ -88,6 +88,6 @@ def _take_apart(containers: tuple[object, ...]) -> None:
 async def dismantle(*containers: object) -> None:
     """Empty big dicts, lists and sets item by item in a worker thread. A job's bulk data (millions
     of small lists) freed when its last reference goes is one deallocation that holds the
-    interpreter, and so the event loop, throughout: ~50 ms at 200 k and ~150 ms at 1 M per-tank
-    records for the population job's sums (bench_scale). The caller drops its references after."""
+    interpreter, and so the event loop, throughout (docs/benchmarks.md, "The figures behind the code's choices"). The caller drops its references
+    after."""
     await asyncio.to_thread(_take_apart, containers)

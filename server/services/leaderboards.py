@@ -114,7 +114,7 @@ def clan_lists(
 def ranked_counts(boards: Mapping[str, Boards]) -> dict[str, dict[str, int]]:
     """For each window, how many accounts are ranked on all tanks at each of its floors (by battles:
     every one has it), from one sort of their battles (pure: in a worker thread; counted on the
-    event loop floor by floor, it held the loop 25 ms at 6,800 accounts)."""
+    event loop floor by floor, it held the loop: docs/benchmarks.md, "The figures behind the code's choices")."""
     out: dict[str, dict[str, int]] = {}
     for window in LEADERBOARD_FLOORS:
         battles = sorted(figures.get(ALL, (0,))[0] for figures in boards.get(window, {}).values())

@@ -61,7 +61,7 @@ def collector_paused() -> Iterator[None]:
     """No cyclic garbage collection while the job runs. Its per-(account, tank) sums are millions
     of small lists that live for the whole build; a full collection scans every one of them while
     holding the interpreter (from the job's worker threads too), so each held the event loop and
-    every request: 138 ms at 1 M and 336 ms at 2 M per-tank records (bench_scale). Acyclic, they
+    every request (docs/benchmarks.md, "The figures behind the code's choices"). Acyclic, they
     are freed by reference counting when the build drops them; the service's own cycles made
     meanwhile wait for the first collection after it (docs/architecture.md, "Adding a job")."""
     enabled = gc.isenabled()
@@ -155,8 +155,7 @@ class PopulationService:
             # the event loop held it for hundreds of ms.
             changes = await asyncio.to_thread(unpack_changes, stored)
             # A day's changes are one per account that played it (thousands at scale): summed in a
-            # worker thread, as on the loop they held it ~600 ms a day at 2 M per-tank records
-            # (bench_scale's 5 ms ticker; py-spy: day_sums, PeriodAccumulator.add, played).
+            # worker thread, as on the loop they held it for each day (docs/benchmarks.md, "The figures behind the code's choices").
             accounts, sums = await asyncio.to_thread(day_sums, changes)
             await asyncio.to_thread(accumulator.add, changes)
             if accounts:  # a day nobody played stores nothing (a fresh deployment: 90 empty days)
@@ -179,10 +178,9 @@ class PopulationService:
                 plays[window] = await asyncio.to_thread(window_play, accumulator.accounts, boards[window], expected)
                 players[window] = len(accumulator.accounts)
             if k + 1 in periods:
-                # In a worker thread: the 90-day table is ~5 us per (account, tank) pair of pure
-                # Python (the tank WN8s), about 1.6 s at 2 M per-tank records (bench_scale), which
-                # on the loop would stall every request that long. Nothing changes the accumulator
-                # while this awaits.
+                # In a worker thread: the 90-day table is pure Python per (account, tank) pair (the
+                # tank WN8s), which on the loop would stall every request as long (docs/benchmarks.md, "The figures behind the code's choices").
+                # Nothing changes the accumulator while this awaits.
                 table = await asyncio.to_thread(
                     accumulator.table, expected, POPULATION_MIN_BATTLES, POPULATION_MIN_PLAYERS, STANDING_MIN_BATTLES
                 )

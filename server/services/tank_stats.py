@@ -381,10 +381,9 @@ class TankStatsService:
             raise APIError("no_statistics")
         vehicles = await self._vehicles(region)
         if table.rows_memo is None or table.rows_memo[0] is not vehicles:
-            # Built once per table (and vehicles mapping): at 2 M per-tank records every tank has
-            # its percentiles, and building ~700 rows per request made the answer's cost grow with
-            # the data (bench_scale p99 2.9 -> 5.7 ms from 200 k to 2 M) where a filter does not.
-            # Ties (and nulls) in tank_id order.
+            # Built once per table (and vehicles mapping): at scale every tank has its percentiles,
+            # and building every row per request made the answer's cost grow with the data where a
+            # filter does not (docs/benchmarks.md, "The figures behind the code's choices"). Ties (and nulls) in tank_id order.
             built = [self._row(tank_id, table, vehicles.get(tank_id)) for tank_id in sorted(table.entries)]
             table.rows_memo = (vehicles, built)
         page = tank_page(table.rows_memo[1], query, lambda row: _sort_value(row, sort), order)
