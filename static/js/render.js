@@ -294,3 +294,23 @@ export function rangeText(from, to) {
   if (!from && !to) return null;
   return `${from ? shortDate(from) : '?'} → ${to ? shortDate(to) : '?'}`;
 }
+
+/** A list's previous/next pager: `noun` names the rows ("Tanks 1–50 of 300"), `textId` the text's id. */
+export function pagerNav(ariaLabel, textId, noun, offset, limit, shown, total, onPage) {
+  const last = Math.min(offset + shown, total);
+  return h('nav', { class: 'pager', 'aria-label': ariaLabel },
+    h('button', { type: 'button', class: 'btn btn-small', 'data-page': 'prev', disabled: offset <= 0,
+      onclick: () => onPage(Math.max(0, offset - limit)) }, '← Previous'),
+    h('span', { class: 'pager-text', id: textId }, `${noun} ${NUM.format(offset + 1)}–${NUM.format(last)} of ${NUM.format(total)}`),
+    h('button', { type: 'button', class: 'btn btn-small', 'data-page': 'next', disabled: offset + limit >= total,
+      onclick: () => onPage(offset + limit) }, 'Next →'));
+}
+
+/** After a page is drawn: focus the pager button that asked for it (`selector`), else any enabled one. */
+export function focusPager(out, selector) {
+  if (!selector) return;
+  const target = $(selector, out);
+  const fallback = $('nav.pager button:not([disabled])', out);
+  if (target && !target.disabled) target.focus();
+  else if (fallback) fallback.focus();
+}

@@ -4,7 +4,7 @@
  * sample follow, unranked, greyed, with their sample. Routed by main.js (not explorer.js).
  * The view lives in the hash: #strength/{region}[/tier=10&days=30&type=heavyTank&offset=...]. */
 
-import { $, h, isObj, label, nullFigure, NUM, rangeText, scroller, typeLabel, utcText } from './render.js';
+import { $, h, isObj, label, nullFigure, NUM, rangeText, pagerNav, focusPager, scroller, typeLabel, utcText } from './render.js';
 import { API, api, current, exampleQuery, explainedError, indexParam, loading, paramEnum, rateLine, state, takeToken } from './api.js';
 import { defaultRegion, endpointAt, nav, segment, tail } from './vehicles.js';
 
@@ -160,13 +160,7 @@ function renderStrength(data, q, onPage) {
     h('thead', null, h('tr', null, head.map(([key, name, title]) => h('th', { scope: 'col', 'data-col': key, title: title || null }, h('span', { class: 'th-plain' }, name))))),
     h('tbody', null, rows.map((row) => tankRow(row, ctx)))), rows.length > 12));
   if (total > rows.length || offset > 0) {
-    const last = Math.min(offset + rows.length, total);
-    box.append(h('nav', { class: 'pager', 'aria-label': 'Pages of the tier list' },
-      h('button', { type: 'button', class: 'btn btn-small', 'data-page': 'prev', disabled: offset <= 0,
-        onclick: () => onPage(Math.max(0, offset - limit)) }, '← Previous'),
-      h('span', { class: 'pager-text', id: 'strength-page' }, `Tanks ${NUM.format(offset + 1)}–${NUM.format(last)} of ${NUM.format(total)}`),
-      h('button', { type: 'button', class: 'btn btn-small', 'data-page': 'next', disabled: offset + limit >= total,
-        onclick: () => onPage(offset + limit) }, 'Next →')));
+    box.append(pagerNav('Pages of the tier list', 'strength-page', 'Tanks', offset, limit, rows.length, total, onPage));
   }
   return box;
 }
@@ -199,13 +193,8 @@ export async function loadStrength(q, fresh) {
     nav.navigate(strengthHash(Object.assign({}, q, { offset: String(offset) })));
   };
   out.replaceChildren(renderStrength(data, q, onPage), rateLine(res));
-  if (focusAfter) {
-    const target = $(focusAfter, out);
-    focusAfter = null;
-    const fallback = $('nav.pager button:not([disabled])', out);
-    if (target && !target.disabled) target.focus();
-    else if (fallback) fallback.focus();
-  }
+  focusPager(out, focusAfter);
+  focusAfter = null;
 }
 
 // ---------------------------------------------------------------- form and route

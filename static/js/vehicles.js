@@ -4,7 +4,7 @@
  * nation, premium and a piece of its name, paged by the API. Routed by main.js (not explorer.js).
  * The view lives in the hash: #vehicles/{region}[/tier=8&type=heavyTank&nation=ussr&premium=true&search=tiger&offset=100]. */
 
-import { $, fmtValue, h, isObj, label, nullFigure, NUM, scroller, typeLabel } from './render.js';
+import { $, fmtValue, h, isObj, label, nullFigure, NUM, pagerNav, focusPager, scroller, typeLabel } from './render.js';
 import { API, api, current, exampleQuery, explainedError, indexParam, loading, rateLine, state, takeToken, tankStatsDefaults } from './api.js';
 import { rememberNations } from './tankstats.js';
 
@@ -159,13 +159,7 @@ function renderVehicles(data, q, onPage) {
       statCell(row, 'players', ctx), statCell(row, 'win_rate', ctx), statCell(row, 'avg_damage', ctx))))),
   rows.length > 12));
   if (total > rows.length || offset > 0) {
-    const last = Math.min(offset + rows.length, total);
-    box.append(h('nav', { class: 'pager', 'aria-label': 'Pages of the vehicle list' },
-      h('button', { type: 'button', class: 'btn btn-small', 'data-page': 'prev', disabled: offset <= 0,
-        onclick: () => onPage(Math.max(0, offset - limit)) }, '← Previous'),
-      h('span', { class: 'pager-text', id: 'vehicles-page' }, `Vehicles ${NUM.format(offset + 1)}–${NUM.format(last)} of ${NUM.format(total)}`),
-      h('button', { type: 'button', class: 'btn btn-small', 'data-page': 'next', disabled: offset + limit >= total,
-        onclick: () => onPage(offset + limit) }, 'Next →')));
+    box.append(pagerNav('Pages of the vehicle list', 'vehicles-page', 'Vehicles', offset, limit, rows.length, total, onPage));
   }
   return box;
 }
@@ -197,13 +191,8 @@ export async function loadVehicles(q, fresh) {
     nav.navigate(vehiclesHash(Object.assign({}, q, { offset: String(offset) })));
   };
   out.replaceChildren(renderVehicles(data, q, onPage), rateLine(res));
-  if (focusAfter) {
-    const target = $(focusAfter, out);
-    focusAfter = null;
-    const fallback = $('nav.pager button:not([disabled])', out);
-    if (target && !target.disabled) target.focus();
-    else if (fallback) fallback.focus();
-  }
+  focusPager(out, focusAfter);
+  focusAfter = null;
 }
 
 // ---------------------------------------------------------------- form and route
