@@ -28,7 +28,6 @@ if TYPE_CHECKING:
 
 # A catalogue is stale once it is older than a day and a refresh: the answer says so.
 STALE_SECONDS = 86400 + 3600
-HEADLINE_DAYS = VEHICLE_HEADLINE_DAYS  # the period of a vehicle's headline figures
 
 
 def vehicle_row(
@@ -40,7 +39,7 @@ def vehicle_row(
 ) -> dict[str, Any]:
     """One vehicle as /vehicles lists it: the encyclopedia's fields (null, with in_encyclopedia
     false, for a tank the tracked players drove that the encyclopedia lacks), its page, and its
-    headline figures over HEADLINE_DAYS where the tracked players drove it."""
+    headline figures over VEHICLE_HEADLINE_DAYS where the tracked players drove it."""
     facts = record or {}
     row: dict[str, Any] = {
         "tank_id": tank_id,
@@ -56,6 +55,20 @@ def vehicle_row(
         row["stats"] = {key: figures[key] for key in ("players", "battles", "win_rate", "avg_damage")}
     row["official_marks"] = dict(official_marks) if official_marks is not None else None
     return row
+
+
+def strength_rows(table: PeriodTable, vehicles: Mapping[int, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Every tank of a period table with its strength, ranked by relative win rate (ties in tank_id
+    order), then the tanks below the sample in tank_id order: built once per table."""
+    rows = []
+    for tank_id in sorted(table.entries):
+        facts = vehicles.get(tank_id) or {}
+        figures = strength_figures(table.entries[tank_id].get("strength"), STRENGTH_MIN_PLAYERS, STRENGTH_MIN_BATTLES)
+        rows.append(
+            {"tank_id": tank_id, **{key: facts.get(key) for key in ("name", "tier", "type", "nation")}, **figures}
+        )
+    rated = sorted((r for r in rows if r["relative_win_rate"] is not None), key=lambda r: -r["relative_win_rate"])
+    return rated + [r for r in rows if r["relative_win_rate"] is None]
 
 
 class VehicleService:
@@ -74,8 +87,10 @@ class VehicleService:
         self.ratings = ratings  # the vehicles' names, tiers, types and nations
         self.official = official
         self.clock = clock
-        # region -> (what the rows were built from, the rows in tank_id order)
+        # region -> (the catalogue, 30-day table and official figures the rows were built from, the rows)
         self._rows: dict[str, tuple[tuple[Any, ...], list[dict[str, Any]]]] = {}
+        # (region, days) -> (the table and vehicles mapping the tier list was built from, its rows)
+        self._strength: dict[tuple[str, int], tuple[PeriodTable, Mapping[int, Any], list[dict[str, Any]]]] = {}
 
     async def vehicles(
         self,
@@ -88,11 +103,12 @@ class VehicleService:
         if found is None:
             raise APIError("upstream_unavailable", "the vehicle catalogue has not been fetched yet")
         fetched_at, records = found
-        table = await self.tank_stats.table(region, HEADLINE_DAYS)
+        table = await self.tank_stats.table(region, VEHICLE_HEADLINE_DAYS)
         official = await self.official.current(region) if self.official is not None else None
-        key = (fetched_at, id(records), id(table), id(official))
+        # The objects themselves, compared by identity: an id() may be reused once its object is freed.
+        key = (records, table, official)
         kept = self._rows.get(region)
-        if kept is None or kept[0] != key:
+        if kept is None or any(a is not b for a, b in zip(kept[0], key)):
             ids = sorted(set(records) | set(table.entries if table is not None else ()))
             rows = [
                 vehicle_row(
@@ -122,7 +138,7 @@ class VehicleService:
             "fetched_at": int(fetched_at),
             "fetched_on": utc_day(fetched_at),
             "stale": self.clock() - fetched_at > STALE_SECONDS,
-            "headline_days": HEADLINE_DAYS,
+            "headline_days": VEHICLE_HEADLINE_DAYS,
             **query.paging(len(rows)),
             "vehicles": query.page(rows),
         }
@@ -139,28 +155,21 @@ class VehicleService:
         if table is None:
             raise APIError("no_statistics")
         vehicles = await self.ratings.vehicles(region)
-        rows = []
-        for tank_id in sorted(table.entries):
-            facts = vehicles.get(tank_id) or {}
-            row = {
-                "tank_id": tank_id,
-                **{key: facts.get(key) for key in ("name", "tier", "type", "nation")},
-                **strength_figures(table.entries[tank_id].get("strength"), STRENGTH_MIN_PLAYERS, STRENGTH_MIN_BATTLES),
-            }
-            if query.matches(row):
-                rows.append(row)
-        ranked = sorted((r for r in rows if r["relative_win_rate"] is not None), key=lambda r: -r["relative_win_rate"])
-        for rank, row in enumerate(ranked, 1):
-            row["rank"] = rank
-        unranked = [{**r, "rank": None} for r in rows if r["relative_win_rate"] is None]
-        ordered = ranked + unranked
+        kept = self._strength.get((region, days))
+        if kept is None or kept[0] is not table or kept[1] is not vehicles:
+            kept = self._strength[(region, days)] = (table, vehicles, strength_rows(table, vehicles))
+        chosen = [row for row in kept[2] if query.matches(row)]
+        ranked = sum(row["relative_win_rate"] is not None for row in chosen)  # the rated rows lead
+        page = [
+            {**row, "rank": i + 1 if i < ranked else None} for i, row in enumerate(query.page(chosen), query.offset)
+        ]
         return {
             **period_head(region, days, table.doc),
             "method": STRENGTH_METHOD,
             "min_players": STRENGTH_MIN_PLAYERS,
             "min_battles": STRENGTH_MIN_BATTLES,
             "min_other_battles": STRENGTH_MIN_OTHER_BATTLES,
-            "ranked": len(ranked),
-            **query.paging(len(ordered)),
-            "tanks": query.page(ordered),
+            "ranked": ranked,
+            **query.paging(len(chosen)),
+            "tanks": page,
         }
