@@ -102,8 +102,8 @@ if ROOT not in sys.path:
 import server.services.population as population_module  # noqa: E402
 from scripts.loadkit.processes import cpu_seconds, free_port, stop_group, wait_http  # noqa: E402
 from scripts.scale_loader import SyntheticPlayer, days_from, load_account  # noqa: E402
-from scripts.upstream_sim.api import apply_fields  # noqa: E402
 from scripts.upstream_sim.ids import REGION_RANGES, account_created_at, existing_accounts, nickname  # noqa: E402
+from scripts.upstream_sim.methods import apply_fields  # noqa: E402
 from scripts.upstream_sim.world import World  # noqa: E402
 from server.compose.demo import TimeTravelUpstream  # noqa: E402
 from server.compose.embedded_db import EmbeddedDatabase  # noqa: E402

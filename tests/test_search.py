@@ -10,7 +10,7 @@ import ujson
 from tornado.httpclient import HTTPRequest
 
 from scripts import upstream_sim as sim
-from scripts.upstream_sim.api import SEARCHABLE_IDS
+from scripts.upstream_sim.methods import SEARCHABLE_IDS
 from server.contract.errors import APIError
 from server.services.search import PlayerSearch
 from server.serving.ratelimit import GLOBAL_CLIENT, WINDOW_SECONDS, RateLimiter, counter_key

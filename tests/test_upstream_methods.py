@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from scripts.upstream_sim.api import METHODS, REGION_IDS
+from scripts.upstream_sim.methods import METHODS, REGION_IDS
 from server.upstream.budget import CALLERS, PRIORITIES, UpstreamBudget
 from server.upstream.client import ID_LIMITS, MAX_IDS_PER_REQUEST, UpstreamClient
 from server.upstream.interface import Upstream

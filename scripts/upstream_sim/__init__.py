@@ -1,16 +1,6 @@
 """Offline stand-in for the Wargaming public API (URL scheme, methods and control endpoints: see api.py)."""
 
-from .api import (
-    METHODS,
-    REGION_IDS,
-    ApiError,
-    SimState,
-    apply_fields,
-    check_region_ids,
-    error_body,
-    make_app,
-    parse_ids,
-)
+from .api import SimState, make_app
 from .cli import main
 from .clock import SimClock
 from .expected import TABLES, WG_MODES, ExpectedTables
@@ -50,6 +40,7 @@ from .ids import (
     veteran_accounts,
 )
 from .limits import Counters, RateLimiter
+from .methods import METHODS, REGION_IDS, ApiError, apply_fields, check_region_ids, error_body, parse_ids
 from .profile import ACCOUNT_BLOCKS, BLOCK_FIELDS, NOT_PER_TANK, TANK_BLOCKS, Profile
 from .throttle import (
     DEFAULT_BLOCK_SECONDS,

@@ -11,8 +11,8 @@ from __future__ import annotations
 import gc
 import time
 
-from .api import apply_fields
 from .ids import MAX_IDS, existing_accounts, is_veteran
+from .methods import apply_fields
 from .world import World
 
 # What the service asks of wot/account/info (server/upstream/client.py ACCOUNT_FIELDS).

@@ -215,6 +215,49 @@ class World:
             tanks = [t for t in tanks if t["tank_id"] in tank_ids]
         return tanks
 
+    def account_tanks(self, region: str, account_id: int, now: float) -> list | None:
+        """account/tanks of one account: per played tank its battles, wins and mastery badge, the
+        same figures as its tanks/stats records (None: the account is unknown)."""
+        tanks = self.tanks_stats(region, account_id, now, None)
+        if tanks is None:
+            return None
+        return [
+            {
+                "statistics": {"wins": t["all"]["wins"], "battles": t["all"]["battles"]},
+                "mark_of_mastery": t["mark_of_mastery"],
+                "tank_id": t["tank_id"],
+            }
+            for t in tanks
+        ]
+
+    def clan_member(self, region: str, account_id: int, now: float) -> dict | None:
+        """clans/accountinfo of one account: its clan and role, as clans/info lists it (None: no
+        clan, or no such account)."""
+        info = self.account_info(region, account_id, now)
+        clan_id = info and info["clan_id"]
+        clan = self.clan_info(region, clan_id, now) if clan_id else None
+        if not clan or clan.get("is_clan_disbanded"):
+            return None
+        member = next((m for m in clan["members"] if m["account_id"] == account_id), None)
+        if member is None:
+            return None
+        return {
+            "account_id": account_id,
+            "account_name": member["account_name"],
+            "joined_at": member["joined_at"],
+            "role": member["role"],
+            "role_i18n": member["role_i18n"],
+            "clan": {
+                "clan_id": clan_id,
+                "tag": clan["tag"],
+                "name": clan["name"],
+                "color": clan["color"],
+                "created_at": clan["created_at"],
+                "members_count": clan["members_count"],
+                "emblems": clan["emblems"],
+            },
+        }
+
     def tanks_stats_json(self, region: str, account_id: int, now: float) -> bytes | None:
         """The full tanks/stats value of one account, serialised (None: the account is unknown)."""
         if not account_exists(region, account_id):
