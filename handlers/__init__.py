@@ -10,6 +10,7 @@ from handlers import (
     openapi,
     players,
     rankings,
+    roster,
     site,
     status,
     tanks,
@@ -19,6 +20,7 @@ from handlers import (
 routes = [
     *index.routes,
     *players.routes,
+    *roster.routes,
     *tanks.routes,
     *vehicles.routes,
     *rankings.routes,

@@ -6,6 +6,7 @@ from typing import Any
 
 from handlers.base import BaseHandler, api_routes
 from server.contract.catalogue import CATALOGUE, INDEX, LIVE_GLOBAL, LIVE_PER_CLIENT, OPENAPI, PREFIX, Endpoint
+from server.contract.catalogue.bands import scale_table
 from server.contract.config import API_VERSION, VERSION, Config
 from server.contract.csv_answers import CSV_MEDIA_TYPE
 from server.contract.errors import ALLOWED_METHODS, ERROR_CODES, RATE_HEADERS, RETRY_AFTER_SENT
@@ -73,6 +74,8 @@ def index_document(config: Config) -> dict[str, Any]:
         },
         "regions": list(REGIONS),
         "games": list(GAMES),
+        # One colour scale per rating, the bands every answer's `bands` name (/roster).
+        "rating_bands": scale_table(),
         "endpoints": [index_entry(endpoint, config.rate_limit_scale) for endpoint in CATALOGUE],
         "errors": [
             {"code": code, "status": status, "meaning": meaning} for code, (status, meaning) in ERROR_CODES.items()

@@ -31,7 +31,7 @@ BEFORE_INDEX = (
     catalogue.online,
     meta,
 )
-AFTER_INDEX = (catalogue.sessions,)
+AFTER_INDEX = (catalogue.sessions, catalogue.roster)
 
 
 def schema_components(index: dict) -> dict:

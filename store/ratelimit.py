@@ -103,20 +103,23 @@ class RateCounters:
         self._expired_below = max(first, int(before))
         return deleted
 
-    async def increment_below(self, key: str, cap: int) -> int | None:
-        """Add one to `key` only while it is below `cap` (atomically); the new count, or None.
+    async def increment_below(self, key: str, cap: int, amount: int = 1) -> int | None:
+        """Add `amount` to `key` only while the sum stays within `cap` (atomically); the new count,
+        or None.
 
         An upsert whose filter fails on an existing document collides on _id: then the counter
         exists, and a plain conditional update decides.
         """
-        condition = {"_id": key, "n": {"$lt": int(cap)}}
+        if amount > cap:
+            return None
+        condition = {"_id": key, "n": {"$lte": int(cap) - int(amount)}}
         try:
             result = await self.collection.update_one(
-                condition, {"$inc": {"n": 1}, "$setOnInsert": {"w": window_of(key)}}, upsert=True
+                condition, {"$inc": {"n": int(amount)}, "$setOnInsert": {"w": window_of(key)}}, upsert=True
             )
             changed = result.modified_count or result.upserted_id is not None
         except DuplicateKeyError:
-            result = await self.collection.update_one(condition, {"$inc": {"n": 1}})
+            result = await self.collection.update_one(condition, {"$inc": {"n": int(amount)}})
             changed = result.modified_count
         if not changed:
             return None

@@ -13,6 +13,7 @@ from pymongo.errors import CollectionInvalid
 from store.clans import Clans
 from store.client import database_up
 from store.expected import ExpectedTables
+from store.glances import Glances
 from store.kinds import Declared, Kind
 from store.leaderboards import Leaderboards
 from store.leases import Leases
@@ -110,6 +111,7 @@ class Store:
         self.watched = Watched(self.db, ttl_indexes=ttl_indexes)  # the states of accounts a session watches
         self.official_marks = OfficialMarks(self.db, ttl_indexes=ttl_indexes)  # WG's published distributions
         self.vehicles = VehicleCatalogues(self.db)  # each region's vehicle catalogue, as last fetched
+        self.glances = Glances(self.db, ttl_indexes=ttl_indexes)  # what rosters fetched live, for an hour
         self.families: list[CollectionFamily] = [
             self.rate_counters,
             self.leases,
@@ -126,6 +128,7 @@ class Store:
             self.watched,
             self.official_marks,
             self.vehicles,
+            self.glances,
         ]
 
     async def ensure_schema(self) -> None:

@@ -26,6 +26,7 @@ from server.services.population import PopulationService
 from server.services.profile_ratings import ProfileRatings
 from server.services.profile_views import ProfileViews
 from server.services.registry import Services
+from server.services.roster import RosterService
 from server.services.search import PlayerSearch
 from server.services.sessions import SessionService, Watcher
 from server.services.status import StatusService
@@ -156,6 +157,7 @@ async def build_services(
         watcher=watcher,
         dumps=dumps,
         vehicles=VehicleService(catalogue, tank_stats, ratings_source, official=official, clock=clock),
+        roster=RosterService(store, upstream, ratings_source, limiter, clock=clock),
     )
     metrics.add_source(lambda: process_families(services))
     if config.embedded_database:

@@ -21,6 +21,16 @@ ERROR_CODES = {
     # The lengths are the catalogue's (server.contract.catalogue SEARCH), which imports this module: they
     # are read from the index rather than restated here.
     "invalid_premium": (400, "premium is not true or false"),
+    "invalid_accounts": (
+        400,
+        "accounts is not 1 to 100 comma-separated account IDs, each optionally with :TANK_ID, none twice",
+    ),
+    "invalid_names": (
+        400,
+        "names is not 1 to 100 comma-separated nicknames (1-24 letters, digits or _), each optionally with "
+        ":TANK_ID, none twice",
+    ),
+    "invalid_roster": (400, "a roster takes accounts or names (one of them, once)"),
     "invalid_vehicle_search": (400, "search is not 1 to 40 characters of a vehicle's name (no control characters)"),
     "invalid_search": (
         400,

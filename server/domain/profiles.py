@@ -35,12 +35,19 @@ def is_recent_key(key: str) -> bool:
 
 
 def flatten_tanks(raw_tanks: list[dict] | None) -> list[dict]:
-    """Wargaming's tanks/stats entries ({tank_id, all: {...}}) as flat per-tank totals."""
+    """Wargaming's tanks/stats entries ({tank_id, mark_of_mastery, all: {...}}) as flat per-tank totals
+    with the mastery badge (a roster row shows it)."""
     tanks = []
     for entry in raw_tanks or []:
         stats = entry.get("all") or {}
         if stats.get("battles"):
-            tanks.append({"tank_id": int(entry["tank_id"]), **{f: int(stats.get(f) or 0) for f in TANK_COUNTERS}})
+            tanks.append(
+                {
+                    "tank_id": int(entry["tank_id"]),
+                    **{f: int(stats.get(f) or 0) for f in TANK_COUNTERS},
+                    "mark_of_mastery": int(entry.get("mark_of_mastery") or 0),
+                }
+            )
     return tanks
 
 

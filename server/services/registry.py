@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # types only: the services import nothing from here at run ti
     from server.services.leaderboards import LeaderboardService
     from server.services.online import OnlineService
     from server.services.players import PlayerService
+    from server.services.roster import RosterService
     from server.services.search import PlayerSearch
     from server.services.sessions import SessionService, Watcher
     from server.services.status import StatusService
@@ -70,6 +71,7 @@ class Services:
         watcher: Watcher | None = None,
         dumps: DumpService | None = None,
         vehicles: VehicleService | None = None,
+        roster: RosterService | None = None,
     ):
         self.started_at = time.time()
         # Rendered answers replayed by the HTTP layer; the services drop what they write.
@@ -93,6 +95,7 @@ class Services:
         self.watcher = watcher  # measures the watched accounts every minute
         self._dumps = dumps  # the daily bulk files (/dumps)
         self._vehicles = vehicles  # /vehicles and /tanks/strength
+        self._roster = roster  # /roster
         # Set by run_server: the embedded database's supervisor (None with an external MongoDB)
         # and the HTTP server's connection figures.
         self.embedded_database: Supervised | None = None
@@ -105,6 +108,10 @@ class Services:
     @property
     def players(self) -> PlayerService:
         return _wired(self._players, "players")
+
+    @property
+    def roster(self) -> RosterService:
+        return _wired(self._roster, "roster")
 
     @property
     def history(self) -> HistoryService:

@@ -272,8 +272,9 @@ class RateLimiter:
         if count is not None and count.pending > 0:
             count.pending -= 1
 
-    async def reserve_global_live(self) -> Decision:
-        """Take one unit of the shared live-lookup budget with a conditional atomic increment.
+    async def reserve_global_live(self, cost: int = 1) -> Decision:
+        """Take `cost` units (a lookup one; a roster one per upstream request it makes) of the shared
+        live-lookup budget with a conditional atomic increment.
 
         The current window's counter is incremented only while it is below what the sliding
         estimate leaves (limit − the previous window's weighted share), so exactly that many
@@ -288,17 +289,17 @@ class RateLimiter:
         previous = (await self.counters.read([previous_key])).get(previous_key, 0)
         cap = math.floor(limit - sliding_estimate(previous, 0, fraction, limit) + 1e-9)
         reset = max(1, math.ceil(WINDOW_SECONDS - now % WINDOW_SECONDS))
-        current = await self.counters.increment_below(current_key, cap) if cap >= 1 else None
+        current = await self.counters.increment_below(current_key, cap, cost) if cap >= cost else None
         if current is None:
             self.rejections["live_global"] = self.rejections.get("live_global", 0) + 1
-            retry = seconds_until_allowed(previous, max(cap, 0), limit, now)
+            retry = seconds_until_allowed(previous, max(cap, 0), limit, now, cost)
             return Decision("live_global", False, limit, 0, reset, retry)
         return Decision("live_global", True, limit, max(0, cap - current), reset)
 
-    async def release_global_live(self) -> None:
-        """Return a reserved unit (the lookup did not reach the upstream)."""
+    async def release_global_live(self, cost: int = 1) -> None:
+        """Return reserved units (the lookup did not reach the upstream)."""
         window = int(self.clock() // WINDOW_SECONDS)
-        await self.counters.increment(counter_key(GLOBAL_CLIENT, "live_global", window), -1)
+        await self.counters.increment(counter_key(GLOBAL_CLIENT, "live_global", window), -cost)
 
     async def flush(self) -> None:
         """Send pending increments, read back merged totals, forget finished windows.

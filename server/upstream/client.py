@@ -70,6 +70,9 @@ MAX_IDS_PER_REQUEST = 100  # the upstream's usual limit for account_id / clan_id
 # Per-method limits of the id lists (the real API answers 407 *_LIST_LIMIT_EXCEEDED above them).
 ID_LIMITS = {
     "wot/account/info": 100,
+    "wot/account/tanks": 100,
+    "wot/account/wtr": 100,
+    "wot/clans/accountinfo": 100,
     "wot/clans/info": 100,
     "wot/clanratings/clans": 100,
     "wot/stronghold/claninfo": 10,
@@ -83,6 +86,8 @@ ACCOUNT_FIELDS = "account_id,nickname,clan_id,created_at,last_battle_time,update
 )
 TANKS_FIELDS = "tank_id,mark_of_mastery,max_xp," + ",".join(f"all.{name}" for name in TANK_COUNTERS)
 VEHICLE_FIELDS = "tank_id,tier,name,type,nation"
+ACCOUNT_TANKS_FIELDS = "tank_id,mark_of_mastery,statistics.battles,statistics.wins"
+CLAN_MEMBER_FIELDS = "role,clan.clan_id,clan.tag,clan.name"
 VEHICLES_PER_PAGE = 100  # encyclopedia/vehicles pages at 100, the most the upstream allows
 MASTERY_PERCENTILES = 10  # wot/tanks/mastery takes at most this many percentile values
 
@@ -294,6 +299,28 @@ class UpstreamClient:
             if isinstance(row, dict) and row.get("account_id") is not None and row.get("nickname") is not None
         ]
 
+    async def account_names(
+        self, region: str, nicknames: Sequence[str], *, params: Params = None, caller: Caller = "live"
+    ) -> list[dict]:
+        """``wot/account/list`` type=exact: the accounts named exactly (case-insensitively) by up to
+        100 `nicknames` (each 1-24 ASCII letters, digits or _) in one request, each {account_id,
+        nickname}. The upstream rejects a bad name (UpstreamBadRequest)."""
+        wanted = list(dict.fromkeys(nicknames))
+        if not wanted or len(wanted) > MAX_IDS_PER_REQUEST:
+            raise ValueError(f"nicknames: 1 to {MAX_IDS_PER_REQUEST}, not {len(wanted)}")
+        query: dict[str, Any] = {
+            "search": ",".join(wanted),
+            "type": "exact",
+            "limit": MAX_IDS_PER_REQUEST,
+            "fields": "account_id,nickname",
+        }
+        data, _ = await self._call("wot", region, "wot/account/list", query, params, caller)
+        return [
+            {"account_id": int(row["account_id"]), "nickname": str(row["nickname"])}
+            for row in data or []
+            if isinstance(row, dict) and row.get("account_id") is not None and row.get("nickname") is not None
+        ]
+
     async def vehicles(
         self, region: str, *, fields: Fields = None, params: Params = None, caller: Caller = "other"
     ) -> dict[int, dict]:
@@ -352,6 +379,56 @@ class UpstreamClient:
             account_id: int(value["rating"]) if isinstance(value, dict) and value.get("rating") is not None else None
             for account_id, value in found.items()
         }
+
+    async def account_tanks(
+        self, region: str, account_ids: Ids, *, params: Params = None, caller: Caller = "other"
+    ) -> dict[int, list[dict] | None]:
+        """``wot/account/tanks`` for any number of ids (batched by 100): {account_id: [{tank_id,
+        battles, wins, mark_of_mastery}] of its played tanks, or None for an unknown account}."""
+        found = await self._by_ids(
+            "wot", region, "wot/account/tanks", "account_id", account_ids, ACCOUNT_TANKS_FIELDS, params, caller
+        )
+        out: dict[int, list[dict] | None] = {}
+        for account_id, value in found.items():
+            rows: Any = value
+            out[account_id] = (
+                None
+                if not isinstance(rows, list)
+                else [
+                    {
+                        "tank_id": int(row["tank_id"]),
+                        "battles": int((row.get("statistics") or {}).get("battles") or 0),
+                        "wins": int((row.get("statistics") or {}).get("wins") or 0),
+                        "mark_of_mastery": int(row.get("mark_of_mastery") or 0),
+                    }
+                    for row in rows
+                    if isinstance(row, dict) and row.get("tank_id") is not None
+                ]
+            )
+        return out
+
+    async def clans_accountinfo(
+        self, region: str, account_ids: Ids, *, params: Params = None, caller: Caller = "other"
+    ) -> dict[int, dict | None]:
+        """``wot/clans/accountinfo`` for any number of ids (batched by 100): {account_id: {clan_id,
+        tag, name, role}, or None for an account in no clan (or unknown)}."""
+        found = await self._by_ids(
+            "wot", region, "wot/clans/accountinfo", "account_id", account_ids, CLAN_MEMBER_FIELDS, params, caller
+        )
+        out: dict[int, dict | None] = {}
+        for account_id, value in found.items():
+            clan = (value or {}).get("clan") if isinstance(value, dict) else None
+            out[account_id] = (
+                {
+                    "clan_id": int(clan["clan_id"]),
+                    "tag": clan.get("tag"),
+                    "name": clan.get("name"),
+                    "role": (value or {}).get("role"),
+                }
+                if isinstance(clan, dict) and clan.get("clan_id") is not None
+                else None
+            )
+        return out
 
     async def clans_info(
         self, region: str, clan_ids: Ids, *, fields: Fields = None, params: Params = None, caller: Caller = "other"

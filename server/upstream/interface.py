@@ -29,6 +29,10 @@ class Upstream(Protocol):
         self, region: str, search: str, limit: int = 10, *, params: Params = None, caller: Caller = "live"
     ) -> list[dict]: ...
 
+    async def account_names(
+        self, region: str, nicknames: Sequence[str], *, params: Params = None, caller: Caller = "live"
+    ) -> list[dict]: ...
+
     async def vehicles(
         self, region: str, *, fields: Fields = None, params: Params = None, caller: Caller = "other"
     ) -> dict[int, dict]: ...
@@ -46,6 +50,14 @@ class Upstream(Protocol):
     async def account_wtr(
         self, region: str, account_ids: Ids, *, params: Params = None, caller: Caller = "other"
     ) -> dict[int, int | None]: ...
+
+    async def account_tanks(
+        self, region: str, account_ids: Ids, *, params: Params = None, caller: Caller = "other"
+    ) -> dict[int, list[dict] | None]: ...
+
+    async def clans_accountinfo(
+        self, region: str, account_ids: Ids, *, params: Params = None, caller: Caller = "other"
+    ) -> dict[int, dict | None]: ...
 
     async def clans_info(
         self, region: str, clan_ids: Ids, *, fields: Fields = None, params: Params = None, caller: Caller = "other"

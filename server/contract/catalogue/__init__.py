@@ -16,6 +16,7 @@ from server.contract.catalogue import (
     players,
     profile,
     rankings,
+    roster,
     sessions,
     tanks,
     vehicles,
@@ -42,6 +43,7 @@ from server.contract.catalogue.params import SEARCH
 from server.contract.catalogue.players import PLAYER_SEARCH
 from server.contract.catalogue.profile import PLAYER
 from server.contract.catalogue.rankings import LEADERBOARD_CLANS, LEADERBOARD_PLAYERS, TANK_LEADERBOARD
+from server.contract.catalogue.roster import ROSTER
 from server.contract.catalogue.sessions import SESSION, SESSION_STREAM
 from server.contract.catalogue.tanks import TANK, TANK_STATS
 from server.contract.catalogue.vehicles import TANK_STRENGTH, VEHICLES
@@ -78,6 +80,7 @@ __all__ = [
     "PLAYER",
     "PLAYER_SEARCH",
     "PREFIX",
+    "ROSTER",
     "Param",
     "SEARCH",
     "SESSION",
@@ -104,6 +107,7 @@ ENDPOINT_MODULES = (
     history,
     sessions,
     players,
+    roster,
     tanks,
     marks,
     vehicles,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from server.contract.catalogue.bands import BANDED_RATINGS
 from server.contract.catalogue.figures import (
     HOT_COPY_SECONDS,
 )
@@ -569,6 +570,28 @@ def index_schema(index: Mapping[str, Any], names: Iterable[str]) -> dict:
             "rate_limits": {"type": "object", "required": list(index["rate_limits"])},
             "regions": array({"type": "string", "enum": list(REGIONS)}),
             "games": array({"type": "string", "enum": list(GAMES)}),
+            "rating_bands": {
+                "type": "object",
+                "description": "Per rating (wn8, wtr, win_rate, efficiency): its scale's source and its bands from "
+                "the lowest up, each {band, color, from (inclusive; null for the lowest), below (exclusive; null "
+                "for the top)}. A row's bands.<rating> names one of them.",
+                "required": list(BANDED_RATINGS),
+                "additionalProperties": obj(
+                    {
+                        "source": {"type": "string"},
+                        "bands": array(
+                            obj(
+                                {
+                                    "band": {"type": "string"},
+                                    "color": {"type": "string"},
+                                    "from": nullable("number"),
+                                    "below": nullable("number"),
+                                }
+                            )
+                        ),
+                    }
+                ),
+            },
             "endpoints": array(
                 obj(
                     {
