@@ -379,6 +379,21 @@ def profile_targets() -> list[dict]:
     return docs
 
 
+def glance_doc(region: str, account_id: int) -> dict:
+    """A roster's fetch as store.glances.Glances.save_many writes it."""
+    return {
+        "_id": player_key(region, account_id),
+        "account_id": account_id,
+        "fetched_at": NOW - 600,
+        "expires_at": utc(NOW + 3000),
+        "reason": None,
+        "nickname": f"p{account_id}",
+        "clan": None,
+        "totals": dict.fromkeys(("battles", "wins", "damage_dealt"), 100),
+        "tanks": [[1, 100, 50, 2], [17, 20, 10, 0]],
+    }
+
+
 def clan_doc(region: str, clan_id: int, cached_at: float, referenced_at: float) -> dict:
     members = [
         {
@@ -607,6 +622,11 @@ POPULATION: dict[str, tuple[Callable[[int], list[dict]], Callable[[], list[dict]
     "tank_records": (tank_others, tank_targets),
     "snapshots": (snapshot_others, snapshot_targets),
     "players": (profile_others, profile_targets),
+    # Other accounts' roster fetches, and the targets' (a roster reads up to 100 by _id).
+    "glances": (
+        lambda n: [glance_doc(("eu", "na", "asia")[i % 3], 100_000_000 + i) for i in range(n)],
+        lambda: [glance_doc("eu", a) for a in DUE_PROFILES],
+    ),
     "clans": (clan_others, clan_targets),
     "clan_digests": (
         lambda n: [digest_doc(*_other_clan(i), NOW - 3 * 86400) for i in range(n)],
@@ -964,6 +984,18 @@ REGISTRY: dict[str, list[Case]] = {
     # --- profiles and daily snapshots: store/players.py
     "Players.get": [Case(lambda s, n: s.players.get("eu", NEWEST_PROFILE), expect=bool)],
     "Players.get_many": [Case(lambda s, n: s.players.get_many("eu", DUE_PROFILES), expect=lambda r: len(r) == 5)],
+    "Glances.get_many": [Case(lambda s, n: s.glances.get_many("eu", DUE_PROFILES), expect=lambda r: len(r) == 5)],
+    "Glances.save_many": [
+        Case(
+            lambda s, n: s.glances.save_many(
+                "eu",
+                [
+                    {k: v for k, v in glance_doc("eu", a).items() if k not in ("_id", "expires_at")}
+                    for a in DUE_PROFILES
+                ],
+            )
+        )
+    ],
     "Players.save": [Case(lambda s, n: s.players.save(_profile_write(n)))],
     "Players.set_ratings": [
         Case(lambda s, n: s.players.set_ratings("eu", NEWEST_PROFILE, NOW, {"wn8": 1501.0 + n}), expect=bool)
@@ -1177,6 +1209,7 @@ EXEMPT: dict[str, str] = {
             "Watched",
             "OfficialMarks",
             "VehicleCatalogues",
+            "Glances",
         )
     },
     **{

@@ -32,8 +32,15 @@ RUN_TIMEOUT = 170  # seconds; the run itself takes well under a minute
 # second for the other operations' (a starved live search answered 503 once). /players takes
 # search or ids (exactly one; ids with region): a rule between parameters that the document states
 # in words, so a schema-valid request may be refused there with 400 (only there); a search not
-# matching a tracked nickname is a live lookup, so fewer examples (as for the sessions).
+# matching a tracked nickname is a live lookup, so fewer examples (as for the sessions). /roster the
+# same: accounts or names (exactly one), none twice, a rule the document states in words; its unknown
+# accounts are asked live (four requests a roster), so fewer examples still.
 SESSION_CONFIG = """
+[[operations]]
+include-operation-id = ["getRoster", "headRoster"]
+checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]
+generation.max-examples = 5
+
 [[operations]]
 include-operation-id = ["getPlayerSearch", "headPlayerSearch"]
 checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]

@@ -16,8 +16,8 @@ ROSTER_FRESH_SECONDS = PROFILE_MAX_AGE  # a cached profile or a roster's own fet
 ROSTER_METHODS = ("account/info", "account/tanks", "clans/accountinfo", "account/wtr")
 # Why a row has no figures.
 ROSTER_REASONS = ("no_account", "no_battles", "not_found", "upstream_failed")
-_TANK_SUFFIX = r"(:[0-9]{1,10})?"
-_ID = r"[0-9]{1,20}" + _TANK_SUFFIX
+_TANK_SUFFIX = r"(:[1-9][0-9]{0,9})?"
+_ID = r"[1-9][0-9]{0,19}" + _TANK_SUFFIX
 _NAME = r"[A-Za-z0-9_]{1,24}" + _TANK_SUFFIX
 
 ACCOUNTS = Param(
