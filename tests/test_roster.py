@@ -18,7 +18,7 @@ from tests.helpers import TEST_READER_ADDRESS, sim_async
 from tests.test_players import get
 
 # Accounts no other test module looks up (each test has a database of its own; the simulator is shared).
-ACCOUNTS = existing_accounts("eu", 400)[300:]
+ACCOUNTS = existing_accounts("eu", 600)[300:]
 TRACKED = ACCOUNTS[:3]
 UNKNOWN = ACCOUNTS[10:40]
 
@@ -206,3 +206,41 @@ async def test_bad_rosters_are_a_400_with_their_code(http_client, base_url):
             assert words in body["error"]["message"], (query, body)
     response, body = await get(http_client, base_url, "/api/v1/roster?accounts=5", client="198.51.100.92")
     assert response.code == 400 and body["error"]["code"] == "invalid_region"
+
+
+@pytest.mark.gen_test(timeout=120)
+async def test_a_burst_of_rosters_is_answered_without_stalling_the_upstream(
+    http_client, base_url, upstream_sim, reset_sim
+):
+    """Twelve clients each ask a roster of 15 unknown accounts at once: the shared live budget admits
+    what the upstream can take (a unit per request), the realm's pacing keeps under the CDN's
+    throttle, and every roster is answered: 200 with its rows, or 503 saying when to come back."""
+    await sim_async(upstream_sim, "/_sim/stats", {"reset": True})
+    pool = ACCOUNTS[100:280]
+    assert len(pool) == 180
+    rosters = [pool[i * 15 : (i + 1) * 15] for i in range(12)]
+    answers = await asyncio.gather(
+        *(
+            get(
+                http_client,
+                base_url,
+                "/api/v1/roster?region=eu&accounts=" + ",".join(map(str, r)),
+                client=f"203.0.113.{i}",
+            )
+            for i, r in enumerate(rosters)
+        )
+    )
+    served = 0
+    for (response, body), asked in zip(answers, rosters):
+        if response.code == 200:
+            served += 1
+            assert [r["account_id"] for r in body["data"]["rows"]] == asked
+            assert body["data"]["counts"]["live"] == len(asked), body["data"]["counts"]
+        else:
+            assert response.code == 503 and body["error"]["code"] == "upstream_unavailable", (response.code, body)
+            assert 1 <= int(response.headers["Retry-After"]) <= 60
+    assert served >= 1
+    stats = await sim_async(upstream_sim, "/_sim/stats")
+    sent = stats["total"] + stats["throttle"]["stalled"]
+    assert stats["throttle"]["stalled"] <= 0.01 * sent, stats["throttle"]
+    assert stats["violations"]["total"] == 0, stats["violations"]
