@@ -8,7 +8,8 @@
  * charts.js, player.js, tanks.js (a player's tanks), history.js, clan.js, tankstats.js (the tanks
  * page), marks.js (a region's marks of excellence), tank.js (a tank's page), expected.js (a
  * region's WN8 expected values), online.js, dumps.js (the daily bulk files), status.js, search.js,
- * vehicles.js (the vehicle catalogue) and strength.js (a tier's tier list), which are routed here. */
+ * vehicles.js (the vehicle catalogue), strength.js (a tier's tier list) and roster.js (a battle's
+ * players at once), which are routed here. */
 
 import { $ } from './render.js';
 import { loading } from './api.js';
@@ -17,10 +18,11 @@ import { loadIndex } from './docs.js';
 import { bindSearch } from './search.js';
 import { bindVehicles, nav, routeVehicles } from './vehicles.js';
 import { bindStrength, fillStrength, routeStrength } from './strength.js';
+import { bindRoster, routeRoster } from './roster.js';
 
-// The views routed here before explorer.js's route(): #vehicles/... and #strength/... (each
+// The views routed here before explorer.js's route(): #vehicles/..., #strength/... and #roster/... (each
 // module parses its own raw hash segments: a name searched may hold any character).
-const PAGES = { vehicles: routeVehicles, strength: routeStrength };
+const PAGES = { vehicles: routeVehicles, strength: routeStrength, roster: routeRoster };
 
 function showPage(view) {
   document.querySelectorAll('#explorer > .panel').forEach((panel) => { panel.hidden = panel.id !== `panel-${view}`; });
@@ -58,6 +60,7 @@ async function start() {
   bindSearch();
   bindVehicles();
   bindStrength();
+  bindRoster();
   fillForms();
   fillStrength();
   window.addEventListener('hashchange', () => {
