@@ -89,6 +89,7 @@ ALL_SCENARIOS = [
     "bad_request",
     "history",
     "tanks",
+    "roster",
     "rate_limited",
     "memory",
 ]
@@ -351,6 +352,8 @@ class Bench:
             ("bad_request", f"{PREFIX}/player/abc/eu", "400"),
             ("history", f"{PREFIX}/player/{tracked}/eu/history?days=30" if tracked else None, "2xx"),
             ("tanks", f"{PREFIX}/player/{tracked}/eu/tanks?days=30" if tracked else None, "2xx"),
+            # A battle's roster of (up to) 30 cached players, as a mod polls it: replayed as built.
+            ("roster", f"{PREFIX}/roster?region=eu&accounts=" + ",".join(map(str, self.seed["players"][:30])), "2xx"),
         ]
         for name, path, expected in plan:
             if name != "ceiling" and name not in args.scenarios:

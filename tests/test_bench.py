@@ -18,6 +18,7 @@ SCENARIOS = {
     "bad_request": "400",
     "history": "2xx",
     "tanks": "2xx",
+    "roster": "2xx",
     "rate_limited": "429",
 }
 
