@@ -51,7 +51,9 @@ def evaluate_goals(results: dict) -> list[dict]:
     roster = scenarios.get("roster")
     if roster and "rps" in roster:
         target = GOALS["roster_rps"]
-        goals.append(_goal(f"roster of 30 cached req/s >= {target:,.0f}", target, roster["rps"], roster["rps"] >= target))
+        goals.append(
+            _goal(f"roster of 30 cached req/s >= {target:,.0f}", target, roster["rps"], roster["rps"] >= target)
+        )
     memory = results.get("memory")
     if memory:
         goals.append(
