@@ -5,6 +5,7 @@ from handlers import (
     clans,
     dumps,
     index,
+    llms,
     metrics,
     online,
     openapi,
@@ -28,6 +29,7 @@ routes = [
     *status.routes,
     *openapi.routes,
     *metrics.routes,
+    *llms.routes,
     *base.routes,
     *site.routes,
 ]
