@@ -7,6 +7,7 @@ either fails here; on the demo (check_llms_on_demo, run by tests/test_marks.py) 
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -40,7 +41,9 @@ def missing_from_short(text: str, catalogue: tuple[Endpoint, ...] = CATALOGUE) -
     return [e.name for e in catalogue if f"[{e.summary}]({PREFIX + e.example}): `GET {e.full_path}`." not in endpoints]
 
 
-def missing_from_full(text: str, catalogue: tuple[Endpoint, ...] = CATALOGUE, scale: float = 1.0) -> list[str]:
+def missing_from_full(
+    text: str, catalogue: tuple[Endpoint, ...] = CATALOGUE, scale: float = 1.0, limits: dict[str, int] | None = None
+) -> list[str]:
     """What llms-full.txt leaves out of an endpoint's section: its path, a parameter, its limit, an error."""
     parts = re.split(r"^### ", text, flags=re.MULTILINE)
     by_summary = {part.split("\n", 1)[0]: part for part in parts[1:]}
@@ -50,10 +53,8 @@ def missing_from_full(text: str, catalogue: tuple[Endpoint, ...] = CATALOGUE, sc
         if section is None:
             problems.append(f"{endpoint.name}: no section")
             continue
-        expected = [
-            f"`GET {endpoint.full_path}`",
-            f"{scaled_limit(endpoint.limit_per_minute, scale)} requests per minute",
-        ]
+        limit = (limits or {}).get(endpoint.name, scaled_limit(endpoint.limit_per_minute, scale))
+        expected = [f"`GET {endpoint.full_path}`", f"{limit} requests per minute"]
         expected += [f"- `{p.name}` ({p.location}, {p.type}," for p in endpoint.params]
         expected += [f"A bad value answers `{p.error}`." for p in endpoint.params]
         expected += [f"- `{c}` ({ERROR_CODES[c][0]}): " for c in endpoint.error_codes]
@@ -101,13 +102,17 @@ def test_a_catalogue_entry_left_out_fails_the_checks():
 
 
 async def check_llms_on_demo(base_url: str) -> None:
-    """Both files answer, as text, naming every read operation."""
+    """Both files answer, as text, naming every endpoint with the limits the index states."""
     client = AsyncHTTPClient()
-    for path, missing in ((LLMS_PATH, missing_from_short), (LLMS_FULL_PATH, missing_from_full)):
+    index = json.loads((await client.fetch(base_url + PREFIX)).body)["data"]
+    limits = {entry["name"]: entry["rate_limit_per_minute"] for entry in index["endpoints"]}
+    for path in (LLMS_PATH, LLMS_FULL_PATH):
         response = await client.fetch(HTTPRequest(base_url + path, request_timeout=60), raise_error=False)
         assert response.code == 200, (path, response.code, response.body[:300])
         assert response.headers["Content-Type"] == MEDIA_TYPE
-        assert missing(response.body.decode()) == [], path
+        text = response.body.decode()
+        missing = missing_from_short(text) if path == LLMS_PATH else missing_from_full(text, limits=limits)
+        assert missing == [], (path, missing[:10])
 
 
 @pytest.mark.gen_test(timeout=60)
