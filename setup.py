@@ -26,6 +26,9 @@ setup(
         "tqdm>=4.66",
         # /metrics in the Prometheus text format (the reference client, not hand-written output).
         "prometheus_client>=0.20",
+        # statsapi-mcp (server/mcp/): the official MCP SDK, its current stable line (v2: the low-level
+        # Server takes its handlers in the constructor; mcp_types; httpx2, its HTTP client, is ours too).
+        "mcp>=2.3,<3",
     ],
     extras_require={
         "test": [
@@ -49,5 +52,7 @@ setup(
             "mypy>=1.10",
         ],
     },
-    entry_points={"console_scripts": ["statsapi=server.compose.entry:main"]},
+    entry_points={
+        "console_scripts": ["statsapi=server.compose.entry:main", "statsapi-mcp=server.mcp.main:main"],
+    },
 )

@@ -5,6 +5,7 @@ from handlers import (
     clans,
     dumps,
     index,
+    llms,
     metrics,
     online,
     openapi,
@@ -30,6 +31,7 @@ routes = [
     *status.routes,
     *openapi.routes,
     *metrics.routes,
+    *llms.routes,
     *base.routes,
     *site.routes,
 ]

@@ -412,6 +412,21 @@ async def test_on_demo_data_marks_progress_groups_and_leaderboards_answer_what_p
     popular = (await get_data(base_url, "/api/v1/tanks/stats?region=eu&days=30&sort=players&limit=1"))["tanks"][0]
     clan = await store.clans.clans.find_one({"region": "eu"})
     await check_csv_on_demo(base_url, popular["tank_id"], 500000052, clan["clan_id"])
+    # ... an assistant gets each of them through statsapi-mcp, over stdio and Streamable HTTP, and
+    # reads of them in /llms.txt and /llms-full.txt ...
+    # The catalogue's tank examples ask for the T-34 (tank 1), which the full demo's population
+    # plays and this one's does not: a few of its players, and the daily build again.
+    from tests.test_docs import seed_tank_population
+    from tests.test_llms_txt import check_llms_on_demo
+    from tests.test_mcp import check_mcp_on_demo
+
+    await seed_tank_population(app)
+    await check_mcp_on_demo(base_url)
+    await check_llms_on_demo(base_url)
+    # ... every answer of every read operation declares each of its keys in its schema ...
+    from tests.test_declared_keys import check_keys_declared_on_demo
+
+    await check_keys_declared_on_demo(base_url)
     # ... and each form of an answer the same figures while the daily job rebuilds.
     from tests.test_csv import check_forms_agree_while_rebuilding
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from server.contract.catalogue import figures
+import server.contract.catalogue.figures as figures
 from server.contract.catalogue.model import CsvTable, Endpoint, Param
 from server.contract.catalogue.params import REGION_QUERY
 from server.contract.catalogue.shapes import (

@@ -394,7 +394,9 @@ SCHEMAS: dict[str, dict] = {
                         "avg_damage": NUMBER_OR_NULL,
                         "avg_combined_damage": NUMBER_OR_NULL,
                         "wn8": NUMBER_OR_NULL,
-                    }
+                    },
+                    # The group's value under the group_by's own name: one of tier, type and nation.
+                    required=["tanks", "battles", "wins", "win_rate", "avg_damage", "avg_combined_damage", "wn8"],
                 ),
                 description="With group_by: the period per group of tanks (one of tier, type, nation "
                 "per entry), played groups only.",

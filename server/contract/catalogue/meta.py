@@ -341,6 +341,7 @@ SCHEMAS: dict[str, dict] = {
                                 {
                                     "account_info": {"type": "integer", "minimum": 0},
                                     "tanks_stats": {"type": "integer", "minimum": 0},
+                                    "account_wtr": {"type": "integer", "minimum": 0},
                                 }
                             ),
                             "records": {"type": "integer", "minimum": 0},
@@ -567,7 +568,24 @@ def index_schema(index: Mapping[str, Any], names: Iterable[str]) -> dict:
             "attribution": {"type": "string"},
             "openapi": {"type": "string"},
             "methods": array({"type": "string"}),
-            "rate_limits": {"type": "object", "required": list(index["rate_limits"])},
+            "changelog": obj(
+                {
+                    "release": {"type": "string", "description": "The release this server runs."},
+                    "document": {"type": "string", "description": "Each release's changes, in the source."},
+                }
+            ),
+            "rate_limits": obj(
+                {
+                    "identified_by": {"type": "string"},
+                    "window": {"type": "string"},
+                    "headers": array({"type": "string"}),
+                    "live_lookups": obj(
+                        {"per_client_per_minute": {"type": "integer"}, "global_per_minute": {"type": "integer"}}
+                    ),
+                },
+                required=list(index["rate_limits"]),
+                closed=False,
+            ),
             "regions": array({"type": "string", "enum": list(REGIONS)}),
             "games": array({"type": "string", "enum": list(GAMES)}),
             "rating_bands": {
@@ -605,7 +623,25 @@ def index_schema(index: Mapping[str, Any], names: Iterable[str]) -> dict:
                             "description": "How long a process replays a built answer to the same path "
                             "and query (meta.generated says when it was built); 0: built for every request.",
                         },
-                        "parameters": array({"type": "object", "required": ["name", "in", "type"]}),
+                        "parameters": array(
+                            obj(
+                                {
+                                    "name": {"type": "string"},
+                                    "in": {"type": "string", "enum": ["path", "query"]},
+                                    "type": {"type": "string", "enum": ["integer", "string"]},
+                                    "minimum": {"type": "integer"},
+                                    "maximum": {"type": "integer"},
+                                    "enum": array({"type": ["string", "integer"]}),
+                                    "minLength": {"type": "integer", "minimum": 0},
+                                    "maxLength": {"type": "integer", "minimum": 0},
+                                    "pattern": {"type": "string"},
+                                    "default": {"type": ["string", "integer"]},
+                                    "required": {"type": "boolean"},
+                                },
+                                required=["name", "in", "type"],
+                                closed=False,
+                            )
+                        ),
                         "description": {"type": "string"},
                         "example": {"type": "string"},
                         "rate_limit_per_minute": {"type": "integer", "minimum": 1},
@@ -617,6 +653,15 @@ def index_schema(index: Mapping[str, Any], names: Iterable[str]) -> dict:
                             "additionalProperties": {"type": "string"},
                             "description": "Short guide to the fields of the answer.",
                         },
+                        "batch": obj(
+                            {
+                                "param": {"type": "string"},
+                                "most": {"type": "integer", "minimum": 1},
+                                "ids_per_minute": {"type": "integer", "minimum": 1},
+                                "bucket": {"type": "string"},
+                            },
+                            description="Present when a request naming many ids at once is counted per id.",
+                        ),
                         "csv": obj(
                             {
                                 "rows": {"type": "string", "description": "The list of `data` served as rows."},
