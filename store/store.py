@@ -19,6 +19,7 @@ from store.leaderboards import Leaderboards
 from store.leases import Leases
 from store.official import OfficialMarks
 from store.online import OnlineSamples
+from store.panel import Panels
 from store.players import Players
 from store.population import Population
 from store.ratelimit import RateCounters
@@ -112,6 +113,7 @@ class Store:
         self.official_marks = OfficialMarks(self.db, ttl_indexes=ttl_indexes)  # WG's published distributions
         self.vehicles = VehicleCatalogues(self.db)  # each region's vehicle catalogue, as last fetched
         self.glances = Glances(self.db, ttl_indexes=ttl_indexes)  # what rosters fetched live, for an hour
+        self.panels = Panels(self.db)  # each realm's random panel of account ids
         self.families: list[CollectionFamily] = [
             self.rate_counters,
             self.leases,
@@ -129,6 +131,7 @@ class Store:
             self.official_marks,
             self.vehicles,
             self.glances,
+            self.panels,
         ]
 
     async def ensure_schema(self) -> None:

@@ -130,7 +130,8 @@ class Tracked:
         }
         if "last_visit_day" not in fields:
             insert["last_visit_day"] = ""
-        update: dict[str, Any] = {"$setOnInsert": insert, "$max": {"until": until}}
+        # Looked up or a clan member: no longer only the panel's (its figures count in the tracked population).
+        update: dict[str, Any] = {"$setOnInsert": insert, "$max": {"until": until}, "$unset": {"panel_only": ""}}
         if fields:
             update["$set"] = fields
         # A parked account (tracking had ended) is due again from today's pass on.
@@ -163,6 +164,53 @@ class Tracked:
             await self.freshness.raise_to(self.status_name, now)
         await self.sync_nicknames([tracked_id(region, a) for a, n in accounts if n])
         return len(ops) // 2
+
+    async def track_panel(
+        self,
+        region: str,
+        account_ids: Iterable[int],
+        until: float,
+        now: float,
+        last_battle: Mapping[int, float] | None = None,
+    ) -> int:
+        """Track the panel's accounts until at least `until` (server/services/panel.py): an account
+        tracked only for the panel is marked `panel_only` (its figures stay out of the tracked
+        population's; `last_battle` gives a new one its probe's last_battle_time until its first
+        visit); one round trip per 100 accounts. Returns how many were inserted."""
+        ops: list[UpdateOne] = []
+        for account_id in account_ids:
+            key = tracked_id(region, account_id)
+            insert = {
+                "region": region,
+                "account_id": int(account_id),
+                "slice": slice_of(region, account_id),
+                "since": now,
+                "last_visit_day": "",
+                "panel_only": True,
+            }
+            if last_battle and account_id in last_battle:
+                insert["last_battle_time"] = int(last_battle[account_id])
+            ops.append(UpdateOne({"_id": key, "last_visit_day": PARKED}, {"$set": {"last_visit_day": ""}}))
+            ops.append(UpdateOne({"_id": key}, {"$setOnInsert": insert, "$max": {"until": until}}, upsert=True))
+        inserted = 0
+        for start in range(0, len(ops), 200):
+            inserted += (await self.collection.bulk_write(ops[start : start + 200], ordered=True)).upserted_count
+        if inserted:
+            await self.freshness.raise_to(self.status_name, now)
+        return inserted
+
+    async def panel_books(self, keys: list[str]) -> dict[str, dict]:
+        """What the panel's refresh reads of its accounts by _id: `last_battle_time` (as of the
+        newest visit that found battles; absent before the first) and `panel_only` (point reads by
+        _id, IN_CHUNK at a time)."""
+        out: dict[str, dict] = {}
+        for start in range(0, len(keys), IN_CHUNK):
+            cursor = self.collection.find(
+                {"_id": {"$in": keys[start : start + IN_CHUNK]}}, {"last_battle_time": 1, "panel_only": 1}
+            )
+            for doc in await cursor.to_list(None):
+                out[doc["_id"]] = doc
+        return out
 
     async def extend(self, region: str, account_id: int, until: float) -> None:
         """A tracked account was looked up again: track it at least until `until` (no insert). A

@@ -796,6 +796,10 @@ REGISTRY: dict[str, list[Case]] = {
     ],
     "Tracked.extend": [Case(lambda s, n: s.tracked.extend("eu", WRITE_IDS[1], NOW + 86400 * 31))],
     "Tracked.get": [Case(lambda s, n: s.tracked.get("eu", SEARCH_IDS[1]), expect=bool)],
+    "Tracked.track_panel": [Case(lambda s, n: s.tracked.track_panel("eu", WRITE_IDS[:10], NOW + 86400 * 3, NOW))],
+    "Tracked.panel_books": [
+        Case(lambda s, n: s.tracked.panel_books(WRITE_KEYS), expect=lambda r: len(r) == len(WRITE_KEYS))
+    ],
     "Tracked.mastery_payload": [
         Case(lambda s, n: s.tracked.mastery_payload("eu", SEARCH_IDS[1]), expect=lambda r: isinstance(r, bytes))
     ],
@@ -1210,8 +1214,10 @@ EXEMPT: dict[str, str] = {
             "OfficialMarks",
             "VehicleCatalogues",
             "Glances",
+            "Panels",
         )
     },
+    **{f"Panels.{m}": "panels: one document per region (three), read and replaced by _id" for m in ("get", "save")},
     **{
         f"VehicleCatalogues.{m}": "vehicles: one document per region (three), read and replaced by _id"
         for m in ("save", "get")

@@ -145,6 +145,14 @@ Other endpoints::
                                throttle off too)}} (DELETE or POST {"reset": true} clears; the
                                throttle's windows and blocks stay: /_sim/throttle resets those)
     GET  /_sim/accounts?region=eu&n=10&start=ID   existing account ids (existing_accounts())
+    GET  /_sim/population?region=eu&days=30&through=YYYY-MM-DD
+                              the world's own per-tank sums over the `days` days ending at the end
+                              of `through` (default: ending now), over a simple random sample of
+                              the region's accounts that played in them (truth.py: a uniform draw
+                              of ids over the whole range, until 5,000 played): {"region", "days",
+                              "from", "to", "ids_drawn", "players", "tanks": {"<tank_id>":
+                              {"players", "battles", "wins", "damage_dealt"}}}; computed on a
+                              thread and a world of its own (about 20 s the first time), then kept
     GET  /_sim/veterans?region=eu&n=10            veteran account ids (veteran_accounts())
     GET  /_sim/clans?region=eu&n=10               active clan ids (existing_clans())
     GET  /_sim/clans/disbanded?region=eu&n=10     disbanded clan ids (disbanded_clans())
@@ -174,6 +182,7 @@ deterministic number of battles per day from its creation date on.
 from __future__ import annotations
 
 import asyncio
+import datetime
 import logging
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -182,10 +191,12 @@ from typing import Any
 import tornado.web
 import ujson
 
+from . import truth
 from .clock import SimClock
 from .expected import ExpectedTables, http_date, not_modified
 from .faults import Faults, config_error_field, error_code
 from .ids import (
+    DAY,
     GAMES,
     REGION_RANGES,
     REGIONS,
@@ -246,6 +257,22 @@ class SimState:
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="upstream-sim")
         self._release: asyncio.Event | None = None
         self._stall_release: asyncio.Event | None = None
+        self._truth: tuple[World, ThreadPoolExecutor] | None = None
+
+    def truth(self) -> tuple[World, ThreadPoolExecutor]:
+        """A world of the same data and its own thread for /_sim/population: summing thousands of
+        accounts never holds the API's worker (nor its profile cache)."""
+        if self._truth is None:
+            world = self.world
+            self._truth = (
+                World(
+                    vehicles=world.vehicles_source if world.vehicles_source != "generated" else "",
+                    expected_values=world.expected_source if world.expected_source != "generated" else None,
+                    battle_seconds=world.battle_seconds,
+                ),
+                ThreadPoolExecutor(max_workers=1, thread_name_prefix="upstream-sim-truth"),
+            )
+        return self._truth
 
     def reset_stats(self) -> None:
         self.counters.reset()
@@ -676,6 +703,28 @@ class ListHandler(_Base):
         self.send({"region": region, "ids": LISTS[self.kind](region, n, start)})
 
 
+class PopulationHandler(_Base):
+    async def get(self) -> None:
+        region = self.get_argument("region", "eu")
+        if region not in REGION_RANGES:
+            raise tornado.web.HTTPError(400, "region must be eu, na or asia")
+        try:
+            days = int(self.get_argument("days", "30"))
+            through = self.get_argument("through", None)
+            end = (
+                datetime.datetime.fromisoformat(through).replace(tzinfo=datetime.UTC).timestamp() + DAY
+                if through
+                else self.sim.clock.now()
+            )
+        except ValueError:
+            raise tornado.web.HTTPError(400, "days must be an integer and through a date (YYYY-MM-DD)") from None
+        if not 1 <= days <= 90:
+            raise tornado.web.HTTPError(400, "days must be 1-90")
+        loop = asyncio.get_running_loop()
+        world, worker = self.sim.truth()
+        self.send(await loop.run_in_executor(worker, truth.population, world, region, days, end))
+
+
 class IndexHandler(_Base):
     def get(self) -> None:
         self.send(
@@ -698,6 +747,7 @@ class IndexHandler(_Base):
                     "/_sim/expected",
                     "/_sim/stats",
                     "/_sim/accounts",
+                    "/_sim/population",
                     "/_sim/veterans",
                     "/_sim/clans",
                     "/_sim/clans/disbanded",
@@ -820,6 +870,7 @@ def make_app(
             (r"/_sim/limits/?", LimitsHandler, kw),
             (r"/_sim/stats/?", StatsHandler, kw),
             (r"/_sim/accounts/?", ListHandler, {"sim": sim, "kind": "accounts"}),
+            (r"/_sim/population/?", PopulationHandler, kw),
             (r"/_sim/veterans/?", ListHandler, {"sim": sim, "kind": "veterans"}),
             (r"/_sim/clans/disband/?", DisbandHandler, kw),
             (r"/_sim/clans/disbanded/?", ListHandler, {"sim": sim, "kind": "disbanded"}),

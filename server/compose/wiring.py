@@ -21,6 +21,7 @@ from server.services.history import HistoryService
 from server.services.leaderboards import LeaderboardService
 from server.services.official import OfficialFigures
 from server.services.online import OnlineService
+from server.services.panel import PanelService
 from server.services.players import PlayerService
 from server.services.population import PopulationService
 from server.services.profile_ratings import ProfileRatings
@@ -132,8 +133,9 @@ async def build_services(
     backups = ScheduledBackups(
         store, config.backup_dir, config.backup_keep, writer=f"statsapi {VERSION}", duty=config.backup_duty, clock=clock
     )
+    panel = PanelService(store, upstream, size=config.panel_size, clock=clock)
     targets = JobTargets(
-        ratings_source, players, online, clans, Retention(store, clock=clock), population, backups, official
+        ratings_source, players, online, clans, Retention(store, clock=clock), population, backups, official, panel
     )
     for job in SCHEDULE:
         jobs.add(job.name, job.every, job.run(targets))
@@ -158,6 +160,7 @@ async def build_services(
         dumps=dumps,
         vehicles=VehicleService(catalogue, tank_stats, ratings_source, official=official, clock=clock),
         roster=RosterService(store, upstream, ratings_source, limiter, clock=clock),
+        panel=panel,
     )
     metrics.add_source(lambda: process_families(services))
     if config.embedded_database:

@@ -15,6 +15,7 @@ VERSION = "1.10.0"
 API_VERSION = "v1"
 DEFAULT_METRICS_ALLOW = "127.0.0.1/32,::1/128"
 TRACK_DAYS = 90  # days after its last lookup that the tracker still measures an account daily
+PANEL_SIZE = 20_000  # active accounts per realm in the random panel (server/services/panel.py)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,6 +51,7 @@ class Config:
     jobs: bool = True
     # The tracker visits an account daily until this many days after its last lookup.
     track_days: int = TRACK_DAYS
+    panel_size: int = PANEL_SIZE
     seed_demo: bool = False
     shutdown_grace: float = 10.0
     log_level: str = "INFO"
@@ -106,6 +108,12 @@ def _positive(name: str, value: float) -> float:
     if not value > 0:
         raise SystemExit(f"{name} must be a positive number")
     return value
+
+
+def _panel_size(value: int) -> int:
+    if not 0 <= value <= 1_000_000:
+        raise SystemExit("--panel-size must be 0 to 1,000,000")
+    return int(value)
 
 
 def _share(name: str, value: float) -> float:
@@ -212,6 +220,11 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         help=f"days after its last lookup that an account is still measured daily by the tracker (default {TRACK_DAYS})",
     )
+    parser.add_argument(
+        "--panel-size",
+        type=int,
+        help=f"active accounts per realm in the random panel the server figures come from; 0: none (default {PANEL_SIZE})",
+    )
     parser.add_argument("--seed-demo", action="store_true", help="seed demo data when the database is empty")
     parser.add_argument("--log-level")
     parser.add_argument(
@@ -285,6 +298,7 @@ def get_config(argv: Sequence[str] | None = None, environ: Mapping[str, str] | N
         track_days=int(
             _positive("--track-days", pick(args.track_days, "STATSAPI_TRACK_DAYS", defaults.track_days, int))
         ),
+        panel_size=_panel_size(pick(args.panel_size, "STATSAPI_PANEL_SIZE", defaults.panel_size, int)),
         seed_demo=args.seed_demo or _bool(env.get("STATSAPI_SEED_DEMO", "0")),
         log_level=pick(args.log_level, "STATSAPI_LOG_LEVEL", defaults.log_level),
     )

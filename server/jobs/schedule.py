@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from server.jobs import backups, retention
-from server.services import clans, official, online, players, population
+from server.services import clans, official, online, panel, players, population
 from server.upstream import expected_values
 
 if TYPE_CHECKING:
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from server.services.expected import ExpectedValuesService
     from server.services.official import OfficialFigures
     from server.services.online import OnlineService
+    from server.services.panel import PanelService
     from server.services.players import PlayerService
     from server.services.population import PopulationService
 
@@ -35,6 +36,7 @@ class JobTargets:
     population: PopulationService
     backups: ScheduledBackups
     official: OfficialFigures
+    panel: PanelService
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,4 +57,5 @@ SCHEDULE: tuple[Scheduled, ...] = (
     Scheduled("tank_statistics", population.BUILD_EVERY, lambda t: t.population.build),
     Scheduled("backup", backups.INTERVAL_SECONDS, lambda t: t.backups.run),
     Scheduled("official_thresholds", official.FETCH_EVERY, lambda t: t.official.fetch),
+    Scheduled("panel", panel.REFRESH_EVERY, lambda t: t.panel.run),
 )

@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # types only: the services import nothing from here at run ti
     from server.services.history import HistoryService
     from server.services.leaderboards import LeaderboardService
     from server.services.online import OnlineService
+    from server.services.panel import PanelService
     from server.services.players import PlayerService
     from server.services.roster import RosterService
     from server.services.search import PlayerSearch
@@ -72,6 +73,7 @@ class Services:
         dumps: DumpService | None = None,
         vehicles: VehicleService | None = None,
         roster: RosterService | None = None,
+        panel: PanelService | None = None,
     ):
         self.started_at = time.time()
         # Rendered answers replayed by the HTTP layer; the services drop what they write.
@@ -96,6 +98,7 @@ class Services:
         self._dumps = dumps  # the daily bulk files (/dumps)
         self._vehicles = vehicles  # /vehicles and /tanks/strength
         self._roster = roster  # /roster
+        self.panel = panel  # each realm's random panel (its job, its figures in /status)
         # Set by run_server: the embedded database's supervisor (None with an external MongoDB)
         # and the HTTP server's connection figures.
         self.embedded_database: Supervised | None = None
@@ -205,6 +208,12 @@ class Services:
         if self.tracker is None:
             return {"enabled": False}
         return self.tracker.status()
+
+    async def panel_status(self) -> dict:
+        """Each realm's random panel: size, when drawn, its upstream requests a day."""
+        if self.panel is None:
+            return {"enabled": False}
+        return {"enabled": self.panel.size > 0, **await self.panel.status()}
 
     def database_up(self) -> bool:
         """The database answered the driver's last heartbeat (True when no status service is wired)."""

@@ -17,7 +17,7 @@ log = logging.getLogger("statsapi.upstream")
 # the tracker, the refresh-ahead and the online sampler keep data fresh; table reloads can wait.
 # Who asks the upstream: a closed set, so a new caller is named here (and gets a priority) or mypy
 # and the check below fail; an unknown string can never count silently as some other caller.
-Caller = Literal["live", "clans", "tracker", "refresh", "online", "watch", "other", "reference", "seed"]
+Caller = Literal["live", "clans", "tracker", "refresh", "online", "watch", "other", "reference", "seed", "panel"]
 CALLERS: tuple[Caller, ...] = get_args(Caller)
 PRIORITIES: dict[Caller, int] = {
     "live": 0,
@@ -29,6 +29,7 @@ PRIORITIES: dict[Caller, int] = {
     "other": 1,
     "reference": 2,
     "seed": 2,
+    "panel": 2,  # probing for the random panel: background work that can wait
 }
 if set(PRIORITIES) != set(CALLERS):  # checked at import: every caller has its priority
     raise RuntimeError(f"PRIORITIES and Caller disagree: {sorted(set(PRIORITIES) ^ set(CALLERS))}")

@@ -78,6 +78,9 @@ STATUS = Endpoint(
         "tracker": "enabled, track_days, slices, tracked (accounts now), today {day, visited, total, "
         "slices_finished, eta_seconds, requests {account_info, tanks_stats}, records, record_bytes}, "
         "this_process {slices_claimed, spent_today}",
+        "panel": "enabled, target (active accounts wanted per realm), active_days; by_realm.<region>: size "
+        "(frame accounts that played in the last active_days), target, frame (accounts drawn), drawn_at, "
+        "refreshed_at (unix), requests_a_day {tracking, probing, total}",
         "embedded_database": "null on MongoDB; else the supervised SecantusDB child: state, restarts, "
         "restart_attempts, last_restart, last_exit {at, code}",
         "connections": "this process's client connections: open, max, max_per_client, waiting_for_head, "
@@ -382,6 +385,47 @@ SCHEMAS: dict[str, dict] = {
                 },
                 required=["enabled"],
                 description="The daily pass that measures every tracked account (see the README's Tracker).",
+            ),
+            "panel": obj(
+                {
+                    "enabled": {"type": "boolean", "description": "False with --panel-size 0."},
+                    "target": {"type": "integer", "minimum": 0, "description": "Active accounts wanted per realm."},
+                    "active_days": {"type": "integer", "minimum": 1},
+                    "by_realm": {
+                        "type": "object",
+                        "description": "Per realm: the panel as its last refresh left it.",
+                        "additionalProperties": obj(
+                            {
+                                "size": {
+                                    "type": "integer",
+                                    "minimum": 0,
+                                    "description": "Panel accounts that played in the last active_days days.",
+                                },
+                                "target": {"type": "integer", "minimum": 0},
+                                "frame": {
+                                    "type": "integer",
+                                    "minimum": 0,
+                                    "description": "Accounts drawn (active or not), each measured daily.",
+                                },
+                                "drawn_at": NUMBER_OR_NULL,
+                                "refreshed_at": NUMBER_OR_NULL,
+                                "requests_a_day": obj(
+                                    {
+                                        "tracking": {"type": "integer", "minimum": 0},
+                                        "probing": {"type": "integer", "minimum": 0},
+                                        "total": {"type": "integer", "minimum": 0},
+                                    },
+                                    description="Upstream requests a day: the tracker's visits of the frame "
+                                    "(account/info, tanks/stats, account/wtr) and probing (average of the "
+                                    "last 30 days).",
+                                ),
+                            }
+                        ),
+                    },
+                },
+                required=["enabled"],
+                description="Each realm's random panel, the population of the server figures "
+                '(docs/data.md, "The random panel").',
             ),
             "jobs": {
                 "type": "object",

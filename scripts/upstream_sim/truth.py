@@ -1,0 +1,115 @@
+"""The simulated world's own figures over a random sample of each realm's accounts: the truth a
+panel's estimates are checked against (/_sim/population), and the sample the published
+tanks/mastery distributions are computed over (official.py).
+
+The sample is a fixed uniform draw of account ids over the realm's whole range (a stable hash of
+the draw's index): every existing account is equally likely to be in it, whatever its id, so the
+accounts of the sample that played in a window are a simple random sample of the realm's accounts
+that played in it.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING
+
+from .ids import DAY, REGION_RANGES, _seed, account_exists
+from .profile import BLOCK_FIELDS
+
+if TYPE_CHECKING:
+    from .world import World
+
+# Accounts that played in the window the truth is summed over (at least): a simple random sample of
+# the realm's active accounts of this size.
+TRUTH_PLAYERS = 5_000
+TRUTH_MAX_IDS = 200_000  # ids drawn at most for one answer (a window nobody played in stops there)
+COUNTERS = ("battles", "wins", "damage_dealt")
+COLUMN = {name: BLOCK_FIELDS.index(name) for name in COUNTERS}
+
+_lock = threading.Lock()
+_ids: dict[str, list[int]] = {}  # each region's existing sample ids in draw order, grown on demand
+_ids_drawn: dict[str, int] = {}  # ... and how many ids the draw has taken
+_cache: dict[tuple[int, str, int, int], dict] = {}
+
+
+def sample_ids(region: str, n: int) -> list[int]:
+    """The first `n` existing accounts of the region's uniform draw (stable across runs)."""
+    lo, hi = REGION_RANGES[region]
+    with _lock:
+        found = _ids.setdefault(region, [])
+        seen = set(found)
+        k = _ids_drawn.get(region, 0)  # the draw goes on from where it stopped
+        while len(found) < n:
+            account_id = lo + _seed("sample", region, k) % (hi - lo + 1)
+            k += 1
+            if account_id not in seen and account_exists(region, account_id):
+                seen.add(account_id)
+                found.append(account_id)
+        _ids_drawn[region] = k
+        return found[:n]
+
+
+def window_rows(world: World, region: str, account_id: int, start: float, end: float) -> dict[int, tuple]:
+    """{tank_id: (its "all" counters at `end`, at `start` or None)} of the tanks the account played
+    between `start` and `end` (only those tanks' rows are built: the lean path of tanks/stats)."""
+    prof = world.profile(region, account_id)
+    if end < prof.created_at:
+        return {}
+    battles_end = prof._battles_at(end)
+    battles_start = prof._battles_at(start) if start >= prof.created_at else 0
+    if battles_end <= battles_start:
+        return {}
+    counts_end = prof._battles_per_tank(battles_end)
+    counts_start = prof._battles_per_tank(battles_start) if battles_start else [0] * len(counts_end)
+    out = {}
+    for i, (b1, b0) in enumerate(zip(counts_end, counts_start)):
+        if b1 > b0:
+            rates = prof.rates[i] or prof._rate(i)
+            out[int(prof.garage[i])] = (prof._tank_row(rates, b1), prof._tank_row(rates, b0) if b0 else None)
+    return out
+
+
+def population(world: World, region: str, days: int, end: float, players: int = TRUTH_PLAYERS) -> dict:
+    """The world's per-tank sums over the `days` days ending at `end` (unix seconds), over the
+    accounts of the region's sample that played in them, drawn until `players` did: {"region",
+    "days", "from", "to", "ids_drawn", "players", "tanks": {"<tank_id>": {"players", "battles",
+    "wins", "damage_dealt"}}}. Computed once per (world, region, days, end)."""
+    key = (id(world), region, int(days), int(end))
+    with _lock:
+        found = _cache.get(key)
+    if found is not None:
+        return found
+    start = end - days * DAY
+    tanks: dict[int, list[int]] = {}
+    counted = drawn = 0
+    chunk = 1000
+    while counted < players and drawn < TRUTH_MAX_IDS:
+        for account_id in sample_ids(region, drawn + chunk)[drawn:]:
+            drawn += 1
+            rows = window_rows(world, region, account_id, start, end)
+            for tank_id, (row, old) in rows.items():
+                sums = tanks.setdefault(tank_id, [0, 0, 0, 0])
+                sums[0] += 1
+                for i, name in enumerate(COUNTERS, 1):
+                    sums[i] += row[COLUMN[name]] - (old[COLUMN[name]] if old else 0)
+            if rows:
+                counted += 1
+                if counted >= players:
+                    break
+    answer = {
+        "region": region,
+        "days": int(days),
+        "from": int(start),
+        "to": int(end),
+        "ids_drawn": drawn,
+        "players": counted,
+        "tanks": {
+            str(t): {"players": s[0], "battles": s[1], "wins": s[2], "damage_dealt": s[3]}
+            for t, s in sorted(tanks.items())
+        },
+    }
+    with _lock:
+        _cache[key] = answer
+        if len(_cache) > 32:
+            _cache.pop(next(iter(_cache)))
+    return answer
