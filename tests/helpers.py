@@ -91,7 +91,13 @@ def make_config(**overrides):
     from server.contract.config import Config
 
     # A data directory of its own: the kept expected-values table of one test is not another's.
-    fields = {"jobs": False, "application_id": "test-app-id-secret", "data_dir": tempfile.mkdtemp(prefix="statsapi-")}
+    # No random panel unless a test asks for one: probing would share the simulator's quota.
+    fields = {
+        "jobs": False,
+        "application_id": "test-app-id-secret",
+        "data_dir": tempfile.mkdtemp(prefix="statsapi-"),
+        "panel_size": 0,
+    }
     fields.update(overrides)
     return dataclasses.replace(Config(), **fields)
 
@@ -242,6 +248,7 @@ class ServerProcess:
         self.log_path = tmp_path / f"{name}-{self.port}.log"
         self._log = open(self.log_path, "wb")
         env = dict(os.environ, STATSAPI_LOG_LEVEL="INFO", PYTHONUNBUFFERED="1")
+        env.setdefault("STATSAPI_PANEL_SIZE", "0")  # no probing of the test simulator unless asked
         # An application_id of its own (the strict simulator blocks `demo`, as the real API does)
         # and a data directory of its own (the kept expected-values table); flags still win.
         env.setdefault("STATSAPI_APPLICATION_ID", "test-app-id-secret")
