@@ -1,4 +1,4 @@
-"""Tank statistics of the tracked population: the table of a region's tanks, one tank, the expected values."""
+"""Tank statistics of the random panel or the tracked population: the table of a region's tanks, one tank, the expected values."""
 
 from __future__ import annotations
 
@@ -34,6 +34,7 @@ class TankListArgs(TankFilterArgs):
 
     sort: str
     order: str
+    population: str | None
 
 
 @arguments_of(TANK_STATS)
@@ -48,6 +49,7 @@ class TankArgs:
     tank_id: int
     region: str
     days: int
+    population: str | None
 
 
 @arguments_of(EXPECTED_VALUES)
@@ -63,7 +65,9 @@ class TankStatsHandler(BaseHandler):
 
     async def get(self, *path: str) -> None:
         args = self.arguments(path, TankStatsArgs)
-        table = await self.services.tank_stats.tank_table(args.region, args.days, args.query(), args.sort, args.order)
+        table = await self.services.tank_stats.tank_table(
+            args.region, args.days, args.query(), args.sort, args.order, args.population
+        )
         self.respond(table, tag=POPULATION_TAG)
 
 
@@ -72,7 +76,8 @@ class TankHandler(BaseHandler):
 
     async def get(self, *path: str) -> None:
         args = self.arguments(path, TankArgs)
-        self.respond(await self.services.tank_stats.tank(args.region, args.tank_id, args.days), tag=POPULATION_TAG)
+        answer = await self.services.tank_stats.tank(args.region, args.tank_id, args.days, args.population)
+        self.respond(answer, tag=POPULATION_TAG)
 
 
 class TankMarksHandler(BaseHandler):
@@ -80,7 +85,9 @@ class TankMarksHandler(BaseHandler):
 
     async def get(self, *path: str) -> None:
         args = self.arguments(path, TankListArgs)
-        marks = await self.services.tank_stats.marks_list(args.region, args.query(), args.sort, args.order)
+        marks = await self.services.tank_stats.marks_list(
+            args.region, args.query(), args.sort, args.order, args.population
+        )
         self.respond(marks, tag=POPULATION_TAG)
 
 

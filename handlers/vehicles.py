@@ -22,6 +22,7 @@ class VehiclesArgs(TankFilterArgs):
 @dataclasses.dataclass(frozen=True, slots=True)
 class TankStrengthArgs(TankFilterArgs):
     days: int
+    population: str | None
 
 
 class VehiclesHandler(BaseHandler):
@@ -42,7 +43,7 @@ class TankStrengthHandler(BaseHandler):
     async def get(self, *path: str) -> None:
         args = self.arguments(path, TankStrengthArgs)
         self.respond(
-            await self.services.vehicles.strength(args.region, args.days, args.query()),
+            await self.services.vehicles.strength(args.region, args.days, args.query(), args.population),
             tag=POPULATION_TAG,
         )
 

@@ -45,3 +45,5 @@ SPEND_KEYS = ("visited", "info_requests", "tanks_requests", "wtr_requests", "rec
 # The share of its time an online backup works, resting the rest (store/backup.py `_yield`;
 # --backup-duty): low priority, so cached reads keep their p99 while it runs (docs/benchmarks.md).
 BACKUP_DUTY = 0.1
+
+POPULATIONS = ("panel", "tracked")  # who a server-wide table is over: the random panel, or the tracked accounts

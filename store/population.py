@@ -25,6 +25,12 @@ MARKS_DAYS = 100  # daily mark thresholds kept: a tank's series reads at most 90
 PERCENTILES = tuple(range(1, 100))  # the grid each distribution is kept as (p1 ... p99)
 
 
+def population_id(region: str, name: str, population: str = "tracked") -> str:
+    """The _id of a table (tank_periods) or a tank's series (tank_series) of `population`: the
+    tracked population's are `{region}:{name}`, the random panel's `{region}:panel:{name}`."""
+    return f"{region}:{name}" if population == "tracked" else f"{region}:{population}:{name}"
+
+
 def change_id(region: str, account_id: int, day: str) -> str:
     return f"{region}:{int(account_id)}:{day}"
 
@@ -55,8 +61,9 @@ class TankChanges(KeptByDay):
     {_id: "region:account_id:YYYY-MM-DD", r: region, d: day (indexed with r: a day's changes of a
      region are one equality on the index), a: account_id, t: the per-tank differences (packed
      like a keyframe: server/domain/records.py pack of {tank_id: counter differences}), s: the
-     change of the account's assistance (store.constants.ACCOUNT_ASSIST; absent when unknown), x: the day as a date
-     (expires CHANGE_DAYS after it)}.
+     change of the account's assistance (store.constants.ACCOUNT_ASSIST; absent when unknown), p: true when
+     the account was tracked for the random panel only that day (absent otherwise: its figures stay out of
+     the tracked population's), x: the day as a date (expires CHANGE_DAYS after it)}.
 
     Written beside the day's per-tank record by the tracker, from the same base state: the record's
     change is against the previous record's state, and so is this. A second write of the account on
@@ -76,10 +83,12 @@ class TankChanges(KeptByDay):
         day: str,
         payload: bytes,
         assist: Sequence[int] | None = None,
+        panel_only: bool = False,
     ) -> dict:
         """The document of one account-day: `payload` packs {tank_id: its counter differences
         (TANK_COUNTERS order)} (server/domain/records.py pack); `assist` the change of the
-        account's assistance (ACCOUNT_ASSIST), kept as `s` when known."""
+        account's assistance (ACCOUNT_ASSIST), kept as `s` when known; `panel_only`: the account is
+        tracked for the random panel only (kept as `p`)."""
         doc = {
             "_id": change_id(region, account_id, day),
             "r": region,
@@ -90,6 +99,8 @@ class TankChanges(KeptByDay):
         }
         if assist is not None:
             doc["s"] = [int(v) for v in assist]
+        if panel_only:
+            doc["p"] = True
         return doc
 
     async def save(self, docs: Iterable[dict]) -> int:
@@ -103,10 +114,14 @@ class TankChanges(KeptByDay):
         of every account that played on `day` in `region`: server/domain/records.py unpack decodes
         the payloads (rows written before a counter existed are shorter; so is every row of a
         change whose base lacked it)."""
+        return [change for change, _ in await self.of_day_marked(region, day)]
+
+    async def of_day_marked(self, region: str, day: str) -> list[tuple[tuple[int, bytes, list[int] | None], bool]]:
+        """of_day's changes, each with whether its account was tracked for the random panel only."""
         # Batches of DAY_BATCH: the server's default second batch is everything left, up to 16 MB.
-        cursor = self.collection.find({"r": region, "d": day}, {"a": 1, "t": 1, "s": 1, "_id": 0})
+        cursor = self.collection.find({"r": region, "d": day}, {"a": 1, "t": 1, "s": 1, "p": 1, "_id": 0})
         docs = await cursor.batch_size(DAY_BATCH).to_list(None)
-        return [(int(doc["a"]), bytes(doc["t"]), doc.get("s")) for doc in docs]
+        return [((int(doc["a"]), bytes(doc["t"]), doc.get("s")), bool(doc.get("p"))) for doc in docs]
 
 
 class TankDays(KeptByDay):
@@ -141,9 +156,10 @@ SUM_WIDTH = 1 + len(TANK_COUNTERS)  # a tank_days row: players, then the counter
 
 
 class TankPeriods:
-    """Collection `tank_periods`: per region and period (7, 30 or 90 days ending `through`), every tank's figures.
+    """Collection `tank_periods`: per region, population and period (7, 30 or 90 days ending `through`), every tank's figures.
 
-    {_id: "region:days", r, days, through: the period's last day, from: its first, min_battles,
+    {_id: "region:days" (the tracked accounts'; "region:panel:days" the random panel's, with panel:
+     {size, frame, refreshed_at} as of the build), r, days, through: the period's last day, from: its first, min_battles,
      built_at, accounts: {players, qualified, wn8: grid}, tanks: {"tank_id": {players: accounts
      that played it, battles.., sums: [the counter sums], qualified: players with >= min_battles,
      damage: grid, wn8: grid}}} where a grid is the percentiles 1..99 (pack_grid) of the qualified
@@ -165,29 +181,31 @@ class TankPeriods:
     async def save(self, doc: dict) -> None:
         await self.collection.replace_one({"_id": doc["_id"]}, doc, upsert=True)
 
-    async def get(self, region: str, days: int) -> dict | None:
-        return await self.collection.find_one({"_id": f"{region}:{int(days)}"})
+    async def get(self, region: str, days: int, population: str = "tracked") -> dict | None:
+        return await self.collection.find_one({"_id": population_id(region, str(int(days)), population)})
 
-    async def built_at(self, region: str, days: int) -> float | None:
+    async def built_at(self, region: str, days: int, population: str = "tracked") -> float | None:
         """When the (region, days) table was built (a point read of one field), None without one."""
-        doc = await self.collection.find_one({"_id": f"{region}:{int(days)}"}, {"built_at": 1})
+        doc = await self.collection.find_one(
+            {"_id": population_id(region, str(int(days)), population)}, {"built_at": 1}
+        )
         return doc["built_at"] if doc else None
 
     # The region's current mark thresholds live here too, as `{region}:marks` (one document per
     # region like a period's table: server/services/population.py marks_document).
 
-    async def get_marks(self, region: str) -> dict | None:
-        return await self.collection.find_one({"_id": f"{region}:marks"})
+    async def get_marks(self, region: str, population: str = "tracked") -> dict | None:
+        return await self.collection.find_one({"_id": population_id(region, "marks", population)})
 
-    async def marks_built_at(self, region: str) -> float | None:
-        doc = await self.collection.find_one({"_id": f"{region}:marks"}, {"built_at": 1})
+    async def marks_built_at(self, region: str, population: str = "tracked") -> float | None:
+        doc = await self.collection.find_one({"_id": population_id(region, "marks", population)}, {"built_at": 1})
         return doc["built_at"] if doc else None
 
 
 class TankSeries:
-    """Collection `tank_series`: per region and tank, its daily figures over the last 90 days.
+    """Collection `tank_series`: per region, population and tank, its daily figures over the last 90 days.
 
-    {_id: "region:tank_id", r, tank_id, through, days: [YYYY-MM-DD...], players: [..], battles: [..],
+    {_id: "region:tank_id" (the tracked accounts'; "region:panel:tank_id" the random panel's), r, tank_id, through, days: [YYYY-MM-DD...], players: [..], battles: [..],
      wins: [..], damage: [..]} (oldest first; days without a player of the tank are left out)."""
 
     COLLECTIONS: ClassVar[dict[str, Declared]] = {
@@ -205,8 +223,8 @@ class TankSeries:
         for start in range(0, len(ops), 100):
             await self.collection.bulk_write(ops[start : start + 100], ordered=False)
 
-    async def get(self, region: str, tank_id: int) -> dict | None:
-        return await self.collection.find_one({"_id": f"{region}:{int(tank_id)}"})
+    async def get(self, region: str, tank_id: int, population: str = "tracked") -> dict | None:
+        return await self.collection.find_one({"_id": population_id(region, str(int(tank_id)), population)})
 
 
 class TankMarks(KeptByDay):

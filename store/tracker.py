@@ -37,6 +37,7 @@ VISIT_FIELDS = {
     "chain_bytes": 1,
     "kept_day": 1,
     "assist": 1,
+    "panel_only": 1,  # its changes are marked the panel's only (store.population.TankChanges `p`)
 }
 
 

@@ -442,10 +442,10 @@ async def test_tank_endpoints_answer_the_built_tables(app, http_client, base_url
     # A table stays decoded while its build time is unchanged, and is read again once rebuilt.
     stats = services.tank_stats
     first = await stats.table("eu", 7)
-    stats._tables[("eu", 7)] = (0.0, first)  # its hot-copy time has passed
+    stats._tables[("eu", 7, "tracked")] = (0.0, first)  # its hot-copy time has passed
     assert await stats.table("eu", 7) is first
     await job.build(force=True)
-    stats._tables[("eu", 7)] = (0.0, first)
+    stats._tables[("eu", 7, "tracked")] = (0.0, first)
     again = await stats.table("eu", 7)
     assert again is not first and again.doc["built_at"] > first.doc["built_at"]
 

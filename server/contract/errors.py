@@ -57,6 +57,7 @@ ERROR_CODES = {
     "invalid_offset": (400, "offset is not an integer in the allowed range"),
     "invalid_group_by": (400, "group_by is not tier, type or nation"),
     "invalid_format": (400, "format is not json or csv (csv only where the index lists it)"),
+    "invalid_population": (400, "population is not panel or tracked"),
     "invalid_source": (400, "source is not effective, table or computed"),
     "invalid_version": (400, "version is not a computed table's version (YYYY-MM-DD+ev<N>)"),
     "bad_request": (400, "the request could not be parsed (bad encoding, header or line)"),
@@ -65,7 +66,7 @@ ERROR_CODES = {
     "no_history": (404, "no snapshots (or, for /tanks, no per-tank records) recorded for this account"),
     "no_statistics": (
         404,
-        "no tank statistics for this region, period (and tank) yet: built daily from the tracked accounts",
+        "no tank statistics for this region, period (and tank) yet over the population asked for: built daily",
     ),
     "no_expected_values": (
         404,

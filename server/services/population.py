@@ -40,7 +40,7 @@ from server.serving.answers import POPULATION_TAG, Tag, no_answer_cache
 from store.client import job_deadline
 from store.constants import REGIONS
 from store.expected import ExpectedTables, table_id
-from store.population import pack_grid
+from store.population import pack_grid, population_id
 
 if TYPE_CHECKING:
     from server.services.expected import Ratings
@@ -147,13 +147,17 @@ class PopulationService:
         periods = sorted(POPULATION_PERIODS)
         now = self.clock()
         tanks_seen = 0
+        panel = await PanelPopulation.of(self.store, region)
         for k in range(max(periods)):
             day = days_before(through, k)
             with job_deadline():
-                stored = await self.store.population.changes.of_day(region, day)
+                marked = await self.store.population.changes.of_day_marked(region, day)
             # Unpacked in a worker thread: thousands of documents a day at scale, whose decoding on
-            # the event loop held it for hundreds of ms.
-            changes = await asyncio.to_thread(unpack_changes, stored)
+            # the event loop held it for hundreds of ms. The tracked population leaves out the
+            # accounts tracked for the random panel only (docs/data.md, "The random panel").
+            changes = await asyncio.to_thread(unpack_changes, [change for change, only in marked if not only])
+            if panel is not None:
+                await panel.add(day, marked)
             # A day's changes are one per account that played it (thousands at scale): summed in a
             # worker thread, as on the loop they held it for each day (docs/benchmarks.md, "The figures behind the code's choices").
             accounts, sums = await asyncio.to_thread(day_sums, changes)
@@ -166,6 +170,8 @@ class PopulationService:
                 await self._expected_table(region, through, accumulator, loaded, now)
             if k + 1 == MARKS_WINDOW_DAYS:
                 await self._marks(region, through, accumulator, now)
+                if panel is not None:
+                    await panel.save_marks(through, await self.ratings_source.tiers(region), now)
             if str(k + 1) in LEADERBOARD_WINDOWS:
                 # Pure maths in a worker thread; nothing changes the accumulator while this awaits.
                 window = str(k + 1)
@@ -208,6 +214,8 @@ class PopulationService:
                     )
                     await dismantle(states)  # an unpacked state per account: freed item by item
                     del states
+                if panel is not None:
+                    await panel.save_period(k + 1, through, expected, tiers, now)
                 tanks_seen = max(tanks_seen, len(table["tanks"]))
                 with job_deadline():
                     await self.store.population.periods.save(
@@ -221,6 +229,8 @@ class PopulationService:
         series = await asyncio.to_thread(series_documents, region, through, sums_by_day, marks_by_day)
         with job_deadline():
             await self.store.population.series.save_many(series)
+        if panel is not None:
+            await panel.save_series(through)
         accounts = len(accumulator.accounts)
         await dismantle(
             accumulator.accounts,
@@ -330,10 +340,10 @@ def expected_document(
     }
 
 
-def period_keys(region: str, name: str, days: int, through: str) -> dict[str, Any]:
-    """What a tank_periods document opens with: its id `{region}:{name}`, region and period of `days` through `through`."""
+def period_keys(region: str, name: str, days: int, through: str, population: str = "tracked") -> dict[str, Any]:
+    """What a tank_periods document opens with: its id (store.population.population_id), region and period of `days` through `through`."""
     return {
-        "_id": f"{region}:{name}",
+        "_id": population_id(region, name, population),
         "r": region,
         "days": days,
         "from": days_before(through, days - 1),
@@ -341,7 +351,9 @@ def period_keys(region: str, name: str, days: int, through: str) -> dict[str, An
     }
 
 
-def period_document(region: str, days: int, through: str, table: dict, expected: Any, now: float) -> dict:
+def period_document(
+    region: str, days: int, through: str, table: dict, expected: Any, now: float, population: str = "tracked"
+) -> dict:
     """The tank_periods document of one (region, period) from PeriodAccumulator.table."""
 
     def grid(values: list[float] | None) -> Any:
@@ -351,7 +363,7 @@ def period_document(region: str, days: int, through: str, table: dict, expected:
     career = table.get("career")
     strength = table.get("strength") or {}
     return {
-        **period_keys(region, str(days), days, through),
+        **period_keys(region, str(days), days, through, population),
         "min_battles": POPULATION_MIN_BATTLES,
         "min_players": POPULATION_MIN_PLAYERS,
         "expected_values_version": expected.version if expected is not None else None,
@@ -388,10 +400,12 @@ def period_document(region: str, days: int, through: str, table: dict, expected:
     }
 
 
-def marks_document(region: str, through: str, table: dict[int, dict[str, Any]], now: float) -> dict:
-    """The tank_periods document `{region}:marks`: the current thresholds and grids (marks_table)."""
+def marks_document(
+    region: str, through: str, table: dict[int, dict[str, Any]], now: float, population: str = "tracked"
+) -> dict:
+    """The tank_periods document `{region}:marks` (`{region}:panel:marks`): the current thresholds and grids (marks_table)."""
     return {
-        **period_keys(region, "marks", MARKS_WINDOW_DAYS, through),
+        **period_keys(region, "marks", MARKS_WINDOW_DAYS, through, population),
         "min_battles": MARKS_MIN_BATTLES,
         "min_players": MARKS_MIN_PLAYERS,
         "built_at": now,
@@ -412,6 +426,7 @@ def series_documents(
     through: str,
     sums_by_day: dict[str, dict[int, list[int]]],
     marks_by_day: dict[str, dict[str, list]] | None = None,
+    population: str = "tracked",
 ) -> list[dict]:
     """One tank_series document per tank played in the last SERIES_DAYS days (oldest day first),
     with each of its days' mark thresholds ([1st, 2nd, 3rd, top] or null) when `marks_by_day` has them."""
@@ -423,7 +438,7 @@ def series_documents(
             doc = out.get(tank_id)
             if doc is None:
                 doc = out[tank_id] = {
-                    "_id": f"{region}:{tank_id}",
+                    "_id": population_id(region, str(tank_id), population),
                     "r": region,
                     "tank_id": tank_id,
                     "through": through,
@@ -442,3 +457,74 @@ def series_documents(
             doc["wins"].append(row[1 + WINS])
             doc["damage"].append(row[1 + DAMAGE])
     return list(out.values())
+
+
+class PanelPopulation:
+    """The same tables over the realm's random panel (server/services/panel.py), built in the same
+    pass over the days as the tracked population's, stored apart (store.population.population_id):
+    the frame's accounts' changes, whether tracked for the panel only or looked up too. An account
+    counts in a period when it played in it, so a table of D days is over the panel members that
+    played in those D days (the 30-day table: the panel itself, as of its last day). Neither the
+    expected values nor the leaderboards are built from it: they stay over the tracked accounts."""
+
+    def __init__(self, store: Store, region: str, doc: dict) -> None:
+        self.store = store
+        self.region = region
+        self.frame = {int(a) for a in doc.get("frame") or ()}
+        # What an answer over the panel says of it (/status's figures as of its last refresh).
+        self.facts = {
+            "size": int(doc.get("members") or 0),
+            "frame": len(self.frame),
+            "refreshed_at": int(doc["refreshed_at"]) if doc.get("refreshed_at") else None,
+        }
+        self.accumulator = PeriodAccumulator()
+        self.sums_by_day: dict[str, dict[int, list[int]]] = {}
+
+    @classmethod
+    async def of(cls, store: Store, region: str) -> PanelPopulation | None:
+        """The region's panel as its last refresh left it; None without one (no frame drawn)."""
+        with job_deadline():
+            doc = await store.panels.get(region)
+        return cls(store, region, doc) if doc is not None and doc.get("frame") else None
+
+    async def add(self, day: str, marked: list[tuple[tuple[int, bytes, list[int] | None], bool]]) -> None:
+        """One day's changes (TankChanges.of_day_marked): the frame's accounts' are summed."""
+        mine = [change for change, _ in marked if change[0] in self.frame]
+        changes = await asyncio.to_thread(unpack_changes, mine)
+        _, self.sums_by_day[day] = await asyncio.to_thread(day_sums, changes)
+        await asyncio.to_thread(self.accumulator.add, changes)
+
+    async def save_period(self, days: int, through: str, expected: Any, tiers: dict[int, int], now: float) -> None:
+        """The panel's table of the `days` ending `through` (the tracked table's figures, strength included)."""
+        table = await asyncio.to_thread(
+            self.accumulator.table, expected, POPULATION_MIN_BATTLES, POPULATION_MIN_PLAYERS, STANDING_MIN_BATTLES
+        )
+        table["strength"] = await asyncio.to_thread(
+            strength_table, self.accumulator.accounts, tiers, STRENGTH_MIN_OTHER_BATTLES
+        )
+        doc = period_document(self.region, days, through, table, expected, now, "panel")
+        doc["panel"] = self.facts
+        with job_deadline():
+            await self.store.population.periods.save(doc)
+
+    async def save_marks(self, through: str, tiers: Any, now: float) -> None:
+        """The panel's mark thresholds of the MARKS_WINDOW_DAYS ending `through`."""
+        table = await asyncio.to_thread(
+            marks_table,
+            self.accumulator.accounts,
+            self.accumulator.assists,
+            tiers,
+            MARKS_MIN_BATTLES,
+            MARKS_MIN_PLAYERS,
+        )
+        doc = marks_document(self.region, through, table, now, "panel")
+        doc["panel"] = self.facts
+        with job_deadline():
+            await self.store.population.periods.save(doc)
+
+    async def save_series(self, through: str) -> None:
+        """Each tank's daily series over the panel (without daily thresholds: they are the tracked population's)."""
+        series = await asyncio.to_thread(series_documents, self.region, through, self.sums_by_day, None, "panel")
+        with job_deadline():
+            await self.store.population.series.save_many(series)
+        await dismantle(self.accumulator.accounts, self.accumulator.assists, self.sums_by_day, series)

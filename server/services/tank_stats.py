@@ -46,6 +46,27 @@ POPULATION_NOTE = (
 )
 
 
+def population_of(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """What an answer over one table says of its population: `population` (a sentence naming it),
+    `population_kind` (panel or tracked) and `panel_size` (the panel's active players as of its
+    last refresh; null over the tracked accounts)."""
+    panel = doc.get("panel")
+    if panel is None:
+        return {"population": POPULATION_NOTE, "population_kind": "tracked", "panel_size": None}
+    size = int(panel.get("size") or 0)
+    return {
+        "population": f"a random panel of {size:,} active players of the realm (accounts drawn uniformly "
+        "from its account ids, that played in the last 30 days), measured daily",
+        "population_kind": "panel",
+        "panel_size": size,
+    }
+
+
+NO_PANEL = "no random panel's table for this region and period yet (population=tracked answers)"
+# The head fields a tank page's `marks` leaves to the page's own head.
+MARKS_PAGE_LEFT_OUT = ("region", "population", "population_kind", "panel_size")
+
+
 def _rate(part: int, whole: int) -> float | None:
     return round(100.0 * part / whole, 2) if whole else None
 
@@ -59,14 +80,14 @@ def _percentiles(grid: Sequence[float] | None, points: Sequence[int]) -> dict[st
 
 
 def period_head(region: str, days: int, doc: Mapping[str, Any]) -> dict[str, Any]:
-    """What an answer over one period table of the tracked population opens with: its region, period and build."""
+    """What an answer over one period table opens with: its region, period, build and population."""
     return {
         "region": region,
         "days": days,
         "from": doc["from"],
         "through": doc["through"],
         "built_at": int(doc["built_at"]),
-        "population": POPULATION_NOTE,
+        **population_of(doc),
     }
 
 
@@ -169,8 +190,8 @@ class TankStatsService:
         # from the older one go with it (a JSON kept from one build and a CSV built from the next
         # told two truths at once).
         self.on_write = on_write
-        self._tables: dict[tuple[str, int], tuple[float, PeriodTable]] = {}
-        self._marks: dict[str, tuple[float, MarksTable]] = {}
+        self._tables: dict[tuple[str, int, str], tuple[float, PeriodTable]] = {}
+        self._marks: dict[tuple[str, str], tuple[float, MarksTable]] = {}
         # Past days' thresholds (tank_marks) by (region, day): written once by the daily job.
         self._marks_days: dict[tuple[str, str], tuple[float, dict | None]] = {}
 
@@ -178,7 +199,8 @@ class TankStatsService:
         """Drop the region's decoded copies: the job has just rebuilt them (the daily files read them)."""
         for key in [key for key in self._tables if key[0] == region]:
             del self._tables[key]
-        self._marks.pop(region, None)
+        for marks_key in [marks_key for marks_key in self._marks if marks_key[0] == region]:
+            del self._marks[marks_key]
 
     def _newer_build(self, region: str) -> None:
         """A table of `region` was rebuilt: every decoded copy of the region is read anew (one build,
@@ -186,22 +208,22 @@ class TankStatsService:
         self.forget(region)
         self.on_write(POPULATION_TAG)
 
-    async def table(self, region: str, days: int) -> PeriodTable | None:
-        """The (region, days) table, None before the job built one. Kept decoded: every
-        HOT_COPY_SECONDS a point read of its build time says whether the job rebuilt it (a table
-        of every tank is hundreds of KB, and history answers read three)."""
-        key = (region, days)
+    async def table(self, region: str, days: int, population: str = "tracked") -> PeriodTable | None:
+        """The (region, days) table of `population` (panel or tracked), None before the job built
+        one. Kept decoded: every HOT_COPY_SECONDS a point read of its build time says whether the
+        job rebuilt it (a table of every tank is hundreds of KB, and history answers read three)."""
+        key = (region, days, population)
         kept = self._tables.get(key)
         now = self.monotonic()
         if kept is not None and now - kept[0] < HOT_COPY_SECONDS:
             return kept[1]
         async with request_deadline():
             if kept is not None:
-                built = await self.store.population.periods.built_at(region, days)
+                built = await self.store.population.periods.built_at(region, days, population)
                 if built == kept[1].doc["built_at"]:
                     self._tables[key] = (now, kept[1])
                     return kept[1]
-            doc = await self.store.population.periods.get(region, days)
+            doc = await self.store.population.periods.get(region, days, population)
         if doc is None:
             return None  # not built yet: asked again next time (a point read)
         if kept is not None:
@@ -210,28 +232,48 @@ class TankStatsService:
         self._tables[key] = (now, table)
         return table
 
-    async def marks(self, region: str) -> MarksTable | None:
-        """The region's current mark thresholds, None before the job built them; kept decoded as
-        `table` keeps a period's table (a point read of its build time every HOT_COPY_SECONDS)."""
-        kept = self._marks.get(region)
+    async def marks(self, region: str, population: str = "tracked") -> MarksTable | None:
+        """The region's current mark thresholds over `population`, None before the job built them;
+        kept decoded as `table` keeps a period's table (a point read of its build time every HOT_COPY_SECONDS)."""
+        key = (region, population)
+        kept = self._marks.get(key)
         now = self.monotonic()
         if kept is not None and now - kept[0] < HOT_COPY_SECONDS:
             return kept[1]
         async with request_deadline():
             if (
                 kept is not None
-                and await self.store.population.periods.marks_built_at(region) == kept[1].doc["built_at"]
+                and await self.store.population.periods.marks_built_at(region, population) == kept[1].doc["built_at"]
             ):
-                self._marks[region] = (now, kept[1])
+                self._marks[key] = (now, kept[1])
                 return kept[1]
-            doc = await self.store.population.periods.get_marks(region)
+            doc = await self.store.population.periods.get_marks(region, population)
         if doc is None:
             return None
         if kept is not None:
             self._newer_build(region)
         table = MarksTable(doc)
-        self._marks[region] = (now, table)
+        self._marks[key] = (now, table)
         return table
+
+    async def chosen(self, region: str, days: int, population: str | None) -> tuple[str, PeriodTable | None]:
+        """The population an answer is over and its (region, days) table: the one asked for, else
+        the random panel where the job built its table, else the tracked accounts."""
+        if population is not None:
+            return population, await self.table(region, days, population)
+        panel = await self.table(region, days, "panel")
+        if panel is not None:
+            return "panel", panel
+        return "tracked", await self.table(region, days)
+
+    async def chosen_marks(self, region: str, population: str | None) -> tuple[str, MarksTable | None]:
+        """`chosen` for the mark thresholds."""
+        if population is not None:
+            return population, await self.marks(region, population)
+        panel = await self.marks(region, "panel")
+        if panel is not None:
+            return "panel", panel
+        return "tracked", await self.marks(region)
 
     async def _marks_of_day(self, region: str, day: str) -> dict | None:
         """The thresholds stored for one past day ({tank_id: [1st, 2nd, 3rd, top, players, battles]}),
@@ -258,21 +300,27 @@ class TankStatsService:
             "from": doc["from"],
             "through": doc["through"],
             "built_at": int(doc["built_at"]),
-            "population": POPULATION_NOTE,
+            **population_of(doc),
             "min_battles": int(doc["min_battles"]),
             "min_players": int(doc["min_players"]),
             "method": MARKS_METHOD,
         }
 
-    async def marks_list(self, region: str, query: TankQuery, sort: str, order: str) -> dict[str, Any]:
-        """/tanks/marks: every tank's current thresholds with their change over MARKS_CHANGE_DAYS."""
-        table = await self.marks(region)
+    async def marks_list(
+        self, region: str, query: TankQuery, sort: str, order: str, population: str | None = None
+    ) -> dict[str, Any]:
+        """/tanks/marks: every tank's current thresholds with their change over MARKS_CHANGE_DAYS
+        (the daily thresholds are the tracked population's: over the panel, the changes are null)."""
+        population, table = await self.chosen_marks(region, population)
         if table is None:
-            raise APIError("no_statistics")
+            raise APIError("no_statistics", NO_PANEL if population == "panel" else None)
         vehicles = await self._vehicles(region)
         official = await self.official.current(region) if self.official is not None else None
         through = table.doc["through"]
-        past = {days: await self._marks_of_day(region, days_before(through, days)) for days in MARKS_CHANGE_DAYS}
+        past = {
+            days: await self._marks_of_day(region, days_before(through, days)) if population == "tracked" else None
+            for days in MARKS_CHANGE_DAYS
+        }
         memo_key = (vehicles, id(official), *map(id, past.values()))
         if table.rows_memo is None or table.rows_memo[0] != memo_key:
             covered = {
@@ -312,10 +360,12 @@ class TankStatsService:
             **page,
         }
 
-    async def tank_marks(self, region: str, tank_id: int, series_doc: Mapping[str, Any] | None) -> dict | None:
-        """A tank page's `marks`: the current thresholds and sample, and their daily series (the days
-        of the tank's series that have thresholds); None before the first build or below tier V."""
-        table = await self.marks(region)
+    async def tank_marks(
+        self, region: str, tank_id: int, series_doc: Mapping[str, Any] | None, population: str = "tracked"
+    ) -> dict | None:
+        """A tank page's `marks` over `population`: the current thresholds and sample, and their daily
+        series (the days of the tank's series that have thresholds); None before the first build or below tier V."""
+        table = await self.marks(region, population)
         official = await self.official.current(region) if self.official is not None else None
         figures = official.thresholds(tank_id) if official is not None else None
         if table is None or (tank_id not in table.entries and figures is None):
@@ -327,7 +377,7 @@ class TankStatsService:
                 if values is not None:
                     series.append({"date": day, **(named_marks(values) or {})})
         return {
-            **{k: v for k, v in self._marks_head(region, table).items() if k not in ("region", "population")},
+            **{k: v for k, v in self._marks_head(region, table).items() if k not in MARKS_PAGE_LEFT_OUT},
             "marks": named_marks(entry.get("thresholds")),
             "sample": {"players": int(entry["players"]), "battles": int(entry["battles"])},
             "series": series,
@@ -375,10 +425,12 @@ class TankStatsService:
             "strength": strength_figures(entry.get("strength"), STRENGTH_MIN_PLAYERS, STRENGTH_MIN_BATTLES),
         }
 
-    async def tank_table(self, region: str, days: int, query: TankQuery, sort: str, order: str) -> dict[str, Any]:
-        table = await self.table(region, days)
+    async def tank_table(
+        self, region: str, days: int, query: TankQuery, sort: str, order: str, population: str | None = None
+    ) -> dict[str, Any]:
+        population, table = await self.chosen(region, days, population)
         if table is None:
-            raise APIError("no_statistics")
+            raise APIError("no_statistics", NO_PANEL if population == "panel" else None)
         vehicles = await self._vehicles(region)
         if table.rows_memo is None or table.rows_memo[0] is not vehicles:
             # Built once per table (and vehicles mapping): at scale every tank has its percentiles,
@@ -389,14 +441,17 @@ class TankStatsService:
         page = tank_page(table.rows_memo[1], query, lambda row: _sort_value(row, sort), order)
         return {**self._period(region, days, table), "sort": sort, **page}
 
-    async def tank(self, region: str, tank_id: int, days: int) -> dict[str, Any]:
-        table = await self.table(region, days)
-        if table is None or tank_id not in table.entries:
-            raise APIError("no_statistics", "no tracked account played this tank in the period" if table else None)
+    async def tank(self, region: str, tank_id: int, days: int, population: str | None = None) -> dict[str, Any]:
+        population, table = await self.chosen(region, days, population)
+        if table is None:
+            raise APIError("no_statistics", NO_PANEL if population == "panel" else None)
+        if tank_id not in table.entries:
+            who = "no account of the random panel" if population == "panel" else "no tracked account"
+            raise APIError("no_statistics", f"{who} played this tank in the period")
         vehicles = await self._vehicles(region)
         row = self._row(tank_id, table, vehicles.get(tank_id))
         async with request_deadline():
-            series_doc = await self.store.population.series.get(region, tank_id)
+            series_doc = await self.store.population.series.get(region, tank_id, population)
         first = table.doc["from"]
         series = []
         if series_doc is not None and series_doc.get("through") == table.doc["through"]:
@@ -426,7 +481,7 @@ class TankStatsService:
             **self._period(region, days, table),
             **row,
             **catalogue_fields(record),
-            "marks": await self.tank_marks(region, tank_id, series_doc),
+            "marks": await self.tank_marks(region, tank_id, series_doc, population),
             "sample": {**sample, "rated": int(entry.get("rated", 0))},
             "percentiles": {
                 "damage": _percentiles(table.grid(tank_id, "damage"), TANK_PERCENTILES),

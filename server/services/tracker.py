@@ -508,7 +508,7 @@ class Tracker:
             book = batch.book(account)
             base = unpack(batch.states.get(key)) if book.get("record_day") and key in batch.states else None
         records, change, planned = plan_account(
-            batch.region, account_id, info, raw_tanks, book, base, batch.day, rewrite
+            batch.region, account_id, info, raw_tanks, book, base, batch.day, rewrite, bool(account.get("panel_only"))
         )
         self._count_records(batch.counts, records)
         batch.records += records

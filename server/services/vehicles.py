@@ -18,7 +18,7 @@ from server.domain.strength import (
 )
 from server.domain.tank_lists import TankQuery
 from server.services.encyclopedia import VehicleCatalogue, catalogue_fields
-from server.services.tank_stats import period_head, tank_figures
+from server.services.tank_stats import NO_PANEL, period_head, tank_figures
 
 if TYPE_CHECKING:
     from server.services.expected import Ratings
@@ -90,7 +90,7 @@ class VehicleService:
         # region -> (the catalogue, 30-day table and official figures the rows were built from, the rows)
         self._rows: dict[str, tuple[tuple[Any, ...], list[dict[str, Any]]]] = {}
         # (region, days) -> (the table and vehicles mapping the tier list was built from, its rows)
-        self._strength: dict[tuple[str, int], tuple[PeriodTable, Mapping[int, Any], list[dict[str, Any]]]] = {}
+        self._strength: dict[tuple[str, int, str], tuple[PeriodTable, Mapping[int, Any], list[dict[str, Any]]]] = {}
 
     async def vehicles(
         self,
@@ -148,16 +148,17 @@ class VehicleService:
         region: str,
         days: int,
         query: TankQuery,
+        population: str | None = None,
     ) -> dict[str, Any]:
-        """A tier list: the tanks ranked by relative win rate (those below the sample after them,
-        unranked, in tank_id order)."""
-        table = await self.tank_stats.table(region, days)
+        """A tier list over `population` (tank_stats.chosen): the tanks ranked by relative win rate
+        (those below the sample after them, unranked, in tank_id order)."""
+        population, table = await self.tank_stats.chosen(region, days, population)
         if table is None:
-            raise APIError("no_statistics")
+            raise APIError("no_statistics", NO_PANEL if population == "panel" else None)
         vehicles = await self.ratings.vehicles(region)
-        kept = self._strength.get((region, days))
+        kept = self._strength.get((region, days, population))
         if kept is None or kept[0] is not table or kept[1] is not vehicles:
-            kept = self._strength[(region, days)] = (table, vehicles, strength_rows(table, vehicles))
+            kept = self._strength[(region, days, population)] = (table, vehicles, strength_rows(table, vehicles))
         chosen = [row for row in kept[2] if query.matches(row)]
         ranked = sum(row["relative_win_rate"] is not None for row in chosen)  # the rated rows lead
         page = [

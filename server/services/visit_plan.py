@@ -157,6 +157,7 @@ def day_change(
     replace: bool = False,
     base_assist: Sequence[int] | None = None,
     assist: Sequence[int] | None = None,
+    panel_only: bool = False,
 ) -> dict | None:
     """The account-day's per-tank differences (store.population.TankChanges) from the same base and
     state as the day's record (plan_visit): None before the first record (no base: what was played
@@ -164,7 +165,8 @@ def day_change(
     day's earlier document, so the account-day counts once, with its whole day).
 
     A base written before a counter existed gives rows without it (zip stops at the shorter), and
-    the account's assistance change is kept only when both `base_assist` and `assist` are known."""
+    the account's assistance change is kept only when both `base_assist` and `assist` are known;
+    `panel_only` marks the change of an account tracked for the random panel only."""
     if state is None or base is None:
         return None
     zero = [0] * len(TANK_COUNTERS)
@@ -177,7 +179,7 @@ def day_change(
     change = None
     if base_assist is not None and assist is not None and len(base_assist) == len(assist):
         change = [after - before for after, before in zip(assist, base_assist)]
-    return TankChanges.change(region, account_id, day, pack(rows), assist=change)
+    return TankChanges.change(region, account_id, day, pack(rows), assist=change, panel_only=panel_only)
 
 
 async def same_day_base(tanks: TankRecords, region: str, account_id: int, day: str) -> tuple[TankState | None, dict]:
@@ -201,15 +203,24 @@ def plan_account(
     base: TankState | None,
     day: str,
     rewrite: bool = False,
+    panel_only: bool = False,
 ) -> tuple[list[dict], dict | None, dict[str, Any]]:
     """A visit on `day` of an account that played (the pass's or a live lookup's): the records it
     writes (plan_visit), the account-day's change (day_change) and the tracked fields it sets
-    besides its visit marks. `book` and `base` as plan_visit takes them; `rewrite`: a same-day rewrite."""
+    besides its visit marks. `book` and `base` as plan_visit takes them; `rewrite`: a same-day rewrite; `panel_only`: the account is tracked for the random panel only."""
     state = tank_state(raw_tanks)
     assist = account_assist(info)
     records, fields = plan_visit(region, account_id, book, base, state, day, replace=rewrite, assist=assist)
     change = day_change(
-        region, account_id, base, state, day, replace=rewrite, base_assist=book.get("assist"), assist=assist
+        region,
+        account_id,
+        base,
+        state,
+        day,
+        replace=rewrite,
+        base_assist=book.get("assist"),
+        assist=assist,
+        panel_only=panel_only,
     )
     fields.update(mastery=mastery_of(raw_tanks), clan_id=info.get("clan_id"))
     return records, change, fields

@@ -13,7 +13,7 @@ from server.contract.catalogue.figures import (
     TANK_PAGE_MAX,
 )
 from server.contract.catalogue.model import CsvTable, Endpoint
-from server.contract.catalogue.params import tank_list
+from server.contract.catalogue.params import POPULATION, POPULATION_GUIDE, POPULATION_HEAD_SCHEMA, tank_list
 from server.contract.catalogue.shapes import (
     DATE,
     NULLABLE_UNIX,
@@ -42,11 +42,12 @@ TANK_MARKS = Endpoint(
     name="tank_marks",
     path="/tanks/marks",
     summary="Marks of excellence: the combined damage each tank's 1st, 2nd and 3rd mark takes",
-    description="Every tank of tier V and up that the tracked accounts of a region played in the last "
+    description="Every tank of tier V and up that the population of a region (the realm's random panel by "
+    "default where it has one, else the tracked accounts: the population parameter) played in the last "
     f"{MARKS_WINDOW_DAYS} days, with the combined damage per battle (damage plus the largest assistance) "
     "that puts a player above 65, 85 and 95 % of its players (the 1st, 2nd and 3rd mark) and the top, "
     f"each with its sample, and how each moved over the last {' and '.join(map(str, MARKS_CHANGE_DAYS))} "
-    "days. An estimate from daily totals over the tracked accounts, not the game's per-battle moving "
+    "days. An estimate from daily totals over the population, not the game's per-battle moving "
     f"average over the whole server: how far apart they can be is in {MARKS_METHOD}. Built daily with the "
     "tank statistics, without any request to the game API. Beside each estimate, Wargaming's own published "
     "thresholds (wot/tanks/mastery, fetched once a day per realm: damage at percentiles 65/85/95/100, base "
@@ -60,7 +61,10 @@ TANK_MARKS = Endpoint(
     answer_seconds=HOT_COPY_SECONDS,
     example="/tanks/marks?region=eu&tier=10",
     params=tank_list(
-        MARKS_SORTS, "third", "The figure to sort by (nulls last): a mark's threshold, the sample, or the tank."
+        MARKS_SORTS,
+        "third",
+        "The figure to sort by (nulls last): a mark's threshold, the sample, or the tank.",
+        POPULATION,
     ),
     errors=("no_statistics", "database_unavailable"),
     schema="TankMarks",
@@ -108,7 +112,8 @@ TANK_MARKS = Endpoint(
     fields={
         "region, days, from, through": f"the region and the window: {MARKS_WINDOW}",
         "built_at": "unix time the thresholds were built",
-        "population": "who the figures are about: the tracked accounts, not a random sample of the server",
+        "population, population_kind, panel_size": f"{POPULATION_GUIDE}; over the panel, the change_7d and "
+        "change_30d figures are null (the daily thresholds kept are the tracked population's)",
         "min_battles, min_players": f"a player's battles on the tank to count ({MARKS_MIN_BATTLES}); players "
         f"behind non-null thresholds ({MARKS_MIN_PLAYERS})",
         "method": "where the estimate and its bias are explained",
@@ -216,7 +221,7 @@ SCHEMAS: dict[str, dict] = {
     "TankMarks": obj(
         {
             "region": REGION_ENUM,
-            "population": {"type": "string"},
+            **POPULATION_HEAD_SCHEMA,
             **MARKS_HEAD,
             "official": OFFICIAL_HEAD,
             **tank_page(MARKS_SORTS),

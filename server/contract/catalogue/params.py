@@ -14,7 +14,7 @@ from server.contract.catalogue.figures import (
     VEHICLE_TYPES,
 )
 from server.contract.catalogue.model import Param, one_of
-from store.constants import REGIONS
+from store.constants import POPULATIONS, REGIONS
 
 
 def _id_param(name: str, error: str, what: str, example: int) -> Param:
@@ -126,3 +126,30 @@ def tank_list(sorts: tuple[str, ...], default: str, what: str, *period: Param) -
     """A tank list's parameters (/tanks/stats, /tanks/marks): region, the period if any, filters, sort, paging."""
     sort = Param("sort", "query", "string", "invalid_sort", what, enum=sorts, default=default)
     return (REGION_QUERY, *period, *TANK_FILTERS, sort, *TANK_PAGING)
+
+
+# Who a server-wide figure is over (/tanks/stats, /tank/{tank_id}/{region}, /tanks/marks, /tanks/strength).
+POPULATION = Param(
+    "population",
+    "query",
+    "string",
+    "invalid_population",
+    "Who the figures are over: panel (the realm's random panel: a simple random sample of its accounts "
+    "that played in the last 30 days, drawn uniformly from its account ids and measured daily) or tracked "
+    "(the accounts looked up here and the members of cached clans: not a random sample of the server). "
+    "Default: panel where the realm has a random panel (its table of the period is built), else tracked; "
+    "the answer's population_kind says which. Give it at most once.",
+    enum=POPULATIONS,
+)
+# What an answer over POPULATION says of it: its schema and its guide.
+POPULATION_HEAD_SCHEMA = {
+    "population": {"type": "string"},
+    "population_kind": {"type": "string", "enum": list(POPULATIONS)},
+    "panel_size": {"oneOf": [{"type": "integer", "minimum": 0}, {"type": "null"}]},
+}
+POPULATION_GUIDE = (
+    "who the figures are about: population_kind panel (the realm's random panel, a simple random sample of "
+    "its active accounts; panel_size: its players active in the last 30 days as of its last refresh) or "
+    "tracked (players looked up here and members of cached clans, not a random sample of the server; "
+    "panel_size null); population says it in a sentence"
+)

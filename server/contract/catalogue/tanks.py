@@ -29,7 +29,7 @@ from server.contract.catalogue.marks import (
     OFFICIAL_MARKS,
 )
 from server.contract.catalogue.model import CsvTable, Endpoint, Param, one_of
-from server.contract.catalogue.params import REGION, tank_list
+from server.contract.catalogue.params import POPULATION, POPULATION_GUIDE, POPULATION_HEAD_SCHEMA, REGION, tank_list
 from server.contract.catalogue.shapes import (
     DATE,
     NUMBER_OR_NULL,
@@ -88,8 +88,7 @@ POPULATION_FIELDS = {
     "region, days, from, through": "the region and the period: its first and last UTC day (the newest "
     "complete day; built daily about an hour after a day ends)",
     "built_at": "unix time the tables were built",
-    "population": "who the figures are about: the tracked accounts (players looked up here and members "
-    "of cached clans), not a random sample of the server",
+    "population, population_kind, panel_size": POPULATION_GUIDE,
     "min_battles, min_players": f"a player counts in a tank's percentiles with at least min_battles "
     f"({POPULATION_MIN_BATTLES}) battles on it in the period; a figure is null when fewer than "
     f"min_players ({POPULATION_MIN_PLAYERS}) players stand behind it",
@@ -154,7 +153,8 @@ TANK_STATS = Endpoint(
     name="tank_stats",
     path="/tanks/stats",
     summary="Tank statistics of a region: win rate, damage and damage percentiles per tank",
-    description="Every tank the tracked accounts of a region played in the period, with its players, "
+    description="Every tank the population of a region played in the period (the realm's random panel by "
+    "default where it has one, else the tracked accounts: the population parameter), with its players, "
     "battles, rates and averages and the percentiles of the players' average damage "
     f"({', '.join(f'p{p}' for p in TABLE_PERCENTILES)}: the damage that puts a player in the top "
     f"{', '.join(str(100 - p) for p in TABLE_PERCENTILES[1:])} % of the tank's players by damage alone: "
@@ -169,7 +169,7 @@ TANK_STATS = Endpoint(
     cache_max_age=300,
     answer_seconds=HOT_COPY_SECONDS,
     example="/tanks/stats?region=eu&days=30",
-    params=tank_list(TANK_SORTS, "battles", "The figure to sort by (nulls last).", period_param()),
+    params=tank_list(TANK_SORTS, "battles", "The figure to sort by (nulls last).", period_param(), POPULATION),
     errors=("no_statistics", "database_unavailable"),
     schema="TankStats",
     csv=CsvTable(
@@ -207,8 +207,9 @@ TANK = Endpoint(
     summary="One tank's statistics: figures, daily series and percentiles",
     description="One tank on a region over the period: the figures of /tanks/stats, a daily series "
     "(players, battles, win rate, average damage) and the percentiles "
-    f"{TANK_PERCENTILES[0]} to {TANK_PERCENTILES[-1]} of the players' average damage and of their WN8 on it. "
-    "404 no_statistics when no tracked account played it in the period.",
+    f"{TANK_PERCENTILES[0]} to {TANK_PERCENTILES[-1]} of the players' average damage and of their WN8 on it, "
+    "over the realm's random panel by default where it has one, else the tracked accounts (the population "
+    "parameter). 404 no_statistics when nobody of the population played it in the period.",
     tag="tanks",
     operation_id="Tank",
     limit_per_minute=30,
@@ -219,6 +220,7 @@ TANK = Endpoint(
         TANK_ID,
         REGION,
         period_param(),
+        POPULATION,
     ),
     errors=("no_statistics", "database_unavailable"),
     schema="TankDetail",
@@ -246,7 +248,7 @@ PERIOD_HEAD = {
     "from": DATE,
     "through": DATE,
     "built_at": UNIX,
-    "population": {"type": "string"},
+    **POPULATION_HEAD_SCHEMA,
 }
 POPULATION_HEAD = {
     **PERIOD_HEAD,

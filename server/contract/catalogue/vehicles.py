@@ -15,7 +15,14 @@ from server.contract.catalogue.figures import (
 )
 from server.contract.catalogue.marks import MARK_VALUES
 from server.contract.catalogue.model import CsvTable, Endpoint, Param
-from server.contract.catalogue.params import REGION_QUERY, TANK_FILTERS, TANK_PAGING, paging
+from server.contract.catalogue.params import (
+    POPULATION,
+    POPULATION_GUIDE,
+    REGION_QUERY,
+    TANK_FILTERS,
+    TANK_PAGING,
+    paging,
+)
 from server.contract.catalogue.shapes import DATE, REGION_ENUM, TANK_NAMES, UNIX, array, nullable, obj
 from server.contract.catalogue.tanks import (
     CATALOGUE_FIELDS,
@@ -120,7 +127,8 @@ TANK_STRENGTH = Endpoint(
     name="tank_strength",
     path="/tanks/strength",
     summary="A tier list: tanks ranked by their win rate with their drivers' skill taken out",
-    description="The tanks of a region ranked by relative win rate: the tank's win rate minus what the "
+    description="The tanks of a region (over its random panel by default where it has one, else the tracked accounts: "
+    "the population parameter) ranked by relative win rate: the tank's win rate minus what the "
     "same players achieved on their other tanks of the tier in the period (battle-weighted), with a 95 % "
     "interval, and the relative damage the same way, each with its sample; tanks below the sample follow, "
     f"unranked. The method, its assumptions and its check are in {STRENGTH_METHOD}. Built daily with the "
@@ -135,6 +143,7 @@ TANK_STRENGTH = Endpoint(
     params=(
         REGION_QUERY,
         period_param(),
+        POPULATION,
         *TANK_FILTERS,
         *TANK_PAGING[1:],  # limit and offset: the order is the ranking's
     ),
@@ -148,7 +157,7 @@ TANK_STRENGTH = Endpoint(
     fields={
         "region, days, from, through": "the region and the period: its first and last UTC day",
         "built_at": "unix time the tables were built",
-        "population": "who the figures are about: the tracked accounts, not a random sample of the server",
+        "population, population_kind, panel_size": POPULATION_GUIDE,
         "method": "where the method is written down",
         "min_players, min_battles, min_other_battles": f"the sample's floors: a figure is null below min_players "
         f"({STRENGTH_MIN_PLAYERS}) players or min_battles ({STRENGTH_MIN_BATTLES}) battles; a player counts with "
