@@ -4,7 +4,7 @@
  * shows its marks and their daily series. The view lives in the hash:
  * #marks/{region}[/tier=8&type=...&sort=...&order=...&offset=...]. */
 
-import { $, fmtValue, h, isObj, label, nullFigure, NUM, rangeText, scroller, typeLabel, utcText } from './render.js';
+import { $, fmtValue, h, isObj, label, nullFigure, NUM, rangeText, scroller, typeLabel, utcText, whose } from './render.js';
 import { API, api, csvLink, current, exampleQuery, explainedError, indexParam, loading, paramEnum, rateLine, state, takeToken } from './api.js';
 import { navigate } from './explorer.js';
 import { rememberNations } from './tankstats.js';
@@ -184,7 +184,7 @@ function renderMarks(data, q, onSort, onPage, path) {
   const box = h('div', { class: 'tank-stats marks-page' });
   box.append(h('p', { class: 'tank-summary', id: 'marks-summary' },
     h('strong', null, `${NUM.format(total)} tank${total === 1 ? '' : 's'}`), filterText(q),
-    ` of tier V and up played by tracked ${label(region)} players in the last ${ctx.days} days` + (range ? ` (${range})` : '') + '.',
+    ` of tier V and up played by ${whose(data, region)} in the last ${ctx.days} days` + (range ? ` (${range})` : '') + '.',
     typeof data.built_at === 'number' ? ` Built ${utcText(new Date(data.built_at * 1000))}.` : ''));
   box.append(estimateNote(data, 'marks-estimate'));
   box.append(officialNote(data.official, 'marks-official'));

@@ -314,3 +314,10 @@ export function focusPager(out, selector) {
   if (target && !target.disabled) target.focus();
   else if (fallback) fallback.focus();
 }
+
+// Who an answer over a region's population is about, as a summary names them: its random panel's
+// players, or the tracked ones (the answer's population_kind).
+export function whose(data, region) {
+  return data && data.population_kind === 'panel'
+    ? `the random panel’s ${label(region)} players` : `tracked ${label(region)} players`;
+}

@@ -2,7 +2,7 @@
  * by tier, type and nation, in a table sorted and paged by the API; each tank links to its own
  * page (tank.js). The view lives in the hash: #tanks/{region}/{days}[/tier=8&type=...&sort=...&order=...&offset=...]. */
 
-import { $, fmtValue, h, isObj, label, nullFigure, NUM, rangeText, scroller, typeLabel, utcText } from './render.js';
+import { $, fmtValue, h, isObj, label, nullFigure, NUM, rangeText, scroller, typeLabel, utcText, whose } from './render.js';
 import { API, api, csvLink, current, explainedError, loading, paramEnum, rateLine, state, takeToken, tankStatsDefaults } from './api.js';
 import { navigate } from './explorer.js';
 import { expectedHash } from './expected.js';
@@ -146,7 +146,7 @@ function renderTankStats(data, q, onSort, onPage, path) {
   const box = h('div', { class: 'tank-stats' });
   box.append(h('p', { class: 'tank-summary', id: 'tank-stats-summary' },
     h('strong', null, `${NUM.format(total)} tank${total === 1 ? '' : 's'}`), filterText(q),
-    ` played by tracked ${label(region)} players in the last ${days} days` + (range ? ` (${range})` : '') + '.'));
+    ` played by ${whose(data, region)} in the last ${days} days` + (range ? ` (${range})` : '') + '.'));
   box.append(h('p', { class: 'population-note small', id: 'tanks-population' },
     h('strong', null, 'Population: '), data.population ? `${data.population}. ` : 'the tracked accounts, not a random sample of the server. ',
     `A tank’s figures need at least ${ctx.minPlayers} players; its damage percentiles need ${ctx.minPlayers} players with at least `
