@@ -905,6 +905,12 @@ REGISTRY: dict[str, list[Case]] = {
     "TankChanges.of_day": [
         Case(lambda s, n: s.population.changes.of_day("eu", DAY), expect=lambda r: len(r) >= len(POPULATION_ACCOUNTS))
     ],
+    "TankChanges.of_day_marked": [
+        Case(
+            lambda s, n: s.population.changes.of_day_marked("eu", DAY),
+            expect=lambda r: len(r) >= len(POPULATION_ACCOUNTS),
+        )
+    ],
     "TankDays.save": [Case(lambda s, n: s.population.days.save("eu", day(1), 3, {1: [3] + [n] * 13}, NOW))],
     "TankDays.get": [Case(lambda s, n: s.population.days.get("eu", DAY), expect=bool)],
     "TankSeries.get": [Case(lambda s, n: s.population.series.get("eu", 17), expect=bool)],
