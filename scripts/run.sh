@@ -25,7 +25,8 @@ if [ -z "${STATSAPI_UPSTREAM_BASE_URL:-}" ]; then
   SIM_PID=$!
   trap 'kill $SIM_PID 2>/dev/null || true' EXIT
   export STATSAPI_UPSTREAM_BASE_URL="http://127.0.0.1:$SIM_PORT"
-  # The demo seeds no random panel yet: its server figures stay over the tracked accounts.
-  export STATSAPI_PANEL_SIZE="${STATSAPI_PANEL_SIZE:-0}"
+  # The demo's random panel: 200 active accounts per realm, seeded with the tracked population's
+  # days (a larger one costs the newcomer's wait: each member is a tanks/stats request a day played).
+  export STATSAPI_PANEL_SIZE="${STATSAPI_PANEL_SIZE:-200}"
 fi
 "$ROOT/.venv/bin/python" -m server --port "$PORT" --seed-demo "$@"

@@ -33,6 +33,9 @@ def parse_args(argv=None):
     )
     parser.add_argument("--population-days", type=int, default=21)
     parser.add_argument("--online-days", type=int, default=30)
+    parser.add_argument(
+        "--panel-size", type=int, default=0, help="active accounts of each realm's random panel to seed (0: none)"
+    )
     return parser.parse_args(argv)
 
 
@@ -62,6 +65,7 @@ async def run(args) -> dict:
             population_per_region=args.population_per_region,
             population_days=args.population_days,
             online_days=args.online_days,
+            panel_size=args.panel_size,
         )
     finally:
         await services.close()

@@ -63,14 +63,19 @@ async def seed_player_history(
     track_days: int = TRACK_DAYS,
     later: dict[str, list[int]] | None = None,
     later_days: int = 0,
+    panel_size: int = 0,
+    panel_days: int = 0,
 ) -> dict:
     """`days` days of the tracker's daily pass (server/services/tracker.py, the same code the service runs),
     on a ManualClock with the simulator answering "as of" it: each past day's pass at the day's
     last second, today's due slices at `now` (the service's own tracker does the rest of today).
     The accounts are tracked as if looked up now; `later`'s join the pass for its last
     `later_days` days only (as if looked up then). Snapshots and per-tank records are written on
-    the days an account played; the history carries them forward over the other days."""
+    the days an account played; the history carries them forward over the other days. With
+    `panel_size`, each realm's random panel is drawn `panel_days` days before now (the panel job's
+    own draw on the travelling clock, server/services/panel.py) and refreshed daily after."""
     from server.domain.days import ManualClock, day_start, utc_day
+    from server.services.panel import PanelService
     from server.services.tracker import SLICES, Tracker
 
     first_day = (dt.datetime.fromtimestamp(now, dt.UTC).date() - dt.timedelta(days=days - 1)).isoformat()
@@ -82,6 +87,7 @@ async def seed_player_history(
     tracker = Tracker(
         store, TimeTravelUpstream(upstream, clock), ratings_source, clock=clock, owner="demo-seed", group=SLICES
     )
+    panel = PanelService(store, TimeTravelUpstream(upstream, clock), size=panel_size, clock=clock)
     bar = _progress(days, "tracker passes (days)")
     totals: dict[str, int] = {}
     for back in range(days - 1, -1, -1):
@@ -90,6 +96,8 @@ async def seed_player_history(
         if later and back == later_days - 1:
             for region, ids in later.items():
                 await store.tracked.track_many(region, [(a, None) for a in ids], now + track_days * 86400, clock())
+        if panel_size and back <= panel_days - 1:
+            await panel.run()  # the first draws, the next renew the frame's tracking (and top it up)
         await tracker.tick()
         for key, value in tracker.spent.get(day, {}).items():
             totals[key] = totals.get(key, 0) + value
@@ -188,6 +196,7 @@ async def seed_demo(
     online_days: int = 30,
     now: float | None = None,
     online_recent_hours: int = 48,
+    panel_size: int = 0,
 ) -> dict:
     """Seed everything; idempotent (snapshots, samples and profiles are upserts keyed by day/minute/id).
 
@@ -195,7 +204,10 @@ async def seed_demo(
     open on the site); `population_per_region` more are tracked for the last `population_days` days
     only, so that the tank statistics of 7 and 30 days have a population: the popular tanks pass
     their minimum sample (POPULATION_MIN_PLAYERS) at a few hundred tracked accounts per region,
-    which a full history for each would take far longer to seed."""
+    which a full history for each would take far longer to seed. With `panel_size`, each realm's
+    random panel of that many active accounts is drawn `population_days` + 1 days ago (its first
+    pass measures its members' state) and tracked since, so the tank statistics have their panel
+    tables too (docs/data.md, "The random panel")."""
     now = now or time.time()
     started = time.monotonic()
     accounts: dict[str, list[int]] = {}
@@ -222,6 +234,7 @@ async def seed_demo(
     summary = {
         "accounts": {r: len(v) for r, v in accounts.items()},
         "population_accounts": {r: len(v) for r, v in population.items()},
+        "panel_size": panel_size,
         "clans": clans,
     }
     # build_services always wires ratings_source; Services types it Optional for partial test builds.
@@ -234,6 +247,8 @@ async def seed_demo(
         now,
         later=population,
         later_days=min(population_days, history_days),
+        panel_size=panel_size,
+        panel_days=min(population_days + 1, history_days),
     )
     summary["profiles"] = await seed_current_profiles(services.players, accounts)
     for region, ids in clans.items():

@@ -60,7 +60,9 @@ async def seed_if_empty(config: Config, store: Store, services: Services) -> Non
         return
     log.info("empty database: seeding demo data (a few minutes)")
     try:
-        summary = await seed_demo(store, services, SimulatorLists(config.upstream_base_url))
+        summary = await seed_demo(
+            store, services, SimulatorLists(config.upstream_base_url), panel_size=config.panel_size
+        )
         log.info("demo data seeded in %ss: %s", summary["seconds"], summary)
     except Exception:
         log.exception("seeding failed")
