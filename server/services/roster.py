@@ -106,11 +106,11 @@ class RosterService:
                 row = failed_row(None, tank_id, name, "not_found")
             elif account_id in profiles:
                 doc = profiles[account_id]
-                row = profile_row(doc, clans.get(int(doc.get("clan_id") or 0)), tank_id, name, expected, now)
+                row = profile_row(doc, clans.get(int(doc.get("clan_id") or 0)), tank_id, name, expected)
             elif account_id in glances:
-                row = glance_row(glances[account_id], tank_id, name, expected, tiers, "cached", now)
+                row = glance_row(glances[account_id], tank_id, name, expected, tiers, "cached")
             elif account_id in fetched:
-                row = glance_row(fetched[account_id], tank_id, name, expected, tiers, "live", now)
+                row = glance_row(fetched[account_id], tank_id, name, expected, tiers, "live")
             else:
                 row = failed_row(account_id, tank_id, name, "upstream_failed")
             if row["reason"] is None:
