@@ -8,6 +8,7 @@ from handlers import (
     metrics,
     online,
     openapi,
+    pages,
     players,
     rankings,
     site,
@@ -29,5 +30,6 @@ routes = [
     *openapi.routes,
     *metrics.routes,
     *base.routes,
+    *pages.routes,
     *site.routes,
 ]

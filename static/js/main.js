@@ -53,7 +53,15 @@ nav.navigate = (hash) => {   // another state of the page on screen: a history e
   routeAll();
 };
 
+/** A page with a real URL (/player/{id}/{region}, /clan/..., /tank/..., a session's) names its view in
+ * its head: the site opens that view, in the hash, keeping the page's address. */
+function openPageView() {
+  const view = document.querySelector('meta[name="statsapi:view"]');
+  if (view && !location.hash) history.replaceState(null, '', `${location.pathname}${location.search}#${view.content}`);
+}
+
 async function start() {
+  openPageView();
   bindForms();
   bindSearch();
   bindVehicles();
