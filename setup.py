@@ -26,6 +26,8 @@ setup(
         "tqdm>=4.66",
         # /metrics in the Prometheus text format (the reference client, not hand-written output).
         "prometheus_client>=0.20",
+        # The cards' PNGs (server/serving/cards/png.py): text with FreeType, zlib-compressed, no browser.
+        "pillow>=10.1",
     ],
     extras_require={
         "test": [

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import html
+import http.client
 import os
 import urllib.parse
 from typing import Any
@@ -112,8 +113,9 @@ class PageHandler(BaseHandler):
             view = self.view(arguments(self, self.answer.params, tuple(self.path_args)))
         except APIError:
             view = self.kind
-        tags = {"description": message, "og:title": f"{SITE_NAME}: {message}", "twitter:card": "summary"}
-        self.finish(page_html(f"{message} · {SITE_NAME}", view, tags))
+        title = f"{http.client.responses.get(error.status_code, 'Error')}: {message}"
+        tags = {"description": message, "og:title": title, "og:site_name": SITE_NAME, "twitter:card": "summary"}
+        self.finish(page_html(f"{title} · {SITE_NAME}", view, tags))
 
 
 class PlayerPage(PageHandler):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import math
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -20,6 +21,9 @@ from server.contract.catalogue.model import CARD_SIZES
 from server.serving.cards.fonts import text_width
 
 NULL_TEXT = "—"
+# Control characters and lone surrogates (a name from the upstream may hold any): neither format can
+# print them, and XML 1.0 forbids them.
+UNPRINTABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff\ud800-\udfff]")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -274,6 +278,7 @@ def fit(text: str, size: float, bold: bool, width: float, smallest: float) -> tu
     """`text` at the largest size from `size` down to `smallest` that fits `width`, shortened with an
     ellipsis when even `smallest` does not. Sizes are whole pixels (the PNG's fonts are loaded per size)."""
     size, smallest = math.floor(size), math.floor(smallest)
+    text = UNPRINTABLE.sub("", text)
     if text_width(text, size, bold) <= width:
         return text, size
     size = max(smallest, math.floor(size * width / text_width(text, size, bold)))
