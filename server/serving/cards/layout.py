@@ -407,3 +407,29 @@ def summary(kind: str, data: Mapping[str, Any]) -> tuple[str, str]:
         value = figure_text(pick(data, figure.field))
         words.append(f"{figure.label} {value}{figure.unit if value != NULL_TEXT else ''}")
     return f"{content.title} · {content.kicker.title()}", " · ".join(words)
+
+
+# The names a card prints above its figures.
+NAME_FIELDS = {
+    "player": ("nickname", "account_id", "region"),
+    "session": ("account_id", "region", "since"),
+    "clan": ("tag", "name", "region"),
+    "tank": ("name", "tier", "type", "nation", "region", "days"),
+}
+
+
+def _figures_in_words(kind: str) -> str:
+    content = CONTENTS[kind]({})
+    names = [*NAME_FIELDS[kind], content.headline.field, *(figure.field for figure in content.figures)]
+    on_banner = [content.headline.field, *(figure.field for figure in content.figures if figure.banner)][:5]
+    return (
+        "It prints "
+        + ", ".join(f"`{name}`" for name in names)
+        + f" and `{content.time_field}` (a null as —); the banner the name and "
+        + ", ".join(f"`{name}`" for name in on_banner)
+        + "."
+    )
+
+
+# What each kind of card prints, for the index, the OpenAPI document and docs/api.md.
+CARD_FIGURES = {kind: _figures_in_words(kind) for kind in CONTENTS}
