@@ -406,7 +406,9 @@ def summary(kind: str, data: Mapping[str, Any]) -> tuple[str, str]:
     for figure in (content.headline, *content.figures):
         value = figure_text(pick(data, figure.field))
         words.append(f"{figure.label} {value}{figure.unit if value != NULL_TEXT else ''}")
-    return f"{content.title} · {content.kicker.title()}", " · ".join(words)
+    what, *where = content.kicker.split(" · ")  # "TANK", "EU", "30 DAYS"
+    kicker = " · ".join([what.capitalize(), *(part.replace("DAYS", "days") for part in where)])
+    return f"{content.title} · {kicker}", " · ".join(words)
 
 
 # The names a card prints above its figures.
