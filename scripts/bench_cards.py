@@ -205,7 +205,7 @@ def serve_and_load(args, server_cpus, other_cpus, workdir: str) -> dict:
         wait_http(port, PREFIX, service)
         wrk = None if args.generator == "python" else (install_wrk() if not args.quick else None)
         if wrk:
-            generator = WrkGenerator(wrk, 32, 2, workdir, other_cpus, loadgen_priority("auto"))
+            generator = WrkGenerator(wrk, 32, 1, workdir, other_cpus, loadgen_priority("rt"))
         else:
             generator = PythonGenerator(32)
         path = f"{PREFIX}/player/{account}/{region}"
