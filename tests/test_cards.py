@@ -270,7 +270,13 @@ async def test_the_player_card_is_the_answer_revalidated_and_replayed_and_its_pa
     replayed = await fetch(f"{base_url}/api/v1/player/{account}/eu?format=png")
     assert replayed.body == png.body and replayed.headers["Etag"] == etag
     assert services.cards.renders == renders  # revalidated and replayed, not drawn again
-    assert "RateLimit" in replayed.headers  # counted in the profile's own limit
+    # Counted in the profile's own limit, like its JSON: each answer takes one more of the same bucket.
+    remaining = [
+        int((await fetch(f"{base_url}/api/v1/player/{account}/eu{q}")).headers["X-RateLimit-Remaining"])
+        for q in ("", "?format=png", "?format=svg", "")
+    ]
+    assert remaining == [remaining[0] - i for i in range(4)], remaining
+    assert replayed.headers["RateLimit-Policy"] == f'"player";q={PLAYER.limit_per_minute};w=60'
     banner = await fetch(f"{base_url}/api/v1/player/{account}/eu?format=png&size=banner&theme=light")
     assert png_of(banner.body).size == (600, 160)
 
@@ -353,6 +359,14 @@ async def test_the_page_opens_the_view_whose_share_box_shows_the_card_the_api_se
             f"[url=http://127.0.0.1:{http_port}/player/{account}/eu]"
             f"[img]http://127.0.0.1:{http_port}/api/v1/player/{account}/eu?format=png&size=banner[/img][/url]"
         )
+        # The overlay builder offers the session's card, as the API serves it.
+        await page.goto(f"http://127.0.0.1:{http_port}/#overlay/eu/{account}")
+        await page.wait_for_selector("#overlay-out #share-card", state="attached")
+        session_card = await page.eval_on_selector("#overlay-out #share-card", "img => img.src")
+        assert session_card == f"http://127.0.0.1:{http_port}/api/v1/player/{account}/eu/session?format=png"
+        await page.goto(f"http://127.0.0.1:{http_port}/player/{account}/eu")
+        await page.wait_for_selector("#share-card", state="attached")
+        await page.click("#share > summary")
         await page.locator("#share").scroll_into_view_if_needed()
         await page.screenshot(path=str(artifacts_dir / "share-player.png"), full_page=False)
         assert not browser.errors, browser.errors

@@ -8,7 +8,9 @@
  * charts.js, player.js, tanks.js (a player's tanks), history.js, clan.js, tankstats.js (the tanks
  * page), marks.js (a region's marks of excellence), tank.js (a tank's page), expected.js (a
  * region's WN8 expected values), online.js, dumps.js (the daily bulk files), status.js, search.js,
- * vehicles.js (the vehicle catalogue) and strength.js (a tier's tier list), which are routed here. */
+ * vehicles.js (the vehicle catalogue) and strength.js (a tier's tier list), which are routed here;
+ * share.js (a view's Share and Embed boxes). A page with a real URL (/player/{id}/{region}, ...) names
+ * its view in its head (handlers/pages.py). */
 
 import { $ } from './render.js';
 import { loading } from './api.js';
