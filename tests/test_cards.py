@@ -10,6 +10,7 @@ by tests/test_marks.py on the demo it seeds) the four cards are written to tests
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import html.parser
 import io
 import re
@@ -23,6 +24,7 @@ from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 
 from scripts.upstream_sim import existing_accounts, missing_accounts
 from server.contract.catalogue import CATALOGUE, CLAN, PLAYER, SESSION, TANK
+from server.contract.config import get_config
 from server.serving.cards import CardMemo, card_etag, drawing, render_bytes
 from server.serving.cards.fonts import font_path
 from server.serving.cards.layout import CONTENTS, utc_text
@@ -138,6 +140,19 @@ SAMPLES = {
         "images": {"big_icon": 'https://example.org/t34.png?a=1&b="2"'},
     },
 }
+
+
+def test_the_public_base_url_is_an_absolute_http_url_without_its_slash():
+    assert (
+        get_config(["--public-base-url", "https://stats.example.org/"]).public_base_url == "https://stats.example.org"
+    )
+    assert (
+        get_config([], {"STATSAPI_PUBLIC_BASE_URL": "http://a.example:8080"}).public_base_url == "http://a.example:8080"
+    )
+    assert get_config([], {}).public_base_url is None
+    for bad in ("stats.example.org", "javascript:alert(1)", 'https://a.example/"><script>'):
+        with pytest.raises(SystemExit):
+            get_config(["--public-base-url", bad])
 
 
 def test_every_endpoint_with_a_card_draws_it_in_both_formats_and_lists_them():
@@ -291,6 +306,16 @@ async def test_the_player_card_is_the_answer_revalidated_and_replayed_and_its_pa
     assert tags["statsapi:view"] == f"player/eu/{account}"
     image = await fetch(tags["og:image"], User_Agent=BOT)
     assert image.code == 200 and image.body == png.body
+    # Behind a proxy the operator's public base URL makes the links, whatever Host the request named.
+    config = app.settings["config"]
+    app.settings["config"] = dataclasses.replace(config, public_base_url="https://stats.example.org")
+    try:
+        page = await fetch(f"{base_url}/player/{account}/eu", User_Agent=BOT, Host="attacker.example")
+    finally:
+        app.settings["config"] = config
+    tags = head_tags(page.body).tags
+    assert tags["og:image"] == f"https://stats.example.org/api/v1/player/{account}/eu?format=png"
+    assert tags["og:url"] == f"https://stats.example.org/player/{account}/eu"
     # An unknown account's page says so, with no card to break.
     missing = missing_accounts("eu", 1)[0]
     page = await fetch(f"{base_url}/player/{missing}/eu", User_Agent=BOT)

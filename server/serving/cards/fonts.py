@@ -12,7 +12,10 @@ FONT_DIRS = ("/usr/share/fonts/truetype/dejavu", "/usr/share/fonts/dejavu", "/us
 FONT_FILES = {False: "DejaVuSans.ttf", True: "DejaVuSans-Bold.ttf"}
 # What the SVG asks a viewer for: the same font where it is installed, else the nearest of its family.
 SVG_FONT_FAMILY = "'DejaVu Sans', 'Bitstream Vera Sans', Verdana, Geneva, sans-serif"
-MEASURE_SIZE = 100  # widths are measured at this size and scaled (a text's width is linear in its size)
+# Widths are measured at this size and scaled (a text's width is linear in its size). A FreeType face
+# is not to be shared between threads: the layout measures on the loop at this size, the PNG worker
+# draws at the cards' sizes, all below it, so no face object is used by both.
+MEASURE_SIZE = 100
 
 FontType = ImageFont.FreeTypeFont | ImageFont.ImageFont
 
