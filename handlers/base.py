@@ -30,6 +30,7 @@ from server.contract.errors import (
     render_error,
 )
 from server.services.registry import Services
+from server.serving import cards
 from server.serving.answers import Answer, Tag, answer_key
 from server.serving.ratelimit import Decision, RateLimiter
 from server.upstream.client import UpstreamError
@@ -285,6 +286,35 @@ class BaseHandler(tornado.web.RequestHandler):
             self.keep_answer(200, headers, body, self._data_etag, tag)
         self.finish(body)
 
+    async def reply(self, data: Any, max_age: int | None = None, shared: bool = False, tag: Tag | None = None) -> None:
+        """`respond`, or the answer's card when the request asked `?format=svg|png` (the endpoint's
+        `card`): the same answer in another representation, cached and revalidated with it."""
+        endpoint = self.endpoint
+        fmt = self.get_query_argument("format", "json")  # validated by arguments() by now
+        if endpoint is None or endpoint.card is None or fmt not in cards.MEDIA_TYPES:
+            self.respond(data, max_age, shared, tag)
+            return
+        size, theme = self.get_query_argument("size", "large"), self.get_query_argument("theme", "dark")
+        cache_control = f"public, max-age={self.cache_max_age if max_age is None else max_age}"
+        _, data_etag = _RenderCache.render(data, shared)
+        self._data_etag = etag = cards.card_etag(data_etag, endpoint.card, fmt, size, theme)
+        headers = {
+            "Cache-Control": cache_control,
+            "Content-Type": cards.MEDIA_TYPES[fmt],
+            "Content-Disposition": f'inline; filename="{cards.file_name(endpoint.card, data, fmt)}"',
+        }
+        if fmt == "svg":
+            headers["Content-Security-Policy"] = cards.SVG_SECURITY_POLICY
+        for name, value in headers.items():
+            self.set_header(name, value)
+        if self.check_etag_header():
+            self.finish()  # 304 (RequestHandler.finish): the card is not drawn
+            return
+        body = await self.services.cards.card(etag, endpoint.card, data, fmt, size, theme)
+        if tag is not None and max_age is None:
+            self.keep_answer(200, {**COMMON_HEADERS, **headers}, body, etag, tag)
+        self.finish(body)
+
     @property
     def csv_table(self) -> CsvTable | None:
         """The table to answer as CSV: the endpoint's, when the request asked ?format=csv (the
@@ -294,7 +324,9 @@ class BaseHandler(tornado.web.RequestHandler):
             return None
         return endpoint.csv if self.get_query_argument("format", "json") == "csv" else None
 
-    def keep_answer(self, status: int, headers: dict[str, str], body: str, etag: str | None, tag: Tag | None) -> None:
+    def keep_answer(
+        self, status: int, headers: dict[str, str], body: str | bytes, etag: str | None, tag: Tag | None
+    ) -> None:
         """Keep this answer for the next requests with the same path and query (the headers are
         those the answer carries but Server, Date, Content-Length, Etag and the rate-limit headers)."""
         endpoint = self.endpoint
@@ -305,7 +337,7 @@ class BaseHandler(tornado.web.RequestHandler):
             status,
             http.client.responses.get(status, "Unknown"),
             tuple(headers.items()),
-            body.encode(),
+            body.encode() if isinstance(body, str) else body,
             etag,
             time.time(),
             self.services.answers.clock() + seconds,

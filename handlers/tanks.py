@@ -72,7 +72,7 @@ class TankHandler(BaseHandler):
 
     async def get(self, *path: str) -> None:
         args = self.arguments(path, TankArgs)
-        self.respond(await self.services.tank_stats.tank(args.region, args.tank_id, args.days), tag=POPULATION_TAG)
+        await self.reply(await self.services.tank_stats.tank(args.region, args.tank_id, args.days), tag=POPULATION_TAG)
 
 
 class TankMarksHandler(BaseHandler):
