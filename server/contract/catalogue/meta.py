@@ -673,6 +673,25 @@ def index_schema(index: Mapping[str, Any], names: Iterable[str]) -> dict:
                             },
                             description="Present when ?format=csv serves the answer's table as CSV.",
                         ),
+                        "card": obj(
+                            {
+                                "formats": {
+                                    "type": "object",
+                                    "additionalProperties": {"type": "string"},
+                                    "description": "Each card format (svg, png) and its media type.",
+                                },
+                                "sizes": {
+                                    "type": "object",
+                                    "additionalProperties": obj(
+                                        {"width": {"type": "integer"}, "height": {"type": "integer"}}
+                                    ),
+                                    "description": "Each size= value and its pixels.",
+                                },
+                                "themes": array({"type": "string"}),
+                                "figures": {"type": "string", "description": "The figures the card prints, in words."},
+                            },
+                            description="Present when ?format=svg|png draws the answer as a card.",
+                        ),
                     },
                     required=[
                         "method",
