@@ -72,7 +72,7 @@ def evaluate_goals(results: dict) -> list[dict]:
     return goals
 
 
-ORDER = ["ceiling", *CACHED, *ERRORS, *TRACKED, *ROSTERS, "rate_limited"]
+ORDER = ["ceiling", *CACHED, "ceiling_gzip", "player_gzip", *ERRORS, *TRACKED, *ROSTERS, "rate_limited"]
 
 
 def format_report(results: dict) -> str:
