@@ -31,7 +31,8 @@ from server.contract.errors import (
 )
 from server.services.registry import Services
 from server.serving import cards
-from server.serving.answers import Answer, Tag, answer_key
+from server.serving.answers import Answer, Tag, answer_key, etag_matches
+from server.serving.encoding import prebuilt_gzip
 from server.serving.ratelimit import Decision, RateLimiter
 from server.upstream.client import UpstreamError
 from store.errors import DATABASE_ERRORS
@@ -333,22 +334,30 @@ class BaseHandler(tornado.web.RequestHandler):
         if endpoint is None or not endpoint.answer_seconds or self.request.method not in ("GET", "HEAD"):
             return
         seconds = endpoint.answer_seconds if status == 200 else ERROR_MAX_AGE
+        data = body.encode() if isinstance(body, str) else body
+        gzip_body = prebuilt_gzip(headers.get("Content-Type", ""), data) if status == 200 else None
+        if gzip_body is not None:  # this response sends the same bytes (ContentEncoding reads them)
+            self.request.statsapi_gzip = (data, gzip_body)  # type: ignore[attr-defined]
         answer = Answer(
             status,
             http.client.responses.get(status, "Unknown"),
             tuple(headers.items()),
-            body.encode() if isinstance(body, str) else body,
+            data,
             etag,
             time.time(),
             self.services.answers.clock() + seconds,
             tag,
             endpoint.bucket,
+            gzip_body,
         )
         started = getattr(self, "_answer_started", None)
         self.services.answers.put(answer_key(self.request.path, self.request.query), answer, started)
 
     def compute_etag(self) -> str | None:
         return getattr(self, "_data_etag", None)
+
+    def check_etag_header(self) -> bool:
+        return check_etag(self)
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         exc_info: ExcInfo | None = kwargs.get("exc_info")
@@ -384,6 +393,13 @@ def write_error_answer(
         handler.set_header(name, value)
     handler.finish(body)
     return status, headers, body
+
+
+def check_etag(handler: tornado.web.RequestHandler) -> bool:
+    """RequestHandler.check_etag_header, also matching the ETag of the answer's gzip
+    representation (server.serving.encoding.gzip_etag): the client holds the same answer."""
+    etag = handler._headers.get("Etag")
+    return etag is not None and etag_matches(handler.request.headers.get("If-None-Match", ""), etag)
 
 
 def resolve_client_ip(peer: str, headers: tornado.httputil.HTTPHeaders, trusted_proxies: Networks) -> str:

@@ -5,7 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from handlers.base import BaseHandler, api_routes
-from server.contract.catalogue import CATALOGUE, INDEX, LIVE_GLOBAL, LIVE_PER_CLIENT, OPENAPI, PREFIX, Endpoint
+from server.contract.catalogue import (
+    API_DESCRIPTION,
+    CATALOGUE,
+    INDEX,
+    LIVE_GLOBAL,
+    LIVE_PER_CLIENT,
+    OPENAPI,
+    PREFIX,
+    Endpoint,
+)
 from server.contract.catalogue.bands import scale_table
 from server.contract.catalogue.model import CARD_SIZES, CARD_THEMES
 from server.contract.config import API_VERSION, VERSION, Config
@@ -62,8 +71,7 @@ def index_document(config: Config) -> dict[str, Any]:
     return {
         "name": "statsapi",
         "version": API_VERSION,
-        "description": "Public read-only statistics API: player profiles with WN8/WN7/efficiency, "
-        "history, clans, weekly digests, player counts. GET only; no key needed.",
+        "description": API_DESCRIPTION,
         "site": config.site_url,
         "attribution": config.attribution,
         "openapi": OPENAPI.full_path,

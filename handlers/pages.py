@@ -4,32 +4,20 @@ link previews (Open Graph and Twitter tags, og:image its PNG card) and names the
 
 from __future__ import annotations
 
-import functools
 import html
 import http.client
-import os
 import urllib.parse
 from typing import Any
 
 from handlers.base import BaseHandler, ExcInfo, to_api_error
 from handlers.params import arguments
-from handlers.site import STATIC_DIR
+from handlers.site import HEAD_ANCHOR, site_description_meta, site_html
 from server.contract.catalogue import CLAN, PLAYER, PREFIX, SESSION, TANK, Endpoint
 from server.contract.catalogue.model import CARD_SIZES
 from server.contract.errors import APIError
 from server.serving.cards.layout import summary
 
-HEAD_ANCHOR = '<meta name="color-scheme" content="light dark">\n'
 SITE_NAME = "statsapi"
-
-
-@functools.cache
-def site_html() -> str:
-    """The site's page (static/index.html), read once per process."""
-    with open(os.path.join(STATIC_DIR, "index.html"), encoding="utf-8") as file:
-        text = file.read()
-    assert HEAD_ANCHOR in text and "<title>" in text, "static/index.html lost the head the pages extend"
-    return text
 
 
 def page_html(title: str, view: str, tags: dict[str, str]) -> str:
@@ -40,7 +28,10 @@ def page_html(title: str, view: str, tags: dict[str, str]) -> str:
         lines.append(f'<meta {attribute}="{name}" content="{html.escape(value)}">\n')
     if "og:url" in tags:
         lines.append(f'<link rel="canonical" href="{html.escape(tags["og:url"])}">\n')
-    text = site_html().replace(HEAD_ANCHOR, HEAD_ANCHOR + "".join(lines), 1)
+    text = site_html()
+    if "description" in tags:  # this page's, in place of the site's
+        text = text.replace(site_description_meta(), "", 1)
+    text = text.replace(HEAD_ANCHOR, HEAD_ANCHOR + "".join(lines), 1)
     start, end = text.index("<title>"), text.index("</title>")
     return text[: start + len("<title>")] + html.escape(title) + text[end:]
 

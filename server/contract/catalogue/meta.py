@@ -21,6 +21,16 @@ from server.contract.catalogue.shapes import (
 from server.contract.config import API_VERSION
 from store.constants import GAMES, REGIONS, SPEND_KEYS
 
+# What the API is, in one line: the index's `description`, the site's opening line and its meta
+# description. Name here what a new endpoint family adds.
+API_DESCRIPTION = (
+    "Public read-only statistics API for World of Tanks: player profiles with WN8, WN7 and efficiency, "
+    "daily history and per-tank breakdowns, live sessions, clans and weekly digests, tank statistics, "
+    "marks of excellence and tier lists, leaderboards, battle rosters, the vehicle catalogue, WN8 "
+    "expected values, player counts and daily bulk files; answers as JSON, CSV and shareable cards. "
+    "GET only; no key needed."
+)
+
 INDEX = Endpoint(
     name="index",
     path="",
