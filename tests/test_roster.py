@@ -56,7 +56,7 @@ async def look_up(http_client, base_url, accounts: list[int]) -> dict[int, dict]
 
 @pytest.mark.usefixtures("reset_sim")
 @pytest.mark.gen_test(timeout=180)
-async def test_a_roster_of_unknown_tracked_and_missing_accounts(http_client, base_url, upstream_sim):
+async def test_a_roster_of_unknown_tracked_and_missing_accounts(app, http_client, base_url, upstream_sim):
     profiles = await look_up(http_client, base_url, TRACKED)
     bad = missing_accounts("eu", 1)[0]
     tanks_of = await game(upstream_sim, "wot/account/tanks", account_id=str(UNKNOWN[0]))
@@ -94,6 +94,10 @@ async def test_a_roster_of_unknown_tracked_and_missing_accounts(http_client, bas
         assert by_id[account]["source"] == "cached" and by_id[account]["wn8"] == profiles[account]["ratings"]["wn8"]
         assert by_id[account]["nickname"] == profiles[account]["nickname"]
     assert by_id[bad]["reason"] == "no_account" and by_id[bad]["wn8"] is None
+    # A roster is a glance: its unknown accounts are not tracked (a /player lookup would adopt them), nor cached as profiles.
+    store = app.settings["store"]
+    assert all([await store.tracked.get("eu", a) is None for a in UNKNOWN])
+    assert await store.players.get_many("eu", UNKNOWN) == []
     # The same roster again costs nothing upstream: the fetched figures were kept (asked in another
     # order, so that it is built again rather than replayed for a few seconds as the same query).
     await sim_async(upstream_sim, "/_sim/stats", {"reset": True})
