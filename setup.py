@@ -29,6 +29,8 @@ setup(
         # statsapi-mcp (server/mcp/): the official MCP SDK, its current stable line (v2: the low-level
         # Server takes its handlers in the constructor; mcp_types; httpx2, its HTTP client, is ours too).
         "mcp>=2.3,<3",
+        # The cards' PNGs (server/serving/cards/png.py): text with FreeType, zlib-compressed, no browser.
+        "pillow>=10.1",
     ],
     extras_require={
         "test": [

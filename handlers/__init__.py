@@ -9,6 +9,7 @@ from handlers import (
     metrics,
     online,
     openapi,
+    pages,
     players,
     rankings,
     roster,
@@ -33,5 +34,6 @@ routes = [
     *metrics.routes,
     *llms.routes,
     *base.routes,
+    *pages.routes,
     *site.routes,
 ]

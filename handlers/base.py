@@ -30,7 +30,9 @@ from server.contract.errors import (
     render_error,
 )
 from server.services.registry import Services
-from server.serving.answers import Answer, Tag, answer_key
+from server.serving import cards
+from server.serving.answers import Answer, Tag, answer_key, etag_matches
+from server.serving.encoding import prebuilt_gzip
 from server.serving.ratelimit import Decision, RateLimiter
 from server.upstream.client import UpstreamError
 from store.errors import DATABASE_ERRORS
@@ -285,6 +287,35 @@ class BaseHandler(tornado.web.RequestHandler):
             self.keep_answer(200, headers, body, self._data_etag, tag)
         self.finish(body)
 
+    async def reply(self, data: Any, max_age: int | None = None, shared: bool = False, tag: Tag | None = None) -> None:
+        """`respond`, or the answer's card when the request asked `?format=svg|png` (the endpoint's
+        `card`): the same answer in another representation, cached and revalidated with it."""
+        endpoint = self.endpoint
+        fmt = self.get_query_argument("format", "json")  # validated by arguments() by now
+        if endpoint is None or endpoint.card is None or fmt not in cards.MEDIA_TYPES:
+            self.respond(data, max_age, shared, tag)
+            return
+        size, theme = self.get_query_argument("size", "large"), self.get_query_argument("theme", "dark")
+        cache_control = f"public, max-age={self.cache_max_age if max_age is None else max_age}"
+        _, data_etag = _RenderCache.render(data, shared)
+        self._data_etag = etag = cards.card_etag(data_etag, endpoint.card, fmt, size, theme)
+        headers = {
+            "Cache-Control": cache_control,
+            "Content-Type": cards.MEDIA_TYPES[fmt],
+            "Content-Disposition": f'inline; filename="{cards.file_name(endpoint.card, data, fmt)}"',
+        }
+        if fmt == "svg":
+            headers["Content-Security-Policy"] = cards.SVG_SECURITY_POLICY
+        for name, value in headers.items():
+            self.set_header(name, value)
+        if self.check_etag_header():
+            self.finish()  # 304 (RequestHandler.finish): the card is not drawn
+            return
+        body = await self.services.cards.card(etag, endpoint.card, data, fmt, size, theme)
+        if tag is not None and max_age is None:
+            self.keep_answer(200, {**COMMON_HEADERS, **headers}, body, etag, tag)
+        self.finish(body)
+
     @property
     def csv_table(self) -> CsvTable | None:
         """The table to answer as CSV: the endpoint's, when the request asked ?format=csv (the
@@ -294,29 +325,39 @@ class BaseHandler(tornado.web.RequestHandler):
             return None
         return endpoint.csv if self.get_query_argument("format", "json") == "csv" else None
 
-    def keep_answer(self, status: int, headers: dict[str, str], body: str, etag: str | None, tag: Tag | None) -> None:
+    def keep_answer(
+        self, status: int, headers: dict[str, str], body: str | bytes, etag: str | None, tag: Tag | None
+    ) -> None:
         """Keep this answer for the next requests with the same path and query (the headers are
         those the answer carries but Server, Date, Content-Length, Etag and the rate-limit headers)."""
         endpoint = self.endpoint
         if endpoint is None or not endpoint.answer_seconds or self.request.method not in ("GET", "HEAD"):
             return
         seconds = endpoint.answer_seconds if status == 200 else ERROR_MAX_AGE
+        data = body.encode() if isinstance(body, str) else body
+        gzip_body = prebuilt_gzip(headers.get("Content-Type", ""), data) if status == 200 else None
+        if gzip_body is not None:  # this response sends the same bytes (ContentEncoding reads them)
+            self.request.statsapi_gzip = (data, gzip_body)  # type: ignore[attr-defined]
         answer = Answer(
             status,
             http.client.responses.get(status, "Unknown"),
             tuple(headers.items()),
-            body.encode(),
+            data,
             etag,
             time.time(),
             self.services.answers.clock() + seconds,
             tag,
             endpoint.bucket,
+            gzip_body,
         )
         started = getattr(self, "_answer_started", None)
         self.services.answers.put(answer_key(self.request.path, self.request.query), answer, started)
 
     def compute_etag(self) -> str | None:
         return getattr(self, "_data_etag", None)
+
+    def check_etag_header(self) -> bool:
+        return check_etag(self)
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         exc_info: ExcInfo | None = kwargs.get("exc_info")
@@ -352,6 +393,13 @@ def write_error_answer(
         handler.set_header(name, value)
     handler.finish(body)
     return status, headers, body
+
+
+def check_etag(handler: tornado.web.RequestHandler) -> bool:
+    """RequestHandler.check_etag_header, also matching the ETag of the answer's gzip
+    representation (server.serving.encoding.gzip_etag): the client holds the same answer."""
+    etag = handler._headers.get("Etag")
+    return etag is not None and etag_matches(handler.request.headers.get("If-None-Match", ""), etag)
 
 
 def resolve_client_ip(peer: str, headers: tornado.httputil.HTTPHeaders, trusted_proxies: Networks) -> str:

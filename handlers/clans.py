@@ -23,7 +23,7 @@ class ClanHandler(BaseHandler):
     async def get(self, *path: str) -> None:
         args = self.arguments(path, ClanArgs)
         details = await self.services.clans.details(args.region, args.clan_id)
-        self.respond(details, shared=True, tag=clan_tag(args.region, args.clan_id))
+        await self.reply(details, shared=True, tag=clan_tag(args.region, args.clan_id))
 
 
 class ClanWeeklyHandler(BaseHandler):

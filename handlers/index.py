@@ -5,12 +5,24 @@ from __future__ import annotations
 from typing import Any
 
 from handlers.base import BaseHandler, api_routes
-from server.contract.catalogue import CATALOGUE, INDEX, LIVE_GLOBAL, LIVE_PER_CLIENT, OPENAPI, PREFIX, Endpoint
+from server.contract.catalogue import (
+    API_DESCRIPTION,
+    CATALOGUE,
+    INDEX,
+    LIVE_GLOBAL,
+    LIVE_PER_CLIENT,
+    OPENAPI,
+    PREFIX,
+    Endpoint,
+)
 from server.contract.catalogue.bands import scale_table
+from server.contract.catalogue.model import CARD_SIZES, CARD_THEMES
 from server.contract.config import API_VERSION, VERSION, Config
 from server.contract.csv_answers import CSV_MEDIA_TYPE
 from server.contract.errors import ALLOWED_METHODS, ERROR_CODES, RATE_HEADERS, RETRY_AFTER_SENT
+from server.serving import cards
 from server.serving.answers import INDEX_TAG
+from server.serving.cards.layout import CARD_FIGURES
 from server.serving.ratelimit import WINDOW_SECONDS, scaled_limit
 from store.constants import GAMES, REGIONS
 
@@ -44,6 +56,13 @@ def index_entry(endpoint: Endpoint, scale: float) -> dict:
             "columns": list(endpoint.csv.columns),
             "media_type": CSV_MEDIA_TYPE,
         }
+    if endpoint.card is not None:
+        entry["card"] = {
+            "formats": {fmt: media_type for fmt, media_type in cards.MEDIA_TYPES.items()},
+            "sizes": {name: {"width": w, "height": h} for name, (w, h) in CARD_SIZES.items()},
+            "themes": list(CARD_THEMES),
+            "figures": CARD_FIGURES[endpoint.card],
+        }
     entry["rate_limit_per_minute"] = scaled_limit(endpoint.limit_per_minute, scale)
     return entry
 
@@ -52,8 +71,7 @@ def index_document(config: Config) -> dict[str, Any]:
     return {
         "name": "statsapi",
         "version": API_VERSION,
-        "description": "Public read-only statistics API: player profiles with WN8/WN7/efficiency, "
-        "history, clans, weekly digests, player counts. GET only; no key needed.",
+        "description": API_DESCRIPTION,
         "site": config.site_url,
         "attribution": config.attribution,
         "openapi": OPENAPI.full_path,

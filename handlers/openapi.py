@@ -33,6 +33,8 @@ from server.contract.errors import (
     RATE_HEADERS,
     RETRY_AFTER_SENT,
 )
+from server.serving import cards
+from server.serving.cards.layout import CARD_FIGURES
 from server.serving.ratelimit import WINDOW_SECONDS
 
 # Everything about an endpoint comes from the catalogue (server/contract/catalogue.py), its response shape
@@ -316,6 +318,18 @@ def responses_for(endpoint: Endpoint, method: str, shared: dict) -> dict:
                     "Content-Disposition (the file name) and a Link header (rel=cite-as: the attribution).",
                 }
             }
+        if endpoint.card is not None:
+            for fmt, media_type in cards.MEDIA_TYPES.items():
+                content[media_type] = {
+                    "schema": {
+                        "type": "string",
+                        **({"contentMediaType": media_type, "contentEncoding": "binary"} if fmt == "png" else {}),
+                        "description": f"With format={fmt}: the answer's card, "
+                        + ("an SVG document (its figures are text)" if fmt == "svg" else "a PNG image")
+                        + ", 1200×630 or with size=banner 600×160, theme dark or light; its own ETag, "
+                        "derived from the answer's. " + CARD_FIGURES[endpoint.card],
+                    }
+                }
     responses["200"] = ok
     if raw:
         responses["206"] = {

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
 from server.contract.catalogue import Endpoint, Param, parse_value
-from server.contract.catalogue.model import FORMAT
+from server.contract.catalogue.model import REPRESENTATION_PARAMS
 from server.contract.errors import APIError
 
 View = TypeVar("View")
@@ -56,9 +56,9 @@ def arguments(handler: QueryArguments, params: tuple[Param, ...], path_args: tup
 
 
 def view_params(endpoint: Endpoint) -> tuple[Param, ...]:
-    """The parameters a handler's view reads: all but the ?format= of an endpoint that answers CSV
-    (BaseHandler.respond reads that one)."""
-    return tuple(param for param in endpoint.params if endpoint.csv is None or param is not FORMAT)
+    """The parameters a handler's view reads: all but the representation (?format=, and a card's
+    ?size= and ?theme=), which BaseHandler.respond reads."""
+    return tuple(param for param in endpoint.params if param.name not in REPRESENTATION_PARAMS)
 
 
 def field_type(param: Param) -> object:
@@ -104,6 +104,6 @@ def parse_view(handler: QueryArguments, endpoint: Endpoint, path_args: tuple[str
     """`endpoint`'s arguments parsed (APIError on a bad one) and read through `view`, its typed view."""
     assert endpoint in VIEWS.get(view, ()), f"{view.__name__} is not bound to {endpoint.name} by @arguments_of"
     values = arguments(handler, endpoint.params, path_args)
-    if endpoint.csv is not None:
-        del values[FORMAT.name]  # not in the view (see view_params)
+    for name in REPRESENTATION_PARAMS:
+        values.pop(name, None)  # not in the view (see view_params)
     return view(**values)

@@ -63,12 +63,12 @@ class PlayerHandler(BaseHandler):
         profile = await self.services.players.profile(args.region, args.account_id, self.client_ip)
         if profile.get("live_fetched"):
             # A live answer has no ratings yet: don't let caches keep it for long.
-            self.respond(profile, max_age=PLAYER.live_fetched_max_age)
+            await self.reply(profile, max_age=PLAYER.live_fetched_max_age)
         else:
             # Replayed only once rated, like the service's hot copy: its ratings follow a live fetch
             # within seconds, perhaps written by another process.
             tag = player_tables_tag(args.region, args.account_id) if profile["ratings"]["available"] else None
-            self.respond(profile, shared=True, tag=tag)  # the service's hot-cache object
+            await self.reply(profile, shared=True, tag=tag)  # the service's hot-cache object
 
 
 class PlayerHistoryHandler(BaseHandler):
@@ -112,7 +112,7 @@ class PlayerSessionHandler(BaseHandler):
 
     async def get(self, *path: str) -> None:
         args = self.arguments(path, SessionArgs)
-        self.respond(await self.services.sessions.session(args.region, args.account_id, args.since, self.client_ip))
+        await self.reply(await self.services.sessions.session(args.region, args.account_id, args.since, self.client_ip))
 
 
 STREAM_CACHE_CONTROL = "public, max-age=0, no-store"  # no cache keeps a stream

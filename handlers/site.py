@@ -1,21 +1,146 @@
-"""The human site at / and its static files; errors stay JSON like the rest of the API."""
+"""The human site's static files, under a versioned path cached for a year; errors stay JSON like
+the rest of the API."""
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import html
 import os
+import re
 from asyncio import Future
 from typing import Any
 
 import tornado.web
 
-from handlers.base import Route, method_not_allowed, write_error_answer
+from handlers.base import Route, check_etag, method_not_allowed, write_error_answer
+from server.contract.catalogue import API_DESCRIPTION
 from server.contract.errors import ALLOWED_METHODS, EXPOSED_HEADERS, APIError, error_envelope, error_headers
+from server.serving.encoding import SITE_GZIP, accepts_gzip, compressible
 
 # 416 (Content-Range says the size).
 RANGE_NOT_SATISFIABLE = error_envelope("range_not_satisfiable")
 
-SITE_CACHE_CONTROL = "public, max-age=300"  # the site's files and their preflights
+SITE_CACHE_CONTROL = "public, max-age=300"  # the HTML that names the files, and the preflights
+# A file named by the content hash of the whole static tree never changes: a year, and `immutable`
+# so that a reload does not even revalidate it.
+VERSIONED_CACHE_CONTROL = "public, max-age=31536000, immutable"
+# Unversioned names (the overlay's page, old links): a day, then revalidated by ETag.
+UNVERSIONED_CACHE_CONTROL = "public, max-age=86400"
 STATIC_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "static")
+STATIC_PREFIX = "/static/"
+# The files' bodies are buffered whole (to be gzipped once, with a Content-Length) below this size.
+WHOLE_FILE_BYTES = 1 << 20
+
+
+@functools.cache
+def static_version() -> str:
+    """The content hash of every file under static/ (names and bytes), read once per process: the
+    versioned prefix /static/v-<hash>/ changes whenever any file does. One hash for the tree, not one
+    per file, so that the modules' relative imports (./api.js) stay versioned without rewriting them."""
+    digest = hashlib.blake2b(digest_size=6)
+    for folder, dirs, files in os.walk(STATIC_DIR):
+        dirs.sort()
+        for name in sorted(files):
+            path = os.path.join(folder, name)
+            digest.update(os.path.relpath(path, STATIC_DIR).encode() + b"\0")
+            with open(path, "rb") as file:
+                digest.update(file.read())
+            digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def versioned_prefix() -> str:
+    return f"{STATIC_PREFIX}v-{static_version()}/"
+
+
+_IMPORT = re.compile(r"""^\s*import\s[^'"]*?['"](\./[\w.-]+\.js)['"]""", re.MULTILINE)
+
+
+def module_closure(entry: str) -> list[str]:
+    """The modules `entry` (a path under static/) imports statically, directly or not, in the order
+    first met: what the first view needs before it can run (preloaded by the page)."""
+    seen: list[str] = []
+    pending = [entry]
+    while pending:
+        module = pending.pop(0)
+        with open(os.path.join(STATIC_DIR, module), encoding="utf-8") as file:
+            text = file.read()
+        for relative in _IMPORT.findall(text):
+            name = os.path.normpath(os.path.join(os.path.dirname(module), relative))
+            if name not in seen and name != entry:
+                seen.append(name)
+                pending.append(name)
+    return seen
+
+
+HEAD_ANCHOR = '<meta name="color-scheme" content="light dark">\n'
+ENTRY_MODULE = "js/main.js"
+
+
+@functools.cache
+def site_html() -> str:
+    """The site's page (static/index.html) as served, built once per process: its files named by
+    their versioned path, the modules of the first view preloaded (main.js's static imports, so
+    the browser fetches them at once instead of one level of imports per round trip), and the
+    opening line and meta description what the catalogue says the API is."""
+    with open(os.path.join(STATIC_DIR, "index.html"), encoding="utf-8") as file:
+        text = file.read()
+    assert HEAD_ANCHOR in text and "<title>" in text, "static/index.html lost the head the pages extend"
+    entry = f'<script type="module" src="{STATIC_PREFIX}{ENTRY_MODULE}"></script>\n'
+    assert entry in text, "static/index.html no longer loads its entry module"
+    preloads = "".join(
+        f'<link rel="modulepreload" href="{STATIC_PREFIX}{module}">\n' for module in module_closure(ENTRY_MODULE)
+    )
+    text = text.replace(entry, entry + preloads, 1)
+    description = html.escape(API_DESCRIPTION)
+    text = text.replace(
+        '<p class="lead" id="intro-description"></p>', f'<p class="lead" id="intro-description">{description}</p>', 1
+    )
+    text = text.replace(HEAD_ANCHOR, HEAD_ANCHOR + site_description_meta(), 1)
+    return text.replace(f'"{STATIC_PREFIX}', f'"{versioned_prefix()}')
+
+
+def site_description_meta() -> str:
+    return f'<meta name="description" content="{html.escape(API_DESCRIPTION)}">\n'
+
+
+class HomePage(tornado.web.RequestHandler):
+    """The site at /: its page, the same bytes for every request (an ETag; gzip compressed once)."""
+
+    SUPPORTED_METHODS = ("GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE")
+
+    def set_default_headers(self) -> None:
+        self.set_header("Access-Control-Allow-Origin", "*")
+        self.set_header("Access-Control-Expose-Headers", EXPOSED_HEADERS)
+        self.set_header("X-Content-Type-Options", "nosniff")
+        self.set_header("Cache-Control", SITE_CACHE_CONTROL)
+
+    def get(self) -> None:
+        body = site_html().encode()
+        etag = '"' + hashlib.blake2b(body, digest_size=12).hexdigest() + '"'
+        self.set_header("Content-Type", "text/html; charset=utf-8")
+        self.set_header("Etag", etag)
+        if check_etag(self):
+            self.set_status(304)
+            self.finish()
+            return
+        if accepts_gzip(self.request.headers.get("Accept-Encoding")):
+            self.request.statsapi_gzip = (body, SITE_GZIP.get(etag, body))  # type: ignore[attr-defined]
+        self.finish(body)
+
+    def head(self) -> None:
+        self.get()
+
+    def options(self) -> None:
+        self.set_status(204)
+        self.set_header("Allow", ALLOWED_METHODS)
+        self.finish()
+
+    post = put = patch = delete = method_not_allowed
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        write_error_answer(self, status_code, kwargs.get("exc_info"))
 
 
 class SiteHandler(tornado.web.StaticFileHandler):
@@ -32,8 +157,33 @@ class SiteHandler(tornado.web.StaticFileHandler):
             raise APIError("unknown_endpoint")
         return super().get_absolute_path(root, path)
 
+    versioned = False  # VersionedSiteHandler: the path starts with v-<static_version()>/
+    _whole = False
+
+    async def get(self, path: str, include_body: bool = True) -> None:
+        if self.versioned:
+            version, _, path = path.partition("/")
+            # An older version's name (a page loaded before a deploy) gets today's file, but not
+            # for a year: the name no longer says what is in it.
+            self.versioned = version == "v-" + static_version()
+        # A compressible file for a gzip client, whole (no Range): buffered, then sent gzipped
+        # from bytes compressed once per file (ContentEncoding reads request.statsapi_gzip).
+        self._whole = "Range" not in self.request.headers and accepts_gzip(self.request.headers.get("Accept-Encoding"))
+        await super().get(path, include_body)
+
     def set_extra_headers(self, path: str) -> None:
-        self.set_header("Cache-Control", SITE_CACHE_CONTROL)
+        self.set_header("Cache-Control", VERSIONED_CACHE_CONTROL if self.versioned else UNVERSIONED_CACHE_CONTROL)
+
+    def check_etag_header(self) -> bool:
+        return check_etag(self)
+
+    def flush(self, include_footers: bool = False) -> Future[None]:
+        if self._whole and not include_footers and sum(map(len, self._write_buffer)) < WHOLE_FILE_BYTES:
+            done: Future[None] = Future()
+            done.set_result(None)
+            return done  # sent by finish(), whole
+        self._whole = False
+        return super().flush(include_footers)
 
     def options(self, *args: str, **kwargs: str) -> None:
         self.set_status(204)
@@ -48,6 +198,12 @@ class SiteHandler(tornado.web.StaticFileHandler):
             for name, value in error_headers(416, "range_not_satisfiable").items():
                 self.set_header(name, value)
             chunk = RANGE_NOT_SATISFIABLE
+        if self._whole and chunk is None and self._write_buffer and self.get_status() == 200:
+            body = b"".join(self._write_buffer)
+            self._write_buffer = [body]
+            etag = self._headers.get("Etag")
+            if etag is not None and compressible(str(self._headers.get("Content-Type", ""))):
+                self.request.statsapi_gzip = (body, SITE_GZIP.get(etag, body))  # type: ignore[attr-defined]
         return super().finish(chunk)
 
     post = put = patch = delete = method_not_allowed
@@ -56,9 +212,16 @@ class SiteHandler(tornado.web.StaticFileHandler):
         write_error_answer(self, status_code, kwargs.get("exc_info"))
 
 
+class VersionedSiteHandler(SiteHandler):
+    """The static files under /static/v-<hash>/ (named so by the pages): cached for a year."""
+
+    versioned = True
+
+
 routes: list[Route] = [
-    (r"/()", SiteHandler, {"path": STATIC_DIR, "default_filename": "index.html"}),
+    (r"/", HomePage),
     # The session overlay (a streaming program's browser source): /overlay/?region=&account=&since=
     (r"/overlay/()", SiteHandler, {"path": os.path.join(STATIC_DIR, "overlay"), "default_filename": "index.html"}),
+    (r"/static/(v-[0-9a-f]+/.+)", VersionedSiteHandler, {"path": STATIC_DIR}),
     (r"/static/(.+)", SiteHandler, {"path": STATIC_DIR}),
 ]

@@ -76,8 +76,10 @@ class TankHandler(BaseHandler):
 
     async def get(self, *path: str) -> None:
         args = self.arguments(path, TankArgs)
-        answer = await self.services.tank_stats.tank(args.region, args.tank_id, args.days, args.population)
-        self.respond(answer, tag=POPULATION_TAG)
+        await self.reply(
+            await self.services.tank_stats.tank(args.region, args.tank_id, args.days, args.population),
+            tag=POPULATION_TAG,
+        )
 
 
 class TankMarksHandler(BaseHandler):

@@ -157,6 +157,7 @@ def conventions() -> list[str]:
         PREFIX,
         STATUS,
     )
+    from server.contract.catalogue.model import CARD_SIZES
     from server.contract.config import API_VERSION
     from server.contract.errors import (
         ALLOWED_METHODS,
@@ -168,6 +169,10 @@ def conventions() -> list[str]:
     )
     from server.serving.answers import DEFAULT_MAX_BYTES
     from server.serving.ratelimit import WINDOW_SECONDS
+
+    def card_size(name: str) -> str:
+        width, height = CARD_SIZES[name]
+        return f"{width}×{height}"
 
     replayed = sorted({e.answer_seconds for e in CATALOGUE if e.answer_seconds})
     never = [e.full_path for e in CATALOGUE if not e.answer_seconds]
@@ -233,6 +238,26 @@ def conventions() -> list[str]:
         "(`scripts/check_csv_spreadsheet.py` over the demo's answers) takes the numbers as numbers, a day as "
         "a date, `true`/`false` as booleans and a formula-like text as that text, never computed. Without "
         "`format=csv` (or with `format=json`) the answer is JSON.",
+        "",
+        "### Cards",
+        "",
+        "The answers of "
+        + ", ".join(code(e.full_path) for e in CATALOGUE if e.card is not None)
+        + " are also drawn as a card: `format=svg` (`image/svg+xml`) or `format=png` (`image/png`), the "
+        "figures the JSON answer has and nothing it lacks, each printed as the JSON writes it (a null as —). "
+        f"`size=large` (the default, {card_size('large')}: a link preview's) or `size=banner` "
+        f"({card_size('banner')}: a panel on a transparent background, for forum signatures and stream "
+        "corners); `theme=dark` (the default) or `theme=light`. A card's `ETag` is derived from its answer's: "
+        "it changes, and the card is drawn again, exactly when the answer does; a matching `If-None-Match` "
+        "answers 304, and a card is replayed with its answer. Cards count in their endpoint's rate limit. "
+        "The SVG references Wargaming's icons by their URLs (a tank's), the PNG does without them; its text "
+        "is DejaVu Sans. Errors stay the JSON envelope; a bad `format`, `size` or `theme` is 400 "
+        "`invalid_format`, `invalid_size` or `invalid_theme`. Each answer's page has the same path without "
+        f"`{PREFIX}` (`/player/{{account_id}}/{{region}}`, its `/session`, `/clan/{{clan_id}}/{{region}}`, "
+        "`/tank/{tank_id}/{region}`): the site at that view, whose head carries `og:title`, "
+        "`og:description`, `og:image` (the PNG card), `og:url` and `twitter:card` "
+        "(`summary_large_image`), so a link to it unfolds into its card in a chat; an unknown account's "
+        "page is a 404 without a card.",
         "",
         "### Replayed answers",
         "",
@@ -324,6 +349,7 @@ def conventions() -> list[str]:
 def endpoint_section(endpoint, schemas: dict) -> list[str]:
     from server.contract.catalogue import LIVE_GLOBAL, LIVE_PER_CLIENT, PREFIX
     from server.contract.errors import ERROR_CODES
+    from server.serving.cards.layout import CARD_FIGURES
 
     lines = [f"### {endpoint.summary}", "", f"`GET {endpoint.full_path}`", "", endpoint.description, ""]
     facts = [
@@ -385,6 +411,8 @@ def endpoint_section(endpoint, schemas: dict) -> list[str]:
                 "columns " + ", ".join(code(c) for c in endpoint.csv.columns) + ".",
                 "",
             ]
+        if endpoint.card is not None:
+            lines += [f"**Card** (`format=svg` or `png`, [Cards](#cards)): {CARD_FIGURES[endpoint.card]}", ""]
 
     lines += ["**Errors**", "", "| status | code | when |", "|---|---|---|"]
     for error in endpoint.error_codes:

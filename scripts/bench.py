@@ -82,6 +82,7 @@ OVER_LIMIT_CLIENT = "203.0.113.7"  # TEST-NET-3: the one client of the 429 scena
 
 ALL_SCENARIOS = [
     "player",
+    "player_gzip",
     "clan",
     "online",
     "status",
@@ -105,6 +106,7 @@ class Bench:
         self.ceiling_pid: int | None = None
         self.db_pid: int | None = None
         self.base_offset = 0  # each scenario gets fresh client addresses
+        self.ceiling_gzip_file = os.path.join(self.workdir, "ceiling-gzip.bin")  # the gzip scenario's bytes
 
         cpus = sorted(os.sched_getaffinity(0))
         if args.pin and len(cpus) >= 2:
@@ -237,7 +239,14 @@ class Bench:
         ceiling_port = free_port()
         ceiling = self.children.spawn(
             "ceiling",
-            [sys.executable, os.path.abspath(__file__), "--serve-ceiling", str(ceiling_port)],
+            [
+                sys.executable,
+                os.path.abspath(__file__),
+                "--serve-ceiling",
+                str(ceiling_port),
+                "--ceiling-gzip-file",
+                self.ceiling_gzip_file,
+            ],
             cpus=self.server_cpus,
         )
         self.ceiling_pid, self.ceiling_port = ceiling.pid, ceiling_port
@@ -356,6 +365,8 @@ class Bench:
             ("roster", f"{PREFIX}/roster?region=eu&accounts=" + ",".join(map(str, self.seed["players"][:30])), "2xx"),
         ]
         for name, path, expected in plan:
+            if name == "player" and "player_gzip" in args.scenarios:
+                self.run_gzip(player_path)
             if name != "ceiling" and name not in args.scenarios:
                 continue
             if name == "ceiling":
@@ -396,6 +407,44 @@ class Bench:
         for name, result in scenarios.items():
             if "rps" in result:
                 result["ratio_to_ceiling"] = round(result["rps"] / ceiling_rps, 3) if ceiling_rps else None
+        gzip_ceiling, gzip_player = scenarios.get("ceiling_gzip"), scenarios.get("player_gzip")
+        if gzip_ceiling and gzip_player and gzip_ceiling.get("rps"):
+            # Like for like: the bare handler sending the same gzip bytes.
+            gzip_player["ratio_to_ceiling"] = round(gzip_player["rps"] / gzip_ceiling["rps"], 3)
+            gzip_ceiling["ratio_to_ceiling"] = None
+
+    def run_gzip(self, player_path: str) -> None:
+        """The cached player to a gzip client, against a bare Tornado handler sending the very gzip
+        bytes the service sent (written to the ceiling's file): the cost of choosing and sending the
+        prebuilt representation, with no compression per request on either side."""
+        args, scenarios = self.args, self.results["scenarios"]
+        gzip_headers = {"Accept-Encoding": "gzip"}
+        status, headers, body = probe(self.port, player_path, "198.51.100.3", extra=gzip_headers)
+        if status != 200 or headers.get("content-encoding") != "gzip":
+            raise RuntimeError(f"GET {player_path} (gzip): {status} {headers}")
+        with open(self.ceiling_gzip_file, "wb") as file:
+            file.write(body)
+        self.results["player_gzip_response_bytes"] = len(body)
+        load = Load(self.ceiling_port, ["/gzip"], pool=args.clients, base=self.fresh_clients(args.clients))
+        load.headers = gzip_headers
+        self.say(f"  {'ceiling_gzip':<13} GET /gzip (bare Tornado, the same {len(body)} B of gzip) ...")
+        scenarios["ceiling_gzip"] = self.measure(
+            "ceiling_gzip", load, self.ceiling_pid, args.duration, args.warmup, "2xx"
+        )
+        scenarios["ceiling_gzip"]["path"] = "/gzip (ceiling)"
+        load = Load(self.port, [player_path], pool=args.clients, base=self.fresh_clients(args.clients))
+        load.headers = gzip_headers
+        self.say(f"  {'player_gzip':<13} GET {player_path} (Accept-Encoding: gzip) ...")
+        before = self.answer_cache_lookups()
+        scenarios["player_gzip"] = self.measure(
+            "player_gzip", load, self.service_pid, args.duration, args.warmup, "2xx"
+        )
+        after = self.answer_cache_lookups()
+        lookups = sum(after) - sum(before)
+        scenarios["player_gzip"]["answer_cache_hit_rate"] = (
+            round((after[0] - before[0]) / lookups, 4) if lookups else None
+        )
+        scenarios["player_gzip"]["path"] = player_path + " (gzip)"
 
     def run_rate_limited(self, player_path: str) -> None:
         """429: one client over its limit (exhausted first); everything it sends is rejected."""
@@ -647,6 +696,7 @@ def parse_args(argv=None):
     parser.add_argument("--quick", action="store_true", help="short smoke run (about a minute)")
     parser.add_argument("--keep", action="store_true", help="keep the work directory (logs, Lua, profiles)")
     parser.add_argument("--serve-ceiling", type=int, metavar="PORT", help=argparse.SUPPRESS)
+    parser.add_argument("--ceiling-gzip-file", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     quick = args.quick
     if args.duration is None:
@@ -681,7 +731,7 @@ def parse_args(argv=None):
 def main(argv=None) -> int:
     args = parse_args(argv)
     if args.serve_ceiling:
-        serve_ceiling(args.serve_ceiling)
+        serve_ceiling(args.serve_ceiling, args.ceiling_gzip_file)
         return 0
     signal.signal(signal.SIGTERM, terminate)
     signal.signal(signal.SIGHUP, terminate)

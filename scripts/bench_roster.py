@@ -40,7 +40,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-from scripts.bench_scale import PREFIX, percentile, say, start_simulator  # noqa: E402
+from scripts.bench_scale import PREFIX, percentile, say, service_command, start_simulator  # noqa: E402
 from scripts.bench_throttle import sim_reading  # noqa: E402
 from scripts.loadkit.processes import free_port, stop_group, wait_http  # noqa: E402
 from scripts.upstream_sim.ids import existing_accounts  # noqa: E402
@@ -102,24 +102,7 @@ def start_service(workdir: str, sim_base: str) -> tuple:
     import subprocess
 
     port = free_port()
-    cmd = [
-        sys.executable,
-        "-m",
-        "server",
-        "--port",
-        str(port),
-        "--data-dir",
-        os.path.join(workdir, "data"),
-        "--upstream-base-url",
-        sim_base,
-        "--no-jobs",
-        "--trusted-proxies",
-        "127.0.0.1/32",
-        "--rate-limit-scale",
-        str(RATE_LIMIT_SCALE),
-        "--log-level",
-        "WARNING",
-    ]
+    cmd = [*service_command(os.path.join(workdir, "data"), port, sim_base), "--rate-limit-scale", str(RATE_LIMIT_SCALE)]
     env = dict(os.environ, STATSAPI_APPLICATION_ID="bench-roster")  # the strict simulator blocks "demo"
     env.pop("STATSAPI_PROCESSES", None)
     log = open(os.path.join(workdir, "service.log"), "ab")

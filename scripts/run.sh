@@ -25,8 +25,9 @@ if [ -z "${STATSAPI_UPSTREAM_BASE_URL:-}" ]; then
   SIM_PID=$!
   trap 'kill $SIM_PID 2>/dev/null || true' EXIT
   export STATSAPI_UPSTREAM_BASE_URL="http://127.0.0.1:$SIM_PORT"
-  # The demo's random panel: 200 active accounts per realm, seeded with the tracked population's
-  # days (a larger one costs the newcomer's wait: each member is a tanks/stats request a day played).
-  export STATSAPI_PANEL_SIZE="${STATSAPI_PANEL_SIZE:-200}"
+  # The demo has no random panel by default: one large enough for its tables would lengthen the
+  # newcomer's wait (each member is a tanks/stats request a day played), and a small one leaves most
+  # tanks below the minimum sample. STATSAPI_PANEL_SIZE=200 seeds one (docs/data.md, "The demo's data").
+  export STATSAPI_PANEL_SIZE="${STATSAPI_PANEL_SIZE:-0}"
 fi
 "$ROOT/.venv/bin/python" -m server --port "$PORT" --seed-demo "$@"

@@ -12,3 +12,5 @@ if [ ! -f "$stamp" ]; then
   "$ROOT/.venv/bin/pip" install -q -e "$ROOT[test]"
   touch "$stamp"
 fi
+# The cards' font (server/serving/cards/fonts.py): Debian's fonts-dejavu-core, installed when missing.
+bash "$ROOT/scripts/install_fonts.sh"

@@ -148,7 +148,12 @@ async def test_a_replayed_answer_equals_a_fresh_one(app, http_client, base_url, 
             assert replayed_304.code == fresh_304.code == 304, path
             assert fixed_headers(replayed_304) == fixed_headers(fresh_304), path
             head = await fetch(http_client, base_url, path, method="HEAD")
-            assert head.code == 200 and head.body == b"" and head.headers["Content-Length"] == str(len(fresh.body))
+            # (The length sent: Tornado's client asks gzip and inflates the body it hands back.)
+            assert (
+                head.code == 200
+                and head.body == b""
+                and head.headers["Content-Length"] == fresh.headers["Content-Length"]
+            )
     # The unknown path answers the same to a method no cache serves (built by the handler).
     posted = await fetch(http_client, base_url, "/api/v1/nope", method="POST")
     got = await fetch(http_client, base_url, "/api/v1/nope")
@@ -156,7 +161,9 @@ async def test_a_replayed_answer_equals_a_fresh_one(app, http_client, base_url, 
     assert fixed_headers(posted) == fixed_headers(got)
 
 
-async def keep_alive_exchange(port: int, path: str, times: int) -> list[tuple[bytes, list[tuple[str, str]], bytes]]:
+async def keep_alive_exchange(
+    port: int, path: str, times: int, extra: str = ""
+) -> list[tuple[bytes, list[tuple[str, str]], bytes]]:
     """`times` GETs of `path` on one kept-alive HTTP/1.1 connection, as browsers and wrk send them
     (Tornado's own client closes after each request, which the replay's encoded path leaves to the
     general one): each answer's status line, headers in order and body, as raw bytes."""
@@ -167,7 +174,7 @@ async def keep_alive_exchange(port: int, path: str, times: int) -> list[tuple[by
     try:
         for _ in range(times):
             await stream.write(
-                f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Forwarded-For: 198.51.100.12\r\n\r\n".encode()
+                f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Forwarded-For: 198.51.100.12\r\n{extra}\r\n".encode()
             )
             head = await stream.read_until(b"\r\n\r\n")
             status, *lines = head.decode("latin1").split("\r\n")[:-2]

@@ -316,7 +316,7 @@ async def get_data(base: str, path: str) -> dict:
 
 @pytest.mark.gen_test(timeout=1200)
 async def test_on_demo_data_marks_progress_groups_and_leaderboards_answer_what_players_rely_on(
-    app, http_client, base_url, fast_upstream_sim, upstream_sim
+    app, http_client, base_url, fast_upstream_sim, upstream_sim, artifacts_dir
 ):
     store, services = app.settings["store"], app.settings["services"]
     now = time.time()
@@ -427,6 +427,10 @@ async def test_on_demo_data_marks_progress_groups_and_leaderboards_answer_what_p
     from tests.test_declared_keys import check_keys_declared_on_demo
 
     await check_keys_declared_on_demo(base_url)
+    # ... and the four cards (written to tests/artifacts/ to look at) and their pages.
+    from tests.test_cards import check_cards_on_demo
+
+    await check_cards_on_demo(base_url, 500000052, clan["clan_id"], popular["tank_id"], artifacts_dir)
     # ... and each form of an answer the same figures while the daily job rebuilds.
     from tests.test_csv import check_forms_agree_while_rebuilding
 

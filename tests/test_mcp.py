@@ -88,7 +88,7 @@ def test_the_tools_are_the_catalogues_read_operations_with_its_parameters():
     assert tanks.request_path({"account_id": 7, "region": "eu", "days": 30}) == "/player/7/eu/tanks?days=30&format=json"
     # Values go as given, quoted: the API judges them (and answers the parameter's code).
     player = next(op for op in operations if op.name == "getPlayer")
-    assert player.request_path({"account_id": "12/3", "region": "eu"}) == "/player/12%2F3/eu"
+    assert player.request_path({"account_id": "12/3", "region": "eu"}) == "/player/12%2F3/eu?format=json"
 
 
 @contextlib.contextmanager

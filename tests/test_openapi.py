@@ -88,8 +88,15 @@ class Contract:
         if content is None:
             assert not body, f"{pointer} documents no body, got {body[:200]!r}"
             return
-        # JSON, and where ?format=csv serves the table, CSV beside it (tests/test_csv.py checks those).
-        assert list(content) in (["application/json"], ["application/json", "text/csv; charset=utf-8"])
+        # JSON, and where ?format=csv serves the table, CSV beside it (tests/test_csv.py checks those),
+        # where ?format=svg|png draws the card, the images (tests/test_cards.py checks those).
+        csv, images = ["text/csv; charset=utf-8"], ["image/svg+xml", "image/png"]
+        assert list(content) in (
+            ["application/json"],
+            ["application/json", *csv],
+            ["application/json", *images],
+            ["application/json", *csv, *images],
+        )
         assert body, f"{pointer}: empty body"
         instance = ujson.loads(body)
         schema_pointer = pointer + "/content/application~1json/schema"

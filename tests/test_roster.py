@@ -15,27 +15,12 @@ from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 from scripts.upstream_sim import existing_accounts, missing_accounts
 from server.contract.catalogue.roster import ROSTER_MOST
 from tests.helpers import TEST_READER_ADDRESS, sim_async
-from tests.test_players import get
+from tests.test_players import app_overrides, get, reset_sim  # noqa: F401 (fixtures: a trusted proxy, faults reset)
 
 # Accounts no other test module looks up (each test has a database of its own; the simulator is shared).
 ACCOUNTS = existing_accounts("eu", 600)[300:]
 TRACKED = ACCOUNTS[:3]
 UNKNOWN = ACCOUNTS[10:40]
-
-
-@pytest.fixture
-def app_overrides():
-    # The test client is a trusted proxy here, so X-Forwarded-For stands for distinct clients.
-    from server.contract.config import parse_networks
-
-    return {"trusted_proxies": parse_networks("127.0.0.1/32")}
-
-
-@pytest.fixture
-def reset_sim(io_loop, upstream_sim):
-    io_loop.run_sync(lambda: sim_async(upstream_sim, "/_sim/faults", {"reset": True}))
-    yield
-    io_loop.run_sync(lambda: sim_async(upstream_sim, "/_sim/faults", {"reset": True}))
 
 
 async def game(upstream_sim: str, method: str, **params: str) -> dict:
@@ -69,8 +54,9 @@ async def look_up(http_client, base_url, accounts: list[int]) -> dict[int, dict]
     return out
 
 
+@pytest.mark.usefixtures("reset_sim")
 @pytest.mark.gen_test(timeout=180)
-async def test_a_roster_of_unknown_tracked_and_missing_accounts(http_client, base_url, upstream_sim, reset_sim):
+async def test_a_roster_of_unknown_tracked_and_missing_accounts(app, http_client, base_url, upstream_sim):
     profiles = await look_up(http_client, base_url, TRACKED)
     bad = missing_accounts("eu", 1)[0]
     tanks_of = await game(upstream_sim, "wot/account/tanks", account_id=str(UNKNOWN[0]))
@@ -108,6 +94,10 @@ async def test_a_roster_of_unknown_tracked_and_missing_accounts(http_client, bas
         assert by_id[account]["source"] == "cached" and by_id[account]["wn8"] == profiles[account]["ratings"]["wn8"]
         assert by_id[account]["nickname"] == profiles[account]["nickname"]
     assert by_id[bad]["reason"] == "no_account" and by_id[bad]["wn8"] is None
+    # A roster is a glance: its unknown accounts are not tracked (a /player lookup would adopt them), nor cached as profiles.
+    store = app.settings["store"]
+    assert all([await store.tracked.get("eu", a) is None for a in UNKNOWN])
+    assert await store.players.get_many("eu", UNKNOWN) == []
     # The same roster again costs nothing upstream: the fetched figures were kept (asked in another
     # order, so that it is built again rather than replayed for a few seconds as the same query).
     await sim_async(upstream_sim, "/_sim/stats", {"reset": True})
@@ -127,8 +117,9 @@ async def test_a_roster_of_unknown_tracked_and_missing_accounts(http_client, bas
     assert table[0]["tank.battles"] == str(tank_row["battles"])
 
 
+@pytest.mark.usefixtures("reset_sim")
 @pytest.mark.gen_test(timeout=120)
-async def test_names_resolve_in_one_request(http_client, base_url, upstream_sim, reset_sim):
+async def test_names_resolve_in_one_request(http_client, base_url, upstream_sim):
     info = await game(
         upstream_sim, "wot/account/info", account_id=",".join(map(str, ACCOUNTS[50:60])), fields="nickname"
     )
@@ -146,9 +137,10 @@ async def test_names_resolve_in_one_request(http_client, base_url, upstream_sim,
     assert made.get("wot/account/list") == 1 and sum(made.values()) <= 5, made
 
 
+@pytest.mark.usefixtures("reset_sim")
 @pytest.mark.gen_test(timeout=120)
 async def test_a_failed_batch_is_rows_with_their_reason_and_the_cached_rows_still_served(
-    http_client, base_url, upstream_sim, reset_sim
+    http_client, base_url, upstream_sim
 ):
     profiles = await look_up(http_client, base_url, [ACCOUNTS[80]])
     await sim_async(upstream_sim, "/_sim/faults", {"method_errors": {"wot/account/tanks": "SOURCE_NOT_AVAILABLE"}})
@@ -208,10 +200,9 @@ async def test_bad_rosters_are_a_400_with_their_code(http_client, base_url):
     assert response.code == 400 and body["error"]["code"] == "invalid_region"
 
 
+@pytest.mark.usefixtures("reset_sim")
 @pytest.mark.gen_test(timeout=120)
-async def test_a_burst_of_rosters_is_answered_without_stalling_the_upstream(
-    http_client, base_url, upstream_sim, reset_sim
-):
+async def test_a_burst_of_rosters_is_answered_without_stalling_the_upstream(http_client, base_url, upstream_sim):
     """Twelve clients each ask a roster of 15 unknown accounts at once: the shared live budget admits
     what the upstream can take (a unit per request), the realm's pacing keeps under the CDN's
     throttle, and every roster is answered: 200 with its rows, or 503 saying when to come back."""

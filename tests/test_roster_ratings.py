@@ -87,8 +87,8 @@ def test_the_row_of_a_fetch_says_its_figures_coverage_and_bands():
     info["statistics"] = {"all": career(tanks)}
     account_tanks = [{**t, "mark_of_mastery": 3} for t in tanks]
     glance = glance_of(5, info, account_tanks, {"clan_id": 7, "tag": "ABC", "role": "private"}, 7000, 1000.0)
-    row = glance_row(glance, 30, None, TABLE, {1: 5, 30: 6}, "live", 1010.0)
-    assert row["reason"] is None and row["age"] == 10 and row["source"] == "live"
+    row = glance_row(glance, 30, None, TABLE, {1: 5, 30: 6}, "live")
+    assert row["reason"] is None and row["fetched_at"] == 1000 and row["source"] == "live"
     assert row["battles"] == 500 and row["win_rate"] == round(100 * row["wins"] / 500, 2)
     assert row["wn8_coverage"] == 0.8 and row["wn8"] is not None
     assert row["clan"] == {"clan_id": 7, "tag": "ABC", "role": "private"}
@@ -96,8 +96,8 @@ def test_the_row_of_a_fetch_says_its_figures_coverage_and_bands():
     assert row["bands"]["wtr"] == band_of("wtr", 7000) == {"band": "good", "color": BAND_COLOURS["good"]}
     # An account that played nothing, and an id that is no account: rows with their reason.
     empty = glance_of(6, {**info, "statistics": {"all": {}}}, [], None, None, 1000.0)
-    assert glance_row(empty, None, None, TABLE, {}, "live", 1000.0)["reason"] == "no_battles"
-    gone = glance_row(glance_of(7, None, None, None, None, 1000.0), 1, None, TABLE, {}, "live", 1000.0)
+    assert glance_row(empty, None, None, TABLE, {}, "live")["reason"] == "no_battles"
+    gone = glance_row(glance_of(7, None, None, None, None, 1000.0), 1, None, TABLE, {}, "live")
     assert gone["reason"] == "no_account" and gone["nickname"] is None and gone["tank"] is None
 
 

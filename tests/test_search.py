@@ -197,10 +197,10 @@ class MemoryCounters:
     async def increment(self, key, by=1):
         self.counts[key] = self.counts.get(key, 0) + by
 
-    async def increment_below(self, key, cap):
-        if self.counts.get(key, 0) >= cap:
+    async def increment_below(self, key, cap, amount=1):
+        if self.counts.get(key, 0) + amount > cap:
             return None
-        self.counts[key] = self.counts.get(key, 0) + 1
+        self.counts[key] = self.counts.get(key, 0) + amount
         return self.counts[key]
 
     def global_live(self) -> int:

@@ -720,3 +720,49 @@ def test_with_battle_seconds_a_session_is_played_battle_by_battle_to_the_same_da
         if checked >= 3:
             break
     assert checked >= 3
+
+
+@pytest.mark.gen_test(timeout=60)
+async def test_account_tanks_and_clan_membership_agree_with_tanks_stats_and_clans_info(call):
+    """account/tanks and clans/accountinfo (issue 51's batched roster): 100 ids a call, the real
+    shapes, null for an unknown account or one without a clan, and the same figures as tanks/stats
+    and clans/info for the same account."""
+    accounts = sim.existing_accounts("eu", 101)
+    for path in ("wot/account/tanks", "wot/clans/accountinfo"):
+        doc = await call(api(path, account_id=ids(accounts)))
+        assert doc["error"]["message"] == "ACCOUNT_ID_LIST_LIMIT_EXCEEDED" and doc["error"]["code"] == 407, path
+        doc = await call(api(path, account_id=ids(accounts[:100]), fields="account_id"))
+        assert doc["status"] == "ok" and doc["meta"]["count"] == 100, path
+    missing = sim.missing_accounts("eu", 1)[0]
+    sample = accounts[:20]
+    tanks = (await call(api("wot/account/tanks", account_id=ids([*sample, missing]))))["data"]
+    assert tanks[str(missing)] is None
+    for account in sample:
+        full = (await call(api("wot/tanks/stats", account_id=account)))["data"][str(account)]
+        assert tanks[str(account)] == [
+            {
+                "statistics": {"wins": t["all"]["wins"], "battles": t["all"]["battles"]},
+                "mark_of_mastery": t["mark_of_mastery"],
+                "tank_id": t["tank_id"],
+            }
+            for t in full
+        ]
+    some = tanks[str(sample[0])][:2]
+    only = (await call(api("wot/account/tanks", account_id=sample[0], tank_id=ids(t["tank_id"] for t in some))))["data"]
+    assert only[str(sample[0])] == some
+    members = (await call(api("wot/clans/accountinfo", account_id=ids([*sample, missing]))))["data"]
+    assert members[str(missing)] is None
+    infos = (await call(api("wot/account/info", account_id=ids(sample), fields="clan_id")))["data"]
+    in_clans = 0
+    for account in sample:
+        clan_id = infos[str(account)]["clan_id"]
+        if clan_id is None:
+            assert members[str(account)] is None
+            continue
+        in_clans += 1
+        clan = (await call(api("wot/clans/info", clan_id=clan_id)))["data"][str(clan_id)]
+        row = next(m for m in clan["members"] if m["account_id"] == account)
+        member = members[str(account)]
+        assert member["clan"]["clan_id"] == clan_id and member["clan"]["tag"] == clan["tag"]
+        assert member["role"] == row["role"] and member["account_name"] == row["account_name"]
+    assert in_clans > 0, "no account of the sample is in a clan: the check would prove nothing"

@@ -296,6 +296,11 @@ async def test_strict_one_id_of_another_region_rejects_the_whole_call(call):
         "value": str(accounts[0]),
     }
     assert (await call(api("wot/tanks/stats", account_id=accounts[0], fields="tank_id")))["status"] == "ok"
+    # The other methods by account id, as the real API: account/wtr, account/tanks, clans/accountinfo.
+    for path in ("wot/account/wtr", "wot/account/tanks", "wot/clans/accountinfo"):
+        doc = await call(api(path, account_id=ids(accounts[:9] + [na_account])))
+        assert doc["error"]["message"] == "INVALID_ACCOUNT_ID" and doc["error"]["value"] == str(na_account), path
+        assert (await call(api(path, account_id=ids(accounts[:9]))))["status"] == "ok", path
     # Too many ids is still LIST_LIMIT_EXCEEDED; a malformed id still INVALID_ACCOUNT_ID with the raw list.
     too_many = sim.existing_accounts("eu", 101) + [na_account]
     doc = await call(api("wot/account/info", account_id=ids(too_many)))

@@ -26,11 +26,24 @@ def ceiling_payload(size: int = 1024) -> bytes:
     return json.dumps(body, separators=(",", ":")).encode()
 
 
-def serve_ceiling(port: int) -> None:
+def serve_ceiling(port: int, gzip_file: str | None = None) -> None:
+    """GET /: the fixed JSON; GET /gzip: the bytes of `gzip_file` (the service's gzip answer of the
+    gzip scenario, written by the bench after seeding), read once, sent as they are."""
     import tornado.ioloop
     import tornado.web
 
     payload = ceiling_payload()
+    gzipped: list[bytes] = []
+
+    class GzipCeilingHandler(tornado.web.RequestHandler):
+        def get(self):
+            if not gzipped:
+                with open(gzip_file, "rb") as file:
+                    gzipped.append(file.read())
+            self.set_header("Content-Type", "application/json; charset=utf-8")
+            self.set_header("Content-Encoding", "gzip")
+            self.set_header("Vary", "Accept-Encoding")
+            self.write(gzipped[0])
 
     class CeilingHandler(tornado.web.RequestHandler):
         def get(self):
@@ -38,7 +51,7 @@ def serve_ceiling(port: int) -> None:
             self.write(payload)
 
     async def main():
-        app = tornado.web.Application([(r"/.*", CeilingHandler)])
+        app = tornado.web.Application([(r"/gzip", GzipCeilingHandler), (r"/.*", CeilingHandler)])
         app.listen(port, "127.0.0.1")
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()

@@ -35,6 +35,7 @@ class Load:
     pool: int = 20000  # distinct X-Forwarded-For addresses, rotated round-robin
     base: int = 0  # first address index of the pool (10.<i>>16>.<i>>8>.<i>)
     fixed_client: str | None = None
+    headers: dict[str, str] = dataclasses.field(default_factory=dict)  # sent with every request
 
 
 def client_address(index: int) -> str:
@@ -49,6 +50,7 @@ local pool = %(pool)d
 local base = %(base)d
 local fixed_client = %(fixed)s
 local step = %(threads)d
+local extra = {%(headers)s}
 local threads = {}
 local names = {"s2xx", "s3xx", "s400", "s404", "s429", "s4xx", "s5xx"}
 
@@ -69,7 +71,9 @@ function request()
     local i = base + (n %% pool)
     client = "10." .. (math.floor(i / 65536) %% 256) .. "." .. (math.floor(i / 256) %% 256) .. "." .. (i %% 256)
   end
-  return wrk.format("GET", paths[(n %% npaths) + 1], {["X-Forwarded-For"] = client})
+  local headers = {["X-Forwarded-For"] = client}
+  for name, value in pairs(extra) do headers[name] = value end
+  return wrk.format("GET", paths[(n %% npaths) + 1], headers)
 end
 
 function response(status, headers, body)
@@ -143,6 +147,7 @@ class WrkGenerator:
                     "base": load.base,
                     "fixed": _lua_string(load.fixed_client) if load.fixed_client else "nil",
                     "threads": self.threads,
+                    "headers": ", ".join(f"[{_lua_string(k)}] = {_lua_string(v)}" for k, v in load.headers.items()),
                 }
             )
         cmd = [
@@ -225,6 +230,7 @@ class PythonGenerator:
         host = f"127.0.0.1:{load.port}".encode()
         paths = [p.encode() for p in load.paths]
         fixed = load.fixed_client.encode() if load.fixed_client else None
+        extra = "".join(f"{name}: {value}\r\n" for name, value in load.headers.items()).encode()
 
         def next_request() -> bytes:
             n = counter[0] = counter[0] + 1
@@ -236,7 +242,9 @@ class PythonGenerator:
                 + host
                 + b"\r\nX-Forwarded-For: "
                 + client
-                + b"\r\n\r\n"
+                + b"\r\n"
+                + extra
+                + b"\r\n"
             )
 
         started = time.perf_counter()

@@ -158,10 +158,13 @@ def rss_mb(pid: int) -> float | None:
 # --------------------------------------------------------------------------------------
 # Plain HTTP probes (status checks, pre-exhausting the 429 client)
 # --------------------------------------------------------------------------------------
-def probe(port: int, path: str, client: str | None = None, timeout: float = 10.0) -> tuple[int, dict, bytes]:
+def probe(
+    port: int, path: str, client: str | None = None, timeout: float = 10.0, extra: dict[str, str] | None = None
+) -> tuple[int, dict, bytes]:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
         headers = {"X-Forwarded-For": client} if client else {}
+        headers.update(extra or {})
         conn.request("GET", path, headers=headers)
         response = conn.getresponse()
         return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()

@@ -9,6 +9,7 @@ GOALS = {
     "tracked_ratio": 0.70,  # /history?days=30 and /tanks?days=30 of a tracked player >= 70 %
     "cached_db_cpu_percent": 5.0,  # the database's CPU while the cached scenarios run
     "rate_limited_ratio": 0.80,  # the 429 path >= 80 % of the ceiling's req/s
+    "gzip_ratio": 1.0,  # the cached player to a gzip client >= the bare handler sending the same gzip bytes
     "memory_growth_mb": 50.0,  # RSS growth over 100k requests from 10k clients
     "roster_rps": 1000.0,  # a cached roster of 30 (issue 51): answers a second on one core, absolute
 }
@@ -48,6 +49,10 @@ def evaluate_goals(results: dict) -> list[dict]:
                 db = result.get("cpu_percent", {}).get("db")
                 limit = GOALS["cached_db_cpu_percent"]
                 goals.append(_goal(f"{name}: database CPU <= {limit:.0f} %", limit, db, db is not None and db <= limit))
+    gzipped = scenarios.get("player_gzip")
+    if gzipped and gzipped.get("ratio_to_ceiling") is not None:
+        target, ratio = GOALS["gzip_ratio"], gzipped["ratio_to_ceiling"]
+        goals.append(_goal(f"player_gzip req/s >= {target:.0%} of ceiling_gzip", target, ratio, ratio >= target))
     roster = scenarios.get("roster")
     if roster and "rps" in roster:
         target = GOALS["roster_rps"]
@@ -67,7 +72,7 @@ def evaluate_goals(results: dict) -> list[dict]:
     return goals
 
 
-ORDER = ["ceiling", *CACHED, *ERRORS, *TRACKED, *ROSTERS, "rate_limited"]
+ORDER = ["ceiling", *CACHED, "ceiling_gzip", "player_gzip", *ERRORS, *TRACKED, *ROSTERS, "rate_limited"]
 
 
 def format_report(results: dict) -> str:

@@ -42,6 +42,9 @@ class Config:
     # every tank with a computed row uses it (server/services/expected.py).
     expected_values_source: str = "table"
     site_url: str = "http://127.0.0.1:8888/"
+    # The absolute base of the links a page gives out (og:image, og:url: /player/{id}/{region} and the
+    # others), e.g. https://stats.example.org; None: the request's scheme and Host.
+    public_base_url: str | None = None
     source_name: str = "statsapi"
     rate_limit_scale: float = 1.0
     rate_collection_mb: int = 32
@@ -120,6 +123,15 @@ def _share(name: str, value: float) -> float:
     if not 0 < value <= 1:
         raise SystemExit(f"{name} must be more than 0 and at most 1")
     return value
+
+
+def _base_url(value: str | None) -> str | None:
+    """An absolute http(s) URL without its trailing slash (None stays None)."""
+    if value is None:
+        return None
+    if not value.startswith(("https://", "http://")) or any(c in value for c in "\"'<> "):
+        raise SystemExit("--public-base-url must be an absolute http(s) URL, e.g. https://stats.example.org")
+    return value.rstrip("/")
 
 
 def _at_least_one(name: str, value: int) -> int:
@@ -213,6 +225,11 @@ def build_parser() -> argparse.ArgumentParser:
         "tanks it lacks; computed: the computed row for every tank that has one",
     )
     parser.add_argument("--site-url")
+    parser.add_argument(
+        "--public-base-url",
+        help="absolute base of the pages' links and card images (og:image), e.g. https://stats.example.org; "
+        "default: the request's scheme and Host",
+    )
     parser.add_argument("--rate-limit-scale", type=float, help="multiply every rate limit (tests only)")
     parser.add_argument("--no-jobs", action="store_true", help="do not run background jobs (the tracker included)")
     parser.add_argument(
@@ -289,6 +306,7 @@ def get_config(argv: Sequence[str] | None = None, environ: Mapping[str, str] | N
             "--backup-duty", pick(args.backup_duty, "STATSAPI_BACKUP_DUTY", defaults.backup_duty, float)
         ),
         site_url=pick(args.site_url, "STATSAPI_SITE_URL", site_default),
+        public_base_url=_base_url(pick(args.public_base_url, "STATSAPI_PUBLIC_BASE_URL", None)),
         rate_limit_scale=pick(args.rate_limit_scale, "STATSAPI_RATE_LIMIT_SCALE", 1.0, float),
         rate_collection_mb=pick(None, "STATSAPI_RATE_COLLECTION_MB", defaults.rate_collection_mb, int),
         rate_collection=_choice(

@@ -56,7 +56,12 @@ ERROR_CODES = {
     "invalid_limit": (400, "limit is not an integer in the allowed range"),
     "invalid_offset": (400, "offset is not an integer in the allowed range"),
     "invalid_group_by": (400, "group_by is not tier, type or nation"),
-    "invalid_format": (400, "format is not json or csv (csv only where the index lists it)"),
+    "invalid_format": (
+        400,
+        "format is not one of the endpoint's: json, csv, svg or png (each where the index lists it)",
+    ),
+    "invalid_size": (400, "size is not large or banner"),
+    "invalid_theme": (400, "theme is not dark or light"),
     "invalid_population": (400, "population is not panel or tracked"),
     "invalid_source": (400, "source is not effective, table or computed"),
     "invalid_version": (400, "version is not a computed table's version (YYYY-MM-DD+ev<N>)"),

@@ -109,7 +109,7 @@ def _row(
     asked_name: str | None,
     reason: str | None,
     source: str | None = None,
-    age: int | None = None,
+    fetched_at: float | None = None,
 ) -> dict[str, Any]:
     return {
         "account_id": account_id,
@@ -117,7 +117,7 @@ def _row(
         "tank_id": tank_id,
         "reason": reason,
         "source": source,
-        "age": age,
+        "fetched_at": None if fetched_at is None else int(fetched_at),
         "nickname": None,
         "clan": None,
         "battles": None,
@@ -177,11 +177,10 @@ def glance_row(
     expected: ExpectedValues | None,
     tiers: Mapping[int, int],
     source: str,
-    now: float,
 ) -> dict[str, Any]:
     """The row of a roster's own fetch (`source` live when fetched for this request, else cached)."""
     account_id = int(glance["account_id"])
-    row = _row(account_id, tank_id, asked_name, glance.get("reason"), source, max(0, int(now - glance["fetched_at"])))
+    row = _row(account_id, tank_id, asked_name, glance.get("reason"), source, glance["fetched_at"])
     if glance.get("reason") == "no_account":
         return row
     row.update({k: glance.get(k) for k in ("nickname", "clan", "last_battle_time", "global_rating", "wtr")})
@@ -207,12 +206,11 @@ def profile_row(
     tank_id: int | None,
     asked_name: str | None,
     expected: ExpectedValues | None,
-    now: float,
 ) -> dict[str, Any]:
     """The row of a cached profile (its stored ratings: the same WN8 /player shows); `clan` is the
     cached clan document naming its tag and the members' roles, when there is one."""
     account_id = int(doc["account_id"])
-    row = _row(account_id, tank_id, asked_name, None, "cached", max(0, int(now - doc["cached_at"])))
+    row = _row(account_id, tank_id, asked_name, None, "cached", doc["cached_at"])
     totals = doc.get("totals") or {}
     ratings = doc.get("ratings") or {}
     clan_id = doc.get("clan_id")

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from server.serving.answers import AnswerCache
+from server.serving.cards import CardMemo
 
 if TYPE_CHECKING:  # types only: the services import nothing from here at run time
     from server.jobs.backups import ScheduledBackups
@@ -78,6 +79,7 @@ class Services:
         self.started_at = time.time()
         # Rendered answers replayed by the HTTP layer; the services drop what they write.
         self.answers = answers if answers is not None else AnswerCache()
+        self.cards = CardMemo()  # rendered cards by ETag (server/serving/cards)
         self.inflight = 0  # requests being handled, so shutdown can let them finish
         self.ratings_source = ratings_source
         self._upstream = upstream

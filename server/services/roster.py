@@ -67,10 +67,13 @@ class RosterService:
             )
         except TimeoutError:
             raise UpstreamUnavailable("name lookup deadline passed", retry_after=RETRY_AFTER_BUSY) from None
+        # Real nicknames are unique (case-insensitively); where one is not (the simulator repeats some),
+        # the account named exactly as asked wins, then the first by nickname and account id.
+        exact = {entry["nickname"]: entry["account_id"] for entry in reversed(found)}
         by_name: dict[str, int] = {}
-        for entry in found:  # sorted by nickname, then id: the first of a name wins (real names are unique)
+        for entry in found:
             by_name.setdefault(entry["nickname"].lower(), entry["account_id"])
-        asked = [(by_name.get(name.lower()), tank, name) for name, tank in names]
+        asked = [(exact.get(name, by_name.get(name.lower())), tank, name) for name, tank in names]
         return await self._roster(region, "names", asked, 1)
 
     async def _roster(self, region: str, by: str, asked: Sequence[Asked], requests: int) -> dict:
@@ -106,11 +109,11 @@ class RosterService:
                 row = failed_row(None, tank_id, name, "not_found")
             elif account_id in profiles:
                 doc = profiles[account_id]
-                row = profile_row(doc, clans.get(int(doc.get("clan_id") or 0)), tank_id, name, expected, now)
+                row = profile_row(doc, clans.get(int(doc.get("clan_id") or 0)), tank_id, name, expected)
             elif account_id in glances:
-                row = glance_row(glances[account_id], tank_id, name, expected, tiers, "cached", now)
+                row = glance_row(glances[account_id], tank_id, name, expected, tiers, "cached")
             elif account_id in fetched:
-                row = glance_row(fetched[account_id], tank_id, name, expected, tiers, "live", now)
+                row = glance_row(fetched[account_id], tank_id, name, expected, tiers, "live")
             else:
                 row = failed_row(account_id, tank_id, name, "upstream_failed")
             if row["reason"] is None:

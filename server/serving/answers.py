@@ -18,6 +18,8 @@ import time
 import urllib.parse
 from collections.abc import Callable, Hashable, Mapping
 
+from server.serving.encoding import gzip_etag
+
 # Per entry beyond its body: the key, the headers, the bookkeeping (measured ~1 KB; counted so
 # that many tiny answers cannot exceed the bound either).
 ENTRY_OVERHEAD = 1024
@@ -51,12 +53,15 @@ class Answer:
     expires: float  # monotonic
     tag: Tag | None
     endpoint: str  # the metrics label
-    # Its HTTP/1.1 head, encoded once by the HTTP layer (server.compose.app.OneShotDelegate).
+    # The body gzipped, kept beside it so that a gzip client costs no compression per request; None
+    # when everyone gets the plain body (server.serving.encoding.prebuilt_gzip: small or not compressible).
+    gzip_body: bytes | None = None
+    # Its HTTP/1.1 heads (plain, gzip), encoded once by the HTTP layer (server.compose.app.OneShotDelegate).
     encoded: dict[str, tuple[bytes, ...]] = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
     @property
     def size(self) -> int:
-        return len(self.body) + ENTRY_OVERHEAD
+        return len(self.body) + len(self.gzip_body or b"") + ENTRY_OVERHEAD
 
 
 def fixed_answer(
@@ -98,12 +103,14 @@ _ETAG = re.compile(r'\*|(?:W/)?"[^"]*"')
 
 def etag_matches(if_none_match: str, etag: str) -> bool:
     """If-None-Match against our ETag, weak comparison (RFC 9110 13.1.2), as Tornado's
-    RequestHandler.check_etag_header does: `*` matches, `W/` is ignored on both sides."""
+    RequestHandler.check_etag_header does: `*` matches, `W/` is ignored on both sides; the ETag of
+    the answer's gzip representation matches too (the client holds the same answer, encoded)."""
     if not if_none_match:
         return False
     ours = etag.removeprefix("W/")
+    gzipped = gzip_etag(ours)
     for candidate in _ETAG.findall(if_none_match):
-        if candidate == "*" or candidate.removeprefix("W/") == ours:
+        if candidate == "*" or candidate.removeprefix("W/") in (ours, gzipped):
             return True
     return False
 

@@ -179,6 +179,21 @@ def _chunks(ids: list[int], size: int) -> Iterable[list[int]]:
         yield ids[start : start + size]
 
 
+def _with_names(query: dict[str, Any]) -> dict[str, Any]:
+    """An account/list query asking only the ids and nicknames it reads."""
+    return {**query, "fields": "account_id,nickname"}
+
+
+def _accounts_found(answer: tuple[Any, dict]) -> list[dict]:
+    """account/list's rows as {account_id, nickname} (rows lacking either are left out)."""
+    data, _ = answer
+    return [
+        {"account_id": int(row["account_id"]), "nickname": str(row["nickname"])}
+        for row in data or []
+        if isinstance(row, dict) and row.get("account_id") is not None and row.get("nickname") is not None
+    ]
+
+
 def _unique_ints(ids: Iterable[int]) -> list[int]:
     out: list[int] = []
     seen: set[int] = set()
@@ -286,18 +301,8 @@ class UpstreamClient:
         """``wot/account/list`` type=startswith: up to ``limit`` (1-100) accounts whose nickname
         starts with ``search`` (3-24 characters; case-insensitive), sorted by nickname, each
         {account_id, nickname}. The upstream rejects a bad search (UpstreamBadRequest)."""
-        query: dict[str, Any] = {
-            "search": search,
-            "type": "startswith",
-            "limit": max(1, min(MAX_IDS_PER_REQUEST, int(limit))),
-            "fields": "account_id,nickname",
-        }
-        data, _ = await self._call("wot", region, "wot/account/list", query, params, caller)
-        return [
-            {"account_id": int(row["account_id"]), "nickname": str(row["nickname"])}
-            for row in data or []
-            if isinstance(row, dict) and row.get("account_id") is not None and row.get("nickname") is not None
-        ]
+        query = {"search": search, "type": "startswith", "limit": max(1, min(MAX_IDS_PER_REQUEST, int(limit)))}
+        return _accounts_found(await self._call("wot", region, "wot/account/list", _with_names(query), params, caller))
 
     async def account_names(
         self, region: str, nicknames: Sequence[str], *, params: Params = None, caller: Caller = "live"
@@ -308,18 +313,8 @@ class UpstreamClient:
         wanted = list(dict.fromkeys(nicknames))
         if not wanted or len(wanted) > MAX_IDS_PER_REQUEST:
             raise ValueError(f"nicknames: 1 to {MAX_IDS_PER_REQUEST}, not {len(wanted)}")
-        query: dict[str, Any] = {
-            "search": ",".join(wanted),
-            "type": "exact",
-            "limit": MAX_IDS_PER_REQUEST,
-            "fields": "account_id,nickname",
-        }
-        data, _ = await self._call("wot", region, "wot/account/list", query, params, caller)
-        return [
-            {"account_id": int(row["account_id"]), "nickname": str(row["nickname"])}
-            for row in data or []
-            if isinstance(row, dict) and row.get("account_id") is not None and row.get("nickname") is not None
-        ]
+        query = {"search": ",".join(wanted), "type": "exact", "limit": MAX_IDS_PER_REQUEST}
+        return _accounts_found(await self._call("wot", region, "wot/account/list", _with_names(query), params, caller))
 
     async def vehicles(
         self, region: str, *, fields: Fields = None, params: Params = None, caller: Caller = "other"

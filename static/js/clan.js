@@ -2,6 +2,7 @@
 
 import { $, ago, h, isObj, label, renderAny, tile, utcText } from './render.js';
 import { API, api, csvLink, current, errorBox, loading, rateLine, takeToken } from './api.js';
+import { shareBox } from './share.js';
 
 // ---------------------------------------------------------------- clan view
 function renderClan(data, region) {
@@ -49,7 +50,8 @@ export async function loadClan(region, id) {
     const res = await api(path);
     if (!current('clan', token)) return;
     detailsBox.replaceChildren(res.ok ? renderClan(res.data || {}, region) : errorBox(res, () => { detailsBox.replaceChildren(loading('Fetching the clan…')); details(); }),
-      res.ok ? csvLink('clan', res.path, 'clan-csv', 'The members') || '' : '', res.ok ? rateLine(res) : '');
+      res.ok ? csvLink('clan', res.path, 'clan-csv', 'The members') || '' : '', res.ok ? rateLine(res) : '',
+      res.ok ? shareBox(`/clan/${encodeURIComponent(id)}/${encodeURIComponent(region)}`, path, {}, (res.data || {}).tag ? `[${res.data.tag}]` : `Clan ${id}`) : '');
   };
   const weekly = async () => {
     const res = await api(path + '/weekly');

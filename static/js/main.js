@@ -9,7 +9,8 @@
  * page), marks.js (a region's marks of excellence), tank.js (a tank's page), expected.js (a
  * region's WN8 expected values), online.js, dumps.js (the daily bulk files), status.js, search.js,
  * vehicles.js (the vehicle catalogue), strength.js (a tier's tier list) and roster.js (a battle's
- * players at once), which are routed here. */
+ * players at once), which are routed here; share.js (a view's Share and Embed boxes). A page with a
+ * real URL (/player/{id}/{region}, ...) names its view in its head (handlers/pages.py). */
 
 import { $ } from './render.js';
 import { loading } from './api.js';
@@ -55,7 +56,15 @@ nav.navigate = (hash) => {   // another state of the page on screen: a history e
   routeAll();
 };
 
+/** A page with a real URL (/player/{id}/{region}, /clan/..., /tank/..., a session's) names its view in
+ * its head: the site opens that view, in the hash, keeping the page's address. */
+function openPageView() {
+  const view = document.querySelector('meta[name="statsapi:view"]');
+  if (view && !location.hash) history.replaceState(null, '', `${location.pathname}${location.search}#${view.content}`);
+}
+
 async function start() {
+  openPageView();
   bindForms();
   bindSearch();
   bindVehicles();

@@ -1,10 +1,12 @@
 /* The overlay builder: the address of /overlay/ for a player (a streaming program's browser source)
  * from a form, with a live preview of it. The view lives in the hash: #overlay/{region}/{account_id}.
- * Also the player page's "today" (GET /player/{account_id}/{region}/session?since=today). */
+ * Also the player page's "today" (GET /player/{account_id}/{region}/session?since=today), and the session's
+ * card (?format=png|svg) with its Share and Embed boxes. */
 
 import { $, h, NUM, wn8Node } from './render.js';
 import { API, api } from './api.js';
 import { go } from './explorer.js';
+import { shareBox } from './share.js';
 
 // The figures the overlay can show (static/overlay/overlay.js FIELDS), in its order.
 export const OVERLAY_FIELDS = [
@@ -48,6 +50,10 @@ function show() {
     h('p', { class: 'hint' }, 'Add it as a browser source (1920×1080 or 1280×720) in your streaming program; ',
       'the background is transparent. “since now” counts from when the source loads.'),
     h('div', { class: 'overlay-stage' }, frame),
+    h('h4', null, 'Session card'),
+    h('p', { class: 'hint' }, 'The session since the start of the UTC day as an image: its banner fits a stream’s corner or a forum signature (transparent around its panel).'),
+    shareBox(`/player/${values.account}/${encodeURIComponent(values.region)}/session`,
+      `${API}/player/${values.account}/${encodeURIComponent(values.region)}/session`, {}, `Session of ${values.account}`),
   );
 }
 

@@ -3,6 +3,7 @@
 
 import { $, ago, fmtCell, fmtValue, h, isObj, label, nullFigure, NUM, rangeText, renderAny, utcText, wn8Node } from './render.js';
 import { todayCard } from './overlaybuilder.js';
+import { shareBox } from './share.js';
 import { API, api, csvLink, current, errorBox, explainedError, loading, paramEnum, rateLine, takeToken, tankDayChoices, tankDaysDefault } from './api.js';
 import { renderTanks } from './tanks.js';
 import { HISTORY_DAYS, renderHistory } from './history.js';
@@ -288,7 +289,8 @@ export async function loadPlayer(region, id) {
     }
     const data = res.data || {};
     const onRefresh = (status, button) => refreshLater(status, button, RATINGS_REFRESH_DELAY);
-    profileBox.replaceChildren(renderProfile(data, region, onRefresh), rateLine(res));
+    profileBox.replaceChildren(renderProfile(data, region, onRefresh), rateLine(res),
+      shareBox(`/player/${encodeURIComponent(id)}/${encodeURIComponent(region)}`, path, {}, data.nickname || `Account ${id}`));
     if (!isRefresh) {
       todayCard(region, id).then((card) => { if (current('player', token)) todayBox.replaceChildren(card); });
     }

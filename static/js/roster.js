@@ -61,7 +61,8 @@ function plain(row, key, text, why) {
 
 function sourceText(row) {
   if (row.reason) return REASONS[row.reason] || row.reason;
-  const age = Number.isInteger(row.age) ? (row.age < 90 ? `${row.age} s` : `${Math.round(row.age / 60)} min`) : '';
+  const seconds = Number.isInteger(row.fetched_at) ? Math.max(0, Math.round(Date.now() / 1000 - row.fetched_at)) : null;
+  const age = seconds === null ? '' : seconds < 90 ? `${seconds} s` : `${Math.round(seconds / 60)} min`;
   return row.source === 'live' ? 'fetched now' : `cached, ${age} old`;
 }
 

@@ -6,6 +6,7 @@
 import { $, dayRange, fmtValue, h, isObj, label, nullFigure, NUM, rangeText, scroller, typeLabel, utcText } from './render.js';
 import { API, api, csvLink, current, exampleQuery, explainedError, indexParam, loading, paramEnum, rateLine, state, takeToken } from './api.js';
 import { drawChart } from './charts.js';
+import { shareBox } from './share.js';
 import { navigate } from './explorer.js';
 import { estimateNote, MARKS, MARKS_MIN_TIER, marksHash } from './marks.js';
 import { byLabel, playerTable, rankingsHash, windowLabel } from './rankings.js';
@@ -331,7 +332,9 @@ export async function loadTank(region, tankId, days) {
   }
   const data = res.data || {};
   if (data.name) state.tankNames[String(tankId)] = data.name;
-  out.replaceChildren(renderTank(data, region, tankId), rateLine(res));
+  const tankPath = `/tank/${encodeURIComponent(tankId)}/${encodeURIComponent(region)}`;
+  out.replaceChildren(renderTank(data, region, tankId), rateLine(res),
+    shareBox(tankPath, `${API}${tankPath}`, days ? { days } : {}, data.name || `Tank ${tankId}`));
   const top = $('#tank-top', out);
   if (top) loadTopPlayers(top, region, tankId, data.days || days, token);
 }

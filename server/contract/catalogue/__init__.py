@@ -27,7 +27,7 @@ from server.contract.catalogue.expected import EXPECTED_SOURCES, EXPECTED_VALUES
 from server.contract.catalogue.figures import *  # noqa: F403 (the figures, re-exported: see __all__)
 from server.contract.catalogue.history import HISTORY, TANKS
 from server.contract.catalogue.marks import TANK_MARKS
-from server.contract.catalogue.meta import INDEX, OPENAPI, STATUS
+from server.contract.catalogue.meta import API_DESCRIPTION, INDEX, OPENAPI, STATUS
 from server.contract.catalogue.model import (
     COMMON_ERRORS,
     FORMATS,
@@ -57,6 +57,7 @@ from server.contract.catalogue.vehicles import TANK_STRENGTH, VEHICLES
 # assembles them (tests/test_field_guides.py holds the field guides to them).
 
 __all__ = [
+    "API_DESCRIPTION",
     "BY_NAME",
     "CATALOGUE",
     "CLAN",

@@ -39,6 +39,7 @@ CLAN = Endpoint(
     params=(CLAN_ID, REGION),
     errors=("clan_not_cached", "database_unavailable"),
     schema="Clan",
+    card="clan",
     csv=CsvTable(
         "member_list",
         "clan-members-{region}-{clan_id}",

@@ -21,6 +21,16 @@ from server.contract.catalogue.shapes import (
 from server.contract.config import API_VERSION
 from store.constants import GAMES, REGIONS, SPEND_KEYS
 
+# What the API is, in one line: the index's `description`, the site's opening line and its meta
+# description. Name here what a new endpoint family adds.
+API_DESCRIPTION = (
+    "Public read-only statistics API for World of Tanks: player profiles with WN8, WN7 and efficiency, "
+    "daily history and per-tank breakdowns, live sessions, clans and weekly digests, tank statistics, "
+    "marks of excellence and tier lists, leaderboards, battle rosters, the vehicle catalogue, WN8 "
+    "expected values, player counts and daily bulk files; answers as JSON, CSV and shareable cards. "
+    "GET only; no key needed."
+)
+
 INDEX = Endpoint(
     name="index",
     path="",
@@ -716,6 +726,25 @@ def index_schema(index: Mapping[str, Any], names: Iterable[str]) -> dict:
                                 "media_type": {"type": "string"},
                             },
                             description="Present when ?format=csv serves the answer's table as CSV.",
+                        ),
+                        "card": obj(
+                            {
+                                "formats": {
+                                    "type": "object",
+                                    "additionalProperties": {"type": "string"},
+                                    "description": "Each card format (svg, png) and its media type.",
+                                },
+                                "sizes": {
+                                    "type": "object",
+                                    "additionalProperties": obj(
+                                        {"width": {"type": "integer"}, "height": {"type": "integer"}}
+                                    ),
+                                    "description": "Each size= value and its pixels.",
+                                },
+                                "themes": array({"type": "string"}),
+                                "figures": {"type": "string", "description": "The figures the card prints, in words."},
+                            },
+                            description="Present when ?format=svg|png draws the answer as a card.",
                         ),
                     },
                     required=[

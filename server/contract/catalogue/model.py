@@ -93,17 +93,57 @@ class Param:
         return entry
 
 
-FORMATS = ("json", "csv")
-FORMAT = Param(
-    "format",
+FORMATS = ("json", "csv", "svg", "png")
+# What each representation of an answer is, for the `format` parameter's description.
+FORMAT_MEANINGS = {
+    "json": "json (default): the envelope",
+    "csv": "csv: the answer's table as RFC 4180 CSV (UTF-8, a header row, the same filters, sort and "
+    "paging), served as a download",
+    "svg": "svg: the answer's card, an SVG image of its figures (`size`, `theme`)",
+    "png": "png: the same card as a PNG image",
+}
+
+
+def format_param(formats: tuple[str, ...]) -> Param:
+    """The `format` parameter of an endpoint answering in these representations."""
+    return Param(
+        "format",
+        "query",
+        "string",
+        "invalid_format",
+        "; ".join(FORMAT_MEANINGS[f] for f in formats) + ". Errors stay the JSON envelope.",
+        enum=formats,
+        default="json",
+    )
+
+
+FORMAT = format_param(("json", "csv"))
+CARD_FORMATS = ("svg", "png")
+# A card's sizes (width, height in pixels): a link preview's (Open Graph's 1.91:1) and a banner for
+# forum signatures and stream corners.
+CARD_SIZES = {"large": (1200, 630), "banner": (600, 160)}
+CARD_THEMES = ("dark", "light")
+SIZE = Param(
+    "size",
     "query",
     "string",
-    "invalid_format",
-    "json (default): the envelope; csv: the answer's table as RFC 4180 CSV (UTF-8, a header row, the same "
-    "filters, sort and paging), served as a download. Errors stay the JSON envelope.",
-    enum=FORMATS,
-    default="json",
+    "invalid_size",
+    "With format=svg or png: large (default, 1200×630, a link preview's) or banner (600×160, on a "
+    "transparent background: forum signatures, stream corners). Ignored by the other formats.",
+    enum=tuple(CARD_SIZES),
+    default="large",
 )
+THEME = Param(
+    "theme",
+    "query",
+    "string",
+    "invalid_theme",
+    "With format=svg or png: dark (default) or light colours. Ignored by the other formats.",
+    enum=CARD_THEMES,
+    default="dark",
+)
+# The parameters BaseHandler.respond reads (the representation), never a handler's view.
+REPRESENTATION_PARAMS = ("format", "size", "theme")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -162,12 +202,22 @@ class Endpoint:
     # query (server/serving/answers.py); 0: built for every request. Never longer than the data's own
     # freshness (HOT_COPY_SECONDS for the services' hot copies).
     answer_seconds: float = 0.0
-    csv: CsvTable | None = None  # the table `?format=csv` serves (FORMAT is then one of its parameters)
+    csv: CsvTable | None = None  # the table `?format=csv` serves (`format` is then one of its parameters)
+    # The card `?format=svg|png` draws of the answer (server/serving/cards: "player", "session",
+    # "clan", "tank"); `format`, `size` and `theme` are then among its parameters.
+    card: str | None = None
     batch: Batch | None = None  # a request with batch.param is counted per id in batch.bucket
 
     def __post_init__(self) -> None:
-        if self.csv is not None and FORMAT not in self.params:
-            object.__setattr__(self, "params", (*self.params, FORMAT))
+        if self.formats == ("json",) or any(param.name == "format" for param in self.params):
+            return
+        extra = (format_param(self.formats),) + ((SIZE, THEME) if self.card is not None else ())
+        object.__setattr__(self, "params", (*self.params, *extra))
+
+    @property
+    def formats(self) -> tuple[str, ...]:
+        """The representations it answers in (`?format=`): json, then csv and the card's where it has them."""
+        return ("json", *(("csv",) if self.csv is not None else ()), *(CARD_FORMATS if self.card is not None else ()))
 
     @property
     def bucket(self) -> str:

@@ -42,6 +42,7 @@ PLAYER = Endpoint(
     params=(ACCOUNT_ID, REGION),
     errors=("player_not_found", "rate_limited_global", "database_unavailable", "upstream_unavailable"),
     schema="PlayerProfile",
+    card="player",
     fields={
         "account_id, region, nickname, clan_id": "identity and clan (clan_id null without a clan)",
         "created_at, last_battle_time, updated_at": "unix times from the upstream",

@@ -51,7 +51,7 @@ ROSTER_ROW_COLUMNS = (
     "tank_id",
     "reason",
     "source",
-    "age",
+    "fetched_at",
     "nickname",
     "clan.clan_id",
     "clan.tag",
@@ -84,7 +84,7 @@ ROSTER = Endpoint(
     "global_rating, the last battle time, each rating with its colour band (the index's rating_bands), "
     "and with a tank given that tank's battles, wins, win rate and mastery badge. An account with a "
     f"cached profile or a roster fetch less than {duration(ROSTER_FRESH_SECONDS)} old costs nothing "
-    "upstream (source cached, with its age); the others are asked of the game API together, each of "
+    "upstream (source cached, with when it was fetched); the others are asked of the game API together, each of "
     f"{', '.join(ROSTER_METHODS)} once per {ROSTER_MOST} accounts (account/list once more for names), "
     "and kept for the next roster (source live). A roster does not make its accounts tracked (ask /player "
     "for that). WN8 of a live row comes from the career totals and the battles per tank; wn8_coverage "
@@ -106,7 +106,7 @@ ROSTER = Endpoint(
     fields={
         "region, asked": "the region, and what the rows were asked by (accounts or names)",
         "rows[]": "one per account or name asked, in order: account_id, asked_name (names=), tank_id (asked), "
-        "reason (null, or why the row has no figures), source (cached or live) and age (seconds), nickname, "
+        "reason (null, or why the row has no figures), source (cached or live) and fetched_at (unix), nickname, "
         "clan {clan_id, tag, role}, battles, wins, win_rate, avg_damage, wn8, wn8_coverage, wn7, efficiency, "
         "wtr, global_rating, last_battle_time, bands {wn8, wtr, win_rate, efficiency: {band, color}}, tank "
         "{tank_id, battles, wins, win_rate, mark_of_mastery} (with a tank asked)",
@@ -148,7 +148,11 @@ SCHEMAS: dict[str, dict] = {
                 "enum": ["cached", "live", None],
                 "description": "cached: a stored profile or an earlier roster's fetch; live: fetched for this request.",
             },
-            "age": nullable("integer", minimum=0, description="Seconds since the row's figures were fetched."),
+            "fetched_at": nullable(
+                "integer",
+                minimum=0,
+                description="Unix time the row's figures were fetched from the game API (its age: now minus this).",
+            ),
             "nickname": nullable("string"),
             "clan": _nullable_obj(
                 {"clan_id": {"type": "integer"}, "tag": nullable("string"), "role": nullable("string")},

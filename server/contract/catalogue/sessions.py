@@ -85,6 +85,7 @@ SESSION = Endpoint(
         "upstream_unavailable",
     ),
     schema="PlayerSession",
+    card="session",
     live_lookups=True,
     fields={
         "account_id, region, since": "the account and the moment asked for (unix)",

@@ -224,6 +224,7 @@ TANK = Endpoint(
     ),
     errors=("no_statistics", "database_unavailable"),
     schema="TankDetail",
+    card="tank",
     fields={
         **POPULATION_FIELDS,
         "tank_id, name, tier, type, nation, players, battles, win_rate, avg_damage, avg_frags, avg_xp, "
