@@ -103,7 +103,7 @@ async def run(url: str, categories: tuple[str, ...], output: str, timeout: float
     )
     try:
         _, stderr = await asyncio.wait_for(proc.communicate(), timeout)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         proc.kill()
         await proc.wait()
         raise RuntimeError(f"lighthouse did not finish {url} within {timeout:.0f} s") from None
