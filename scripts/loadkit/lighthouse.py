@@ -35,6 +35,7 @@ class Result:
     failing: dict[str, list[str]] = field(default_factory=dict)  # category: its audits below a full score
     metrics: dict[str, float] = field(default_factory=dict)  # performance runs: FCP, LCP, TBT, SI in ms
     dom_size: int | None = None
+    shifts: list[str] = field(default_factory=list)  # the elements that moved, largest first
 
 
 def ensure_installed() -> str:
@@ -60,7 +61,7 @@ def command(url: str, categories: tuple[str, ...], output: str) -> list[str]:
         "--max-wait-for-load=30000",
     ]
     if "performance" not in categories:
-        args.append(f"--only-audits={CLS},dom-size")
+        args.append(f"--only-audits={CLS},layout-shifts,dom-size")
     return args
 
 
@@ -85,7 +86,11 @@ def parse(url: str, seconds: float, report: dict) -> Result:
         if key in audits and audits[key].get("numericValue") is not None
     }
     dom = audits.get("dom-size", {}).get("numericValue")
-    return Result(url, seconds, scores, cls, failing, metrics, None if dom is None else int(dom))
+    shifts = [
+        f"{item.get('score', 0):.3f} {(item.get('node') or {}).get('selector', '?')}"
+        for item in ((audits.get("layout-shifts") or {}).get("details") or {}).get("items", [])
+    ]
+    return Result(url, seconds, scores, cls, failing, metrics, None if dom is None else int(dom), shifts)
 
 
 async def run(url: str, categories: tuple[str, ...], output: str, timeout: float = 180.0) -> Result:
@@ -115,3 +120,40 @@ async def run(url: str, categories: tuple[str, ...], output: str, timeout: float
     if report.get("runtimeError"):
         raise RuntimeError(f"lighthouse on {url}: {report['runtimeError']}")
     return parse(url, seconds, report)
+
+
+# --- the demo the views are measured on (the test and the benchmark seed the same) --------------
+def views(tank_id: int, player_id: int = 500000001) -> tuple[str, ...]:
+    """The site's main views (issue 54): home, a player, a tank, marks, rankings, vehicles."""
+    return ("", f"#player/eu/{player_id}", f"#tank/eu/{tank_id}", "#marks", "#rankings", "#vehicles")
+
+
+def view_name(view: str) -> str:
+    return view.strip("#").split("/")[0] or "home"
+
+
+async def seed_small_demo(store, services, sim_url: str) -> dict:
+    """The demo's seeding (tracker passes, profiles, the population's daily build, player counts,
+    bulk files) over eu alone, small: about a minute against a fast simulator."""
+    from server.compose.demo import SimulatorLists, seed_demo
+
+    class EuOnly(SimulatorLists):
+        async def accounts(self, region: str, n: int) -> list[int]:
+            return await super().accounts(region, n) if region == "eu" else []
+
+        async def clans(self, region: str, n: int) -> list[int]:
+            return await super().clans(region, n) if region == "eu" else []
+
+    return await seed_demo(
+        store,
+        services,
+        EuOnly(sim_url),
+        players_per_region=12,
+        clans_per_region=1,
+        history_days=31,
+        population_per_region=40,
+        population_days=8,
+        online_days=1,
+        online_recent_hours=1,
+        now=time.time(),
+    )

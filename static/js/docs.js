@@ -108,7 +108,6 @@ function renderIndex(index) {
   $('#intro-description').replaceChildren(...codeText(index.description || ''));
   const facts = [];
   const fact = (term, ...desc) => facts.push(h('div', null, h('dt', null, term), h('dd', null, desc)));
-  fact('Base URL', h('code', null, location.origin + API));
   if (index.version) fact('Version', h('code', null, index.version));
   if (Array.isArray(index.methods)) fact('Methods', index.methods.join(', '));
   if (Array.isArray(index.regions)) fact('Regions', index.regions.join(', '));
@@ -117,11 +116,14 @@ function renderIndex(index) {
     fact('OpenAPI', h('a', { href: index.openapi }, h('code', null, index.openapi)));
     $('#footer-openapi').setAttribute('href', index.openapi);
   }
+  // Last: the one fact the server's HTML (handlers/site.py intro_facts) cannot know, so a longer
+  // line moves nothing after it.
+  fact('Base URL', h('code', null, location.origin + API));
   $('#intro-facts').replaceChildren(...facts);
 
   const policy = index.rate_limits;
   $('#rate-policy').replaceChildren(isObj(policy)
-    ? h('div', { class: 'policy' }, h('h3', null, 'How limits work'), renderAny(policy, { key: 'rate_limits' }, 1))
+    ? h('div', { class: 'policy' }, h('h3', null, 'How limits work'), renderAny(policy, { key: 'rate_limits' }, 0))
     : '');
   const endpoints = Array.isArray(index.endpoints) ? index.endpoints : [];
   $('#endpoint-list').replaceChildren(...endpoints.map(renderEndpoint));

@@ -36,6 +36,7 @@ function showPage(view) {
 /** Route the hash: one of PAGES, else explorer.js's views (which then hide these pages' panels). */
 function routeAll() {
   const [view, ...args] = location.hash.replace(/^#/, '').split('/').filter((p) => p !== '');
+  document.documentElement.dataset.view = /^[a-z]+$/.test(view || '') ? view : '';
   if (Object.hasOwn(PAGES, view)) {
     showPage(view);
     PAGES[view](args);
@@ -75,6 +76,12 @@ async function start() {
   window.addEventListener('hashchange', () => {
     if (routeAll()) $('#explorer').scrollIntoView({ block: 'start' });
   });
+  // The view the address names is shown before the index loads (its forms fill and it routes after).
+  const first = document.documentElement.dataset.view;
+  if (first && document.getElementById(`panel-${first}`)) {
+    showPage(first);
+    $('#explorer').scrollIntoView({ block: 'start' });   // at once: the index then fills the intro above it
+  }
   $('#index-status').replaceChildren(loading('Loading the index…'));
   await loadIndex();
   fillForms();

@@ -76,7 +76,8 @@ function iconCell(row) {
   const src = images && typeof images.small_icon === 'string' && images.small_icon ? images.small_icon : null;
   // Wargaming's URL as the API gives it; a picture that does not load leaves an empty cell.
   return h('td', { class: 'vehicle-icon', 'data-col': 'icon' }, src
-    ? h('img', { src, alt: nameOf(row), loading: 'lazy', decoding: 'async', referrerpolicy: 'no-referrer',
+    // width/height: the encyclopedia's small icons are 124 x 31; the space is kept before they load.
+    ? h('img', { src, alt: nameOf(row), width: 124, height: 31, loading: 'lazy', decoding: 'async', referrerpolicy: 'no-referrer',
       onerror: (ev) => ev.target.classList.add('icon-failed') })
     : null);
 }
