@@ -20,6 +20,7 @@ import datetime as dt
 import json
 import os
 import platform
+import signal
 import statistics
 import subprocess
 import sys
@@ -94,6 +95,8 @@ def main(argv=None) -> int:
     parser.add_argument("--serve", action="store_true", help="seed, then serve the demo without measuring")
     parser.add_argument("--json", default=DEFAULT_JSON)
     args = parser.parse_args(argv)
+    # A SIGTERM (ending --serve) unwinds like Ctrl-C: the simulator and the database stop with us.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     lighthouse.ensure_installed()
     with scratch_database() as uri, simulator(200, ",".join(f"{r}={v:g}" for r, v in FAST_REALMS.items())) as sim:
         views = asyncio.run(serve_and_measure(args, uri, sim))

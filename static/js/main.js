@@ -9,15 +9,17 @@
  * page), marks.js (a region's marks of excellence), tank.js (a tank's page), expected.js (a
  * region's WN8 expected values), online.js, dumps.js (the daily bulk files), status.js, search.js,
  * vehicles.js (the vehicle catalogue), strength.js (a tier's tier list) and roster.js (a battle's
- * players at once), which are routed here; share.js (a view's Share and Embed boxes). A page with a
- * real URL (/player/{id}/{region}, ...) names its view in its head (handlers/pages.py). */
+ * players at once), which are routed here; share.js (a view's Share and Embed boxes); nav.js
+ * (the views' way to another view: this router hands it go and navigate, so no view imports the
+ * router). A page with a real URL (/player/{id}/{region}, ...) names its view in its head (handlers/pages.py). */
 
 import { $ } from './render.js';
 import { loading } from './api.js';
 import { bindForms, fillForms, route } from './explorer.js';
 import { loadIndex } from './docs.js';
 import { bindSearch } from './search.js';
-import { bindVehicles, nav, routeVehicles } from './vehicles.js';
+import { bindVehicles, routeVehicles } from './vehicles.js';
+import { nav } from './nav.js';
 import { bindStrength, fillStrength, routeStrength } from './strength.js';
 import { bindRoster, routeRoster } from './roster.js';
 

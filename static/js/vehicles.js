@@ -6,6 +6,7 @@
 
 import { $, fmtValue, h, isObj, label, nullFigure, NUM, pagerNav, focusPager, scroller, typeLabel } from './render.js';
 import { API, api, current, exampleQuery, explainedError, indexParam, loading, rateLine, state, takeToken, tankStatsDefaults } from './api.js';
+import { nav } from './nav.js';
 import { rememberNations } from './tankstats.js';
 
 const QUERY_KEYS = ['tier', 'type', 'nation', 'premium', 'search', 'offset', 'limit'];
@@ -37,9 +38,8 @@ export function tail(q, keys) {
   return new URLSearchParams(given.map((k) => [k, String(q[k])])).toString();
 }
 
-// main.js's ways to another view: `go` (a new view, scrolled to) and `navigate` (another state of
-// the view on screen: a page, a history entry without the scroll).
-export const nav = { go: (hash) => { location.hash = hash; }, navigate: (hash) => { location.hash = hash; } };
+// The ways to another view (nav.js), re-exported for strength.js and roster.js.
+export { nav };
 
 // ---------------------------------------------------------------- queries and hashes
 /** The route's raw segments (region, then the other parameters as a query string) as a query. */
