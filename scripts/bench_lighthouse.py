@@ -98,15 +98,14 @@ def main(argv=None) -> int:
     # A SIGTERM (ending --serve) unwinds like Ctrl-C: the simulator and the database stop with us.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     lighthouse.ensure_installed()
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout
     with scratch_database() as uri, simulator(200, ",".join(f"{r}={v:g}" for r, v in FAST_REALMS.items())) as sim:
         views = asyncio.run(serve_and_measure(args, uri, sim))
     report = {
         "command": "scripts/bench_lighthouse.py " + " ".join(argv if argv is not None else sys.argv[1:]),
         "date": dt.date.today().isoformat(),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.system()} {platform.release()}",
-        "commit": subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
-        ).stdout.strip(),
+        "commit": commit.strip(),  # the code this run served (read before it starts)
         "lighthouse": "12.2.3 (mobile defaults), Debian's Chromium",
         "views": views,
     }
