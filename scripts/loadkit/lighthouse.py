@@ -35,7 +35,6 @@ class Result:
     failing: dict[str, list[str]] = field(default_factory=dict)  # category: its audits below a full score
     metrics: dict[str, float] = field(default_factory=dict)  # performance runs: FCP, LCP, TBT, SI in ms
     dom_size: int | None = None
-    shifts: list[str] = field(default_factory=list)  # the elements that moved, largest first
 
 
 def ensure_installed() -> str:
@@ -61,7 +60,7 @@ def command(url: str, categories: tuple[str, ...], output: str) -> list[str]:
         "--max-wait-for-load=30000",
     ]
     if "performance" not in categories:
-        args.append(f"--only-audits={CLS},layout-shifts,dom-size")
+        args.append(f"--only-audits={CLS},dom-size")
     return args
 
 
@@ -86,11 +85,7 @@ def parse(url: str, seconds: float, report: dict) -> Result:
         if key in audits and audits[key].get("numericValue") is not None
     }
     dom = audits.get("dom-size", {}).get("numericValue")
-    shifts = [
-        f"{item.get('score', 0):.3f} {(item.get('node') or {}).get('selector', '?')}"
-        for item in ((audits.get("layout-shifts") or {}).get("details") or {}).get("items", [])
-    ]
-    return Result(url, seconds, scores, cls, failing, metrics, None if dom is None else int(dom), shifts)
+    return Result(url, seconds, scores, cls, failing, metrics, None if dom is None else int(dom))
 
 
 async def run(url: str, categories: tuple[str, ...], output: str, timeout: float = 180.0) -> Result:
