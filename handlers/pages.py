@@ -20,7 +20,7 @@ from server.serving.cards.layout import summary
 SITE_NAME = "statsapi"
 
 
-def page_html(title: str, view: str, tags: dict[str, str]) -> str:
+def page_html(title: str, view: str, tags: dict[str, str], attribution: str = "") -> str:
     """The site's page with this title, the view it opens (#<view>) and these meta tags in its head."""
     lines = [f'<meta name="statsapi:view" content="{html.escape(view)}">\n']
     for name, value in tags.items():
@@ -28,7 +28,7 @@ def page_html(title: str, view: str, tags: dict[str, str]) -> str:
         lines.append(f'<meta {attribute}="{name}" content="{html.escape(value)}">\n')
     if "og:url" in tags:
         lines.append(f'<link rel="canonical" href="{html.escape(tags["og:url"])}">\n')
-    text = site_html()
+    text = site_html(attribution)
     if "description" in tags:  # this page's, in place of the site's
         text = text.replace(site_description_meta(), "", 1)
     text = text.replace(HEAD_ANCHOR, HEAD_ANCHOR + "".join(lines), 1)
@@ -80,7 +80,7 @@ class PageHandler(BaseHandler):
         self.set_header("Content-Type", "text/html; charset=utf-8")
         if data.get("live_fetched"):
             self.set_header("Cache-Control", f"public, max-age={PLAYER.live_fetched_max_age}")
-        self.finish(page_html(f"{title} · {SITE_NAME}", self.view(values), tags))
+        self.finish(page_html(f"{title} · {SITE_NAME}", self.view(values), tags, self.config.attribution))
 
     async def load(self, values: dict[str, Any]) -> dict[str, Any]:
         raise NotImplementedError
@@ -106,7 +106,7 @@ class PageHandler(BaseHandler):
             view = self.kind
         title = f"{http.client.responses.get(error.status_code, 'Error')}: {message}"
         tags = {"description": message, "og:title": title, "og:site_name": SITE_NAME, "twitter:card": "summary"}
-        self.finish(page_html(f"{title} · {SITE_NAME}", view, tags))
+        self.finish(page_html(f"{title} · {SITE_NAME}", view, tags, self.config.attribution))
 
 
 class PlayerPage(PageHandler):

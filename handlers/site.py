@@ -14,9 +14,11 @@ from typing import Any
 import tornado.web
 
 from handlers.base import Route, check_etag, method_not_allowed, write_error_answer
-from server.contract.catalogue import API_DESCRIPTION
+from server.contract.catalogue import API_DESCRIPTION, OPENAPI, PREFIX
+from server.contract.config import API_VERSION
 from server.contract.errors import ALLOWED_METHODS, EXPOSED_HEADERS, APIError, error_envelope, error_headers
 from server.serving.encoding import SITE_GZIP, accepts_gzip, compressible
+from store.constants import GAMES, REGIONS
 
 # 416 (Content-Range says the size).
 RANGE_NOT_SATISFIABLE = error_envelope("range_not_satisfiable")
@@ -79,11 +81,12 @@ ENTRY_MODULE = "js/main.js"
 
 
 @functools.cache
-def site_html() -> str:
+def site_html(attribution: str = "") -> str:
     """The site's page (static/index.html) as served, built once per process: its files named by
     their versioned path, the modules of the first view preloaded (main.js's static imports, so
-    the browser fetches them at once instead of one level of imports per round trip), and the
-    opening line and meta description what the catalogue says the API is."""
+    the browser fetches them at once instead of one level of imports per round trip), the
+    opening line and meta description what the catalogue says the API is, and the intro's facts
+    and `attribution` drawn in the HTML (the index fills them the same: nothing moves when it loads)."""
     with open(os.path.join(STATIC_DIR, "index.html"), encoding="utf-8") as file:
         text = file.read()
     assert HEAD_ANCHOR in text and "<title>" in text, "static/index.html lost the head the pages extend"
@@ -98,7 +101,43 @@ def site_html() -> str:
         '<p class="lead" id="intro-description"></p>', f'<p class="lead" id="intro-description">{description}</p>', 1
     )
     text = text.replace(HEAD_ANCHOR, HEAD_ANCHOR + site_description_meta(), 1)
+    text = _fill(text, '<dl class="facts" id="intro-facts">', "</dl>", intro_facts())
+    if attribution:
+        text = _fill(text, '<blockquote id="attribution-text">', "</blockquote>", linkified(attribution))
+        text = _fill(text, '<p id="footer-attribution">', "</p>", linkified(attribution))
+        shown = '<figure class="attribution" id="attribution">'
+        text = text.replace('<figure class="attribution" id="attribution" hidden>', shown, 1)
+        assert shown in text, "static/index.html lost its attribution box"
     return text.replace(f'"{STATIC_PREFIX}', f'"{versioned_prefix()}')
+
+
+def _fill(text: str, opening: str, closing: str, inner: str) -> str:
+    assert opening + closing in text, f"static/index.html lost its empty {opening}"
+    return text.replace(opening + closing, opening + inner + closing, 1)
+
+
+def intro_facts() -> str:
+    """The intro's facts as static/js/docs.js renderIndex draws them from the index (the base URL
+    as a path: the page completes it with its origin)."""
+    facts = [
+        ("Version", f"<code>{html.escape(API_VERSION)}</code>"),
+        ("Methods", html.escape(ALLOWED_METHODS)),
+        ("Regions", html.escape(", ".join(REGIONS))),
+        ("Games", html.escape(", ".join(GAMES))),
+        ("OpenAPI", f'<a href="{html.escape(OPENAPI.full_path)}"><code>{html.escape(OPENAPI.full_path)}</code></a>'),
+        ("Base URL", f"<code>{html.escape(PREFIX)}</code>"),
+    ]
+    return "".join(f"<div><dt>{term}</dt><dd>{value}</dd></div>" for term, value in facts)
+
+
+def linkified(text: str) -> str:
+    """`text` with its URLs as links (static/js/api.js linkify)."""
+    parts, last = [], 0
+    for match in re.finditer(r"https?://[^\s)]+", text):
+        url = html.escape(match.group(0))
+        parts += [html.escape(text[last : match.start()]), f'<a href="{url}">{url}</a>']
+        last = match.end()
+    return "".join(parts) + html.escape(text[last:])
 
 
 def site_description_meta() -> str:
@@ -117,7 +156,7 @@ class HomePage(tornado.web.RequestHandler):
         self.set_header("Cache-Control", SITE_CACHE_CONTROL)
 
     def get(self) -> None:
-        body = site_html().encode()
+        body = site_html(self.settings["config"].attribution).encode()
         etag = '"' + hashlib.blake2b(body, digest_size=12).hexdigest() + '"'
         self.set_header("Content-Type", "text/html; charset=utf-8")
         self.set_header("Etag", etag)

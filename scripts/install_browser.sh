@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# Installs Debian's Chromium for the browser tests (tests/test_site_browser.py) if it is missing.
-# Idempotent: does nothing when /usr/bin/chromium exists. Needs root (or passwordless sudo)
+# Installs Debian's Chromium for the browser tests (tests/test_site_browser.py) if it is missing,
+# then the pinned Lighthouse that drives it (scripts/install_lighthouse.sh, tests/test_lighthouse.py).
+# Idempotent: installs nothing that is there. Needs root (or passwordless sudo)
 # and apt-get; when it cannot install it fails, so the test command never passes without the browser tests.
 set -euo pipefail
 
 CHROMIUM=/usr/bin/chromium
 
+LIGHTHOUSE="$(dirname "$0")/install_lighthouse.sh"
+
 if [ -x "$CHROMIUM" ]; then
-  exit 0
+  exec bash "$LIGHTHOUSE"
 fi
 
 if [ "$(id -u)" -eq 0 ]; then
@@ -35,3 +38,4 @@ if [ ! -x "$CHROMIUM" ]; then
   exit 1
 fi
 "$CHROMIUM" --version >&2 2>/dev/null || true
+bash "$LIGHTHOUSE"

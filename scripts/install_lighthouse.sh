@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs Lighthouse (the npm package, pinned) under var/lighthouse/ (git-ignored) for the site's
-# Lighthouse test (tests/test_site_lighthouse.py) and benchmark (scripts/bench_lighthouse.py); it
+# Lighthouse test (scripts/install_browser.sh runs this; tests/test_lighthouse.py) and benchmark (scripts/bench_lighthouse.py); it
 # drives Debian's Chromium (scripts/install_browser.sh), never a downloaded one. Idempotent: does
 # nothing when the pinned version is there. Needs node and npm (Debian's nodejs and npm packages).
 set -euo pipefail

@@ -136,6 +136,7 @@ LONGEST_FIRST = (
     "test_tracker.py",
     "test_scheduled_backups.py",
     "test_marks.py",
+    "test_lighthouse.py",  # seeds a small demo, then six Lighthouse runs one after the other
     "test_site_browser.py",
     "test_bench_backup.py",
     "test_upstream_contract.py",

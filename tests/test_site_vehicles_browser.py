@@ -5,13 +5,12 @@ its ranks, relative win rates, damage and their intervals, the unranked tanks af
 
 The catalogue is the simulator's encyclopedia, fetched by the service's own daily fetch; the tank
 tables are built by the daily job from made-up tank changes (tests/test_site_marks_browser.py's
-helpers). Wargaming's icon URLs cannot load on an offline machine: the page's requests to them are
-answered here with a one-pixel PNG (and recorded), so what is checked is the src the page asks for.
+helpers). The icons are the simulator's own (scripts/upstream_sim/icons.py, at the URLs its
+encyclopedia names): the page loads them offline as it would Wargaming's; their requests are recorded.
 """
 
 from __future__ import annotations
 
-import base64
 import re
 import time
 
@@ -29,10 +28,7 @@ T34, PZ4, IS, TIGER = 1, 17, 513, 529  # tiers 5, 5, 7, 7
 T34_1, PANTHER, T20 = 1073, 1297, 1569  # tier VII medium tanks
 ROMAN = {5: "V", 7: "VII", 10: "X"}
 TYPES = {"lightTank": "Light tank", "mediumTank": "Medium tank", "heavyTank": "Heavy tank", "AT-SPG": "Tank destroyer"}
-PIXEL = base64.b64decode(
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
-)
-ICONS = re.compile(r"^https?://api\.worldoftanks\.[a-z]+/")
+ICONS = re.compile(r"^http://127\.0\.0\.1:[0-9]+/_sim/icons/vehicle/small/[0-9]+\.png$")
 
 
 async def data(http_client, base_url, path):
@@ -63,12 +59,12 @@ def flags(vehicle) -> str:
 
 
 async def serve_icons(page) -> list[str]:
-    """Answer the page's requests for Wargaming's icons with a one-pixel PNG; the URLs asked, in order."""
+    """Record the page's requests for the simulator's icons (they go on to the simulator); the URLs asked, in order."""
     asked: list[str] = []
 
     async def answer(route):
         asked.append(route.request.url)
-        await route.fulfill(status=200, content_type="image/png", body=PIXEL)
+        await route.continue_()
 
     await page.route(ICONS, answer)
     return asked

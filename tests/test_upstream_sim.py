@@ -293,6 +293,25 @@ async def test_vehicle_pages_of_100(call):
     assert all(set(v) == {"tier", "type"} and v["tier"] == 10 for v in trimmed["data"].values())
 
 
+@pytest.mark.gen_test
+async def test_vehicle_icons_are_served_by_the_simulator_at_the_origin_asked(call, base_url):
+    """The records' images point at the simulator itself (the host the request reached), so a page
+    showing them loads offline: each is a PNG of the real icon's size; an unknown tank is a 404."""
+    import struct
+
+    record = next(iter((await call(api("wot/encyclopedia/vehicles", limit=1)))["data"].values()))
+    sizes = {"small_icon": (124, 31), "contour_icon": (80, 24), "big_icon": (160, 100)}
+    for key, (width, height) in sizes.items():
+        url = record["images"][key]
+        assert url.startswith(base_url + "/_sim/icons/vehicle/") and url.endswith(f"/{record['tank_id']}.png"), url
+        response = await call(url[len(base_url) :], raw=True)
+        assert response.code == 200 and response.headers["Content-Type"] == "image/png"
+        body = response.body
+        assert body[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", body[16:24]) == (width, height)
+    assert (await call("/_sim/icons/vehicle/small/999999999.png", raw=True)).code == 404
+    assert (await call("/_sim/icons/vehicle/huge/1.png", raw=True)).code == 404
+
+
 # --------------------------------------------------------------------------------------
 # Disbanded clans
 # --------------------------------------------------------------------------------------

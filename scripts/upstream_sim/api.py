@@ -159,6 +159,10 @@ Other endpoints::
     GET  /_sim/clans/disband  clans disbanded at run time {"disbanded": {"eu": {"<id>": ts}}}
     POST /_sim/clans/disband  {"region": "eu", "clan_id": N} disbands an active clan now
                               (404 when there is no such active clan); {"reset": true} undoes all
+    GET  /_sim/icons/vehicle/{small|contour|big}/{tank_id}.png   a vehicle's icon (icons.py: a
+                              PNG of the real icon's size drawn from its type, nation and tier;
+                              404 for an unknown tank): wot/encyclopedia/vehicles names these
+                              as its records' ``images``, at the origin the request reached
 
 Every API request also accepts ``_sim_now=<unix ts>``: answer "as of" that instant.
 The throttle, faults, limits and counters apply to the API paths only (never to the
@@ -191,7 +195,7 @@ from typing import Any
 import tornado.web
 import ujson
 
-from . import truth
+from . import icons, truth
 from .clock import SimClock
 from .expected import ExpectedTables, http_date, not_modified
 from .faults import Faults, config_error_field, error_code
@@ -443,7 +447,13 @@ class ApiHandler(_Base):
                 + b",".join(parts)
                 + b"}}"
             )
-        return ujson.dumps(answer, ensure_ascii=False).encode()
+        body = ujson.dumps(answer, ensure_ascii=False).encode()
+        if api_path == "wot/encyclopedia/vehicles":  # the icons' URLs at the origin this request reached
+            body = body.replace(_json_text(icons.ORIGIN), _json_text(self._origin()))
+        return body
+
+    def _origin(self) -> str:
+        return f"{self.request.protocol}://{self.request.host}"
 
     def _answer(self, game: str, region: str, api_path: str, args: dict[str, str]) -> dict:
         arg = args.get
@@ -514,6 +524,23 @@ class ApiHandler(_Base):
             self.send(error_body(407, "REQUEST_LIMIT_EXCEEDED"))
         else:
             self.send(error_body(504, "SOURCE_NOT_AVAILABLE"))
+
+
+def _json_text(text: str) -> bytes:
+    """`text` as it stands inside a JSON string of ujson's (which writes / as \\/)."""
+    return ujson.dumps(text).encode()[1:-1]
+
+
+class IconHandler(_Base):
+    """A vehicle's icon (icons.py): a PNG cached a day, as a static file; 404 for an unknown tank."""
+
+    def get(self, size: str, tank_id: str) -> None:
+        vehicle = self.sim.world.vehicles.get(int(tank_id))
+        if vehicle is None:
+            raise tornado.web.HTTPError(404, "no such vehicle")
+        self.set_header("Content-Type", "image/png")
+        self.set_header("Cache-Control", "public, max-age=86400")
+        self.finish(icons.vehicle_png(size, vehicle))
 
 
 class NotFoundHandler(_Base):
@@ -752,6 +779,7 @@ class IndexHandler(_Base):
                     "/_sim/clans",
                     "/_sim/clans/disbanded",
                     "/_sim/clans/disband",
+                    icons.PATH,
                     "/json/wn8exp.json",
                     "/json/wg/wn8exp.json",
                     "/wn8exp.json",
@@ -875,6 +903,7 @@ def make_app(
             (r"/_sim/clans/disband/?", DisbandHandler, kw),
             (r"/_sim/clans/disbanded/?", ListHandler, {"sim": sim, "kind": "disbanded"}),
             (r"/_sim/clans/?", ListHandler, {"sim": sim, "kind": "clans"}),
+            (icons.PATH + r"/(small|contour|big)/([0-9]{1,9})\.png", IconHandler, kw),
             (r"/(wot|wotb|wows)/(eu|na|asia)/([a-z0-9_]+(?:/[a-z0-9_]+)*)/?", ApiHandler, kw),
             (r"/(.*)", NotFoundHandler, kw),
         ],

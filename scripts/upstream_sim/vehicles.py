@@ -6,6 +6,7 @@ import json
 import random
 from pathlib import Path
 
+from . import icons
 from .ids import _unit
 
 VEHICLE_TYPES = ("lightTank", "mediumTank", "heavyTank", "AT-SPG", "SPG")
@@ -223,8 +224,6 @@ def encyclopedia_record(v: dict) -> dict:
         )
         for m in ids
     }
-    icon = tag.lower().replace("_", "-")
-    base = "http://api.worldoftanks.eu/static/2.71.0/wot/encyclopedia/vehicle"
     record = dict(v)
     record.update(
         {
@@ -236,11 +235,8 @@ def encyclopedia_record(v: dict) -> dict:
                 f"A {nation} tier {tier} {_TYPE_WORDS.get(vtype, 'vehicle')}. "
                 f"{'Premium vehicle: earns more credits in battle.' if is_premium else 'Researchable in the tech tree.'}"
             ),
-            "images": {
-                "big_icon": f"{base}/{icon}.png",
-                "contour_icon": f"{base}/contour/{icon}.png",
-                "small_icon": f"{base}/small/{icon}.png",
-            },
+            # Drawn by the simulator itself (icons.py), at the origin the request reached (api.py).
+            "images": {f"{size}_icon": icons.url(size, tank_id) for size in ("big", "contour", "small")},
             "price_credit": 0 if is_premium else int(1_500 * tier**3.4),
             "price_gold": int(400 * tier**1.8) if is_premium else 0,
             "prices_xp": None if is_premium else {str(tank_id - 16): int(300 * tier**2.8)},

@@ -60,6 +60,14 @@ function paramConstraint(p) {
 
 const KNOWN_ENDPOINT_KEYS = new Set(['name', 'method', 'path', 'parameters', 'rate_limit_per_minute', 'cache_max_age', 'example', 'description']);
 
+/** A closed <details> whose body is built when first opened: the endpoints' field tables are
+ * thousands of elements nobody reads at once (every view's DOM carried them). */
+function lazyDetails(summary, build) {
+  const box = h('details', { class: 'more fields' }, h('summary', null, summary));
+  box.addEventListener('toggle', () => { if (box.open && box.children.length === 1) box.append(build()); });
+  return box;
+}
+
 function renderEndpoint(e) {
   const params = Array.isArray(e.parameters) ? e.parameters : [];
   const hash = EXPLORER_HASH[e.name] && EXPLORER_HASH[e.name](exampleParams(e));
@@ -93,9 +101,8 @@ function renderEndpoint(e) {
         h('td', null, paramConstraint(p)),
         h('td', null, p.default !== undefined ? h('code', null, String(p.default)) : muted('—')),
         h('td', null, p.required ? 'yes' : 'no')))))) : null,
-    described.map(([key, value]) => h('details', { class: 'more fields' },
-      h('summary', null, `${key === 'fields' ? 'Response fields' : label(key)} (${Object.keys(value).length})`),
-      scroller(h('table', { class: 'grid' }, h('tbody', null, Object.entries(value).map(([name, text]) =>
+    described.map(([key, value]) => lazyDetails(`${key === 'fields' ? 'Response fields' : label(key)} (${Object.keys(value).length})`,
+      () => scroller(h('table', { class: 'grid' }, h('tbody', null, Object.entries(value).map(([name, text]) =>
         h('tr', null, h('th', { scope: 'row' }, h('code', null, name)), h('td', null, codeText(text))))))))),
     h('p', { class: 'endpoint-links' },
       e.example ? h('span', null, 'Example: ', h('a', { href: e.example, class: 'example' }, h('code', null, e.example))) : null,
@@ -108,7 +115,6 @@ function renderIndex(index) {
   $('#intro-description').replaceChildren(...codeText(index.description || ''));
   const facts = [];
   const fact = (term, ...desc) => facts.push(h('div', null, h('dt', null, term), h('dd', null, desc)));
-  fact('Base URL', h('code', null, location.origin + API));
   if (index.version) fact('Version', h('code', null, index.version));
   if (Array.isArray(index.methods)) fact('Methods', index.methods.join(', '));
   if (Array.isArray(index.regions)) fact('Regions', index.regions.join(', '));
@@ -117,11 +123,14 @@ function renderIndex(index) {
     fact('OpenAPI', h('a', { href: index.openapi }, h('code', null, index.openapi)));
     $('#footer-openapi').setAttribute('href', index.openapi);
   }
+  // Last: the one fact the server's HTML (handlers/site.py intro_facts) cannot know, so a longer
+  // line moves nothing after it.
+  fact('Base URL', h('code', null, location.origin + API));
   $('#intro-facts').replaceChildren(...facts);
 
   const policy = index.rate_limits;
   $('#rate-policy').replaceChildren(isObj(policy)
-    ? h('div', { class: 'policy' }, h('h3', null, 'How limits work'), renderAny(policy, { key: 'rate_limits' }, 1))
+    ? h('div', { class: 'policy' }, h('h3', null, 'How limits work'), renderAny(policy, { key: 'rate_limits' }, 0))
     : '');
   const endpoints = Array.isArray(index.endpoints) ? index.endpoints : [];
   $('#endpoint-list').replaceChildren(...endpoints.map(renderEndpoint));

@@ -5,7 +5,7 @@
 
 import { $, h, isObj, label, muted, NUM, scroller, utcText } from './render.js';
 import { API, api, current, exampleQuery, explainedError, loading, paramEnum, rateLine, state, takeToken } from './api.js';
-import { go } from './explorer.js';
+import { go } from './nav.js';
 import { byLabel, windowLabel } from './rankings.js';
 
 const KB = new Intl.NumberFormat('en', { minimumFractionDigits: 1, maximumFractionDigits: 1 });

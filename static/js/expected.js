@@ -6,7 +6,7 @@
 
 import { $, h, isObj, label, nullFigure, NUM, scroller, typeLabel, utcText } from './render.js';
 import { API, api, csvOf, csvPath, current, explainedError, indexParam, loading, paramEnum, rateLine, state, takeToken } from './api.js';
-import { navigate } from './explorer.js';
+import { navigate } from './nav.js';
 import { tankHash } from './tank.js';
 
 // The five statistics of a row: the comparison's names and the XVM file's keys.

@@ -4,6 +4,7 @@
 
 import { $, h, label, typeLabel } from './render.js';
 import { indexParam, loading, onlineDays, onlineDefaults, paramEnum, state, tankStatsDefaults } from './api.js';
+import { go } from './nav.js';
 import { loadPlayer } from './player.js';
 import { loadClan } from './clan.js';
 import { loadTankStats, tanksHash, tanksQuery } from './tankstats.js';
@@ -104,18 +105,6 @@ export function fillForms() {
   'A profile that is not cached yet is fetched live; its ratings follow a few seconds later.');
   $('#hint-clan').replaceChildren(...(demoClan ? ['Demo: ', demoLink(`#clan/${demoClan.region}/${demoClan.id}`,
     `clan ${demoClan.id} (${label(demoClan.region)})`), '. '] : []), 'Clans are served from the cache only.');
-}
-
-export function go(hash) {
-  if (location.hash === hash) route();
-  else location.hash = hash;
-}
-
-/** Another state of the view on screen (a sort, a page, a period): a new history entry, without
- * the scroll to the explorer that a new view gets. */
-export function navigate(hash) {
-  if (location.hash !== hash) history.pushState(null, '', hash);
-  route();
 }
 
 function tankFormQuery(form) {

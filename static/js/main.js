@@ -9,15 +9,17 @@
  * page), marks.js (a region's marks of excellence), tank.js (a tank's page), expected.js (a
  * region's WN8 expected values), online.js, dumps.js (the daily bulk files), status.js, search.js,
  * vehicles.js (the vehicle catalogue), strength.js (a tier's tier list) and roster.js (a battle's
- * players at once), which are routed here; share.js (a view's Share and Embed boxes). A page with a
- * real URL (/player/{id}/{region}, ...) names its view in its head (handlers/pages.py). */
+ * players at once), which are routed here; share.js (a view's Share and Embed boxes); nav.js
+ * (the views' way to another view: this router hands it go and navigate, so no view imports the
+ * router). A page with a real URL (/player/{id}/{region}, ...) names its view in its head (handlers/pages.py). */
 
 import { $ } from './render.js';
 import { loading } from './api.js';
 import { bindForms, fillForms, route } from './explorer.js';
 import { loadIndex } from './docs.js';
 import { bindSearch } from './search.js';
-import { bindVehicles, nav, routeVehicles } from './vehicles.js';
+import { bindVehicles, routeVehicles } from './vehicles.js';
+import { nav } from './nav.js';
 import { bindStrength, fillStrength, routeStrength } from './strength.js';
 import { bindRoster, routeRoster } from './roster.js';
 
@@ -36,6 +38,7 @@ function showPage(view) {
 /** Route the hash: one of PAGES, else explorer.js's views (which then hide these pages' panels). */
 function routeAll() {
   const [view, ...args] = location.hash.replace(/^#/, '').split('/').filter((p) => p !== '');
+  document.documentElement.dataset.view = /^[a-z]+$/.test(view || '') ? view : '';
   if (Object.hasOwn(PAGES, view)) {
     showPage(view);
     PAGES[view](args);
@@ -75,6 +78,12 @@ async function start() {
   window.addEventListener('hashchange', () => {
     if (routeAll()) $('#explorer').scrollIntoView({ block: 'start' });
   });
+  // The view the address names is shown before the index loads (its forms fill and it routes after).
+  const first = document.documentElement.dataset.view;
+  if (first && document.getElementById(`panel-${first}`)) {
+    showPage(first);
+    $('#explorer').scrollIntoView({ block: 'start' });   // at once: the index then fills the intro above it
+  }
   $('#index-status').replaceChildren(loading('Loading the index…'));
   await loadIndex();
   fillForms();

@@ -6,7 +6,7 @@
 
 import { $, fmtValue, h, isObj, label, nullFigure, NUM, rangeText, scroller, typeLabel, utcText, whose } from './render.js';
 import { API, api, csvLink, current, exampleQuery, explainedError, indexParam, loading, paramEnum, rateLine, state, takeToken } from './api.js';
-import { navigate } from './explorer.js';
+import { navigate } from './nav.js';
 import { rememberNations } from './tankstats.js';
 
 const QUERY_KEYS = ['tier', 'type', 'nation', 'sort', 'order', 'offset', 'limit'];

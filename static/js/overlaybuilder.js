@@ -5,7 +5,7 @@
 
 import { $, h, NUM, wn8Node } from './render.js';
 import { API, api } from './api.js';
-import { go } from './explorer.js';
+import { go } from './nav.js';
 import { shareBox } from './share.js';
 
 // The figures the overlay can show (static/overlay/overlay.js FIELDS), in its order.

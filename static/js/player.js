@@ -182,6 +182,25 @@ function renderRecents(deltas, region) {
     h('div', { class: 'recents' }, cards));
 }
 
+/** The player's blocks shown top-down: each stays hidden until every block above it has its
+ * content, so nothing arrives above what is already drawn (no layout shift); all load at once.
+ * Returns settle(...boxes). */
+function inOrder(boxes) {
+  const settled = new Set();
+  const update = () => {
+    let open = true;
+    for (const box of boxes) {
+      box.hidden = !open;
+      open = open && settled.has(box);
+    }
+  };
+  update();
+  return (...done) => {
+    done.forEach((box) => settled.add(box));
+    update();
+  };
+}
+
 export async function loadPlayer(region, id) {
   const token = takeToken('player');
   const out = $('#player-out');
@@ -191,6 +210,7 @@ export async function loadPlayer(region, id) {
   const historyBox = h('div', { class: 'block', id: 'player-history' });
   const todayBox = h('div', { class: 'block', id: 'player-today-box' });
   out.replaceChildren(profileBox, todayBox, recentsBox, tanksBox, historyBox);
+  const settle = inOrder([profileBox, todayBox, recentsBox, tanksBox, historyBox]);
   const path = `${API}/player/${encodeURIComponent(id)}/${encodeURIComponent(region)}`;
   let autoLeft = RATINGS_AUTO_REFRESHES;
   let historyLoaded = false;
@@ -216,6 +236,7 @@ export async function loadPlayer(region, id) {
         code === 'no_history' ? 'Not enough data yet: no history has been recorded for this player.' : 'Not available: the history could not be fetched (see below).'));
       historyBox.replaceChildren(h('h4', null, 'History'), explainedError(res, loadHistory));
     }
+    settle(recentsBox, historyBox);
   };
 
   // The group-by choices are the index's (the tanks endpoint's group_by enum); none before it loads.
@@ -261,6 +282,7 @@ export async function loadPlayer(region, id) {
         ? 'No per-tank records for this player yet: the tank table fills in once the tracker has stored this player’s tanks.' : null));
       refocus();
     }
+    settle(tanksBox);
   };
 
   const refreshLater = (status, button, seconds) => {
@@ -285,6 +307,7 @@ export async function loadPlayer(region, id) {
     if (!res.ok) {
       profileBox.replaceChildren(errorBox(res, () => { profileBox.replaceChildren(loading('Fetching the profile…')); loadProfile(isRefresh); }));
       if (!isRefresh) { historyBox.replaceChildren(); recentsBox.replaceChildren(); tanksBox.replaceChildren(); }
+      settle(profileBox, todayBox, recentsBox, tanksBox, historyBox);
       return;
     }
     const data = res.data || {};
@@ -292,8 +315,10 @@ export async function loadPlayer(region, id) {
     profileBox.replaceChildren(renderProfile(data, region, onRefresh), rateLine(res),
       shareBox(`/player/${encodeURIComponent(id)}/${encodeURIComponent(region)}`, path, {}, data.nickname || `Account ${id}`));
     if (!isRefresh) {
-      todayCard(region, id).then((card) => { if (current('player', token)) todayBox.replaceChildren(card); });
+      todayCard(region, id).then((card) => { if (current('player', token)) todayBox.replaceChildren(card); })
+        .finally(() => settle(todayBox));
     }
+    settle(profileBox);
     const pending = isObj(data.ratings) && data.ratings.available === false;
     if (pending && autoLeft > 0) {
       autoLeft -= 1;

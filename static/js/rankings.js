@@ -10,7 +10,7 @@
 
 import { $, fmtValue, h, isObj, label, nullFigure, NUM, rangeText, scroller, shortDate, typeLabel, utcText, wn8Node } from './render.js';
 import { API, api, csvLink, current, exampleQuery, explainedError, indexParam, loading, paramEnum, rateLine, state, takeToken } from './api.js';
-import { go, navigate } from './explorer.js';
+import { go, navigate } from './nav.js';
 
 // Each mode: its endpoint in the index, the query parameters the hash keeps after region and days
 // (sent as they are), its form and the words for its rows.

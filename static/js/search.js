@@ -2,7 +2,7 @@
 
 import { $, h, isObj, label } from './render.js';
 import { API, api, current, explainedError, loading, searchRule, takeToken } from './api.js';
-import { go } from './explorer.js';
+import { go } from './nav.js';
 
 const SEARCH_DEBOUNCE_MS = 300;
 

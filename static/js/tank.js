@@ -7,7 +7,7 @@ import { $, dayRange, fmtValue, h, isObj, label, nullFigure, NUM, rangeText, scr
 import { API, api, csvLink, current, exampleQuery, explainedError, indexParam, loading, paramEnum, rateLine, state, takeToken } from './api.js';
 import { drawChart } from './charts.js';
 import { shareBox } from './share.js';
-import { navigate } from './explorer.js';
+import { navigate } from './nav.js';
 import { estimateNote, MARKS, MARKS_MIN_TIER, marksHash } from './marks.js';
 import { byLabel, playerTable, rankingsHash, windowLabel } from './rankings.js';
 

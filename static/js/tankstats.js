@@ -4,7 +4,7 @@
 
 import { $, fmtValue, h, isObj, label, nullFigure, NUM, rangeText, scroller, typeLabel, utcText, whose } from './render.js';
 import { API, api, csvLink, current, explainedError, loading, paramEnum, rateLine, state, takeToken, tankStatsDefaults } from './api.js';
-import { navigate } from './explorer.js';
+import { navigate } from './nav.js';
 import { expectedHash } from './expected.js';
 import { marksLink } from './marks.js';
 

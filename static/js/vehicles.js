@@ -6,6 +6,7 @@
 
 import { $, fmtValue, h, isObj, label, nullFigure, NUM, pagerNav, focusPager, scroller, typeLabel } from './render.js';
 import { API, api, current, exampleQuery, explainedError, indexParam, loading, rateLine, state, takeToken, tankStatsDefaults } from './api.js';
+import { nav } from './nav.js';
 import { rememberNations } from './tankstats.js';
 
 const QUERY_KEYS = ['tier', 'type', 'nation', 'premium', 'search', 'offset', 'limit'];
@@ -37,9 +38,8 @@ export function tail(q, keys) {
   return new URLSearchParams(given.map((k) => [k, String(q[k])])).toString();
 }
 
-// main.js's ways to another view: `go` (a new view, scrolled to) and `navigate` (another state of
-// the view on screen: a page, a history entry without the scroll).
-export const nav = { go: (hash) => { location.hash = hash; }, navigate: (hash) => { location.hash = hash; } };
+// The ways to another view (nav.js), re-exported for strength.js and roster.js.
+export { nav };
 
 // ---------------------------------------------------------------- queries and hashes
 /** The route's raw segments (region, then the other parameters as a query string) as a query. */
@@ -76,7 +76,8 @@ function iconCell(row) {
   const src = images && typeof images.small_icon === 'string' && images.small_icon ? images.small_icon : null;
   // Wargaming's URL as the API gives it; a picture that does not load leaves an empty cell.
   return h('td', { class: 'vehicle-icon', 'data-col': 'icon' }, src
-    ? h('img', { src, alt: nameOf(row), loading: 'lazy', decoding: 'async', referrerpolicy: 'no-referrer',
+    // width/height: the encyclopedia's small icons are 124 x 31; the space is kept before they load.
+    ? h('img', { src, alt: nameOf(row), width: 124, height: 31, loading: 'lazy', decoding: 'async', referrerpolicy: 'no-referrer',
       onerror: (ev) => ev.target.classList.add('icon-failed') })
     : null);
 }
