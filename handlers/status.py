@@ -32,7 +32,7 @@ class StatusHandler(BaseHandler):
                 "database": database,
                 "upstream": self.services.upstream_status(),
                 "tracker": self.services.tracker_status(),
-                "panel": await self.services.panel_status(),
+                "panel": await self.services.panel_status(bool(database.get("reachable"))),
                 "jobs": jobs,
                 "leader": self.services.is_leader(),
                 "rate_limiter": limiter,

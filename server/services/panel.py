@@ -22,11 +22,14 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from pymongo.errors import PyMongoError
+
 from server.contract.config import PANEL_SIZE
 from server.domain.days import DAY_SECONDS, days_before, utc_day
 from server.upstream.client import UpstreamError
 from store.client import job_deadline
 from store.constants import REGIONS
+from store.errors import is_database_error
 from store.tracker import tracked_id
 
 if TYPE_CHECKING:
@@ -210,13 +213,20 @@ class PanelService:
             ),
         }
 
-    async def status(self) -> dict[str, Any]:
+    async def status(self, database_up: bool = True) -> dict[str, Any]:
         """Each region's panel as the last refresh left it: read from the database at most every
-        STATUS_EVERY s (the job runs on one process; /status is answered by any)."""
-        if time.monotonic() - self._status_at >= STATUS_EVERY:
+        STATUS_EVERY s (the job runs on one process; /status is answered by any). While the database
+        is down (`database_up` false, or a read fails) the last figures read are shown: /status
+        answers then too."""
+        if database_up and time.monotonic() - self._status_at >= STATUS_EVERY:
             self._status_at = time.monotonic()
-            for region in self.regions:
-                doc = await self.store.panels.get(region)
-                if doc is not None:
-                    self._status[region] = self.describe(doc)
+            try:
+                for region in self.regions:
+                    doc = await self.store.panels.get(region)
+                    if doc is not None:
+                        self._status[region] = self.describe(doc)
+            except PyMongoError as exc:
+                if not is_database_error(exc):
+                    raise
+                self._status_at = 0.0  # read again once the database answers
         return {"target": self.size, "active_days": ACTIVE_DAYS, "by_realm": dict(self._status)}

@@ -211,11 +211,12 @@ class Services:
             return {"enabled": False}
         return self.tracker.status()
 
-    async def panel_status(self) -> dict:
-        """Each realm's random panel: size, when drawn, its upstream requests a day."""
+    async def panel_status(self, database_up: bool = True) -> dict:
+        """Each realm's random panel: size, when drawn, its upstream requests a day (the last figures
+        read while the database is down)."""
         if self.panel is None:
             return {"enabled": False}
-        return {"enabled": self.panel.size > 0, **await self.panel.status()}
+        return {"enabled": self.panel.size > 0, **await self.panel.status(database_up)}
 
     def database_up(self) -> bool:
         """The database answered the driver's last heartbeat (True when no status service is wired)."""
