@@ -83,7 +83,8 @@ class PageHandler(BaseHandler):
         self.finish(page_html(f"{title} · {SITE_NAME}", self.view(values), tags, self.config.attribution))
 
     async def load(self, values: dict[str, Any]) -> dict[str, Any]:
-        raise NotImplementedError
+        """The answer the page shows (its `data`): each page below says which service answers it."""
+        raise NotImplementedError  # abstract: PageHandler itself is in no route
 
     def view(self, values: dict[str, Any]) -> str:
         """The site's view of this answer: its #hash (static/js/main.js opens it)."""
