@@ -7,6 +7,7 @@ from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from server.domain.intervals import interval, ratio_se
 from server.domain.ratings import ExpectedValues, account_wn8, tank_wn8
 from store.constants import LEGACY_WIDTH, TANK_COUNTERS
 
@@ -16,6 +17,9 @@ BATTLES, WINS, DAMAGE = (TANK_COUNTERS.index(name) for name in ("battles", "wins
 _AT_MOST_BATTLES = tuple(TANK_COUNTERS.index(n) for n in ("wins", "losses", "draws", "survived_battles"))
 _SHOTS, _HITS = TANK_COUNTERS.index("shots"), TANK_COUNTERS.index("hits")
 
+# Per tank, the per-player sums a rate's interval needs (ratio_se): each player's battles b, wins w
+# and damage d on the tank over the period, summed over its players as [b^2, w^2, w b, d^2, d b].
+MOMENTS = ("bb", "ww", "wb", "dd", "db")
 Rows = Mapping[int, Sequence[int]]  # {tank_id: counter differences in TANK_COUNTERS order}
 # One account-day of store.population.TankChanges.of_day: (account_id, rows, assistance change or None).
 Change = tuple[int, Rows] | tuple[int, Rows, Sequence[int] | None]
@@ -84,6 +88,31 @@ def standing(grid: Sequence[float] | None, value: float | None) -> int | None:
     return bisect_left(list(grid), value)
 
 
+def add_moments(moments: list[float], row: Sequence[int]) -> None:
+    """Add one player's period on a tank (a row of counters) to the tank's MOMENTS."""
+    b, w, d = row[BATTLES], row[WINS], row[DAMAGE]
+    moments[0] += b * b
+    moments[1] += w * w
+    moments[2] += w * b
+    moments[3] += d * d
+    moments[4] += d * b
+
+
+def rate_intervals(players: int, sums: Sequence[int], moments: Sequence[float] | None) -> dict[str, Any]:
+    """The 95 % intervals of a tank's win rate (percent) and average damage over a period, from its
+    players' counter sums and MOMENTS: each a ratio over the battles, its error that of a sample of
+    players (a player's battles count together: server/domain/intervals.py); null without moments."""
+    battles = sums[BATTLES]
+    if moments is None or battles <= 0:
+        return {"win_rate_interval": None, "avg_damage_interval": None}
+    bb, ww, wb, dd, db = moments
+    wins, damage = sums[WINS], sums[DAMAGE]
+    return {
+        "win_rate_interval": interval(100.0 * wins / battles, ratio_se(players, battles, wins, bb, wb, ww), 100.0),
+        "avg_damage_interval": interval(damage / battles, ratio_se(players, battles, damage, bb, db, dd)),
+    }
+
+
 def _as_tank(tank_id: int, row: Sequence[int]) -> dict[str, Any]:
     return {"tank_id": tank_id, **dict(zip(TANK_COUNTERS, row))}
 
@@ -135,6 +164,8 @@ class PeriodAccumulator:
         """Every tank's figures over the period and the accounts' WN8 distribution.
 
         Per tank: `players` (accounts that played it), `sums` (the counters summed over them),
+        `moments` (the per-player MOMENTS its rates' intervals need, floats: a sum of squares
+        outgrows 64 bits at scale),
         `qualified` (players with at least `min_battles` battles on it), and the percentile grids
         of the qualified players' per-battle average damage (`damage`) and WN8 of the tank (`wn8`,
         over those the expected-values table rates), None when fewer than `min_players` stand
@@ -146,11 +177,18 @@ class PeriodAccumulator:
             for tank_id, row in rows.items():
                 entry = per_tank.get(tank_id)
                 if entry is None:
-                    entry = per_tank[tank_id] = {"players": 0, "sums": [0] * WIDTH, "damage": [], "wn8": []}
+                    entry = per_tank[tank_id] = {
+                        "players": 0,
+                        "sums": [0] * WIDTH,
+                        "moments": [0] * len(MOMENTS),
+                        "damage": [],
+                        "wn8": [],
+                    }
                 entry["players"] += 1
                 sums = entry["sums"]
                 for i, value in enumerate(row):
                     sums[i] += value
+                add_moments(entry["moments"], row)
                 battles = row[BATTLES]
                 if battles >= min_battles:
                     entry["damage"].append(row[DAMAGE] / battles)
@@ -168,6 +206,7 @@ class PeriodAccumulator:
             tanks[tank_id] = {
                 "players": entry["players"],
                 "sums": entry["sums"],
+                "moments": [float(m) for m in entry["moments"]],
                 "qualified": len(damage),
                 "damage": percentile_grid(damage) if len(damage) >= min_players else None,
                 "rated": len(wn8),

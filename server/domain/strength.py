@@ -5,12 +5,12 @@ The estimator, its assumptions and the check that it works are in docs/data.md, 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from server.contract.catalogue.figures import STRENGTH_MIN_BATTLES, STRENGTH_MIN_OTHER_BATTLES, STRENGTH_MIN_PLAYERS
+from server.domain.intervals import interval, ratio_se
 from store.constants import TANK_COUNTERS
 
 __all__ = [
@@ -23,7 +23,6 @@ __all__ = [
 ]
 
 BATTLES, WINS, DAMAGE = (TANK_COUNTERS.index(name) for name in ("battles", "wins", "damage_dealt"))
-Z95 = 1.959964  # the normal quantile of a two-sided 95 % interval
 
 
 class _Ratio:
@@ -45,13 +44,8 @@ class _Ratio:
         self.yy += y * y
 
     def se(self) -> float:
-        """The standard error of the ratio, players independent: sqrt(n / (n - 1) * sum((y - r x)^2))
-        / sum(x); -1 when it cannot be told (fewer than two players)."""
-        if self.n < 2 or self.x <= 0:
-            return -1.0
-        r = self.y / self.x
-        residual = max(0.0, self.yy - 2 * r * self.xy + r * r * self.xx)
-        return math.sqrt(self.n / (self.n - 1) * residual) / self.x
+        """The standard error of the ratio, players independent (server/domain/intervals.py ratio_se)."""
+        return ratio_se(self.n, self.x, self.y, self.xx, self.xy, self.yy)
 
 
 @dataclass
@@ -176,16 +170,9 @@ def strength_figures(entry: Sequence[float] | None, min_players: int, min_battle
     wr, base = round(win_rate, 2), round(baseline, 2)
     relative = round(wr - base, 2)
     out.update(relative_win_rate=relative, win_rate=wr, baseline_win_rate=base, avg_damage=round(avg_damage, 2))
-    if wr_se >= 0:
-        half = Z95 * wr_se
-        out["relative_win_rate_interval"] = {"low": round(relative - half, 2), "high": round(relative + half, 2)}
+    out["relative_win_rate_interval"] = interval(relative, wr_se)
     if baseline_damage > 0:
         relative_damage = round(100.0 * (avg_damage / baseline_damage - 1.0), 2)
         out.update(relative_damage=relative_damage, baseline_damage=round(baseline_damage, 2))
-        if dmg_se >= 0:
-            half = 100.0 * Z95 * dmg_se
-            out["relative_damage_interval"] = {
-                "low": round(relative_damage - half, 2),
-                "high": round(relative_damage + half, 2),
-            }
+        out["relative_damage_interval"] = interval(relative_damage, dmg_se, 100.0)
     return out

@@ -388,6 +388,8 @@ def period_document(
             str(tank_id): {
                 "players": entry["players"],
                 "sums": entry["sums"],
+                # [b^2, w^2, w b, d^2, d b] summed over the players (the rates' intervals)
+                "moments": entry["moments"],
                 "qualified": entry["qualified"],
                 "rated": entry["rated"],
                 "damage": grid(entry["damage"]),

@@ -23,7 +23,7 @@ from server.contract.catalogue.figures import STRENGTH_MIN_BATTLES, STRENGTH_MIN
 from server.contract.errors import APIError
 from server.domain.days import days_before, utc_day
 from server.domain.marks import MARK_NAMES, MIN_TIER
-from server.domain.population import standing
+from server.domain.population import rate_intervals, standing
 from server.domain.strength import strength_figures
 from server.domain.tank_lists import TankQuery
 from server.services.encyclopedia import catalogue_fields
@@ -91,17 +91,22 @@ def period_head(region: str, days: int, doc: Mapping[str, Any]) -> dict[str, Any
     }
 
 
-def tank_figures(entry: Mapping[str, Any], min_players: int) -> dict[str, Any]:
+def tank_figures(entry: Mapping[str, Any], min_players: int, sampled: bool = False) -> dict[str, Any]:
     """The population figures of one tank over a period from its tank_periods entry: null below
-    `min_players` players (the sample is always given)."""
+    `min_players` players (the sample is always given). `sampled`: the players are a random sample
+    (the panel): the win rate and average damage carry their 95 % intervals (else null: the tracked
+    accounts are no sample of the realm, docs/data.md "The random panel")."""
     sums, players = entry["sums"], int(entry["players"])
     battles = sums[C["battles"]]
     enough = players >= min_players
+    intervals = rate_intervals(players, sums, entry.get("moments") if enough and sampled else None)
     return {
         "players": players,
         "battles": battles,
         "win_rate": _rate(sums[C["wins"]], battles) if enough else None,
+        "win_rate_interval": intervals["win_rate_interval"],
         "avg_damage": _per(sums[C["damage_dealt"]], battles) if enough else None,
+        "avg_damage_interval": intervals["avg_damage_interval"],
         "avg_frags": _per(sums[C["frags"]], battles) if enough else None,
         "avg_xp": _per(sums[C["xp"]], battles) if enough else None,
         "survival_rate": _rate(sums[C["survived_battles"]], battles) if enough else None,
@@ -415,7 +420,7 @@ class TankStatsService:
             "tier": facts.get("tier"),
             "type": facts.get("type"),
             "nation": facts.get("nation"),
-            **tank_figures(entry, min_players),
+            **tank_figures(entry, min_players, table.doc.get("panel") is not None),
             "damage_percentiles": _percentiles(table.grid(tank_id, "damage"), TABLE_PERCENTILES),
             "sample": {
                 "players": int(entry["players"]),

@@ -94,10 +94,15 @@ POPULATION_FIELDS = {
     f"min_players ({POPULATION_MIN_PLAYERS}) players stand behind it",
 }
 TANK_ROW_FIGURES = (
-    "tank_id, name, tier, type, nation (null when the encyclopedia lacks the tank), players (tracked "
-    "accounts that played it in the period), battles, win_rate (%), avg_damage, avg_frags, avg_xp, "
-    "survival_rate (%), hit_rate (%)"
+    "tank_id, name, tier, type, nation (null when the encyclopedia lacks the tank), players (accounts of "
+    "the population that played it in the period), battles, win_rate (%), avg_damage, avg_frags, avg_xp, "
+    "survival_rate (%), hit_rate (%); win_rate_interval, avg_damage_interval {low, high}: the 95 % interval "
+    "of the win rate and of the average damage over the random panel (a sample of players: each player's "
+    "battles count together; docs/data.md#the-random-panel), null with the figure and over the tracked "
+    "accounts (no random sample)"
 )
+# The tank table rows' intervals (server/domain/population.py rate_intervals), beside their figures.
+RATE_INTERVALS = ("win_rate_interval", "avg_damage_interval")
 # A tank's strength with its drivers' skill taken out (server/domain/strength.py strength_figures).
 INTERVAL = {
     "oneOf": [obj({"low": {"type": "number"}, "high": {"type": "number"}}), {"type": "null"}],
@@ -184,6 +189,7 @@ TANK_STATS = Endpoint(
             "players",
             "battles",
             *TABLE_RATES,
+            *(f"{key}.{end}" for key in RATE_INTERVALS for end in ("low", "high")),
             *(f"damage_percentiles.p{p}" for p in TABLE_PERCENTILES),
             "sample.players",
             "sample.battles",
@@ -228,7 +234,7 @@ TANK = Endpoint(
     fields={
         **POPULATION_FIELDS,
         "tank_id, name, tier, type, nation, players, battles, win_rate, avg_damage, avg_frags, avg_xp, "
-        "survival_rate, hit_rate": TANK_ROW_FIGURES,
+        "survival_rate, hit_rate, win_rate_interval, avg_damage_interval": TANK_ROW_FIGURES,
         "short_name, tag, is_premium, is_gift, is_wheeled, images, in_encyclopedia": CATALOGUE_GUIDE,
         "sample": "players, battles, qualified (players with min_battles), rated (of those, on a tank "
         "the expected-values table rates)",
@@ -262,6 +268,14 @@ TANK_ROW = {
     "players": {"type": "integer", "minimum": 0},
     "battles": {"type": "integer", "minimum": 0},
     **{key: NUMBER_OR_NULL for key in TABLE_RATES},
+    **{
+        key: {
+            **INTERVAL,
+            "description": "The 95 % interval over the random panel; null with the figure and over the tracked "
+            "accounts (no random sample).",
+        }
+        for key in RATE_INTERVALS
+    },
 }
 
 
