@@ -6,10 +6,12 @@ The estimates and how far they can be from the game's own are explained in docs/
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from server.domain.intervals import Z95
 from store.constants import TANK_COUNTERS
 
 BATTLES = TANK_COUNTERS.index("battles")
@@ -89,6 +91,32 @@ def marks_table(
             "grid": statistics.quantiles(found, n=100, method="inclusive") if enough else None,
         }
     return table
+
+
+def threshold_intervals(
+    grid: Sequence[float] | None, top: float | None, players: int
+) -> dict[str, dict[str, float] | None] | None:
+    """The 95 % interval of each mark threshold ({first, second, third}: {low, high}) when the counted
+    players are a random sample: a threshold is the p-th percentile of the players' values, and the
+    sample's p-th percentile lies, 95 times in 100, between its percentiles p -/+ 1.96 sqrt(p (1 - p)
+    / n) (the binomial count of players below the realm's percentile: a distribution-free interval),
+    read from the tank's grid of percentiles 1..99 and its top (100). A mark's interval is null where
+    that reaches past the grid (too few players to bound it); None without a grid."""
+    if grid is None or top is None or players < 2:
+        return None
+
+    def at(q: float) -> float:
+        if q >= 99:
+            return grid[98] + (top - grid[98]) * (q - 99)
+        i = int(q)
+        return grid[i - 1] + (grid[i] - grid[i - 1]) * (q - i)
+
+    out: dict[str, dict[str, float] | None] = {}
+    for name, p in zip(MARK_NAMES, MARK_PERCENTILES):
+        half = 100.0 * Z95 * math.sqrt(p / 100.0 * (1 - p / 100.0) / players)
+        low, high = p - half, p + half
+        out[name] = {"low": round(at(low), 2), "high": round(at(high), 2)} if low >= 1 and high <= 100 else None
+    return out
 
 
 def next_mark(value: float | None, marks: Sequence[float] | None) -> dict[str, Any] | None:

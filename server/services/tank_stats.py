@@ -22,7 +22,7 @@ from server.contract.catalogue import (
 from server.contract.catalogue.figures import STRENGTH_MIN_BATTLES, STRENGTH_MIN_PLAYERS
 from server.contract.errors import APIError
 from server.domain.days import days_before, utc_day
-from server.domain.marks import MARK_NAMES, MIN_TIER
+from server.domain.marks import MARK_NAMES, MIN_TIER, threshold_intervals
 from server.domain.population import rate_intervals, standing
 from server.domain.strength import strength_figures
 from server.domain.tank_lists import TankQuery
@@ -155,6 +155,15 @@ class MarksTable:
         if tank_id not in self._grids:
             self._grids[tank_id] = unpack_grid((self.entries.get(tank_id) or {}).get("grid"))
         return self._grids[tank_id]
+
+    def intervals(self, tank_id: int) -> dict[str, Any] | None:
+        """The tank's thresholds' 95 % intervals over the random panel (threshold_intervals); None
+        over the tracked accounts (no random sample) or without thresholds."""
+        entry = self.entries.get(tank_id)
+        thresholds = (entry or {}).get("thresholds")
+        if self.doc.get("panel") is None or entry is None or thresholds is None:
+            return None
+        return threshold_intervals(self.grid(tank_id), thresholds[3], int(entry["players"]))
 
 
 def named_marks(values: Sequence[float | None] | None) -> dict[str, float | None] | None:
@@ -347,6 +356,7 @@ class TankStatsService:
                         "type": facts.get("type"),
                         "nation": facts.get("nation"),
                         "marks": named_marks(now),
+                        "marks_interval": table.intervals(tank_id),
                         "sample": {"players": int(entry["players"]), "battles": int(entry["battles"])},
                         **{
                             f"change_{days}d": marks_change(now, (past[days] or {}).get(str(tank_id)))
@@ -384,6 +394,7 @@ class TankStatsService:
         return {
             **{k: v for k, v in self._marks_head(region, table).items() if k not in MARKS_PAGE_LEFT_OUT},
             "marks": named_marks(entry.get("thresholds")),
+            "marks_interval": table.intervals(tank_id),
             "sample": {"players": int(entry["players"]), "battles": int(entry["battles"])},
             "series": series,
             "official": figures,

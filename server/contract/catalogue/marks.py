@@ -38,6 +38,12 @@ MARK_THRESHOLDS = (
     "(the 65th, 85th and 95th percentile: the 1st, 2nd and 3rd mark of excellence); top: the best of "
     "them (100 %)"
 )
+MARKS_INTERVAL_GUIDE = (
+    "each threshold's 95 % interval {low, high} over the random panel (the percentiles p -/+ 1.96 sqrt(p (1 - p) "
+    "/ players) of the counted players: distribution-free; docs/data.md#the-random-panel); a mark's is null "
+    "where that reaches past the players' top, the whole null over the tracked accounts (no random sample) "
+    "or without thresholds"
+)
 TANK_MARKS = Endpoint(
     name="tank_marks",
     path="/tanks/marks",
@@ -81,6 +87,7 @@ TANK_MARKS = Endpoint(
             "marks.second",
             "marks.third",
             "marks.top",
+            *(f"marks_interval.{name}.{end}" for name in ("first", "second", "third") for end in ("low", "high")),
             "sample.players",
             "sample.battles",
             "change_7d.first",
@@ -119,8 +126,8 @@ TANK_MARKS = Endpoint(
         "method": "where the estimate and its bias are explained",
         "sort, order, total, offset, limit": "the order asked for, how many tanks match the filters, the page",
         "tanks[]": "tank_id, name, tier, type, nation, marks {first, second, third, top} "
-        f"({MARK_THRESHOLDS}; null below min_players), sample {{players, battles}} (the counted players and their battles on "
-        "the tank in the window), "
+        f"({MARK_THRESHOLDS}; null below min_players), marks_interval {{first, second, third}}: {MARKS_INTERVAL_GUIDE}, "
+        "sample {players, battles} (the counted players and their battles on the tank in the window), "
         + ", ".join(f"change_{d}d" for d in MARKS_CHANGE_DAYS)
         + " {first, second, third, top}: each threshold now minus its value that many days before (null "
         "when either is); official {marks {first, second, third, top}, mastery_xp {third_class, second_class, "
@@ -138,6 +145,21 @@ NULLABLE_MARKS = {
     "oneOf": [MARK_VALUES, {"type": "null"}],
     "description": "Combined damage per battle beating 65, 85 and 95 % of the tank's counted players, and "
     "the best; null below min_players.",
+}
+MARKS_INTERVAL = {
+    "oneOf": [
+        obj(
+            {
+                name: {
+                    "oneOf": [obj({"low": {"type": "number"}, "high": {"type": "number"}}), {"type": "null"}],
+                }
+                for name in ("first", "second", "third")
+            }
+        ),
+        {"type": "null"},
+    ],
+    "description": "Each threshold's 95 % interval over the random panel; null over the tracked accounts or "
+    "without thresholds, a mark's null where too few players bound it.",
 }
 MARKS_SAMPLE = obj({"players": {"type": "integer", "minimum": 0}, "battles": {"type": "integer", "minimum": 0}})
 MARKS_HEAD = {
@@ -231,6 +253,7 @@ SCHEMAS: dict[str, dict] = {
                         "tank_id": {"type": "integer", "minimum": 1},
                         **TANK_NAMES,
                         "marks": NULLABLE_MARKS,
+                        "marks_interval": MARKS_INTERVAL,
                         "sample": MARKS_SAMPLE,
                         **{f"change_{days}d": MARK_CHANGE for days in MARKS_CHANGE_DAYS},
                         "official": OFFICIAL_MARKS,

@@ -24,6 +24,7 @@ from server.contract.catalogue.marks import (
     ESTIMATE_ERROR,
     MARK_VALUES,
     MARKS_HEAD,
+    MARKS_INTERVAL,
     MARKS_SAMPLE,
     NULLABLE_MARKS,
     OFFICIAL_MARKS,
@@ -244,7 +245,8 @@ TANK = Endpoint(
         "series[]": "date, players, battles, win_rate, avg_damage: each day of the period someone played it",
         "marks": f"the marks of excellence (GET /tanks/marks; null below tier V or before built): days, from, "
         f"through ({MARKS_WINDOW_DAYS} days), built_at, min_battles, min_players, method, marks {{first, second, "
-        "third, top}} (null below min_players), sample {players, battles}, series[] {date, first, second, "
+        "third, top}} (null below min_players), marks_interval {first, second, third} (each threshold's 95 % "
+        "interval over the random panel, as /tanks/marks), sample {players, battles}, series[] {date, first, second, "
         "third, top}: the thresholds of each day of the tank's series that had them",
     },
 )
@@ -348,6 +350,7 @@ SCHEMAS: dict[str, dict] = {
                         {
                             **MARKS_HEAD,
                             "marks": NULLABLE_MARKS,
+                            "marks_interval": MARKS_INTERVAL,
                             "sample": MARKS_SAMPLE,
                             "series": array(obj({"date": DATE, **MARK_VALUES["properties"]})),
                             "official": OFFICIAL_MARKS,
