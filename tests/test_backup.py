@@ -162,7 +162,14 @@ async def test_demo_backed_up_by_the_command_while_the_tracker_and_jobs_write_re
     rows = {t: ComputedRow(e, 25 + t % 7, 900 + t % 13) for t, e in sorted(loaded.items())[:40]}
     yesterday = (dt.date.fromisoformat(today) - dt.timedelta(days=1)).isoformat()
     for region in REGIONS:
-        document = expected_document(region, yesterday, Fit(rows, 3, True), Fit(rows, 5, True), Minimums(), None, now)
+        document = expected_document(
+            region,
+            yesterday,
+            {"gaps": (Fit(rows, 3, True), set()), "computed": (Fit(rows, 5, True), set())},
+            Minimums(),
+            None,
+            now,
+        )
         await store.expected_tables.save(document)
     # Every account of the demo with a complete day: the seeded players and population (the clans'
     # members are tracked too, from today on).

@@ -551,6 +551,22 @@ async def test_the_job_computes_expected_values_for_a_tank_the_table_lacks(mongo
         everywhere = await ExpectedValuesService(store, service.ratings_source, source="computed").expected_values("eu")
         assert everywhere.source_of(known[0]) == "computed"
         assert compute_ratings(tanks[0], tanks, everywhere, {})["expected_values"]["source"] == "computed"
+        assert doc["panel_size"] is None and doc["gaps"]["panel"] == [] == doc["computed"]["panel"]
+
+        # With a random panel (every other account), a row is the panel's where its accounts meet the
+        # minimums for the tank: the new tank's row is fitted over the panel's players of it alone.
+        frame = list(range(500_200_000, 500_200_400, 2))
+        await store.panels.save({"_id": "eu", "frame": frame, "members": len(frame), "refreshed_at": time.time()})
+        await service.build(force=True)
+        doc = await store.expected_tables.latest("eu")
+        in_panel = sum(1 for a in frame if a % 3 == 0)
+        assert doc["panel_size"] == len(frame) and doc["gaps"]["panel"] == [new_tank]
+        assert doc["gaps"]["rows"][str(new_tank)][5:] == [in_panel, in_panel * 600] and in_panel < players
+        assert new_tank in doc["computed"]["panel"]
+        answer = await ExpectedValuesService(store, service.ratings_source).document("eu", "effective", None)
+        populations = {row["IDNum"]: row["population"] for row in answer["data"]}
+        assert populations[new_tank] == "panel" and populations[known[0]] is None  # a loaded row
+        assert answer["computed"]["panel_size"] == len(frame) and answer["computed"]["gaps"]["panel_tanks"] == 1
     finally:
         client.close()
 

@@ -150,10 +150,18 @@ class ExpectedValuesService:
         part = "computed" if "computed" in (source, self.source) else "gaps"
         samples = ((doc or {}).get(part) or {}).get("rows") or {}
 
+        from_panel = {int(t) for t in ((doc or {}).get(part) or {}).get("panel") or ()}
+
         def sample(tank_id: int) -> dict[str, int] | None:
             """Players and battles behind a computed row (a loaded row's are not published)."""
             row = samples.get(str(tank_id)) if origin[tank_id] == "computed" else None
             return {"players": int(row[5]), "battles": int(row[6])} if row is not None else None
+
+        def population(tank_id: int) -> str | None:
+            """Whom a computed row was fitted over: the random panel or the tracked accounts."""
+            if origin[tank_id] != "computed":
+                return None
+            return "panel" if tank_id in from_panel else "tracked"
 
         used_version = doc["version"] if doc is not None and source != "table" else (loaded.version if loaded else None)
         vehicles = await self.loaded_source.vehicles(region)
@@ -166,7 +174,12 @@ class ExpectedValuesService:
             "computed": _computed_facts(doc),
             "header": {"source": "statsapi", "version": used_version, "region": region, "rows": source},
             "data": [
-                {**xvm_row(tank_id, rows[tank_id]), "source": origin[tank_id], "sample": sample(tank_id)}
+                {
+                    **xvm_row(tank_id, rows[tank_id]),
+                    "source": origin[tank_id],
+                    "population": population(tank_id),
+                    "sample": sample(tank_id),
+                }
                 for tank_id in sorted(rows)
             ],
             "comparison": comparison(doc, loaded, vehicles) if doc is not None and loaded is not None else None,
@@ -184,14 +197,14 @@ def _computed_facts(doc: Mapping[str, Any] | None) -> dict[str, Any] | None:
         "minimums": doc["minimums"],
         "base": doc.get("base"),
         "built_at": int(doc["built_at"]),
-        "gaps": {
-            "tanks": len((doc.get("gaps") or {}).get("rows") or {}),
-            "passes": (doc.get("gaps") or {}).get("passes"),
-            "converged": (doc.get("gaps") or {}).get("converged"),
-        },
-        "every_tank": {
-            "tanks": len((doc.get("computed") or {}).get("rows") or {}),
-            "passes": (doc.get("computed") or {}).get("passes"),
-            "converged": (doc.get("computed") or {}).get("converged"),
+        "panel_size": doc.get("panel_size"),
+        **{
+            name: {
+                "tanks": len((doc.get(part) or {}).get("rows") or {}),
+                "panel_tanks": len((doc.get(part) or {}).get("panel") or ()),
+                "passes": (doc.get(part) or {}).get("passes"),
+                "converged": (doc.get(part) or {}).get("converged"),
+            }
+            for name, part in (("gaps", "gaps"), ("every_tank", "computed"))
         },
     }

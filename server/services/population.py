@@ -167,7 +167,7 @@ class PopulationService:
                     await self.store.population.days.save(region, day, accounts, sums, now)
             sums_by_day[day] = sums
             if k + 1 == WINDOW_DAYS and loaded is not None:
-                await self._expected_table(region, through, accumulator, loaded, now)
+                await self._expected_table(region, through, accumulator, loaded, now, panel)
             if k + 1 == MARKS_WINDOW_DAYS:
                 await self._marks(region, through, accumulator, now)
                 if panel is not None:
@@ -247,22 +247,37 @@ class PopulationService:
         return {"accounts": accounts, "tanks": tanks_seen}
 
     async def _expected_table(
-        self, region: str, through: str, accumulator: PeriodAccumulator, loaded: Any, now: float
+        self,
+        region: str,
+        through: str,
+        accumulator: PeriodAccumulator,
+        loaded: Any,
+        now: float,
+        panel: PanelPopulation | None = None,
     ) -> None:
         """The expected values of the WINDOW_DAYS ending `through` (docs/expected-values.md), from
         the accumulated per-account sums (no extra read): rows for the tanks the loaded table
         lacks, and every tank refitted (/expected-values?source=computed, the comparison, and
-        --expected-values-source computed). Pure maths in a worker thread (each fit up to 20-30
-        passes over the accounts); nothing changes the accumulator while this awaits."""
-        tanks = {tank_id for rows in accumulator.accounts.values() for tank_id in rows}
+        --expected-values-source computed). Each tank's row is fitted over the random panel where
+        the panel has the sample for it (the row's minimums met by its accounts), else over the
+        tracked accounts (docs/data.md, "The random panel"). Pure maths in a worker thread (each fit
+        up to 20-30 passes over the accounts); nothing changes the accumulators while this awaits."""
         minimums = Minimums()
-        gaps = await asyncio.to_thread(fill_gaps, accumulator.accounts, loaded, tanks, minimums)
-        every = await asyncio.to_thread(recompute_all, accumulator.accounts, loaded, tanks, minimums)
-        if not gaps.rows and not every.rows:
+        gaps, every = await _fits(accumulator.accounts, loaded, minimums)
+        if panel is not None and panel.accumulator.accounts:
+            panel_gaps, panel_every = await _fits(panel.accumulator.accounts, loaded, minimums)
+            fits = {"gaps": prefer(panel_gaps, gaps), "computed": prefer(panel_every, every)}
+            panel_size: int | None = panel.facts["size"]
+        else:
+            fits = {"gaps": (gaps, set()), "computed": (every, set())}
+            panel_size = None
+        if not fits["gaps"][0].rows and not fits["computed"][0].rows:
             return  # too few players for any row (a new deployment): no table, /expected-values says so
         with job_deadline():
             await self.store.expected_tables.save(
-                expected_document(region, through, gaps, every, minimums, getattr(loaded, "version", None), now)
+                expected_document(
+                    region, through, fits, minimums, getattr(loaded, "version", None), now, panel_size=panel_size
+                )
             )
         if self.on_expected is not None:
             self.on_expected()
@@ -314,10 +329,32 @@ def _rows(rows: dict[int, ComputedRow]) -> dict[str, list]:
     }
 
 
+async def _fits(accounts: dict[int, dict[int, list[int]]], loaded: Any, minimums: Minimums) -> tuple[Fit, Fit]:
+    """The gap rows and every tank refitted over `accounts`, in a worker thread each."""
+    tanks = {tank_id for rows in accounts.values() for tank_id in rows}
+    gaps = await asyncio.to_thread(fill_gaps, accounts, loaded, tanks, minimums)
+    every = await asyncio.to_thread(recompute_all, accounts, loaded, tanks, minimums)
+    return gaps, every
+
+
+def prefer(panel: Fit, tracked: Fit) -> tuple[Fit, set[int]]:
+    """The panel's rows where it has them, the tracked accounts' for the rest (both fits are set on
+    the loaded table's scale), and the tanks whose row is the panel's."""
+    rows = {**tracked.rows, **panel.rows}
+    return Fit(rows, max(panel.passes, tracked.passes), panel.converged and tracked.converged), set(panel.rows)
+
+
 def expected_document(
-    region: str, through: str, gaps: Fit, every: Fit, minimums: Minimums, base: str | None, now: float
+    region: str,
+    through: str,
+    fits: dict[str, tuple[Fit, set[int]]],
+    minimums: Minimums,
+    base: str | None,
+    now: float,
+    panel_size: int | None = None,
 ) -> dict:
-    """A computed table as store.expected.ExpectedTables keeps it (version: day + method version)."""
+    """A computed table as store.expected.ExpectedTables keeps it (version: day + method version);
+    `fits`: the "gaps" and "computed" parts, each a fit and the tanks whose row the panel gave."""
     version = f"{through}+{METHOD_VERSION}"
     return {
         "_id": table_id(region, version),
@@ -335,8 +372,12 @@ def expected_document(
         },
         "built_at": now,
         "x": ExpectedTables.expiry(through),
-        "gaps": {"passes": gaps.passes, "converged": gaps.converged, "rows": _rows(gaps.rows)},
-        "computed": {"passes": every.passes, "converged": every.converged, "rows": _rows(every.rows)},
+        # The random panel's active players when the table was fitted (null without a panel).
+        "panel_size": panel_size,
+        **{
+            part: {"passes": fit.passes, "converged": fit.converged, "rows": _rows(fit.rows), "panel": sorted(panel)}
+            for part, (fit, panel) in fits.items()
+        },
     }
 
 

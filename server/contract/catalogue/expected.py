@@ -22,13 +22,14 @@ EXPECTED_VALUES = Endpoint(
     summary="WN8 expected values: the loaded table, the computed one, and how they compare",
     description="The WN8 expected values of a region in the XVM file's format (`data` and `header`: "
     "existing tools read them): `effective` (default), what this service rates the region with (the "
-    "loaded public table, with rows computed from the tracked accounts for the tanks it lacks, or "
+    "loaded public table, with rows computed from the population for the tanks it lacks, or "
     "every computed row under --expected-values-source computed); `table`, the loaded table; "
     f"`computed`, every tank refitted by method {figures.EXPECTED_METHOD} (docs/expected-values.md) over the "
     f"last {figures.EXPECTED_WINDOW_DAYS} days of per-tank records. A row is computed from at least "
     f"{figures.EXPECTED_MIN_PLAYERS} players with {figures.EXPECTED_MIN_TANK_BATTLES} battles on the tank and "
     f"{figures.EXPECTED_MIN_ACCOUNT_BATTLES} on their other rated tanks, {figures.EXPECTED_MIN_ROW_BATTLES:,} battles in all; each "
-    "computed row carries that sample. The comparison block sets the computed rows against the "
+    "computed row carries that sample and its population: the realm's random panel where the panel's "
+    "accounts meet those minimums for the tank, else the tracked accounts. The comparison block sets the computed rows against the "
     "loaded table. Computed daily; each version is kept 400 days (`version`). 404 "
     "no_expected_values before the first computed table (or for an unknown version).",
     tag="tanks",
@@ -74,6 +75,7 @@ EXPECTED_VALUES = Endpoint(
             "expDamage",
             "expWinRate",
             "source",
+            "population",
             "sample.players",
             "sample.battles",
         ),
@@ -86,10 +88,13 @@ EXPECTED_VALUES = Endpoint(
         "is computed) and of the loaded table",
         "header": "the XVM header: source, version, region, rows (the source asked for)",
         "data[]": "IDNum, expDef, expFrag, expSpot, expDamage, expWinRate (the XVM row), source (table "
-        "or computed) and sample {players, battles} behind a computed row (null for a loaded row)",
+        "or computed), population (whom a computed row was fitted over: panel, the realm's random panel, "
+        "where its accounts meet the minimums for the tank, else tracked; null for a loaded row) and "
+        "sample {players, battles} behind a computed row (null for a loaded row)",
         "computed": "the computed table (null before the first): version, method, through, window "
         "{from, through, days}, minimums, base (the loaded table's version it was fitted under), "
-        "built_at, gaps and every_tank {tanks, passes, converged}",
+        "built_at, panel_size (the random panel's active players when it was fitted; null without a "
+        "panel), gaps and every_tank {tanks, panel_tanks (rows fitted over the panel), passes, converged}",
         "comparison": "computed / loaded for the tanks both have (null without both): computed_version, "
         "table_version, tanks and the median ratio of damage, spot, frag, defence and win_rate; by_tier[] "
         "and by_type[] the same per group; largest_differences[] {tank_id, name, tier, type, statistic "
@@ -124,6 +129,11 @@ SCHEMAS: dict[str, dict] = {
                             for key in ("expDef", "expFrag", "expSpot", "expDamage", "expWinRate")
                         },
                         "source": {"type": "string", "enum": ["table", "computed"]},
+                        "population": {
+                            "type": ["string", "null"],
+                            "enum": ["panel", "tracked", None],
+                            "description": "Whom a computed row was fitted over; null for a loaded row.",
+                        },
                         "sample": {
                             "oneOf": [
                                 obj(
@@ -155,10 +165,12 @@ SCHEMAS: dict[str, dict] = {
                             ),
                             "base": nullable("string"),
                             "built_at": UNIX,
+                            "panel_size": nullable("integer", minimum=0),
                             **{
                                 part: obj(
                                     {
                                         "tanks": {"type": "integer", "minimum": 0},
+                                        "panel_tanks": {"type": "integer", "minimum": 0},
                                         "passes": nullable("integer"),
                                         "converged": nullable("boolean"),
                                     }
