@@ -3,6 +3,7 @@
 
     .venv/bin/python scripts/bench_tracker.py                      # M=10,000, D=30 (about 20-30 min here)
     .venv/bin/python scripts/bench_tracker.py --accounts 500 --days 5 --json /tmp/t.json   # a smoke run
+    .venv/bin/python scripts/bench_tracker.py --panel 1000 --days 4   # the random panel's cost (about 10 min)
 
 Starts SecantusDB (child process, on disk in a temporary directory) and the upstream simulator
 (`--rps` high, so the service itself is measured; its limits on ids per call stay strict), tracks
@@ -29,6 +30,15 @@ several processes) on a ManualClock, the simulator answering "as of" it. It prin
   largest volume: the last step of `--scale-json` (bench-scale.json, scripts/bench_scale.py: a
   day's pass over about a year of tracked data) when it holds more per-tank records than this run
   wrote, else this run's last three days.
+
+With `--panel N` it measures the random panel's upstream cost instead (the other figures of
+`--json` are kept; its `panel` entry is replaced): the panel job (server/services/panel.py) draws a
+panel of N active EU accounts from the simulator's realm and the tracker measures its frame for D
+days, on the same clock. Per day: the probing requests (the job's own log) and the tracking
+requests (the simulator's counters, the rest), against what `daily_requests` (what /status states)
+says for the frame and the members who played that day; then per 1,000 members and at the
+production default (PANEL_SIZE), from the measured shares (frame per member, members who play a
+day) and the formula's batching.
 """
 
 from __future__ import annotations
@@ -58,7 +68,9 @@ from scripts.loadkit.processes import cpu_seconds  # noqa: E402
 from scripts.upstream_sim.ids import REGION_RANGES, existing_accounts  # noqa: E402
 from server.compose.demo import TimeTravelUpstream  # noqa: E402
 from server.compose.embedded_db import EmbeddedDatabase  # noqa: E402
+from server.contract.config import PANEL_SIZE  # noqa: E402
 from server.domain.days import DAY_SECONDS, ManualClock, day_start  # noqa: E402
+from server.services.panel import PROBE_BATCH, PanelService, daily_requests  # noqa: E402
 from server.services.tracker import Tracker  # noqa: E402
 from server.upstream.budget import LIVE_RESERVE_SHARE, UpstreamBudget  # noqa: E402
 from server.upstream.client import UpstreamClient  # noqa: E402
@@ -356,6 +368,139 @@ async def main_async(args) -> dict:
     return result
 
 
+async def panel_cost(args) -> dict:
+    """The random panel's upstream requests: a panel of `args.panel` EU accounts drawn on the first
+    day, then `args.days` days of the job's refresh and the tracker's pass over its frame."""
+    import random
+
+    import pymongo
+
+    from store import Store, create_client
+
+    workdir = tempfile.mkdtemp(prefix="bench-panel-")
+    database = EmbeddedDatabase(os.path.join(workdir, "db")).start()
+    sim_proc, sim_base = start_simulator(args.rps, 4 * args.panel + 2000)
+    client = create_client(database.uri)
+    measure_client: pymongo.MongoClient = pymongo.MongoClient(database.uri, timeoutMS=600_000)
+    MEASURE["db"] = measure_client["bench_tracker"]
+    days: list[dict] = []
+    try:
+        store = Store(client, "bench_tracker", rate_collection_bytes=1 << 20, ttl_indexes=False)
+        await store.ensure_schema()
+        clock = ManualClock(day_start(FIRST_DAY))
+        upstream = UpstreamClient(
+            "bench-panel",
+            base_url=sim_base,
+            budget=UpstreamBudget(args.rps * 0.9),
+            realms=RealmGates(dict.fromkeys(("eu", "na", "asia"), args.rps * 0.9)),
+        )
+        travelling = TimeTravelUpstream(upstream, clock)
+        ratings = RatingsSource(upstream, sim_base + "/wn8exp.json")
+        await ratings.refresh_expected()
+        panel = PanelService(store, travelling, size=args.panel, clock=clock, rng=random.Random(55), regions=("eu",))
+        trackers = [
+            Tracker(store, travelling, ratings, clock=clock, owner=f"bench-{n}", tanks_in_flight=args.in_flight)
+            for n in range(args.claimants)
+        ]
+        day = FIRST_DAY
+        for n in range(args.days + 1):  # the first day draws the panel and measures every frame account's state
+            sim_post(sim_base, "/_sim/stats", {"reset": True})
+            clock.set(day_start(day) + 60)
+            await panel.run()
+            doc = await store.panels.get("eu")
+            await run_day(trackers, clock, day)
+            by_method = requests_by_path(sim_get(sim_base, "/_sim/stats"))
+            probing = int(doc["probe_requests"].get(day, 0))
+            slices = await asyncio.to_thread(day_slices, day)
+            played = sum(int(s.get("tanks_requests") or 0) for s in slices)
+            frame = len(doc["frame"])
+            formula = daily_requests(frame, played, {})["tracking"]
+            tracking = sum(by_method.values()) - probing
+            days.append(
+                {
+                    "day": day,
+                    "members": int(doc["members"]),
+                    "frame": frame,
+                    "played": played,
+                    "probing": probing,
+                    "tracking": tracking,
+                    "tracking_by_method": {
+                        **by_method,
+                        "account/info": by_method.get("account/info", 0) - probing,
+                    },
+                    "tracking_formula": formula,
+                }
+            )
+            print(f"panel {days[-1]}", flush=True)
+            day = next_day(day)
+    finally:
+        client.close()
+        measure_client.close()
+        sim_proc.terminate()
+        try:
+            sim_proc.wait(30)
+        except subprocess.TimeoutExpired:
+            sim_proc.kill()
+        database.stop()
+
+    steady = days[1:]  # the days after the draw: the frame tracked daily, top-ups only
+    members = sum(d["members"] for d in steady) / len(steady)
+    frame_per_member = sum(d["frame"] for d in steady) / len(steady) / members
+    played_per_member = sum(d["played"] for d in steady) / len(steady) / members
+    probes_per_member = days[0]["probing"] / max(1, days[0]["members"])  # the first draw
+
+    def at(size: int) -> dict[str, int]:
+        """The daily requests of a panel of `size` members from the measured shares and the formula's batching."""
+        frame, played = round(size * frame_per_member), round(size * played_per_member)
+        top_up = sum(d["probing"] for d in steady) / len(steady) * size / members
+        tracking = daily_requests(frame, played, {})["tracking"]
+        return {
+            "frame": frame,
+            "played_a_day": played,
+            "tracking": tracking,
+            "probing_a_day": round(top_up),
+            "total": tracking + round(top_up),
+            "first_draw": round(probes_per_member * size),
+        }
+
+    return {
+        "command": " ".join(["scripts/bench_tracker.py", *sys.argv[1:]]),
+        "region": "eu",
+        "target": args.panel,
+        "days": days,
+        "frame_per_member": round(frame_per_member, 3),
+        "played_a_day_per_member": round(played_per_member, 4),
+        "first_draw_requests_per_member": round(probes_per_member, 4),
+        "tracking_measured_over_formula": round(
+            sum(d["tracking"] for d in steady) / max(1, sum(d["tracking_formula"] for d in steady)), 3
+        ),
+        "per_1000_members": at(1000),
+        "production": {"size": PANEL_SIZE, **at(PANEL_SIZE)},
+        "probe_batch": PROBE_BATCH,
+    }
+
+
+def panel_table(result: dict) -> str:
+    rows = [
+        (d["day"], d["members"], d["frame"], d["played"], d["probing"], d["tracking"], d["tracking_formula"])
+        for d in result["days"]
+    ]
+    lines = [
+        "| day | members | frame | played | probing | tracking (measured) | tracking (formula) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    lines += ["| " + " | ".join(f"{v:,}" if isinstance(v, int) else v for v in row) + " |" for row in rows]
+    for name, figures in (
+        ("per 1,000 members", result["per_1000_members"]),
+        (f"production ({result['production']['size']:,})", result["production"]),
+    ):
+        lines.append(
+            f"{name}: frame {figures['frame']:,}, tracking {figures['tracking']:,} + probing "
+            f"{figures['probing_a_day']:,} = {figures['total']:,} requests a day (first draw {figures['first_draw']:,})"
+        )
+    return "\n".join(lines)
+
+
 def cpu_at_largest_volume(daily: list[dict], records: int, scale_json: str | None) -> dict:
     """Service and database CPU ms per visit at the largest volume measured: bench-scale.json's
     last step when it holds more per-tank records than this run (`records`), else this run's
@@ -432,6 +577,9 @@ def main() -> None:
     parser.add_argument("--in-flight", type=int, default=8, help="tanks/stats requests of one batch at once")
     parser.add_argument("--json", default="bench-tracker.json")
     parser.add_argument(
+        "--panel", type=int, default=0, help="measure a random panel of this many active EU accounts instead"
+    )
+    parser.add_argument(
         "--scale-json",
         default=os.path.join(ROOT, "bench-scale.json"),
         help="scripts/bench_scale.py's figures: the CPU bound uses its largest step's pass",
@@ -439,8 +587,24 @@ def main() -> None:
     args = parser.parse_args()
     # SIGTERM ends the run like Ctrl-C, so the database and simulator children are stopped too.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
+    if args.panel > 0:
+        found = asyncio.run(panel_cost(args))
+        print(panel_table(found))
+        kept: dict = {}
+        if os.path.exists(args.json):
+            with open(args.json) as handle:
+                kept = json.load(handle)
+        with open(args.json, "w") as handle:
+            json.dump({**kept, "panel": found}, handle, indent=2)
+        print(f"written to {args.json} (panel)")
+        return
     result = asyncio.run(main_async(args))
     print(table(result))
+    if os.path.exists(args.json):  # the panel's figures of an earlier --panel run stay
+        with open(args.json) as handle:
+            earlier = json.load(handle).get("panel")
+        if earlier is not None:
+            result["panel"] = earlier
     with open(args.json, "w") as handle:
         json.dump(result, handle, indent=2)
     print(f"written to {args.json}")

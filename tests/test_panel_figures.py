@@ -16,6 +16,7 @@ from scripts.upstream_sim import truth
 from server.compose.demo import TimeTravelUpstream
 from server.domain.days import ManualClock, day_start, utc_day
 from server.domain.records import unpack
+from server.services import tank_stats as tank_stats_module
 from server.services.panel import PanelService
 from server.services.population import PopulationService
 from server.services.tracker import SLICES, Tracker
@@ -23,6 +24,8 @@ from server.upstream.budget import UpstreamBudget
 from server.upstream.client import UpstreamClient
 from server.upstream.realms import RealmGates
 from store.constants import TANK_COUNTERS
+from store.population import unpack_grid
+from store.tracker import tracked_id
 from tests.helpers import FAST_REALMS
 
 PANEL = 300  # active accounts drawn
@@ -38,7 +41,7 @@ async def get(http_client, base_url, path):
 
 @pytest.mark.gen_test(timeout=400)
 async def test_the_panels_figures_match_the_worlds_and_stay_out_of_the_tracked_ones(
-    app, http_client, base_url, fast_upstream_sim
+    app, http_client, base_url, fast_upstream_sim, monkeypatch
 ):
     services, store = app.settings["services"], app.settings["store"]
     now = time.time()
@@ -121,10 +124,63 @@ async def test_the_panels_figures_match_the_worlds_and_stay_out_of_the_tracked_o
         print(f"{figure}: panel {ratio:.4f} world {world:.4f} se {combined:.4f} accounts {n} battles {battles}")
         assert abs(ratio - world) <= 4 * combined, (figure, ratio, world, combined)
 
+    # Each rated tank's 95 % intervals are those of its panel players' own sums (a player's battles
+    # counted together), and hold the figure; the tracked accounts' rows state none.
+    per_player: dict[int, dict[int, list[int]]] = {}
+    active: set[int] = set()  # the panel's accounts that played in the window
+    for day in days:
+        for (account_id, payload, _), _only in await store.population.changes.of_day_marked("eu", day):
+            if account_id in frame:
+                active.update(account_id for row in unpack(payload).values() if row[B] > 0)
+                for tank_id, row in unpack(payload).items():
+                    if tank_id in rated and row[B] > 0:
+                        mine = per_player.setdefault(tank_id, {}).setdefault(account_id, [0, 0, 0])
+                        for k, column in enumerate((B, W, D)):
+                            mine[k] += row[column]
+    for tank_id in rated:
+        row, players = ours[tank_id], list(per_player[tank_id].values())
+        n, x = len(players), sum(p[0] for p in players)
+        assert (n, x) == (row["players"], row["battles"])
+        for k, figure, scale in ((1, "win_rate", 100.0), (2, "avg_damage", 1.0)):
+            r = sum(p[k] for p in players) / x
+            half = 1.959964 * math.sqrt(n / (n - 1) * sum((p[k] - r * p[0]) ** 2 for p in players)) / x * scale
+            interval = row[f"{figure}_interval"]
+            assert interval["low"] == pytest.approx(scale * r - half, abs=0.011), (tank_id, figure)
+            assert interval["high"] == pytest.approx(scale * r + half, abs=0.011), (tank_id, figure)
+            assert interval["low"] <= row[figure] <= interval["high"]
+
+    # The mark thresholds over the panel carry their intervals (around the estimate); the tracked ones none.
+    code, body = await get(http_client, base_url, "/api/v1/tanks/marks?region=eu&limit=100")
+    assert code == 200 and body["data"]["population_kind"] == "panel"
+    for row in body["data"]["tanks"]:
+        bounds = row["marks_interval"]
+        assert (bounds is None) == (row["marks"] is None), row
+        for name, bound in (bounds or {}).items():
+            assert bound is None or bound["low"] <= row["marks"][name] <= bound["high"], (row, name)
+    code, body = await get(http_client, base_url, "/api/v1/tanks/marks?region=eu&limit=100&population=tracked")
+    assert code == 200 and all(row["marks_interval"] is None for row in body["data"]["tanks"])
+
+    # A profile's career WN8 percentile: among the panel's active players once enough of them stand
+    # behind it, else among the tracked accounts, saying why.
+    panel_table = await store.population.periods.get("eu", 30, "panel")
+    career = panel_table["career"]
+    books = await store.tracked.ranking_books([tracked_id("eu", a) for a in active])
+    seasoned = sum(1 for doc in books.values() if sum(r[B] for r in unpack(doc["state"]).values()) >= 100)
+    assert 0 < career["qualified"] <= seasoned and career["qualified"] >= 0.9 * seasoned
+    grid = unpack_grid(career["wn8"])
+    stats = services.tank_stats
+    place, among = await stats.career_standing("eu", grid[49] + 0.01, 5000)
+    assert among["kind"] == "tracked" and f"panel has {career['qualified']:,} such players" in among["description"]
+    monkeypatch.setattr(tank_stats_module, "STANDING_PANEL_MIN_PLAYERS", career["qualified"])
+    place, among = await stats.career_standing("eu", grid[49] + 0.01, 5000)
+    assert (place, among["kind"], among["players"]) == (50, "panel", career["qualified"])
+    assert "active players" in among["description"]
+
     # The tracked population is the accounts looked up here, without a panel-only one: in its
     # table, its tanks' series and the leaderboards.
     code, body = await get(http_client, base_url, f"/api/v1/tanks/stats?region=eu&days={WINDOW}&population=tracked")
     assert code == 200 and body["data"]["population_kind"] == "tracked" and body["data"]["panel_size"] is None
+    assert all(row["win_rate_interval"] is None is row["avg_damage_interval"] for row in body["data"]["tanks"])
     tracked_table = await store.population.periods.get("eu", WINDOW)
     assert 0 < tracked_table["accounts"]["players"] <= LOOKED_UP
     looked_up_battles = 0

@@ -434,9 +434,11 @@ async def test_tank_endpoints_answer_the_built_tables(app, http_client, base_url
         for state in careers.values()
     )
     career_middle = exact_percentile(career_wn8s, 50)
-    assert await services.tank_stats.career_standing("eu", career_middle + 0.01, 500) == 50
-    assert await services.tank_stats.career_standing("eu", career_wn8s[0] - 1, 500) == 0
-    assert await services.tank_stats.career_standing("eu", career_middle, 99) is None
+    place, among = await services.tank_stats.career_standing("eu", career_middle + 0.01, 500)
+    assert place == 50 and among["kind"] == "tracked" and among["players"] == 30  # no panel here
+    assert "tracked accounts" in among["description"] and "panel" not in among["description"]
+    assert (await services.tank_stats.career_standing("eu", career_wn8s[0] - 1, 500))[0] == 0
+    assert await services.tank_stats.career_standing("eu", career_middle, 99) == (None, None)
     assert (await store.population.periods.get("eu", 90))["career"]["qualified"] == 30
 
     # A table stays decoded while its build time is unchanged, and is read again once rebuilt.

@@ -91,6 +91,7 @@ def profile_view(doc: dict, live_fetched: bool) -> dict:
             "expected_values_version": ratings.get("expected_values_version"),
             "expected_values": ratings.get("expected_values"),  # null in ratings stored before it
             "wn8_percentile": None,  # the population's standing, filled in by the service
+            "wn8_percentile_population": None,  # ... and whom it is among
             "place": None,  # the career WN8 leaderboard's rank, filled in by the service
         }
     else:
@@ -104,6 +105,7 @@ def profile_view(doc: dict, live_fetched: bool) -> dict:
             "expected_values_version": None,
             "expected_values": None,
             "wn8_percentile": None,
+            "wn8_percentile_population": None,
             "place": None,
         }
     # Wargaming's own ratings, as the upstream answered them (not computed here: no expected values needed).

@@ -24,10 +24,11 @@ from server.domain.days import DAY_SECONDS, day_start, days_before, utc_day
 from server.domain.expected import METHOD_VERSION, WINDOW_DAYS, ComputedRow, Fit, Minimums, fill_gaps, recompute_all
 from server.domain.marks import marks_table
 from server.domain.population import BATTLES, DAMAGE, WINS, PeriodAccumulator, career_table, day_sums
-from server.domain.records import unpack_changes
+from server.domain.records import unpack, unpack_changes
 from server.domain.strength import STRENGTH_MIN_OTHER_BATTLES, strength_table
 from server.services.concurrency import dismantle
 from server.services.leaderboards import (
+    BOOKS_CHUNK,
     Boards,
     LeaderboardBuilder,
     Plays,
@@ -36,11 +37,13 @@ from server.services.leaderboards import (
     window_play,
     window_tanks,
 )
+from server.services.panel import ACTIVE_DAYS
 from server.serving.answers import POPULATION_TAG, Tag, no_answer_cache
 from store.client import job_deadline
 from store.constants import REGIONS
 from store.expected import ExpectedTables, table_id
 from store.population import pack_grid, population_id
+from store.tracker import tracked_id
 
 if TYPE_CHECKING:
     from server.services.expected import Ratings
@@ -507,8 +510,10 @@ class PanelPopulation:
     pass over the days as the tracked population's, stored apart (store.population.population_id):
     the frame's accounts' changes, whether tracked for the panel only or looked up too. An account
     counts in a period when it played in it, so a table of D days is over the panel members that
-    played in those D days (the 30-day table: the panel itself, as of its last day). Neither the
-    expected values nor the leaderboards are built from it: they stay over the tracked accounts."""
+    played in those D days (the 30-day table: the panel itself, as of its last day). The
+    leaderboards are not built from it (they rank people looked up here); the expected values take its
+    rows where it has the sample (PopulationService._expected_table), and its ACTIVE_DAYS table
+    carries its members' career WN8 distribution (a profile's percentile)."""
 
     def __init__(self, store: Store, region: str, doc: dict) -> None:
         self.store = store
@@ -545,10 +550,30 @@ class PanelPopulation:
         table["strength"] = await asyncio.to_thread(
             strength_table, self.accumulator.accounts, tiers, STRENGTH_MIN_OTHER_BATTLES
         )
+        if days == ACTIVE_DAYS:
+            table["career"] = await self.career(expected)
         doc = period_document(self.region, days, through, table, expected, now, "panel")
         doc["panel"] = self.facts
         with job_deadline():
             await self.store.population.periods.save(doc)
+
+    async def career(self, expected: Any) -> dict[str, Any]:
+        """The career WN8 distribution of the realm's active players (a profile's percentile): over
+        the panel's accounts that played in the ACTIVE_DAYS added so far, from their tracked states
+        (BOOKS_CHUNK point reads at a time, unpacked in a worker thread)."""
+        keys = [tracked_id(self.region, a) for a in self.accumulator.accounts]
+        states: list[dict[int, list[int]]] = []
+        for start in range(0, len(keys), BOOKS_CHUNK):
+            with job_deadline():
+                books = await self.store.tracked.ranking_books(keys[start : start + BOOKS_CHUNK])
+
+            def unpacked(books: dict[str, dict] = books) -> list[dict[int, list[int]]]:
+                return [unpack(doc["state"]) for doc in books.values() if doc.get("state")]
+
+            states.extend(await asyncio.to_thread(unpacked))
+        table = await asyncio.to_thread(career_table, states, expected, STANDING_MIN_BATTLES, POPULATION_MIN_PLAYERS)
+        await dismantle(states)
+        return table
 
     async def save_marks(self, through: str, tiers: Any, now: float) -> None:
         """The panel's mark thresholds of the MARKS_WINDOW_DAYS ending `through`."""

@@ -26,9 +26,10 @@ class ProfileViews:
         view = profile_view(doc, live_fetched=False)
         region, account_id = doc["region"], doc["account_id"]
         if view["ratings"]["available"] and self.tank_stats is not None:
-            view["ratings"]["wn8_percentile"] = await self.tank_stats.career_standing(
-                region, view["ratings"]["wn8"], view["statistics"]["battles"]
-            )
+            (
+                view["ratings"]["wn8_percentile"],
+                view["ratings"]["wn8_percentile_population"],
+            ) = await self.tank_stats.career_standing(region, view["ratings"]["wn8"], view["statistics"]["battles"])
         if view["ratings"]["available"] and self.leaderboards is not None:
             career = (await self.leaderboards.places(region, account_id)).get("career")
             view["ratings"]["place"] = {"days": "career", "by": "wn8", **career} if career else None

@@ -16,6 +16,7 @@ from server.contract.catalogue import (
     POPULATION_MIN_PLAYERS,
     POPULATION_PERIODS,
     STANDING_MIN_BATTLES,
+    STANDING_PANEL_MIN_PLAYERS,
     TABLE_PERCENTILES,
     TANK_PERCENTILES,
 )
@@ -28,6 +29,7 @@ from server.domain.strength import strength_figures
 from server.domain.tank_lists import TankQuery
 from server.services.encyclopedia import catalogue_fields
 from server.services.official import SOURCE
+from server.services.panel import ACTIVE_DAYS
 from server.serving.answers import POPULATION_TAG, Tag, no_answer_cache
 from store.client import request_deadline
 from store.constants import TANK_COUNTERS
@@ -401,13 +403,45 @@ class TankStatsService:
             "estimate_error": estimate_error(named_marks(entry.get("thresholds")), (figures or {}).get("marks")),
         }
 
-    async def career_standing(self, region: str, wn8: float | None, battles: int) -> int | None:
-        """The share (0..99 %) of the region's tracked accounts that played in the longest period,
-        with STANDING_MIN_BATTLES career battles, whose career WN8 is below `wn8`."""
+    async def career_standing(
+        self, region: str, wn8: float | None, battles: int
+    ) -> tuple[int | None, dict[str, Any] | None]:
+        """A career WN8's place (0..99 %: the share below it) and whom it is among: the realm's
+        active players (its random panel's members with STANDING_MIN_BATTLES career battles) when
+        STANDING_PANEL_MIN_PLAYERS of them stand behind the panel's grid, else the region's tracked
+        accounts that played in the longest period with as many. (None, None) below
+        STANDING_MIN_BATTLES career battles or before the tables are built."""
         if wn8 is None or battles < STANDING_MIN_BATTLES:
-            return None
+            return None, None
+        panel = await self.table(region, ACTIVE_DAYS, "panel")
+        career = (panel.doc.get("career") or {}) if panel is not None else {}
+        if panel is not None and int(career.get("qualified") or 0) >= STANDING_PANEL_MIN_PLAYERS:
+            players = int(career["qualified"])
+            return standing(panel.career_grid(), wn8), {
+                "kind": "panel",
+                "players": players,
+                "description": f"the realm's active players: a random panel of its accounts that played in "
+                f"the last {ACTIVE_DAYS} days ({players:,} of them with at least {STANDING_MIN_BATTLES} "
+                "career battles)",
+            }
         table = await self.table(region, max(POPULATION_PERIODS))
-        return standing(table.career_grid(), wn8) if table is not None else None
+        value = standing(table.career_grid(), wn8) if table is not None else None
+        if value is None or table is None:
+            return None, None
+        players = int((table.doc.get("career") or {}).get("qualified") or 0)
+        return value, {
+            "kind": "tracked",
+            "players": players,
+            "description": f"the region's tracked accounts (players looked up here and clan members: not a "
+            f"random sample) that played in the last {max(POPULATION_PERIODS)} days ({players:,} with at "
+            f"least {STANDING_MIN_BATTLES} career battles)"
+            + (
+                f"; the random panel has {int(career.get('qualified') or 0):,} such players, fewer than the "
+                f"{STANDING_PANEL_MIN_PLAYERS:,} a place among them takes"
+                if panel is not None
+                else ""
+            ),
+        }
 
     async def _vehicles(self, region: str) -> Mapping[int, Mapping[str, Any]]:
         return await self.ratings_source.vehicles(region)

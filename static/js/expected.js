@@ -21,7 +21,7 @@ const SOURCE_NAMES = { effective: 'Effective', table: 'Loaded table', computed: 
 const SOURCE_NOTES = {
   effective: 'what this service rates the region with',
   table: 'the public XVM table as loaded',
-  computed: 'every tank refitted from the tracked accounts',
+  computed: 'every tank refitted over the random panel where it has the players, else the tracked accounts',
 };
 const VALUE = new Intl.NumberFormat('en', { maximumFractionDigits: 3 });   // the XVM file's 3 decimals
 const RATIO = new Intl.NumberFormat('en', { minimumFractionDigits: 3, maximumFractionDigits: 3 });

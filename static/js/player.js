@@ -40,14 +40,17 @@ function wtrTile(ratings) {
     h('span', { class: 'tile-note' }, known ? 'Wargaming’s own rating' : why));
 }
 
-/** The career WN8's standing among the region's tracked players (ratings.wn8_percentile). */
-function standingTile(value, region) {
+/** The career WN8's standing among the realm's active players (its random panel) or its tracked
+ * players (ratings.wn8_percentile, and wn8_percentile_population says which). */
+function standingTile(value, region, among) {
   const known = typeof value === 'number';
+  const panel = among && among.kind === 'panel';
   return h('div', { class: 'tile rating standing', id: 'wn8-standing',
-    title: `The share of ${label(region)}'s tracked players (accounts looked up here and clan members, not a random sample) with enough career battles whose career WN8 is lower` },
+    title: among && among.description ? `The share of ${among.description} whose career WN8 is lower`
+      : `The share of ${label(region)}'s tracked players (accounts looked up here and clan members, not a random sample) with enough career battles whose career WN8 is lower` },
   h('span', { class: 'tile-label' }, 'WN8 percentile'),
   h('span', { class: 'tile-value' }, known ? NUM.format(value) : nullFigure('Shown for an account with enough career battles, once the tank statistics are built.')),
-  h('span', { class: 'tile-note' }, known ? `better than ${NUM.format(value)} % of tracked ${label(region)} players` : 'not enough battles or data yet'));
+  h('span', { class: 'tile-note' }, known ? `better than ${NUM.format(value)} % of ${panel ? 'active' : 'tracked'} ${label(region)} players` : 'not enough battles or data yet'));
 }
 
 /** The player's place in the region's ranking (ratings.place): "Rank N of M", linking to that page
@@ -79,7 +82,7 @@ function renderProfile(data, region, onRefresh) {
     placeTile(ratings.place, r),
     ratingTile('WN7', ratings.wn7),
     ratingTile('Efficiency', ratings.efficiency),
-    'wn8_percentile' in ratings ? standingTile(ratings.wn8_percentile, r) : null,
+    'wn8_percentile' in ratings ? standingTile(ratings.wn8_percentile, r, ratings.wn8_percentile_population) : null,
     'wtr' in ratings ? wtrTile(ratings) : null,
     'global_rating' in ratings ? ratingTile('Personal rating', ratings.global_rating, 'global-rating', 'Wargaming’s, from account/info') : null);
 
@@ -113,7 +116,7 @@ function renderProfile(data, region, onRefresh) {
   }
   const handled = new Set(['account_id', 'region', 'nickname', 'clan_id', 'statistics', 'ratings', 'cached_at', 'live_fetched']);
   const rest = Object.entries(data).filter(([k]) => !handled.has(k));
-  const ratingRest = Object.entries(ratings).filter(([k]) => !['available', 'wn8', 'wn7', 'efficiency', 'wn8_color', 'calculated_at', 'expected_values_version', 'wn8_percentile', 'place', 'wtr', 'wtr_reason', 'global_rating'].includes(k));
+  const ratingRest = Object.entries(ratings).filter(([k]) => !['available', 'wn8', 'wn7', 'efficiency', 'wn8_color', 'calculated_at', 'expected_values_version', 'wn8_percentile', 'wn8_percentile_population', 'place', 'wtr', 'wtr_reason', 'global_rating'].includes(k));
   if (rest.length || ratingRest.length) {
     parts.push(h('details', { class: 'more' }, h('summary', null, 'More fields'),
       renderAny(Object.fromEntries(rest.concat(ratingRest.map(([k, v]) => ['ratings_' + k, v]))), ctx, 1)));

@@ -315,9 +315,10 @@ export function focusPager(out, selector) {
   else if (fallback) fallback.focus();
 }
 
-// Who an answer over a region's population is about, as a summary names them: its random panel's
-// players, or the tracked ones (the answer's population_kind).
+// Who an answer over a region's population is about, as a summary names them: a random panel of N
+// active players (the answer's population_kind and panel_size), or the tracked ones.
 export function whose(data, region) {
-  return data && data.population_kind === 'panel'
-    ? `the random panel’s ${label(region)} players` : `tracked ${label(region)} players`;
+  if (!data || data.population_kind !== 'panel') return `tracked ${label(region)} players`;
+  const size = Number.isInteger(data.panel_size) ? `${NUM.format(data.panel_size)} ` : '';
+  return `a random panel of ${size}active ${label(region)} players`;
 }

@@ -63,6 +63,10 @@ EXPECTED_MIN_ACCOUNT_BATTLES = 100  # ... and this many on the account's other r
 EXPECTED_MIN_PLAYERS = 20  # a computed row needs this many points
 EXPECTED_MIN_ROW_BATTLES = 1000  # ... and this many battles behind them
 STANDING_MIN_BATTLES = 100  # an account counts in its region's WN8 standing with this many battles in the period
+# A profile's career WN8 percentile is a place among the realm's active players (its random panel's
+# members with STANDING_MIN_BATTLES career battles) once this many stand behind it (the grid's step is
+# then within about 1.6 points of the realm's at the median); below, among the tracked accounts.
+STANDING_PANEL_MIN_PLAYERS = 1000
 DELTA_FIELDS = "deltas." + " / ".join(f"{p}d" for p in DELTA_PERIODS)  # "deltas.7d / 30d / 90d"
 TRACKED_SEARCH_CACHE_SECONDS = 60  # the tracked accounts' answer to a (region, prefix) is reused this long
 # A process keeps its hot copies (a rated profile, a clan view, /online) and the rendered answers

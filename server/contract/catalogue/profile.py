@@ -8,6 +8,7 @@ from server.contract.catalogue.figures import (
     POPULATION_PERIODS,
     PROFILE_MAX_AGE,
     STANDING_MIN_BATTLES,
+    STANDING_PANEL_MIN_PLAYERS,
     WN8_COLOURS,
     WN8_TOP_COLOUR,
     WTR_REASONS,
@@ -53,10 +54,13 @@ PLAYER = Endpoint(
         "expected_values_version (XVM table date), expected_values (which rows rated the played tanks: "
         "version, source table | computed | mixed, computed_tanks, unrated_tanks, table_version, "
         "computed_version; GET /expected-values?version= gives the computed rows), "
-        "wn8_percentile: the share (0-99 %) of the region's "
-        f"tracked accounts that played in the last {max(POPULATION_PERIODS)} days, with at least "
-        f"{STANDING_MIN_BATTLES} career battles, whose career WN8 is lower (null below {STANDING_MIN_BATTLES} "
-        "battles or before the tank statistics are built); place {days: career, by: wn8, rank, ranked, "
+        f"wn8_percentile: the share (0-99 %) of the realm's active players (its random panel's members, that "
+        f"played in the last 30 days, with at least {STANDING_MIN_BATTLES} career battles: once "
+        f"{STANDING_PANEL_MIN_PLAYERS:,} such members stand behind it), else of the region's tracked accounts "
+        f"that played in the last {max(POPULATION_PERIODS)} days with as many, whose career WN8 is lower "
+        f"(null below {STANDING_MIN_BATTLES} battles or before the tank statistics are built); "
+        "wn8_percentile_population {kind: panel | tracked, players (how many stand behind it), description "
+        "(a sentence naming them)}: whom wn8_percentile is among (null with it); place {days: career, by: wn8, rank, ranked, "
         "min_battles, through}: the account's rank on the region's career WN8 leaderboard (GET "
         "/leaderboard/players?days=career), how many are ranked there, its floor of battles and the last "
         "day of the build (null when the account is not ranked there or before the first build); "
@@ -120,8 +124,23 @@ SCHEMAS: dict[str, dict] = {
                 "integer",
                 minimum=0,
                 maximum=99,
-                description="Share (%) of the region's tracked accounts with a lower career WN8.",
+                description="Share (%) of the realm's active players (its random panel) or of its tracked "
+                "accounts (wn8_percentile_population says which) with a lower career WN8.",
             ),
+            "wn8_percentile_population": {
+                "oneOf": [
+                    obj(
+                        {
+                            "kind": {"type": "string", "enum": ["panel", "tracked"]},
+                            "players": {"type": "integer", "minimum": 0},
+                            "description": {"type": "string"},
+                        }
+                    ),
+                    {"type": "null"},
+                ],
+                "description": "Whom wn8_percentile is among: the random panel's active players or the "
+                "tracked accounts, how many, and a sentence naming them; null with wn8_percentile.",
+            },
             "wtr": nullable(
                 "integer",
                 description="Wargaming's own personal rating (WTR, wot/account/wtr, random battles), as "
