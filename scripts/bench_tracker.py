@@ -82,6 +82,7 @@ from store.tracker import SLICES  # noqa: E402
 EXPECTED = os.path.join(os.path.dirname(ROOT), "shared", "data", "wn8exp-2024-09-12.json")
 FIRST_DAY = "2025-03-01"
 REGION_SHARES = {"eu": 0.6, "na": 0.2, "asia": 0.2}
+PANEL_METHODS = ("account/info", "tanks/stats", "account/wtr")  # what probing and tracking a panel ask
 
 
 def sim_get(base: str, path: str) -> dict:
@@ -415,7 +416,8 @@ async def panel_cost(args) -> dict:
             played = sum(int(s.get("tanks_requests") or 0) for s in slices)
             frame = len(doc["frame"])
             formula = daily_requests(frame, played, {})["tracking"]
-            tracking = sum(by_method.values()) - probing
+            # The panel's own methods: the vehicle catalogue the ratings fetch daily is the service's anyway.
+            tracking = sum(by_method.get(m, 0) for m in PANEL_METHODS) - probing
             days.append(
                 {
                     "day": day,
@@ -425,9 +427,9 @@ async def panel_cost(args) -> dict:
                     "probing": probing,
                     "tracking": tracking,
                     "tracking_by_method": {
-                        **by_method,
-                        "account/info": by_method.get("account/info", 0) - probing,
+                        m: by_method.get(m, 0) - (probing if m == "account/info" else 0) for m in PANEL_METHODS
                     },
+                    "other_requests": {m: n for m, n in by_method.items() if m not in PANEL_METHODS},
                     "tracking_formula": formula,
                 }
             )
