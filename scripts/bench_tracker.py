@@ -375,6 +375,7 @@ async def panel_cost(args) -> dict:
     import random
 
     import pymongo
+    import pymongo.errors
 
     from store import Store, create_client
 
@@ -407,7 +408,15 @@ async def panel_cost(args) -> dict:
         for n in range(args.days + 1):  # the first day draws the panel and measures every frame account's state
             sim_post(sim_base, "/_sim/stats", {"reset": True})
             clock.set(day_start(day) + 60)
-            await panel.run()
+            for attempt in range(5):
+                try:
+                    await panel.run()
+                    break
+                except pymongo.errors.PyMongoError as exc:  # a write timed out on this loaded machine
+                    # The job runs again at the next look in service, as it does here.
+                    print(f"{day}: the panel job failed ({type(exc).__name__}); running it again", flush=True)
+                    if attempt == 4:
+                        raise
             doc = await store.panels.get("eu")
             await run_day(trackers, clock, day)
             by_method = requests_by_path(sim_get(sim_base, "/_sim/stats"))
