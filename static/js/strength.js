@@ -4,7 +4,7 @@
  * sample follow, unranked, greyed, with their sample. Routed by main.js (not explorer.js).
  * The view lives in the hash: #strength/{region}[/tier=10&days=30&type=heavyTank&offset=...]. */
 
-import { $, h, isObj, label, nullFigure, NUM, rangeText, pagerNav, focusPager, scroller, typeLabel, utcText } from './render.js';
+import { $, h, isObj, label, nullFigure, NUM, rangeText, pagerNav, focusPager, scroller, typeLabel, utcText, whose } from './render.js';
 import { API, api, current, exampleQuery, explainedError, indexParam, loading, paramEnum, rateLine, state, takeToken } from './api.js';
 import { defaultRegion, endpointAt, nav, segment, tail } from './vehicles.js';
 
@@ -138,7 +138,7 @@ function renderStrength(data, q, onPage) {
   const box = h('div', { class: 'tank-stats strength-page' });
   box.append(h('p', { class: 'tank-summary', id: 'strength-summary' },
     h('strong', null, `Tier ${tierName(ctx.tier)}: ${NUM.format(ranked)} of ${NUM.format(total)} ${kind} ranked`),
-    ` by relative win rate, among tracked ${label(region)} players in the last ${ctx.days} days` + (range ? ` (${range})` : '') + '.',
+    ` by relative win rate, among ${whose(data, region)} in the last ${ctx.days} days` + (range ? ` (${range})` : '') + '.',
     typeof data.built_at === 'number' ? ` Built ${utcText(new Date(data.built_at * 1000))}.` : ''));
   box.append(methodNote(data, ctx));
   box.append(h('p', { class: 'population-note small', id: 'strength-population' }, h('strong', null, 'Population: '),

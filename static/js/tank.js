@@ -286,7 +286,7 @@ function renderTank(data, region, tankId) {
     switcher.append(h('button', { type: 'button', class: 'seg', 'data-metric': mt.id, onclick: () => { chosen = mt.id; drawSeries(); } }, mt.name));
   }
   box.append(h('h4', null, 'Day by day'), switcher, seriesChart,
-    h('p', { class: 'muted small' }, 'Each day of the period (UTC); a day on which no tracked player played the tank counts 0 players and has no rate.'));
+    h('p', { class: 'muted small' }, `Each day of the period (UTC); a day on which none of ${data.population_kind === 'panel' ? 'the random panel’s players' : 'the tracked players'} played the tank counts 0 players and has no rate.`));
 
   // The percentiles of the qualified players' average damage and WN8 on the tank.
   const percentiles = isObj(data.percentiles) ? data.percentiles : {};
