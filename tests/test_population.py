@@ -18,11 +18,12 @@ from server.domain.days import DAY_SECONDS, day_start, days_before
 from server.domain.population import PeriodAccumulator, day_sums, percentile_grid, played, standing
 from server.domain.ratings import account_wn8, compute_ratings, load_expected_values_file
 from server.domain.records import pack
+from server.services import tank_stats as tank_stats_module
 from server.services.expected import ExpectedValuesService
 from server.services.population import PopulationService, newest_complete_day
 from server.services.tracker import due_at
 from store.constants import REGIONS, TANK_COUNTERS
-from store.population import TankChanges, unpack_grid
+from store.population import TankChanges, population_id, unpack_grid
 from store.tracker import slice_of, tracked_id
 from tests.helpers import EXPECTED_VALUES_FILE, xvm_wn8
 from tests.test_tracker_drift import ACCOUNTS, DAY_LIST, Sim, TableRatings, new_store, pick_career, pick_tanks
@@ -301,7 +302,7 @@ async def _get(http_client, base_url, path):
 
 
 @pytest.mark.gen_test(timeout=120)
-async def test_tank_endpoints_answer_the_built_tables(app, http_client, base_url, raw_table):
+async def test_tank_endpoints_answer_the_built_tables(app, http_client, base_url, raw_table, monkeypatch):
     """30 eu accounts on three tanks over three days (written as the tracker writes its changes),
     the job, then /tanks/stats and /tank: figures from the sums, percentiles from the players,
     filters, sorting, paging; no_statistics before the build and for a tank nobody played."""
@@ -450,6 +451,23 @@ async def test_tank_endpoints_answer_the_built_tables(app, http_client, base_url
     stats._tables[("eu", 7, "tracked")] = (0.0, first)
     again = await stats.table("eu", 7)
     assert again is not first and again.doc["built_at"] > first.doc["built_at"]
+
+    # With a random panel's 30-day table: the percentile is among its active players once
+    # STANDING_PANEL_MIN_PLAYERS of them stand behind it; below, among the tracked ones, saying so.
+    career = (await store.population.periods.get("eu", 90))["career"]
+    panel_doc = {
+        **(await store.population.periods.get("eu", 30)),
+        "_id": population_id("eu", "30", "panel"),
+        "panel": {"size": 45, "frame": 50, "refreshed_at": None},
+        "career": {**career, "qualified": 29},
+    }
+    await store.population.periods.save(panel_doc)
+    place, among = await stats.career_standing("eu", career_middle + 0.01, 500)
+    assert (place, among["kind"]) == (50, "tracked") and "the random panel has 29 such players" in among["description"]
+    monkeypatch.setattr(tank_stats_module, "STANDING_PANEL_MIN_PLAYERS", 29)
+    place, among = await stats.career_standing("eu", career_middle + 0.01, 500)
+    assert (place, among["kind"], among["players"]) == (50, "panel", 29) and "active players" in among["description"]
+    await store.population.periods.collection.delete_one({"_id": panel_doc["_id"]})
 
 
 @pytest.mark.gen_test(timeout=120)
