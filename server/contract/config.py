@@ -221,8 +221,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--expected-values", help="URL or file of the XVM expected-values table")
     parser.add_argument(
         "--expected-values-source",
-        help="table (default): the loaded table, with rows computed from the tracked accounts for the "
-        "tanks it lacks; computed: the computed row for every tank that has one",
+        help="table (default): the loaded table, with rows computed from the population (the random panel "
+        "where it has the players, else the tracked accounts) for the tanks it lacks; computed: the computed "
+        "row for every tank that has one",
     )
     parser.add_argument("--site-url")
     parser.add_argument(
