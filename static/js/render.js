@@ -321,3 +321,15 @@ export function whose(data, region) {
   return data && data.population_kind === 'panel'
     ? `the random panel’s ${label(region)} players` : `tracked ${label(region)} players`;
 }
+
+// The nations seen in any tank list so far, offered by the forms' nation inputs (the datalist #tank-nations).
+const seenNations = new Set();
+
+export function rememberNations(rows) {
+  const before = seenNations.size;
+  for (const row of rows) if (typeof row.nation === 'string') seenNations.add(row.nation);
+  const list = $('#tank-nations');
+  if (list && seenNations.size !== before) {
+    list.replaceChildren(...[...seenNations].sort().map((n) => h('option', { value: n }, label(n))));
+  }
+}
