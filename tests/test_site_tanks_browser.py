@@ -107,10 +107,7 @@ async def build_population(app, population, seed=3):
 
 async def row_ids(page, table="#tank-stats-table") -> list[int]:
     return [
-        int(v)
-        for v in await page.locator(f"{table} tbody tr").evaluate_all(
-            "rows => rows.map(r => r.dataset.tankId)"
-        )
+        int(v) for v in await page.locator(f"{table} tbody tr").evaluate_all("rows => rows.map(r => r.dataset.tankId)")
     ]
 
 

@@ -59,7 +59,9 @@ def test_the_cycle_finder_finds_circles_and_passes_trees():
     assert find_cycle({"a.js": ["b.js"], "b.js": ["c.js"], "c.js": ["a.js"]}) == ["a.js", "b.js", "c.js", "a.js"]
     assert find_cycle({"a.js": ["b.js", "c.js"], "b.js": ["c.js"], "c.js": []}) is None
     assert find_cycle({"m.js": ["x.js"], "x.js": ["y.js"], "y.js": ["x.js"]}) == ["x.js", "y.js", "x.js"]
-    graph = import_graph({"a.js": "import { b } from './b.js';\nimport './c.js';\n", "b.js": "import { a } from './a.js';"})
+    graph = import_graph(
+        {"a.js": "import { b } from './b.js';\nimport './c.js';\n", "b.js": "import { a } from './a.js';"}
+    )
     assert graph == {"a.js": ["b.js", "c.js"], "b.js": ["a.js"]}
     assert find_cycle(graph) == ["a.js", "b.js", "a.js"]
 
