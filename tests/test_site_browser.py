@@ -135,6 +135,8 @@ async def test_page_renders_the_live_index_without_console_errors(
         page = await browser.page()
         await page.goto(site_url(http_port))
         await wait_ready(page)
+        # The reference below the explorer is drawn as it nears the screen, not with the first view.
+        await page.locator("#endpoints").scroll_into_view_if_needed()
         await page.wait_for_function(f"document.querySelectorAll('.endpoint').length === {len(endpoints)}")
         # Let any late script error surface before judging the console.
         await page.wait_for_timeout(300)
@@ -169,6 +171,14 @@ async def test_page_renders_the_live_index_without_console_errors(
         assert await page.locator("#attribution-text").inner_text() == index["meta"]["attribution"]
         assert index["data"]["description"] in await page.locator("#intro-description").inner_text()
         await page.screenshot(path=str(artifacts_dir / "site-home.png"), full_page=True)
+
+        # An address with an anchor into the reference opens there: the reference is drawn first.
+        anchored = await browser.page(width=390, height=844)
+        await anchored.goto(site_url(http_port, "#endpoint-tank_marks"))
+        await wait_ready(anchored)
+        await anchored.locator("#endpoint-tank_marks").wait_for()
+        top = await anchored.evaluate("document.getElementById('endpoint-tank_marks').getBoundingClientRect().top")
+        assert 0 <= top < 844, top
 
         # An invalid id is sent to the API and its own error is shown as it states it.
         _, bad = await get_json(http_client, base_url, "/api/v1/player/abc/eu")

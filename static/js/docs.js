@@ -128,19 +128,7 @@ function renderIndex(index) {
   fact('Base URL', h('code', null, location.origin + API));
   $('#intro-facts').replaceChildren(...facts);
 
-  const policy = index.rate_limits;
-  $('#rate-policy').replaceChildren(isObj(policy)
-    ? h('div', { class: 'policy' }, h('h3', null, 'How limits work'), renderAny(policy, { key: 'rate_limits' }, 0))
-    : '');
   const endpoints = Array.isArray(index.endpoints) ? index.endpoints : [];
-  $('#endpoint-list').replaceChildren(...endpoints.map(renderEndpoint));
-
-  const errors = Array.isArray(index.errors) ? index.errors : [];
-  $('#error-list').replaceChildren(scroller(h('table', { class: 'grid errors-table' },
-    h('thead', null, h('tr', null, ['HTTP status', 'error.code', 'Meaning'].map((t) => h('th', { scope: 'col' }, t)))),
-    h('tbody', null, errors.map((e) => h('tr', { 'data-code': e.code },
-      h('td', { class: 'num' }, String(e.status)), h('td', null, h('code', null, e.code)), h('td', null, e.meaning || '')))))));
-
   if (Array.isArray(index.regions) && index.regions.length) state.regions = index.regions.slice();
   if (Array.isArray(index.games) && index.games.length) state.games = index.games.slice();
   const byName = Object.fromEntries(endpoints.map((e) => [e.name, e]));
@@ -154,11 +142,63 @@ function renderIndex(index) {
   }
 }
 
-export async function loadIndex() {
+/** The reference below the explorer: the limits' policy, every endpoint and every error code. */
+function renderReference(index) {
+  const policy = index.rate_limits;
+  $('#rate-policy').replaceChildren(isObj(policy)
+    ? h('div', { class: 'policy' }, h('h3', null, 'How limits work'), renderAny(policy, { key: 'rate_limits' }, 0))
+    : '');
+  const endpoints = Array.isArray(index.endpoints) ? index.endpoints : [];
+  $('#endpoint-list').replaceChildren(...endpoints.map(renderEndpoint));
+
+  const errors = Array.isArray(index.errors) ? index.errors : [];
+  $('#error-list').replaceChildren(scroller(h('table', { class: 'grid errors-table' },
+    h('thead', null, h('tr', null, ['HTTP status', 'error.code', 'Meaning'].map((t) => h('th', { scope: 'col' }, t)))),
+    h('tbody', null, errors.map((e) => h('tr', { 'data-code': e.code },
+      h('td', { class: 'num' }, String(e.status)), h('td', null, h('code', null, e.code)), h('td', null, e.meaning || '')))))));
+}
+
+// The reference is two thousand elements below the fold: drawn when it comes near the screen (or
+// an anchor in it is opened), not while the view on screen loads (its layout and the main thread).
+let pendingReference = null;
+let referenceWatch = null;
+
+/** Draw the reference now if it waits (an anchor into it: #endpoint-..., #errors). */
+export function showReference() {
+  if (!pendingReference) return;
+  const index = pendingReference;
+  pendingReference = null;
+  if (referenceWatch) referenceWatch.disconnect();
+  referenceWatch = null;
+  renderReference(index);
+}
+
+/** `watchNow`: the page is the home page, whose content the reference is; on a view, it is watched
+ * from the reader's first move (a wheel, touch, key or click), as the view's own table grows from a
+ * short "Loading…" and would bring the reference near the screen for a moment. */
+function deferReference(index, watchNow) {
+  pendingReference = index;
+  const section = $('#endpoints');
+  if (!section || !('IntersectionObserver' in window)) { showReference(); return; }
+  const watch = () => {
+    if (!pendingReference || referenceWatch) return;
+    referenceWatch = new IntersectionObserver((entries) => {
+      if (entries.some((entry) => entry.isIntersecting)) showReference();
+    }, { rootMargin: '600px 0px' });
+    referenceWatch.observe(section);
+  };
+  if (watchNow) { watch(); return; }
+  for (const type of ['wheel', 'touchstart', 'keydown', 'pointerdown']) {
+    window.addEventListener(type, watch, { once: true, passive: true });
+  }
+}
+
+export async function loadIndex(onHome) {
   const result = await api(API);
   if (result.ok && isObj(result.data)) {
     state.index = result.data;
     renderIndex(result.data);
+    deferReference(result.data, onHome);
     $('#index-status').replaceChildren();
   } else {
     const box = errorBox(result, () => { $('#index-status').replaceChildren(loading('Loading the index…')); loadIndex().then(fillForms); });

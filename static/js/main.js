@@ -17,7 +17,7 @@ import { $ } from './render.js';
 import { loading } from './api.js';
 import { startRouter, routeAll, showView } from './router.js';
 import { bindForms, fillForms, routeClan, routeExpected, routeMarks, routeOnline, routePlayer, routeTank, routeTanks } from './explorer.js';
-import { loadIndex } from './docs.js';
+import { loadIndex, showReference } from './docs.js';
 import { bindSearch } from './search.js';
 import { bindVehicles, routeVehicles } from './vehicles.js';
 import { bindStrength, fillStrength, routeStrength } from './strength.js';
@@ -54,6 +54,18 @@ function openPageView() {
   if (view && !location.hash) history.replaceState(null, '', `${location.pathname}${location.search}#${view.content}`);
 }
 
+/** An in-page anchor (#endpoints, #endpoint-player, #errors...): the reference it may point into
+ * is drawn first (docs.js draws it when it nears the screen), then scrolled to. */
+function openAnchor() {
+  let target;
+  try { target = document.getElementById(decodeURIComponent(location.hash.slice(1))); } catch (e) { return; }
+  if (!target || target.closest('#endpoints, #errors')) {
+    showReference();
+    target = document.getElementById(decodeURIComponent(location.hash.slice(1)));
+  }
+  if (target) target.scrollIntoView();
+}
+
 async function start() {
   startRouter(VIEWS);
   openPageView();
@@ -65,7 +77,8 @@ async function start() {
   fillForms();
   fillStrength();
   window.addEventListener('hashchange', () => {
-    if (routeAll()) $('#explorer').scrollIntoView({ block: 'start' });
+    if (routeAll()) { $('#explorer').scrollIntoView({ block: 'start' }); return; }
+    openAnchor();
   });
   // The view the address names is shown before the index loads (its forms fill and it routes after).
   const first = document.documentElement.dataset.view;
@@ -74,15 +87,12 @@ async function start() {
     $('#explorer').scrollIntoView({ block: 'start' });   // at once: the index then fills the intro above it
   }
   $('#index-status').replaceChildren(loading('Loading the index…'));
-  await loadIndex();
+  await loadIndex(!first);   // the home page's content is the reference below: drawn as it nears the screen
   fillForms();
   fillStrength();
   const routed = routeAll();
   if (routed && location.hash) $('#explorer').scrollIntoView({ block: 'start' });
-  else if (location.hash && !routed) {
-    const target = document.getElementById(location.hash.slice(1));
-    if (target) target.scrollIntoView();
-  }
+  else if (location.hash && !routed) openAnchor();
   document.documentElement.dataset.ready = '1';
 }
 
