@@ -282,6 +282,35 @@ async def test_forms_wait_for_the_index_and_take_its_defaults(
         assert await page.locator("#form-online select[name=days]").input_value() == query["days"]
         assert browser.errors == [], browser.errors
 
+        # While the demo seeds (/status's demo), every view says so with its progress, asking
+        # again every few seconds; once ready the banner goes and the view is drawn again.
+        _, status = await get_json(http_client, base_url, "/api/v1/status")
+        assert status["data"]["demo"] is None and await page.locator("#seeding-banner").count() == 0
+        demo = {"state": "seeding", "phase": "current profiles", "done": 12, "total": 40, "percent": 41.5,
+                "started_at": "2026-12-02T10:00:00Z", "finished_at": None}  # fmt: skip
+
+        async def serve_status(route):
+            await fulfill(route, {**status, "data": {**status["data"], "demo": dict(demo)}})
+
+        seeding = await browser.page(width=390, height=844)
+        await seeding.route("**/api/v1/status", serve_status)
+        await seeding.goto(site_url(http_port, "#tanks"))
+        banner = seeding.locator("#seeding-banner")
+        await banner.wait_for()
+        assert await banner.get_attribute("role") == "status" and await banner.get_attribute("aria-live") == "polite"
+        text = await banner.inner_text()
+        assert "41.5 %" in text and "current profiles (12 of 40)" in text, text
+        demo.update(phase="player counts (30 days)", done=300, total=500, percent=90.1)
+        await seeding.wait_for_function("document.querySelector('#seeding-text').textContent.includes('90.1 %')")
+        assert "player counts (30 days) (300 of 500)" in await banner.inner_text()
+        await seeding.evaluate("window.drawnBefore = document.querySelector('#tanks-out').firstElementChild")
+        demo.update(state="ready", phase="done", percent=100.0, finished_at="2026-12-02T10:04:00Z")
+        await banner.wait_for(state="hidden")
+        await seeding.wait_for_function(
+            "document.querySelector('#tanks-out').firstElementChild !== window.drawnBefore"
+        )  # the view asked again
+        assert only_failed_loads(browser.errors, {404}) == [], browser.errors  # no tank statistics built here
+
 
 @pytest.mark.gen_test(timeout=75)
 async def test_player_live_fetch_then_ratings_and_history_chart(

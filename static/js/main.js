@@ -10,8 +10,10 @@
  * region's WN8 expected values), online.js, dumps.js (the daily bulk files), status.js, search.js,
  * vehicles.js (the vehicle catalogue), strength.js (a tier's tier list) and roster.js (a battle's
  * players at once), whose route functions this module hands to router.js as a table (so the router
- * imports no view); share.js (a view's Share and Embed boxes); nav.js (the views' way to another
- * view: the router fills its go and navigate, so no view imports the router). A page with a real URL (/player/{id}/{region}, ...) names its view in its head (handlers/pages.py). */
+ * imports no view); share.js (a view's Share and Embed boxes); seeding.js (the demo seeding's
+ * banner); nav.js (the views' way to another view: the router fills its go and navigate, so no
+ * view imports the router). A page with a real URL (/player/{id}/{region}, ...) names its view in
+ * its head (handlers/pages.py). */
 
 import { $ } from './render.js';
 import { loading } from './api.js';
@@ -26,6 +28,7 @@ import { routeRankings } from './rankings.js';
 import { routeOverlay } from './overlaybuilder.js';
 import { routeDumps } from './dumps.js';
 import { loadStatus } from './status.js';
+import { watchSeeding } from './seeding.js';
 
 // The router's table: each view's route, given the hash's decoded segments after the view's name
 // (and the raw ones: #vehicles/..., #strength/... and #roster/... parse their own, a searched name
@@ -94,6 +97,7 @@ async function start() {
   if (routed && location.hash) $('#explorer').scrollIntoView({ block: 'start' });
   else if (location.hash && !routed) openAnchor();
   document.documentElement.dataset.ready = '1';
+  watchSeeding(routeAll);   // while the demo seeds: its banner, and this view drawn again once ready
 }
 
 if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
