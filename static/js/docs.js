@@ -1,7 +1,7 @@
 /* The documentation half of the page: intro facts, endpoints, limits and errors, rendered
  * from the live index; loading the index also fills state (regions, games, demo ids). */
 
-import { $, fmtCell, h, isObj, label, muted, renderAny, scroller } from './render.js';
+import { $, fmtCell, h, isObj, label, lazyDetails, muted, renderAny, scroller } from './render.js';
 import { API, api, errorBox, loading, state } from './api.js';
 import { fillForms } from './explorer.js';
 
@@ -60,14 +60,6 @@ function paramConstraint(p) {
 
 const KNOWN_ENDPOINT_KEYS = new Set(['name', 'method', 'path', 'parameters', 'rate_limit_per_minute', 'cache_max_age', 'example', 'description']);
 
-/** A closed <details> whose body is built when first opened: the endpoints' field tables are
- * thousands of elements nobody reads at once (every view's DOM carried them). */
-function lazyDetails(summary, build) {
-  const box = h('details', { class: 'more fields' }, h('summary', null, summary));
-  box.addEventListener('toggle', () => { if (box.open && box.children.length === 1) box.append(build()); });
-  return box;
-}
-
 function renderEndpoint(e) {
   const params = Array.isArray(e.parameters) ? e.parameters : [];
   const hash = EXPLORER_HASH[e.name] && EXPLORER_HASH[e.name](exampleParams(e));
@@ -103,7 +95,7 @@ function renderEndpoint(e) {
         h('td', null, p.required ? 'yes' : 'no')))))) : null,
     described.map(([key, value]) => lazyDetails(`${key === 'fields' ? 'Response fields' : label(key)} (${Object.keys(value).length})`,
       () => scroller(h('table', { class: 'grid' }, h('tbody', null, Object.entries(value).map(([name, text]) =>
-        h('tr', null, h('th', { scope: 'row' }, h('code', null, name)), h('td', null, codeText(text))))))))),
+        h('tr', null, h('th', { scope: 'row' }, h('code', null, name)), h('td', null, codeText(text)))))))), 'more fields')),
     h('p', { class: 'endpoint-links' },
       e.example ? h('span', null, 'Example: ', h('a', { href: e.example, class: 'example' }, h('code', null, e.example))) : null,
       hash ? h('a', { href: hash, class: 'try' }, 'Open in the explorer →') : null));

@@ -164,6 +164,14 @@ export function fmtCell(value, key, ctx) {
   return fmtValue(value, key, ctx);
 }
 
+/** A closed <details> whose body is built when first opened: tables nobody reads at once stay out
+ * of the page (its elements, its layout) until asked for. */
+export function lazyDetails(summary, build, cls) {
+  const box = h('details', { class: cls || 'more' }, h('summary', null, summary));
+  box.addEventListener('toggle', () => { if (box.open && box.children.length === 1) box.append(build()); });
+  return box;
+}
+
 export function scroller(table, tall) {
   return h('div', { class: 'table-scroll' + (tall ? ' tall' : '') }, table);
 }
