@@ -95,7 +95,7 @@ function renderEndpoint(e) {
         h('td', null, p.required ? 'yes' : 'no')))))) : null,
     described.map(([key, value]) => lazyDetails(`${key === 'fields' ? 'Response fields' : label(key)} (${Object.keys(value).length})`,
       () => scroller(h('table', { class: 'grid' }, h('tbody', null, Object.entries(value).map(([name, text]) =>
-        h('tr', null, h('th', { scope: 'row' }, h('code', null, name)), h('td', null, codeText(text)))))))), 'more fields')),
+        h('tr', null, h('th', { scope: 'row' }, h('code', null, name)), h('td', null, codeText(text))))))), 'more fields')),
     h('p', { class: 'endpoint-links' },
       e.example ? h('span', null, 'Example: ', h('a', { href: e.example, class: 'example' }, h('code', null, e.example))) : null,
       hash ? h('a', { href: hash, class: 'try' }, 'Open in the explorer →') : null));
