@@ -147,6 +147,10 @@ async def test_the_site_names_its_files_by_version_and_they_are_cached_a_year(ap
     for module in modules:
         assert f'<link rel="modulepreload" href="{prefix}{module}">' in html, module
     assert '"/static/js/' not in html and '"/static/style.css"' not in html  # nothing unversioned
+    # The index each view waits for is asked beside the modules (docs.js fetches this very URL).
+    assert '<link rel="preload" href="/api/v1" as="fetch" crossorigin="anonymous">' in html
+    with open(os.path.join(STATIC_DIR, "js", "api.js"), encoding="utf-8") as file:
+        assert "export const API = '/api/v1';" in file.read()
     assert f'<meta name="description" content="{API_DESCRIPTION}">' in html
     assert f'id="intro-description">{API_DESCRIPTION}</p>' in html
 
