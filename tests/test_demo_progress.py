@@ -11,7 +11,7 @@ import ujson
 from mongomock_motor import AsyncMongoMockClient
 
 from server.compose import demo
-from server.compose.demo_progress import SEED_PHASES, SeedProgress, recorded
+from server.compose.demo_progress import SEED_PHASES, SeedProgress, close_interrupted, recorded
 from store.status import JobRuns
 from tests.test_openapi import Contract
 
@@ -113,6 +113,13 @@ async def test_job_runs_keep_the_demo_record_apart_from_the_jobs():
     assert await runs.demo() == progress.snapshot()
     assert (await runs.demo())["done"] == 8
     assert set(await runs.all()) == {"tank_statistics"}  # /status's jobs hold no "demo_seed" job
+    # Its process stopped mid-way: the next start (data there, so no seeding) says it failed.
+    await close_interrupted(runs, clock=Clock(1_700_000_600.0))
+    interrupted = await runs.demo()
+    assert interrupted["state"] == "failed" and interrupted["phase"] == "interrupted during current profiles"
+    assert interrupted["finished_at"] == "2023-11-14T22:23:20Z" and interrupted["done"] == 8
+    await close_interrupted(runs)  # a finished record stays as it is
+    assert await runs.demo() == interrupted
 
 
 @pytest.mark.gen_test(timeout=30)

@@ -8,7 +8,10 @@ import datetime as dt
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # types only
+    from store.status import JobRuns
 
 log = logging.getLogger("statsapi.demo")
 
@@ -118,3 +121,15 @@ async def recorded(progress: SeedProgress, seeding: Awaitable[Any]) -> Any:
         await writer  # its last write lands before the outcome's
         await progress.finish(ok)
     return result
+
+
+async def close_interrupted(job_runs: JobRuns, clock: Callable[[], float] = time.time) -> None:
+    """A seeding whose process stopped mid-way (its record still says seeding, and no seeding runs
+    now: the database holds data, so none starts): failed, not seeding for ever. A seeder still
+    running elsewhere writes its progress over this within a second."""
+    record = await job_runs.demo()
+    if record is not None and record.get("state") == "seeding":
+        phase = record.get("phase") or "starting"
+        await job_runs.record_demo(
+            {**record, "state": "failed", "phase": f"interrupted during {phase}", "finished_at": iso(clock())}
+        )
