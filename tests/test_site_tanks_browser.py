@@ -431,7 +431,8 @@ async def test_player_standing_on_the_profile_recents_and_tank_table(
         await page.locator("#explorer").screenshot(path=str(artifacts_dir / "site-player-standing.png"))
 
         # Each tank links to its page over the matching period.
-        first = next(r for r in placed if r["tank_id"] in await row_ids(page, "#tank-table"))
+        shown = await row_ids(page, "#tank-table")
+        first = next(r for r in placed if r["tank_id"] in shown)
         link = page.locator(f"#tank-table tr[data-tank-id='{first['tank_id']}'] th.tank-name a")
         assert await link.get_attribute("href") == f"#tank/eu/{first['tank_id']}/30"
         await link.click()

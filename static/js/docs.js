@@ -150,8 +150,10 @@ function renderReference(index) {
       h('td', { class: 'num' }, String(e.status)), h('td', null, h('code', null, e.code)), h('td', null, e.meaning || '')))))));
 }
 
-// The reference is two thousand elements below the fold: drawn when it comes near the screen (or
-// an anchor in it is opened), not while the view on screen loads (its layout and the main thread).
+// The reference is two thousand elements below the fold: drawn when it comes on screen (or an
+// anchor in it is opened), not while the page's first view loads (its layout and the main thread).
+// Until then its lists hold their room (style.css), so what follows them is off screen and does
+// not move when they are drawn.
 let pendingReference = null;
 let referenceWatch = null;
 
@@ -176,7 +178,7 @@ function deferReference(index, watchNow) {
     if (!pendingReference || referenceWatch) return;
     referenceWatch = new IntersectionObserver((entries) => {
       if (entries.some((entry) => entry.isIntersecting)) showReference();
-    }, { rootMargin: '600px 0px' });
+    });
     referenceWatch.observe(section);
   };
   if (watchNow) { watch(); return; }
