@@ -97,7 +97,10 @@ async function start() {
   if (routed && location.hash) $('#explorer').scrollIntoView({ block: 'start' });
   else if (location.hash && !routed) openAnchor();
   document.documentElement.dataset.ready = '1';
-  watchSeeding(routeAll);   // while the demo seeds: its banner, and this view drawn again once ready
+  // While the demo seeds: its banner, and this view drawn again once ready. Asked when the page is
+  // idle, so the status's database reads do not queue before the view's own.
+  const idle = window.requestIdleCallback || ((run) => setTimeout(run, 1000));
+  idle(() => watchSeeding(routeAll), { timeout: 3000 });
 }
 
 if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
