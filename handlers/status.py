@@ -15,7 +15,7 @@ class StatusHandler(BaseHandler):
     endpoint = STATUS
 
     async def get(self) -> None:
-        database, caches, jobs, sampler, volume = await self.services.status.database_view()
+        database, caches, jobs, sampler, volume, demo = await self.services.status.database_view()
         limiter = self.limiter.status()
         supervisor = self.services.embedded_database
         embedded = supervisor.status() if supervisor is not None else None
@@ -44,6 +44,7 @@ class StatusHandler(BaseHandler):
                 "answer_cache": self.services.answers.status(),
                 "watcher": self.services.watcher_status(),
                 "backups": self.services.backup_status(),
+                "demo": demo,
             },
             tag=STATUS_TAG,
         )

@@ -14,9 +14,12 @@ if TYPE_CHECKING:
     from motor.motor_asyncio import AsyncIOMotorDatabase
 
 
+DEMO_SEED = "demo_seed"  # the demo seeding's progress beside the jobs' runs: a status, not a job
+
+
 class JobRuns:
     COLLECTIONS: ClassVar[dict[str, Declared]] = {
-        "job_runs": transient("each job's last outcome, for /status"),
+        "job_runs": transient("each job's last outcome, and the demo seeding's progress, for /status"),
         "job_slots": transient("which process runs each job slot"),
     }
 
@@ -42,9 +45,21 @@ class JobRuns:
         fields["last_success" if ok else "last_failure"] = now
         await self.collection.update_one({"_id": job}, {"$set": fields}, upsert=True)
 
+    async def record_demo(self, progress: dict[str, Any]) -> None:
+        """The demo seeding's progress (server/compose/demo_progress.py), one document, replaced whole."""
+        await self.collection.replace_one({"_id": DEMO_SEED}, {"_id": DEMO_SEED, **progress}, upsert=True)
+
+    async def demo(self) -> dict[str, Any] | None:
+        """The demo seeding's last recorded progress; None when no seeding ever ran here."""
+        doc = await self.collection.find_one({"_id": DEMO_SEED})
+        if doc is None:
+            return None
+        doc.pop("_id")
+        return doc
+
     async def all(self) -> dict:
         runs = {}
-        async for doc in self.collection.find({}):
+        async for doc in self.collection.find({"_id": {"$ne": DEMO_SEED}}):
             name = doc.pop("_id")
             runs[name] = doc
         return runs

@@ -75,6 +75,24 @@ async def test_the_index_answers_gzip_built_and_replayed_with_its_own_etag(app, 
 
 
 @pytest.mark.gen_test(timeout=60)
+async def test_the_tank_statistics_with_rows_answer_gzip_equal_to_the_plain_bytes(app, http_client, base_url):
+    from tests.test_site_tanks_browser import POPULATION, build_population
+
+    await build_population(app, POPULATION)  # a built table: rows, not an empty answer
+    path = "/api/v1/tanks/stats?region=eu&days=30"
+    zipped = await fetch(http_client, base_url, path, GZIP)
+    assert zipped.code == 200 and zipped.headers["Content-Encoding"] == "gzip", zipped.body[:200]
+    assert zipped.headers["Vary"] == "Accept-Encoding"
+    plain = await fetch(http_client, base_url, path)  # the same answer, replayed plain
+    assert plain.code == 200 and "Content-Encoding" not in plain.headers
+    assert plain.headers["Vary"] == "Accept-Encoding"
+    assert gzip.decompress(zipped.body) == plain.body and len(zipped.body) < len(plain.body)
+    rows = ujson.loads(plain.body)["data"]["tanks"]
+    assert {row["tank_id"] for row in rows} >= set(POPULATION) - {17, 33}  # the tanks with enough players
+    assert zipped.headers["Etag"] == gzip_etag(plain.headers["Etag"])
+
+
+@pytest.mark.gen_test(timeout=60)
 async def test_a_gzip_replay_on_a_kept_alive_connection_sends_the_built_bytes(app, http_client, base_url):
     """The replay's pre-encoded gzip head (OneShotDelegate._write_encoded, the hot path): the
     headers in the handler's order and the very bytes it sent, compressed when the answer was kept."""
@@ -129,6 +147,10 @@ async def test_the_site_names_its_files_by_version_and_they_are_cached_a_year(ap
     for module in modules:
         assert f'<link rel="modulepreload" href="{prefix}{module}">' in html, module
     assert '"/static/js/' not in html and '"/static/style.css"' not in html  # nothing unversioned
+    # The index each view waits for is asked beside the modules (docs.js fetches this very URL).
+    assert '<link rel="preload" href="/api/v1" as="fetch" crossorigin="anonymous">' in html
+    with open(os.path.join(STATIC_DIR, "js", "api.js"), encoding="utf-8") as file:
+        assert "export const API = '/api/v1';" in file.read()
     assert f'<meta name="description" content="{API_DESCRIPTION}">' in html
     assert f'id="intro-description">{API_DESCRIPTION}</p>' in html
 

@@ -1271,6 +1271,8 @@ EXEMPT: dict[str, str] = {
     "JobRuns.claim": "job_slots: the jobs' schedule slots, kept 3 days by a TTL index (bounded by the schedule)",
     "JobRuns.record": "job_runs: one document per job name",
     "JobRuns.all": "job_runs: one document per job name; returns all of them by design",
+    "JobRuns.record_demo": "job_runs: the demo seeding's one document, written by _id",
+    "JobRuns.demo": "job_runs: the demo seeding's one document, read by _id",
     **{
         f"Freshness.{m}": "freshness: one document per maintained figure (a handful), read and written by _id"
         for m in ("raise_to", "count_add", "count_set", "count", "newest")

@@ -135,6 +135,8 @@ async def test_page_renders_the_live_index_without_console_errors(
         page = await browser.page()
         await page.goto(site_url(http_port))
         await wait_ready(page)
+        # The reference below the explorer is drawn as it nears the screen, not with the first view.
+        await page.locator("#endpoints").scroll_into_view_if_needed()
         await page.wait_for_function(f"document.querySelectorAll('.endpoint').length === {len(endpoints)}")
         # Let any late script error surface before judging the console.
         await page.wait_for_timeout(300)
@@ -169,6 +171,14 @@ async def test_page_renders_the_live_index_without_console_errors(
         assert await page.locator("#attribution-text").inner_text() == index["meta"]["attribution"]
         assert index["data"]["description"] in await page.locator("#intro-description").inner_text()
         await page.screenshot(path=str(artifacts_dir / "site-home.png"), full_page=True)
+
+        # An address with an anchor into the reference opens there: the reference is drawn first.
+        anchored = await browser.page(width=390, height=844)
+        await anchored.goto(site_url(http_port, "#endpoint-tank_marks"))
+        await wait_ready(anchored)
+        await anchored.locator("#endpoint-tank_marks").wait_for()
+        top = await anchored.evaluate("document.getElementById('endpoint-tank_marks').getBoundingClientRect().top")
+        assert 0 <= top < 844, top
 
         # An invalid id is sent to the API and its own error is shown as it states it.
         _, bad = await get_json(http_client, base_url, "/api/v1/player/abc/eu")
@@ -271,6 +281,35 @@ async def test_forms_wait_for_the_index_and_take_its_defaults(
             assert value == query[name] and value in online[name]["enum"], name
         assert await page.locator("#form-online select[name=days]").input_value() == query["days"]
         assert browser.errors == [], browser.errors
+
+        # While the demo seeds (/status's demo), every view says so with its progress, asking
+        # again every few seconds; once ready the banner goes and the view is drawn again.
+        _, status = await get_json(http_client, base_url, "/api/v1/status")
+        assert status["data"]["demo"] is None and await page.locator("#seeding-banner").count() == 0
+        demo = {"state": "seeding", "phase": "current profiles", "done": 12, "total": 40, "percent": 41.5,
+                "started_at": "2026-12-02T10:00:00Z", "finished_at": None}  # fmt: skip
+
+        async def serve_status(route):
+            await fulfill(route, {**status, "data": {**status["data"], "demo": dict(demo)}})
+
+        seeding = await browser.page(width=390, height=844)
+        await seeding.route("**/api/v1/status", serve_status)
+        await seeding.goto(site_url(http_port, "#tanks"))
+        banner = seeding.locator("#seeding-banner")
+        await banner.wait_for()
+        assert await banner.get_attribute("role") == "status" and await banner.get_attribute("aria-live") == "polite"
+        text = await banner.inner_text()
+        assert "41.5 %" in text and "current profiles (12 of 40)" in text, text
+        demo.update(phase="player counts (30 days)", done=300, total=500, percent=90.1)
+        await seeding.wait_for_function("document.querySelector('#seeding-text').textContent.includes('90.1 %')")
+        assert "player counts (30 days) (300 of 500)" in await banner.inner_text()
+        await seeding.evaluate("window.drawnBefore = document.querySelector('#tanks-out').firstElementChild")
+        demo.update(state="ready", phase="done", percent=100.0, finished_at="2026-12-02T10:04:00Z")
+        await banner.wait_for(state="hidden")
+        await seeding.wait_for_function(
+            "document.querySelector('#tanks-out').firstElementChild !== window.drawnBefore"
+        )  # the view asked again
+        assert only_failed_loads(browser.errors, {404}) == [], browser.errors  # no tank statistics built here
 
 
 @pytest.mark.gen_test(timeout=75)
@@ -772,7 +811,9 @@ TANKS = {
         tank(2, "Leopard 1", 10, 4, 3, 13000, 3100.0, 300, 2100.0),
         tank(1, "Tiger II", 8, 9, 4, 17000, 1500.0, 900, 1700.0),
     ],
-    90: [tank(1, "Tiger II", 8, 90, 50, 180000, 1800.0, 900, 1700.0)],
+    # More tanks than a page of the table (static/js/tanks.js, TANK_PAGE = 25): 30, battles 90 down to 61.
+    90: [tank(1, "Tiger II", 8, 90, 50, 180000, 1800.0, 900, 1700.0)]
+    + [tank(100 + i, f"Tank {i:02d}", 5 + i % 6, 89 - i, 40, 100000, 1500.0, 500, 1500.0) for i in range(29)],
 }
 
 
@@ -822,6 +863,16 @@ async def assert_weekly_points(page, weekly, first_date=None):
 
 async def column(page, key):
     return await page.locator(f"#tank-table tbody tr [data-col={key}]").all_inner_texts()
+
+
+async def every_page(page, key):
+    """A column of the player's tank table over all its pages (Next until the last), in order."""
+    values = await column(page, key)
+    following = page.locator("#player-tanks nav.pager button[data-page=next]")
+    while await following.count() and await following.is_enabled():
+        await following.click()
+        values += await column(page, key)
+    return values
 
 
 @pytest.mark.gen_test(timeout=90)
@@ -943,8 +994,23 @@ async def test_recents_panel_tank_table_and_period_wn8_chart(
         assert await column(page, "period_win_rate") == ["75 %", "44.44 %"]
         assert "Last 7 days" in await page.locator("#player-tanks .tank-summary").inner_text()
         await page.click("#tank-period button[data-days='90']")
-        await page.wait_for_function("document.querySelectorAll('#tank-table tbody tr').length === 1")
+        # 30 tanks: a page of 25, most battles first, and a pager; sorting orders all 30, from page 1.
+        await page.wait_for_function("document.querySelectorAll('#tank-table tbody tr').length === 25")
         assert tank_requests == [30, 7, 90]
+        pager = page.locator("#player-tanks nav.pager")
+        assert await pager.locator(".pager-text").inner_text() == "Tanks 1–25 of 30"
+        assert await pager.locator("button[data-page=prev]").is_disabled()
+        assert (await column(page, "period_win_rate"))[:3] == ["65.57 %", "64.52 %", "63.49 %"]  # the sort kept
+        await page.click("#tank-table button.sort[data-sort=period_battles]")  # most battles first
+        assert await column(page, "period_battles") == [str(b) for b in range(90, 65, -1)]
+        await pager.locator("button[data-page=next]").click()
+        assert await pager.locator(".pager-text").inner_text() == "Tanks 26–30 of 30"
+        assert await column(page, "period_battles") == ["65", "64", "63", "62", "61"]
+        assert await pager.locator("button[data-page=next]").is_disabled()
+        assert await page.evaluate("document.activeElement.dataset.page") == "prev"  # focus stays on the pager
+        await page.click("#tank-table button.sort[data-sort=period_battles]")  # ascending: the fewest first
+        assert await pager.locator(".pager-text").inner_text() == "Tanks 1–25 of 30"
+        assert (await column(page, "period_battles"))[:3] == ["61", "62", "63"]
 
         # The history chart plots one WN8 point per week (from `weekly`) over the career WN8: a
         # week without battles breaks the line, weeks before the per-tank records have no point.
@@ -1106,11 +1172,14 @@ async def test_search_recents_and_tanks_on_real_tracked_data(
             assert await value("efficiency").inner_text() == num(period["efficiency"]), key
         assert deltas["recent_1000"] is not None and deltas["recent_1000"]["battles"] >= 1000
 
-        # The tank table lists /tanks' rows, most period battles first, with period WN8.
+        # The tank table lists /tanks' rows, most period battles first, with period WN8: a page of
+        # 25 at a time, every row once over the pages.
         await page.locator("#tank-table").wait_for()
-        assert await page.locator("#tank-table tbody tr").count() == len(rows)
-        assert await column(page, "period_battles") == [num(r["period"]["battles"]) for r in rows]
-        assert await column(page, "period_wn8") == [
+        assert await page.locator("#tank-table tbody tr").count() == min(len(rows), 25)
+        assert await every_page(page, "period_battles") == [num(r["period"]["battles"]) for r in rows]
+        await page.click("#tank-table button.sort[data-sort=period_battles]")
+        await page.click("#tank-table button.sort[data-sort=period_battles]")  # back to most battles first
+        assert await every_page(page, "period_wn8") == [
             num(r["period"]["wn8"]) if r["period"]["wn8"] is not None else "—" for r in rows
         ]
         await page.click("#tank-table button.sort[data-sort=tier]")

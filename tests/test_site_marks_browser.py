@@ -102,6 +102,35 @@ def signed(value: float) -> str:
     return ("+" if value > 0 else "−" if value < 0 else "±") + num(abs(value))
 
 
+async def check_marks_rows(page, ids, rows):
+    """The marks cells of the player's tank table's rows on screen against the API's rows."""
+    for tank_id in ids:
+        row, m = page.locator(f"#tank-table tr[data-tank-id='{tank_id}']"), rows[tank_id]["marks"]
+        cell = row.locator("[data-col=marks_progress]")
+        if m is None or m["next"] is None:
+            assert await cell.locator(".mark-progress").count() == 0
+            assert await cell.locator("abbr").count() == 1, tank_id
+            if m is None:
+                assert await row.locator("[data-col=marks_combined]").inner_text() == "—"
+            continue
+        assert await row.locator("[data-col=marks_combined]").inner_text() == num(m["combined_damage"])
+        assert await row.locator("[data-col=marks_percentile]").inner_text() == str(m["percentile"])
+        bar = cell.locator(".mark-progress")
+        ratio = await bar.evaluate(
+            "p => p.querySelector('.mark-fill').getBoundingClientRect().width / p.querySelector('.mark-bar').clientWidth"
+        )
+        text = await bar.locator(".mark-text").inner_text()
+        stars = "★" * m["estimated_marks"] + "☆" * (3 - m["estimated_marks"])
+        if m["next"]["mark"] is None:
+            assert ratio == pytest.approx(1, abs=0.01) and text == f"{stars} 3 marks", tank_id
+        else:
+            want = m["combined_damage"] / m["next"]["combined_damage"]
+            assert ratio == pytest.approx(want, abs=0.01), (tank_id, m)
+            ordinal = {1: "1st", 2: "2nd", 3: "3rd"}[m["next"]["mark"]]
+            assert text == f"{stars} {num(m['next']['needed'])} to {ordinal}", tank_id
+            assert float(await bar.get_attribute("data-target")) == pytest.approx(m["next"]["combined_damage"])
+
+
 async def row_ids(page, table="#marks-table") -> list[int]:
     return [
         int(v) for v in await page.locator(f"{table} tbody tr").evaluate_all("rows => rows.map(r => r.dataset.tankId)")
@@ -324,34 +353,17 @@ async def test_player_tank_table_shows_progress_toward_the_next_mark_and_groups(
         page = await browser.page()
         await page.goto(site_url(http_port, f"#player/eu/{player}"))
         await wait_ready(page)
-        await page.locator("#tank-table td[data-col=marks_progress] .mark-progress").first.wait_for()
-        ids = await row_ids(page, "#tank-table")
+        await page.locator("#tank-table td[data-col=marks_progress]").first.wait_for()
+        ids = []
+        next_page = page.locator("#player-tanks nav.pager button[data-page=next]")
+        while True:  # every page of the table (25 rows each)
+            shown = await row_ids(page, "#tank-table")
+            ids += shown
+            await check_marks_rows(page, shown, rows)
+            if not await next_page.count() or await next_page.is_disabled():
+                break
+            await next_page.click()
         assert sorted(ids) == sorted(rows)
-        for tank_id in ids:
-            row, m = page.locator(f"#tank-table tr[data-tank-id='{tank_id}']"), rows[tank_id]["marks"]
-            cell = row.locator("[data-col=marks_progress]")
-            if m is None or m["next"] is None:
-                assert await cell.locator(".mark-progress").count() == 0
-                assert await cell.locator("abbr").count() == 1, tank_id
-                if m is None:
-                    assert await row.locator("[data-col=marks_combined]").inner_text() == "—"
-                continue
-            assert await row.locator("[data-col=marks_combined]").inner_text() == num(m["combined_damage"])
-            assert await row.locator("[data-col=marks_percentile]").inner_text() == str(m["percentile"])
-            bar = cell.locator(".mark-progress")
-            ratio = await bar.evaluate(
-                "p => p.querySelector('.mark-fill').getBoundingClientRect().width / p.querySelector('.mark-bar').clientWidth"
-            )
-            text = await bar.locator(".mark-text").inner_text()
-            stars = "★" * m["estimated_marks"] + "☆" * (3 - m["estimated_marks"])
-            if m["next"]["mark"] is None:
-                assert ratio == pytest.approx(1, abs=0.01) and text == f"{stars} 3 marks", tank_id
-            else:
-                want = m["combined_damage"] / m["next"]["combined_damage"]
-                assert ratio == pytest.approx(want, abs=0.01), (tank_id, m)
-                ordinal = {1: "1st", 2: "2nd", 3: "3rd"}[m["next"]["mark"]]
-                assert text == f"{stars} {num(m['next']['needed'])} to {ordinal}", tank_id
-                assert float(await bar.get_attribute("data-target")) == pytest.approx(m["next"]["combined_damage"])
         assert "An estimate" in await page.locator("#marks-progress-estimate").inner_text()
         # Sorted by the progress: the one past the 3rd mark first.
         await page.click("#tank-table button.sort[data-sort=marks_progress]")

@@ -105,12 +105,9 @@ async def build_population(app, population, seed=3):
     await job.build(force=True)
 
 
-async def row_ids(page) -> list[int]:
+async def row_ids(page, table="#tank-stats-table") -> list[int]:
     return [
-        int(v)
-        for v in await page.locator("#tank-stats-table tbody tr").evaluate_all(
-            "rows => rows.map(r => r.dataset.tankId)"
-        )
+        int(v) for v in await page.locator(f"{table} tbody tr").evaluate_all("rows => rows.map(r => r.dataset.tankId)")
     ]
 
 
@@ -401,31 +398,41 @@ async def test_player_standing_on_the_profile_recents_and_tank_table(
 
         # The tank table: a column per percentile, the API's figure or a dash that says why.
         await page.locator("#tank-table td[data-col=standing_damage]").first.wait_for()
-        ids = [
-            int(v)
-            for v in await page.locator("#tank-table tbody tr").evaluate_all("rs => rs.map(r => r.dataset.tankId)")
-        ]
         by_id = {r["tank_id"]: r for r in rows}
-        assert sorted(ids) == sorted(by_id)
-        for key, field in (("standing_damage", "damage_percentile"), ("standing_wn8", "wn8_percentile")):
-            texts = await page.locator(f"#tank-table tbody tr [data-col={key}]").all_inner_texts()
-            want = [
-                "—"
-                if not by_id[i]["standing"] or by_id[i]["standing"][field] is None
-                else str(by_id[i]["standing"][field])
-                for i in ids
+        ids: list[int] = []
+        next_page = page.locator("#player-tanks nav.pager button[data-page=next]")
+        while True:  # every page of the table (25 rows each)
+            shown = [
+                int(v)
+                for v in await page.locator("#tank-table tbody tr").evaluate_all("rs => rs.map(r => r.dataset.tankId)")
             ]
-            assert texts == want, key
+            ids += shown
+            for key, field in (("standing_damage", "damage_percentile"), ("standing_wn8", "wn8_percentile")):
+                texts = await page.locator(f"#tank-table tbody tr [data-col={key}]").all_inner_texts()
+                want = [
+                    "—"
+                    if not by_id[i]["standing"] or by_id[i]["standing"][field] is None
+                    else str(by_id[i]["standing"][field])
+                    for i in shown
+                ]
+                assert texts == want, key
+            if not await next_page.count() or await next_page.is_disabled():
+                break
+            await next_page.click()
+        assert sorted(ids) == sorted(by_id)
         note = await page.locator("#standing-note").inner_text()
         assert "30-day tank statistics" in note and "not a random sample" in note
         await page.click("#tank-table button.sort[data-sort=standing_damage]")
         texts = await page.locator("#tank-table tbody tr [data-col=standing_damage]").all_inner_texts()
         numbers = [int(t) for t in texts if t != "—"]
         assert numbers == sorted(numbers, reverse=True) and texts[: len(numbers)] == [str(n) for n in numbers]
+        # The sort is over the whole table: its first page starts with the highest percentile of all.
+        assert numbers[0] == max(r["standing"]["damage_percentile"] for r in placed)
         await page.locator("#explorer").screenshot(path=str(artifacts_dir / "site-player-standing.png"))
 
         # Each tank links to its page over the matching period.
-        first = placed[0]
+        shown = await row_ids(page, "#tank-table")
+        first = next(r for r in placed if r["tank_id"] in shown)
         link = page.locator(f"#tank-table tr[data-tank-id='{first['tank_id']}'] th.tank-name a")
         assert await link.get_attribute("href") == f"#tank/eu/{first['tank_id']}/30"
         await link.click()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import datetime as dt
 import logging
 import time
@@ -45,12 +46,43 @@ class TimeTravelUpstream:
         return call
 
 
-def _progress(total: int, desc: str) -> tqdm | None:
-    try:
-        from tqdm import tqdm
-    except ImportError:  # progress bars are a nicety, not a requirement
-        return None
-    return tqdm(total=total, desc=desc, unit="step", leave=True)
+# Told each step of the seeding (phase, steps done, steps in it): the recorder of the progress
+# /status shows (server/compose/demo_progress.py), set by entry.py for its seeding's task.
+progress_listener: contextvars.ContextVar[Callable[[str, int, int], None] | None] = contextvars.ContextVar(
+    "demo_progress_listener", default=None
+)
+
+
+class _Bar:
+    """A phase's progress: a tqdm bar on the terminal (when tqdm is installed) and the listener."""
+
+    def __init__(self, total: int, desc: str) -> None:
+        self.total, self.desc, self.done = total, desc, 0
+        self.listener = progress_listener.get()
+        self.bar: tqdm | None = None
+        try:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, desc=desc, unit="step", leave=True)
+        except ImportError:  # progress bars are a nicety, not a requirement
+            pass
+        if self.listener:
+            self.listener(desc, 0, total)
+
+    def update(self, n: int = 1) -> None:
+        self.done += n
+        if self.bar:
+            self.bar.update(n)
+        if self.listener:
+            self.listener(self.desc, self.done, self.total)
+
+    def close(self) -> None:
+        if self.bar:
+            self.bar.close()
+
+
+def _progress(total: int, desc: str) -> _Bar | None:
+    return _Bar(total, desc)
 
 
 async def seed_player_history(

@@ -48,7 +48,8 @@ def buffer_access_log() -> AccessLog:
 
 
 async def seed_if_empty(config: Config, store: Store, services: Services) -> None:
-    from server.compose.demo import SimulatorLists, seed_demo
+    from server.compose.demo import SimulatorLists, progress_listener, seed_demo
+    from server.compose.demo_progress import SeedProgress, close_interrupted, recorded
 
     if not config.upstream_base_url:
         log.warning("--seed-demo needs the simulator (--upstream-base-url); not seeding")
@@ -57,11 +58,16 @@ async def seed_if_empty(config: Config, store: Store, services: Services) -> Non
         return  # another process is seeding
     if await store.players.snapshots.find_one({}, {"_id": 1}) is not None:
         log.info("database already holds data; not seeding")
+        await close_interrupted(store.job_runs)
         return
     log.info("empty database: seeding demo data (a few minutes)")
+    # Its progress for /status (`demo`) and the site's banner, through the seeder's progress bars.
+    progress = SeedProgress(store.job_runs.record_demo)
+    progress_listener.set(progress.step)  # this task's context: the seeding's own steps only
     try:
-        summary = await seed_demo(
-            store, services, SimulatorLists(config.upstream_base_url), panel_size=config.panel_size
+        summary = await recorded(
+            progress,
+            seed_demo(store, services, SimulatorLists(config.upstream_base_url), panel_size=config.panel_size),
         )
         log.info("demo data seeded in %ss: %s", summary["seconds"], summary)
     except Exception:

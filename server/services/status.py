@@ -62,12 +62,13 @@ class StatusService:
         """Whether the database can write now (store/writes.py): `writable`, `write_error`."""
         return write_health(self.store.client).status()
 
-    async def database_view(self) -> tuple[dict, dict, dict, dict, dict]:
-        """(database, caches, jobs, online sampler, volume); the database's `writable` and
+    async def database_view(self) -> tuple[dict, dict, dict, dict, dict, dict | None]:
+        """(database, caches, jobs, online sampler, volume, demo seeding); the database's `writable` and
         `write_error` are this process's figures of the moment, never the cached read's."""
         if not self.store.database_up():
             database = {"reachable": False, "ping_ms": None, "error": "heartbeat failed", **self.write_status()}
-            return database, {}, {}, {}, {}
+            demo = self._value[5] if self._value is not None else None  # the last read: a seeding is not undone
+            return database, {}, {}, {}, {}, demo
         if self._value is None or time.monotonic() - self._at >= CACHE_SECONDS:
             if self._pending is None:
                 self._pending = asyncio.ensure_future(self._read_database())
@@ -80,18 +81,20 @@ class StatusService:
     def _read_done(self, _: asyncio.Future) -> None:
         self._pending = None
 
-    async def _read_database(self) -> tuple[dict, dict, dict, dict, dict]:
+    async def _read_database(self) -> tuple[dict, dict, dict, dict, dict, dict | None]:
         database: dict[str, Any] = {"reachable": False, "ping_ms": None}
         caches: dict = {}
         jobs: dict = {}
         sampler: dict = {}
         volume: dict = {}
+        demo: dict | None = None
         try:
             database["ping_ms"] = await self.store.ping_ms()
             database["reachable"] = True
             caches = await self.store.newest_timestamps()
             volume = await self.store.volume()
             jobs = await self.store.job_runs.all()
+            demo = await self.store.job_runs.demo()
             sampler = {
                 doc["_id"]: {"last_success": doc.get("last_success"), "last_failure": doc.get("last_failure")}
                 for doc in await self.store.online.latest()
@@ -100,4 +103,4 @@ class StatusService:
             if not is_database_error(exc):  # timeouts and storage failures included; else a real fault
                 raise
             database["error"] = type(exc).__name__
-        return database, caches, jobs, sampler, volume
+        return database, caches, jobs, sampler, volume, demo

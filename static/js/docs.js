@@ -1,7 +1,7 @@
 /* The documentation half of the page: intro facts, endpoints, limits and errors, rendered
  * from the live index; loading the index also fills state (regions, games, demo ids). */
 
-import { $, fmtCell, h, isObj, label, muted, renderAny, scroller } from './render.js';
+import { $, fmtCell, h, isObj, label, lazyDetails, muted, renderAny, scroller } from './render.js';
 import { API, api, errorBox, loading, state } from './api.js';
 import { fillForms } from './explorer.js';
 
@@ -60,14 +60,6 @@ function paramConstraint(p) {
 
 const KNOWN_ENDPOINT_KEYS = new Set(['name', 'method', 'path', 'parameters', 'rate_limit_per_minute', 'cache_max_age', 'example', 'description']);
 
-/** A closed <details> whose body is built when first opened: the endpoints' field tables are
- * thousands of elements nobody reads at once (every view's DOM carried them). */
-function lazyDetails(summary, build) {
-  const box = h('details', { class: 'more fields' }, h('summary', null, summary));
-  box.addEventListener('toggle', () => { if (box.open && box.children.length === 1) box.append(build()); });
-  return box;
-}
-
 function renderEndpoint(e) {
   const params = Array.isArray(e.parameters) ? e.parameters : [];
   const hash = EXPLORER_HASH[e.name] && EXPLORER_HASH[e.name](exampleParams(e));
@@ -103,7 +95,7 @@ function renderEndpoint(e) {
         h('td', null, p.required ? 'yes' : 'no')))))) : null,
     described.map(([key, value]) => lazyDetails(`${key === 'fields' ? 'Response fields' : label(key)} (${Object.keys(value).length})`,
       () => scroller(h('table', { class: 'grid' }, h('tbody', null, Object.entries(value).map(([name, text]) =>
-        h('tr', null, h('th', { scope: 'row' }, h('code', null, name)), h('td', null, codeText(text))))))))),
+        h('tr', null, h('th', { scope: 'row' }, h('code', null, name)), h('td', null, codeText(text))))))), 'more fields')),
     h('p', { class: 'endpoint-links' },
       e.example ? h('span', null, 'Example: ', h('a', { href: e.example, class: 'example' }, h('code', null, e.example))) : null,
       hash ? h('a', { href: hash, class: 'try' }, 'Open in the explorer →') : null));
@@ -128,19 +120,7 @@ function renderIndex(index) {
   fact('Base URL', h('code', null, location.origin + API));
   $('#intro-facts').replaceChildren(...facts);
 
-  const policy = index.rate_limits;
-  $('#rate-policy').replaceChildren(isObj(policy)
-    ? h('div', { class: 'policy' }, h('h3', null, 'How limits work'), renderAny(policy, { key: 'rate_limits' }, 0))
-    : '');
   const endpoints = Array.isArray(index.endpoints) ? index.endpoints : [];
-  $('#endpoint-list').replaceChildren(...endpoints.map(renderEndpoint));
-
-  const errors = Array.isArray(index.errors) ? index.errors : [];
-  $('#error-list').replaceChildren(scroller(h('table', { class: 'grid errors-table' },
-    h('thead', null, h('tr', null, ['HTTP status', 'error.code', 'Meaning'].map((t) => h('th', { scope: 'col' }, t)))),
-    h('tbody', null, errors.map((e) => h('tr', { 'data-code': e.code },
-      h('td', { class: 'num' }, String(e.status)), h('td', null, h('code', null, e.code)), h('td', null, e.meaning || '')))))));
-
   if (Array.isArray(index.regions) && index.regions.length) state.regions = index.regions.slice();
   if (Array.isArray(index.games) && index.games.length) state.games = index.games.slice();
   const byName = Object.fromEntries(endpoints.map((e) => [e.name, e]));
@@ -154,11 +134,65 @@ function renderIndex(index) {
   }
 }
 
-export async function loadIndex() {
+/** The reference below the explorer: the limits' policy, every endpoint and every error code. */
+function renderReference(index) {
+  const policy = index.rate_limits;
+  $('#rate-policy').replaceChildren(isObj(policy)
+    ? h('div', { class: 'policy' }, h('h3', null, 'How limits work'), renderAny(policy, { key: 'rate_limits' }, 0))
+    : '');
+  const endpoints = Array.isArray(index.endpoints) ? index.endpoints : [];
+  $('#endpoint-list').replaceChildren(...endpoints.map(renderEndpoint));
+
+  const errors = Array.isArray(index.errors) ? index.errors : [];
+  $('#error-list').replaceChildren(scroller(h('table', { class: 'grid errors-table' },
+    h('thead', null, h('tr', null, ['HTTP status', 'error.code', 'Meaning'].map((t) => h('th', { scope: 'col' }, t)))),
+    h('tbody', null, errors.map((e) => h('tr', { 'data-code': e.code },
+      h('td', { class: 'num' }, String(e.status)), h('td', null, h('code', null, e.code)), h('td', null, e.meaning || '')))))));
+}
+
+// The reference is two thousand elements below the fold: drawn when it comes on screen (or an
+// anchor in it is opened), not while the page's first view loads (its layout and the main thread).
+// Until then its lists hold their room (style.css), so what follows them is off screen and does
+// not move when they are drawn.
+let pendingReference = null;
+let referenceWatch = null;
+
+/** Draw the reference now if it waits (an anchor into it: #endpoint-..., #errors). */
+export function showReference() {
+  if (!pendingReference) return;
+  const index = pendingReference;
+  pendingReference = null;
+  if (referenceWatch) referenceWatch.disconnect();
+  referenceWatch = null;
+  renderReference(index);
+}
+
+/** `watchNow`: the page is the home page, whose content the reference is; on a view, it is watched
+ * from the reader's first move (a wheel, touch, key or click), as the view's own table grows from a
+ * short "Loading…" and would bring the reference near the screen for a moment. */
+function deferReference(index, watchNow) {
+  pendingReference = index;
+  const section = $('#endpoints');
+  if (!section || !('IntersectionObserver' in window)) { showReference(); return; }
+  const watch = () => {
+    if (!pendingReference || referenceWatch) return;
+    referenceWatch = new IntersectionObserver((entries) => {
+      if (entries.some((entry) => entry.isIntersecting)) showReference();
+    });
+    referenceWatch.observe(section);
+  };
+  if (watchNow) { watch(); return; }
+  for (const type of ['wheel', 'touchstart', 'keydown', 'pointerdown']) {
+    window.addEventListener(type, watch, { once: true, passive: true });
+  }
+}
+
+export async function loadIndex(onHome) {
   const result = await api(API);
   if (result.ok && isObj(result.data)) {
     state.index = result.data;
     renderIndex(result.data);
+    deferReference(result.data, onHome);
     $('#index-status').replaceChildren();
   } else {
     const box = errorBox(result, () => { $('#index-status').replaceChildren(loading('Loading the index…')); loadIndex().then(fillForms); });

@@ -1,6 +1,5 @@
-/* The explorer's shell: the forms (filled from the index), the tabs and the #view/...
- * hash routing that opens the player, clan, tanks, marks, rankings, tank, expected values, online, data (bulk files)
- * and status views. */
+/* The explorer's forms (filled from the index) and the routes of the views they drive: player, clan,
+ * tanks, marks, tank, expected values and online (main.js hands them to the router, router.js). */
 
 import { $, h, label, typeLabel } from './render.js';
 import { indexParam, loading, onlineDays, onlineDefaults, paramEnum, state, tankStatsDefaults } from './api.js';
@@ -12,10 +11,9 @@ import { loadTank } from './tank.js';
 import { loadMarks, MARKS_MIN_TIER, marksDefaults, marksHash, marksQuery } from './marks.js';
 import { loadExpected } from './expected.js';
 import { loadOnline } from './online.js';
-import { loadStatus } from './status.js';
-import { bindRankings, fillRankings, routeRankings } from './rankings.js';
-import { bindOverlay, routeOverlay } from './overlaybuilder.js';
-import { bindDumps, fillDumps, routeDumps } from './dumps.js';
+import { bindRankings, fillRankings } from './rankings.js';
+import { bindOverlay } from './overlaybuilder.js';
+import { bindDumps, fillDumps } from './dumps.js';
 
 // ---------------------------------------------------------------- forms
 function setOptions(select, values, labels) {
@@ -177,96 +175,77 @@ export function bindForms() {
   });
 }
 
-// ---------------------------------------------------------------- routing
-const VIEWS = ['player', 'clan', 'tanks', 'marks', 'rankings', 'overlay', 'tank', 'expected', 'online', 'data', 'status'];
-const TAB_OF = { tank: 'tanks', expected: 'tanks' };   // a tank's page and the expected values belong to the tanks tab
+// ---------------------------------------------------------------- the views' routes
+// Each takes the hash's decoded segments after the view's name; main.js hands them to the router
+// (router.js) as its table, with the routes the other views export.
 
-function showView(view) {
-  for (const v of VIEWS) $('#panel-' + v).hidden = v !== view;
-  // A tank's page reached from the marks table stays in the marks tab.
-  const selected = view === 'tank' && state.tankFrom === 'marks' ? 'marks' : TAB_OF[view] || view;
-  document.querySelectorAll('.tabs .tab').forEach((tab) => {
-    tab.setAttribute('aria-selected', String(tab.dataset.view === selected));
-    tab.classList.toggle('active', tab.dataset.view === selected);
-  });
+export function routePlayer(args) {
+  if (args.length < 2) return;
+  const f = $('#form-player').elements;
+  ensureOption(f.region, args[0]);
+  f.id.value = args[1];
+  loadPlayer(args[0], args[1]);
 }
 
-function parseHash() {
-  const raw = location.hash.replace(/^#/, '');
-  return raw.split('/').filter((p) => p !== '').map((p) => { try { return decodeURIComponent(p); } catch (e) { return p; } });
+export function routeClan(args) {
+  if (args.length < 2) return;
+  const f = $('#form-clan').elements;
+  ensureOption(f.region, args[0]);
+  f.id.value = args[1];
+  loadClan(args[0], args[1]);
 }
 
-export function route() {
-  let [view, ...args] = parseHash();
-  if (view === 'tank' && args.length < 2) [view, args] = ['tanks', []];   // no tank named: the table
-  if (!VIEWS.includes(view)) {
-    if (!location.hash) showView('player');
-    return false;   // an ordinary in-page anchor (#endpoints, #errors...)
+export function routeTanks(args) {
+  const form = $('#form-tanks');
+  const f = form.elements;
+  // #tanks alone: the form's values (or the defaults), with the last sort kept.
+  const q = args.length ? tanksQuery(args) : Object.assign(tanksQuery([]), f.region.value ? tankFormQuery(form) : {});
+  if (args.length) form.dataset.touched = '1';
+  if (q.region) ensureOption(f.region, q.region);
+  if (q.days) ensureOption(f.days, q.days);
+  if (f.tier.options.length) ensureOption(f.tier, q.tier);
+  if (f.type.options.length) ensureOption(f.type, q.type);
+  f.nation.value = q.nation;
+  state.tanksQuery = q;
+  // Before the index has loaded there is no region to ask for: start() routes again once it has.
+  if (q.region) loadTankStats(q);
+  else $('#tanks-out').replaceChildren(loading('Loading the index…'));
+}
+
+export function routeMarks(args) {
+  const form = $('#form-marks');
+  const f = form.elements;
+  // #marks alone: the form's values (or the defaults), with the last sort kept.
+  const q = args.length ? marksQuery(args) : Object.assign(marksQuery([]), f.region.value ? marksFormQuery(form) : {});
+  if (args.length) form.dataset.touched = '1';
+  if (q.region) ensureOption(f.region, q.region);
+  if (f.tier.options.length) ensureOption(f.tier, q.tier);
+  if (f.type.options.length) ensureOption(f.type, q.type);
+  f.nation.value = q.nation;
+  state.marksQuery = q;
+  if (q.region) loadMarks(q);
+  else $('#marks-out').replaceChildren(loading('Loading the index…'));
+}
+
+export function routeTank(args) {
+  loadTank(args[0], args[1], args[2] || '');
+}
+
+export function routeExpected(args) {
+  // #expected alone: the tanks form's region (or the tanks page's default).
+  const region = args[0] || $('#form-tanks').elements.region.value || tankStatsDefaults().region;
+  if (region) loadExpected(region, args[1] || '', args[2] || '');
+  else $('#expected-out').replaceChildren(loading('Loading the index…'));
+}
+
+export function routeOnline(args) {
+  const f = $('#form-online').elements;
+  if (args.length) {
+    $('#form-online').dataset.touched = '1';
+    ensureOption(f.game, args[0]);
+    if (args[1]) ensureOption(f.region, args[1]);
+    if (args[2]) ensureOption(f.days, args[2]);
   }
-  showView(view);
-  if (view === 'player' && args.length >= 2) {
-    const f = $('#form-player').elements;
-    ensureOption(f.region, args[0]);
-    f.id.value = args[1];
-    loadPlayer(args[0], args[1]);
-  } else if (view === 'clan' && args.length >= 2) {
-    const f = $('#form-clan').elements;
-    ensureOption(f.region, args[0]);
-    f.id.value = args[1];
-    loadClan(args[0], args[1]);
-  } else if (view === 'tanks') {
-    const form = $('#form-tanks');
-    const f = form.elements;
-    // #tanks alone: the form's values (or the defaults), with the last sort kept.
-    const q = args.length ? tanksQuery(args) : Object.assign(tanksQuery([]), f.region.value ? tankFormQuery(form) : {});
-    if (args.length) form.dataset.touched = '1';
-    if (q.region) ensureOption(f.region, q.region);
-    if (q.days) ensureOption(f.days, q.days);
-    if (f.tier.options.length) ensureOption(f.tier, q.tier);
-    if (f.type.options.length) ensureOption(f.type, q.type);
-    f.nation.value = q.nation;
-    state.tanksQuery = q;
-    // Before the index has loaded there is no region to ask for: start() routes again once it has.
-    if (q.region) loadTankStats(q);
-    else $('#tanks-out').replaceChildren(loading('Loading the index…'));
-  } else if (view === 'marks') {
-    const form = $('#form-marks');
-    const f = form.elements;
-    // #marks alone: the form's values (or the defaults), with the last sort kept.
-    const q = args.length ? marksQuery(args) : Object.assign(marksQuery([]), f.region.value ? marksFormQuery(form) : {});
-    if (args.length) form.dataset.touched = '1';
-    if (q.region) ensureOption(f.region, q.region);
-    if (f.tier.options.length) ensureOption(f.tier, q.tier);
-    if (f.type.options.length) ensureOption(f.type, q.type);
-    f.nation.value = q.nation;
-    state.marksQuery = q;
-    if (q.region) loadMarks(q);
-    else $('#marks-out').replaceChildren(loading('Loading the index…'));
-  } else if (view === 'rankings') {
-    routeRankings(args);
-  } else if (view === 'overlay') {
-    routeOverlay(args);
-  } else if (view === 'tank') {
-    loadTank(args[0], args[1], args[2] || '');
-  } else if (view === 'expected') {
-    // #expected alone: the tanks form's region (or the tanks page's default).
-    const region = args[0] || $('#form-tanks').elements.region.value || tankStatsDefaults().region;
-    if (region) loadExpected(region, args[1] || '', args[2] || '');
-    else $('#expected-out').replaceChildren(loading('Loading the index…'));
-  } else if (view === 'online') {
-    const f = $('#form-online').elements;
-    if (args.length) {
-      $('#form-online').dataset.touched = '1';
-      ensureOption(f.game, args[0]);
-      if (args[1]) ensureOption(f.region, args[1]);
-      if (args[2]) ensureOption(f.days, args[2]);
-    }
-    const d = onlineDefaults();
-    loadOnline(f.game.value || d.game, f.region.value || d.region, f.days.value || d.days);
-  } else if (view === 'data') {
-    routeDumps(args);
-  } else if (view === 'status') {
-    loadStatus();
-  }
-  return true;
+  const d = onlineDefaults();
+  loadOnline(f.game.value || d.game, f.region.value || d.region, f.days.value || d.days);
 }

@@ -1,7 +1,7 @@
 /* The player's history: the daily chart with its metric switcher, the 7/30/90-day changes
  * and the week-by-week WN8. */
 
-import { dayRange, fmtCell, h, isObj, label, listTable, muted, NUM, renderAny, scroller, shortDate } from './render.js';
+import { dayRange, fmtCell, h, isObj, label, lazyDetails, listTable, muted, NUM, renderAny, scroller, shortDate } from './render.js';
 import { drawChart } from './charts.js';
 
 export const HISTORY_DAYS = 90;
@@ -122,10 +122,8 @@ export function renderHistory(data, region) {
   box.append(head, switcher, chart, chartNote);
   if (isObj(data.deltas)) box.append(h('h4', null, 'Changes over 7, 30 and 90 days'), renderDeltas(data.deltas, { region }));
   const rest = Object.entries(data).filter(([k]) => !['snapshots', 'deltas', 'account_id', 'region', 'days', 'first_date', 'last_date', 'snapshot_count'].includes(k));
-  if (rest.length) box.append(h('details', { class: 'more' }, h('summary', null, 'More fields'), renderAny(Object.fromEntries(rest), { region }, 1)));
-  if (snapshots.length) {
-    box.append(h('details', { class: 'more' }, h('summary', null, 'Daily snapshots (table)'), listTable(snapshots.slice().reverse(), { region })));
-  }
+  if (rest.length) box.append(lazyDetails('More fields', () => renderAny(Object.fromEntries(rest), { region }, 1)));
+  if (snapshots.length) box.append(lazyDetails('Daily snapshots (table)', () => listTable(snapshots.slice().reverse(), { region })));
   // Drawn after insertion so the chart knows its width.
   requestAnimationFrame(draw);
   return box;

@@ -4,59 +4,50 @@
  * All API text is inserted with textContent (never innerHTML).
  *
  * Modules: render.js (DOM helpers, formatting, generic rendering), api.js (requests, errors,
- * index parameters), docs.js (endpoint and error docs), explorer.js (forms, tabs, routing),
+ * index parameters), docs.js (endpoint and error docs), explorer.js (the forms and their views' routes),
  * charts.js, player.js, tanks.js (a player's tanks), history.js, clan.js, tankstats.js (the tanks
  * page), marks.js (a region's marks of excellence), tank.js (a tank's page), expected.js (a
  * region's WN8 expected values), online.js, dumps.js (the daily bulk files), status.js, search.js,
  * vehicles.js (the vehicle catalogue), strength.js (a tier's tier list) and roster.js (a battle's
- * players at once), which are routed here; share.js (a view's Share and Embed boxes); nav.js
- * (the views' way to another view: this router hands it go and navigate, so no view imports the
- * router). A page with a real URL (/player/{id}/{region}, ...) names its view in its head (handlers/pages.py). */
+ * players at once), whose route functions this module hands to router.js as a table (so the router
+ * imports no view); share.js (a view's Share and Embed boxes); seeding.js (the demo seeding's
+ * banner); nav.js (the views' way to another view: the router fills its go and navigate, so no
+ * view imports the router). A page with a real URL (/player/{id}/{region}, ...) names its view in
+ * its head (handlers/pages.py). */
 
 import { $ } from './render.js';
 import { loading } from './api.js';
-import { bindForms, fillForms, route } from './explorer.js';
-import { loadIndex } from './docs.js';
+import { startRouter, routeAll, showView } from './router.js';
+import { bindForms, fillForms, routeClan, routeExpected, routeMarks, routeOnline, routePlayer, routeTank, routeTanks } from './explorer.js';
+import { loadIndex, showReference } from './docs.js';
 import { bindSearch } from './search.js';
 import { bindVehicles, routeVehicles } from './vehicles.js';
-import { nav } from './nav.js';
 import { bindStrength, fillStrength, routeStrength } from './strength.js';
 import { bindRoster, routeRoster } from './roster.js';
+import { routeRankings } from './rankings.js';
+import { routeOverlay } from './overlaybuilder.js';
+import { routeDumps } from './dumps.js';
+import { loadStatus } from './status.js';
+import { watchSeeding } from './seeding.js';
 
-// The views routed here before explorer.js's route(): #vehicles/..., #strength/... and #roster/... (each
-// module parses its own raw hash segments: a name searched may hold any character).
-const PAGES = { vehicles: routeVehicles, strength: routeStrength, roster: routeRoster };
-
-function showPage(view) {
-  document.querySelectorAll('#explorer > .panel').forEach((panel) => { panel.hidden = panel.id !== `panel-${view}`; });
-  document.querySelectorAll('.tabs .tab').forEach((tab) => {
-    tab.setAttribute('aria-selected', String(tab.dataset.view === view));
-    tab.classList.toggle('active', tab.dataset.view === view);
-  });
-}
-
-/** Route the hash: one of PAGES, else explorer.js's views (which then hide these pages' panels). */
-function routeAll() {
-  const [view, ...args] = location.hash.replace(/^#/, '').split('/').filter((p) => p !== '');
-  document.documentElement.dataset.view = /^[a-z]+$/.test(view || '') ? view : '';
-  if (Object.hasOwn(PAGES, view)) {
-    showPage(view);
-    PAGES[view](args);
-    return true;
-  }
-  const routed = route();
-  // Another view, or none (the player's tab): these pages' panels go; an in-page anchor keeps them.
-  if (routed || !view) for (const page of Object.keys(PAGES)) $(`#panel-${page}`).hidden = true;
-  return routed;
-}
-
-nav.go = (hash) => {
-  if (location.hash === hash) routeAll();
-  else location.hash = hash;
-};
-nav.navigate = (hash) => {   // another state of the page on screen: a history entry, no scroll
-  if (location.hash !== hash) history.pushState(null, '', hash);
-  routeAll();
+// The router's table: each view's route, given the hash's decoded segments after the view's name
+// (and the raw ones: #vehicles/..., #strength/... and #roster/... parse their own, a searched name
+// may hold any character).
+const VIEWS = {
+  player: routePlayer,
+  clan: routeClan,
+  tanks: routeTanks,
+  marks: routeMarks,
+  rankings: routeRankings,
+  overlay: routeOverlay,
+  tank: routeTank,
+  expected: routeExpected,
+  online: routeOnline,
+  data: routeDumps,
+  status: () => loadStatus(),
+  vehicles: (args, raw) => routeVehicles(raw),
+  strength: (args, raw) => routeStrength(raw),
+  roster: (args, raw) => routeRoster(raw),
 };
 
 /** A page with a real URL (/player/{id}/{region}, /clan/..., /tank/..., a session's) names its view in
@@ -66,7 +57,20 @@ function openPageView() {
   if (view && !location.hash) history.replaceState(null, '', `${location.pathname}${location.search}#${view.content}`);
 }
 
+/** An in-page anchor (#endpoints, #endpoint-player, #errors...): the reference it may point into
+ * is drawn first (docs.js draws it when it nears the screen), then scrolled to. */
+function openAnchor() {
+  let target;
+  try { target = document.getElementById(decodeURIComponent(location.hash.slice(1))); } catch (e) { return; }
+  if (!target || target.closest('#endpoints, #errors')) {
+    showReference();
+    target = document.getElementById(decodeURIComponent(location.hash.slice(1)));
+  }
+  if (target) target.scrollIntoView();
+}
+
 async function start() {
+  startRouter(VIEWS);
   openPageView();
   bindForms();
   bindSearch();
@@ -76,25 +80,27 @@ async function start() {
   fillForms();
   fillStrength();
   window.addEventListener('hashchange', () => {
-    if (routeAll()) $('#explorer').scrollIntoView({ block: 'start' });
+    if (routeAll()) { $('#explorer').scrollIntoView({ block: 'start' }); return; }
+    openAnchor();
   });
   // The view the address names is shown before the index loads (its forms fill and it routes after).
   const first = document.documentElement.dataset.view;
   if (first && document.getElementById(`panel-${first}`)) {
-    showPage(first);
+    showView(first);
     $('#explorer').scrollIntoView({ block: 'start' });   // at once: the index then fills the intro above it
   }
   $('#index-status').replaceChildren(loading('Loading the index…'));
-  await loadIndex();
+  await loadIndex(!first);   // the home page's content is the reference below: drawn as it nears the screen
   fillForms();
   fillStrength();
   const routed = routeAll();
   if (routed && location.hash) $('#explorer').scrollIntoView({ block: 'start' });
-  else if (location.hash && !routed) {
-    const target = document.getElementById(location.hash.slice(1));
-    if (target) target.scrollIntoView();
-  }
+  else if (location.hash && !routed) openAnchor();
   document.documentElement.dataset.ready = '1';
+  // While the demo seeds: its banner, and this view drawn again once ready. Asked when the page is
+  // idle, so the status's database reads do not queue before the view's own.
+  const idle = window.requestIdleCallback || ((run) => setTimeout(run, 1000));
+  idle(() => watchSeeding(routeAll), { timeout: 3000 });
 }
 
 if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);

@@ -4,10 +4,9 @@
  * shows its marks and their daily series. The view lives in the hash:
  * #marks/{region}[/tier=8&type=...&sort=...&order=...&offset=...]. */
 
-import { $, fmtValue, h, isObj, label, nullFigure, NUM, rangeText, scroller, typeLabel, utcText, whose } from './render.js';
+import { $, fmtValue, h, isObj, label, nullFigure, NUM, rangeText, rememberNations, scroller, typeLabel, utcText, whose } from './render.js';
 import { API, api, csvLink, current, exampleQuery, explainedError, indexParam, loading, paramEnum, rateLine, state, takeToken } from './api.js';
 import { navigate } from './nav.js';
-import { rememberNations } from './tankstats.js';
 
 const QUERY_KEYS = ['tier', 'type', 'nation', 'sort', 'order', 'offset', 'limit'];
 // The thresholds of a row, as the API names them: the game's 1st, 2nd and 3rd mark, and the best player.

@@ -1,7 +1,7 @@
 /* The player view: profile and ratings, recent periods, and the loading of the tank table
  * and the history below them. */
 
-import { $, ago, fmtCell, fmtValue, h, isObj, label, nullFigure, NUM, rangeText, renderAny, utcText, wn8Node } from './render.js';
+import { $, ago, fmtCell, fmtValue, h, isObj, label, lazyDetails, nullFigure, NUM, rangeText, renderAny, utcText, wn8Node } from './render.js';
 import { todayCard } from './overlaybuilder.js';
 import { shareBox } from './share.js';
 import { API, api, csvLink, current, errorBox, explainedError, loading, paramEnum, rateLine, takeToken, tankDayChoices, tankDaysDefault } from './api.js';
@@ -118,8 +118,7 @@ function renderProfile(data, region, onRefresh) {
   const rest = Object.entries(data).filter(([k]) => !handled.has(k));
   const ratingRest = Object.entries(ratings).filter(([k]) => !['available', 'wn8', 'wn7', 'efficiency', 'wn8_color', 'calculated_at', 'expected_values_version', 'wn8_percentile', 'wn8_percentile_population', 'place', 'wtr', 'wtr_reason', 'global_rating'].includes(k));
   if (rest.length || ratingRest.length) {
-    parts.push(h('details', { class: 'more' }, h('summary', null, 'More fields'),
-      renderAny(Object.fromEntries(rest.concat(ratingRest.map(([k, v]) => ['ratings_' + k, v]))), ctx, 1)));
+    parts.push(lazyDetails('More fields', () => renderAny(Object.fromEntries(rest.concat(ratingRest.map(([k, v]) => ['ratings_' + k, v]))), ctx, 1)));
   }
   return h('div', { class: 'profile' }, parts);
 }

@@ -164,6 +164,14 @@ export function fmtCell(value, key, ctx) {
   return fmtValue(value, key, ctx);
 }
 
+/** A closed <details> whose body is built when first opened: tables nobody reads at once stay out
+ * of the page (its elements, its layout) until asked for. */
+export function lazyDetails(summary, build, cls) {
+  const box = h('details', { class: cls || 'more' }, h('summary', null, summary));
+  box.addEventListener('toggle', () => { if (box.open && box.children.length === 1) box.append(build()); });
+  return box;
+}
+
 export function scroller(table, tall) {
   return h('div', { class: 'table-scroll' + (tall ? ' tall' : '') }, table);
 }
@@ -321,4 +329,16 @@ export function whose(data, region) {
   if (!data || data.population_kind !== 'panel') return `tracked ${label(region)} players`;
   const size = Number.isInteger(data.panel_size) ? `${NUM.format(data.panel_size)} ` : '';
   return `a random panel of ${size}active ${label(region)} players`;
+}
+
+// The nations seen in any tank list so far, offered by the forms' nation inputs (the datalist #tank-nations).
+const seenNations = new Set();
+
+export function rememberNations(rows) {
+  const before = seenNations.size;
+  for (const row of rows) if (typeof row.nation === 'string') seenNations.add(row.nation);
+  const list = $('#tank-nations');
+  if (list && seenNations.size !== before) {
+    list.replaceChildren(...[...seenNations].sort().map((n) => h('option', { value: n }, label(n))));
+  }
 }

@@ -3,7 +3,7 @@
  * (when it sends `marks`) each tank's progress toward its next mark of excellence; with a group_by,
  * the period per tier, type or nation above it. */
 
-import { fmtValue, h, isObj, label, muted, nullFigure, NUM, rangeText, scroller, typeLabel, wn8Node } from './render.js';
+import { focusPager, fmtValue, h, isObj, label, muted, nullFigure, NUM, pagerNav, rangeText, scroller, typeLabel, wn8Node } from './render.js';
 import { paramEnum } from './api.js';
 import { estimateNote, MARKS_MIN_TIER } from './marks.js';
 
@@ -157,8 +157,12 @@ function tankCell(col, tank, ctx) {
   return h('td', { class: 'num', 'data-col': col.key }, fmtValue(v, col.field || col.key));
 }
 
-function renderTankTable(tanks, sort, onSort, columns, ctx) {
-  const sorted = sortTanks(tanks, sort, columns);
+// Rows per page of the table: a player with hundreds of tanks would otherwise draw thousands of
+// cells at once (the page's main thread, and its DOM, on a phone). Sorting is over every tank.
+export const TANK_PAGE = 25;
+
+function renderTankTable(tanks, sort, onSort, columns, ctx, offset) {
+  const sorted = sortTanks(tanks, sort, columns).slice(offset, offset + TANK_PAGE);
   const head = columns.map((col) => {
     const active = col.key === sort.key;
     const arrow = active ? (sort.dir > 0 ? '▲' : '▼') : '';
@@ -246,13 +250,18 @@ export function renderTanks(data, days, sort) {
   const columns = TANK_COLUMNS.concat(placed.length ? STANDING_COLUMNS : [], marked.length ? MARKS_COLUMNS : []);
   const ctx = { region: data.region, days: data.days ?? days };
   const holder = h('div', { class: 'tank-table-holder' });
+  let offset = 0;
+  const onPage = (to, focus) => { offset = to; draw(); focusPager(holder, focus); };
   const draw = () => holder.replaceChildren(renderTankTable(tanks, sort, (col) => {
     if (sort.key === col.key) sort.dir = -sort.dir;
     else { sort.key = col.key; sort.dir = col.text ? 1 : -1; }
+    offset = 0;   // a new order starts at its first page
     draw();
     const btn = holder.querySelector(`button.sort[data-sort="${col.key}"]`);
     if (btn) btn.focus();
-  }, columns, ctx));
+  }, columns, ctx, offset), tanks.length > TANK_PAGE
+    ? pagerNav('Pages of the tank table', 'tank-table-page', 'Tanks', offset, TANK_PAGE, Math.min(TANK_PAGE, tanks.length - offset),
+      tanks.length, (to) => onPage(to, to > offset ? 'button[data-page=next]' : 'button[data-page=prev]')) : '');
   draw();
   box.append(holder);
   if (placed.length) {

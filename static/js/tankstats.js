@@ -2,7 +2,7 @@
  * by tier, type and nation, in a table sorted and paged by the API; each tank links to its own
  * page (tank.js). The view lives in the hash: #tanks/{region}/{days}[/tier=8&type=...&sort=...&order=...&offset=...]. */
 
-import { $, fmtValue, h, isObj, label, nullFigure, NUM, rangeText, scroller, typeLabel, utcText, whose } from './render.js';
+import { $, fmtValue, h, isObj, label, nullFigure, NUM, rangeText, rememberNations, scroller, typeLabel, utcText, whose } from './render.js';
 import { API, api, csvLink, current, explainedError, loading, paramEnum, rateLine, state, takeToken, tankStatsDefaults } from './api.js';
 import { navigate } from './nav.js';
 import { expectedHash } from './expected.js';
@@ -112,17 +112,6 @@ function expectedLink(region) {
 function marksLine(region) {
   return h('p', { class: 'small expected-link' }, marksLink(region, 'tanks-marks-link'),
     ': the combined damage each tank’s 1st, 2nd and 3rd mark takes, and how it moved.');
-}
-
-const seenNations = new Set();
-
-export function rememberNations(rows) {
-  const before = seenNations.size;
-  for (const row of rows) if (typeof row.nation === 'string') seenNations.add(row.nation);
-  const list = $('#tank-nations');
-  if (list && seenNations.size !== before) {
-    list.replaceChildren(...[...seenNations].sort().map((n) => h('option', { value: n }, label(n))));
-  }
 }
 
 function filterText(q) {

@@ -4,10 +4,9 @@
  * nation, premium and a piece of its name, paged by the API. Routed by main.js (not explorer.js).
  * The view lives in the hash: #vehicles/{region}[/tier=8&type=heavyTank&nation=ussr&premium=true&search=tiger&offset=100]. */
 
-import { $, fmtValue, h, isObj, label, nullFigure, NUM, pagerNav, focusPager, scroller, typeLabel } from './render.js';
+import { $, fmtValue, h, isObj, label, nullFigure, NUM, pagerNav, focusPager, rememberNations, scroller, typeLabel } from './render.js';
 import { API, api, current, exampleQuery, explainedError, indexParam, loading, rateLine, state, takeToken, tankStatsDefaults } from './api.js';
 import { nav } from './nav.js';
-import { rememberNations } from './tankstats.js';
 
 const QUERY_KEYS = ['tier', 'type', 'nation', 'premium', 'search', 'offset', 'limit'];
 const FLAGS = [['is_premium', 'premium', 'Premium'], ['is_gift', 'gift', 'Gift'], ['is_wheeled', 'wheeled', 'Wheeled']];

@@ -69,6 +69,10 @@ STATUS = Endpoint(
         "{at, name, reason, seconds} (the last failed run, null when none failed) and running "
         "{collection, documents} while this process writes one; health is degraded when no backup "
         "succeeded in two days",
+        "demo": "null when no demo seeding (--seed-demo) ever ran on this database; else state (seeding, "
+        "ready or failed), phase (what it does now), done and total (the steps of that phase), percent "
+        "(of the whole seeding, 100 once ready), started_at and finished_at (ISO 8601 UTC, null while "
+        "seeding); written at most once a second while it seeds",
         "watcher": "the sessions' watcher in this process: captures (states captured since start), "
         "upstream_requests (since start), requests_last_minute per realm within share_per_minute, "
         "failed_ticks, streams {open, accounts} (session streams open here, the accounts they follow) "
@@ -497,6 +501,24 @@ SCHEMAS: dict[str, dict] = {
                     ),
                 ],
                 "description": "The watcher of the sessions' accounts in this process.",
+            },
+            "demo": {
+                "oneOf": [
+                    {"type": "null"},
+                    obj(
+                        {
+                            "state": {"type": "string", "enum": ["seeding", "ready", "failed"]},
+                            "phase": {"type": "string"},
+                            "done": {"type": "integer", "minimum": 0},
+                            "total": {"type": "integer", "minimum": 0},
+                            "percent": {"type": "number", "minimum": 0, "maximum": 100},
+                            "started_at": {"type": "string", "format": "date-time"},
+                            "finished_at": {"oneOf": [{"type": "null"}, {"type": "string", "format": "date-time"}]},
+                        }
+                    ),
+                ],
+                "description": "The demo seeding's progress (null when none ever ran here): the site shows "
+                "a banner while it seeds.",
             },
             "backups": {
                 "oneOf": [
