@@ -105,6 +105,7 @@ class World:
         self._encyclopedia: dict[int, dict] = {}
         self._expectation_rates: dict[int, tuple[float, float, float, float, float]] = {}
         self._popularity: dict[int, float] = {}
+        self._popularity_exponents: dict[int, list[float]] = {}
 
         self.expected: dict[int, dict] = {}
         if expected_values:
@@ -136,6 +137,15 @@ class World:
             z = NormalDist().inv_cdf(min(max(_unit("popularity", tank_id), 1e-9), 1 - 1e-9))
             weight = self._popularity[tank_id] = math.exp(POPULARITY_SIGMA * z)
         return weight
+
+    def popularity_exponents(self, tier: int) -> list[float]:
+        """1 / popularity of each tank of the tier, in by_tier's order (a garage draw's keys)."""
+        exponents = self._popularity_exponents.get(tier)
+        if exponents is None:
+            exponents = self._popularity_exponents[tier] = [
+                1.0 / self.popularity(t) for t in self.by_tier.get(tier, [])
+            ]
+        return exponents
 
     def expectation(self, tank_id: int) -> dict:
         row = self.expected.get(tank_id)
