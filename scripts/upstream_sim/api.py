@@ -195,7 +195,7 @@ from typing import Any
 import tornado.web
 import ujson
 
-from . import icons, truth
+from . import icons, official, truth
 from .clock import SimClock
 from .expected import ExpectedTables, http_date, not_modified
 from .faults import Faults, config_error_field, error_code
@@ -264,8 +264,9 @@ class SimState:
         self._truth: tuple[World, ThreadPoolExecutor] | None = None
 
     def truth(self) -> tuple[World, ThreadPoolExecutor]:
-        """A world of the same data and its own thread for /_sim/population: summing thousands of
-        accounts never holds the API's worker (nor its profile cache)."""
+        """A world of the same data and its own thread for /_sim/population and the published
+        distributions (official.py): summing thousands of accounts never holds the API's worker
+        (nor its profile cache), and both figures share the sample's profiles."""
         if self._truth is None:
             world = self.world
             self._truth = (
@@ -273,6 +274,7 @@ class SimState:
                     vehicles=world.vehicles_source if world.vehicles_source != "generated" else "",
                     expected_values=world.expected_source if world.expected_source != "generated" else None,
                     battle_seconds=world.battle_seconds,
+                    profile_cache=truth.TRUTH_PROFILE_CACHE,
                 ),
                 ThreadPoolExecutor(max_workers=1, thread_name_prefix="upstream-sim-truth"),
             )
@@ -413,6 +415,8 @@ class ApiHandler(_Base):
             sim.counters.fault(fault)
             await self._serve_fault(fault)
             return
+        if api_path == "wot/tanks/mastery" and self._args.get("distribution") in official.DISTRIBUTIONS:
+            await self._published(region)
         try:
             # Answers are built on the simulator's one worker thread, so the event loop keeps
             # accepting (and time-stamping) requests while a veteran's megabyte is generated.
@@ -425,6 +429,18 @@ class ApiHandler(_Base):
             self.send(exc.body(), exc.http_status)
 
     post = get
+
+    async def _published(self, region: str) -> None:
+        """The day's published distributions computed on the truth's thread and world (thousands of
+        accounts), so that the answer built on the API's worker reads them from the cache."""
+        if region not in REGION_RANGES:
+            return  # the answer says what is wrong
+        try:
+            now = float(self._args.get("_sim_now") or self.sim.clock.now())
+        except ValueError:
+            return
+        world, worker = self.sim.truth()
+        await asyncio.get_running_loop().run_in_executor(worker, official.distributions, world, region, now)
 
     def _servers_games(self) -> list[str] | None:
         """The games a wgn/servers/info call asks for (default: all); None when one is invalid."""

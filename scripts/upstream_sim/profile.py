@@ -291,7 +291,6 @@ class Profile:
         # Garage: a few tanks per tier, each with a preference weight.
         garage: list[int] = []
         prefs: list[float] = []
-        rnd = rng.random
         for tier in range(1, 11):
             pool = world.by_tier.get(tier, [])
             if not pool:
@@ -299,7 +298,7 @@ class Profile:
             k = min(len(pool), rng.randint(2, 5) if tier < 8 else rng.randint(2, 7))
             # k of the tier's tanks, weighted by popularity, without replacement (Efraimidis-Spirakis:
             # the k largest random() ** (1 / weight); a stable sort: ties keep the pool's order).
-            keys = [rnd() ** exponent for exponent in world.popularity_exponents(tier)]
+            keys = list(map(pow, _randoms(rng, len(pool)).tolist(), world.popularity_exponents(tier)))
             for n in sorted(range(len(pool)), key=keys.__getitem__, reverse=True)[:k]:
                 garage.append(pool[n])
                 prefs.append(rng.uniform(0.25, 1.0) ** 2)

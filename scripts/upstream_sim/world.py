@@ -128,6 +128,12 @@ class World:
         self._profile_cache = profile_cache
         self.disbanded: dict[str, dict[int, int]] = {}
 
+    @property
+    def data_key(self) -> tuple:
+        """What the accounts' data follows from: two worlds with the same key generate the same
+        accounts (a figure computed on one is the other's)."""
+        return (self.vehicles_source, self.expected_source, self.battle_seconds)
+
     def popularity(self, tank_id: int) -> float:
         """How often a tank is chosen for a garage against others of its tier: log-normal across
         tanks (sigma POPULARITY_SIGMA, stable per tank id), so that as on the real servers a few
