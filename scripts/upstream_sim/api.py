@@ -18,7 +18,8 @@ API methods (answers use the real envelope: ``{"status": "ok", "meta": {"count":
     wot/tanks/mastery         distribution (damage | xp), percentile (1-100, <= 10, comma separated),
                               tank_id (<= 100; none: every tank the distribution covers), fields:
                               {"distribution": {"<tank_id>": {"<percentile>": value} | null},
-                               "updated_at"} (official.py: the world's players, once a simulated day)
+                               "updated_at"} (official.py: the world's players, once a simulated day;
+                              SOURCE_NOT_AVAILABLE while a day's are computed past PUBLISHED_WAIT)
     wot/account/wtr           account_id (<= 100), fields: {"<account_id>": {"account_id", "rating"} | null}
                               (null below 50 battles)
     wot/account/tanks         account_id (<= 100), tank_id (<= 100), fields: {"<account_id>":
@@ -152,7 +153,7 @@ Other endpoints::
                               of ids over the whole range, until 5,000 played): {"region", "days",
                               "from", "to", "ids_drawn", "players", "tanks": {"<tank_id>":
                               {"players", "battles", "wins", "damage_dealt"}}}; computed on a
-                              thread and a world of its own (about 20 s the first time), then kept
+                              thread and a world of its own (a few seconds the first time), then kept
     GET  /_sim/veterans?region=eu&n=10            veteran account ids (veteran_accounts())
     GET  /_sim/clans?region=eu&n=10               active clan ids (existing_clans())
     GET  /_sim/clans/disbanded?region=eu&n=10     disbanded clan ids (disbanded_clans())
@@ -188,7 +189,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import logging
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -262,6 +263,7 @@ class SimState:
         self._release: asyncio.Event | None = None
         self._stall_release: asyncio.Event | None = None
         self._truth: tuple[World, ThreadPoolExecutor] | None = None
+        self._published: dict[tuple[str, int], Future] = {}
 
     def truth(self) -> tuple[World, ThreadPoolExecutor]:
         """A world of the same data and its own thread for /_sim/population and the published
@@ -279,6 +281,18 @@ class SimState:
                 ThreadPoolExecutor(max_workers=1, thread_name_prefix="upstream-sim-truth"),
             )
         return self._truth
+
+    def published(self, region: str, now: float) -> Future:
+        """The published distributions of the simulated day of `now` (official.py), computed once on
+        the truth's thread and world: the same future for every request until it is done."""
+        world, worker = self.truth()
+        key = (region, int(now // DAY))
+        job = self._published.get(key)
+        if job is None:
+            job = self._published[key] = worker.submit(official.distributions, world, region, now)
+            for old in [k for k in self._published if k[1] < key[1] - 1]:
+                del self._published[old]
+        return job
 
     def reset_stats(self) -> None:
         self.counters.reset()
@@ -415,8 +429,15 @@ class ApiHandler(_Base):
             sim.counters.fault(fault)
             await self._serve_fault(fault)
             return
-        if api_path == "wot/tanks/mastery" and self._args.get("distribution") in official.DISTRIBUTIONS:
-            await self._published(region)
+        if (
+            api_path == "wot/tanks/mastery"
+            and self._args.get("distribution") in official.DISTRIBUTIONS
+            and not await self._published(region)
+        ):
+            # Still being computed (the first request of a simulated day on a cold world): the
+            # real API's transient error, before the client's timeout; a retry finds it ready.
+            self.send(error_body(504, "SOURCE_NOT_AVAILABLE"))
+            return
         try:
             # Answers are built on the simulator's one worker thread, so the event loop keeps
             # accepting (and time-stamping) requests while a veteran's megabyte is generated.
@@ -430,17 +451,22 @@ class ApiHandler(_Base):
 
     post = get
 
-    async def _published(self, region: str) -> None:
-        """The day's published distributions computed on the truth's thread and world (thousands of
-        accounts), so that the answer built on the API's worker reads them from the cache."""
+    async def _published(self, region: str) -> bool:
+        """The day's published distributions, computed on the truth's thread and world (thousands of
+        accounts) so that the answer built on the API's worker reads them from the cache; False
+        when they are not ready within PUBLISHED_WAIT seconds (they go on being computed)."""
         if region not in REGION_RANGES:
-            return  # the answer says what is wrong
+            return True  # the answer says what is wrong
         try:
             now = float(self._args.get("_sim_now") or self.sim.clock.now())
         except ValueError:
-            return
-        world, worker = self.sim.truth()
-        await asyncio.get_running_loop().run_in_executor(worker, official.distributions, world, region, now)
+            return True
+        job = self.sim.published(region, now)
+        try:
+            await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(job)), PUBLISHED_WAIT)
+        except TimeoutError:
+            return False
+        return True
 
     def _servers_games(self) -> list[str] | None:
         """The games a wgn/servers/info call asks for (default: all); None when one is invalid."""
@@ -720,6 +746,10 @@ class DisbandHandler(_Base):
             raise tornado.web.HTTPError(400, 'send {"region", "clan_id"} or {"reset": true}')
         self.send(self.describe())
 
+
+# Seconds a wot/tanks/mastery request waits for its day's distributions (below the service's
+# background timeout, 15 s) before it answers SOURCE_NOT_AVAILABLE.
+PUBLISHED_WAIT = 8.0
 
 LISTS = {
     "accounts": existing_accounts,

@@ -110,6 +110,12 @@ def main(argv: list[str] | None = None) -> None:
         help="print the CPU ms per never-seen account (account/info of N non-veterans and N/4 "
         "veterans, veterans' full tanks/stats), exit",
     )
+    parser.add_argument(
+        "--warm-published",
+        action="store_true",
+        help="compute today's published distributions (wot/tanks/mastery) of every realm at start, on "
+        "the truth's thread (the demo asks for them at the end of its seeding)",
+    )
     args = parser.parse_args(argv)
     if args.rps < 0:
         parser.error("--rps must be >= 0")
@@ -189,6 +195,9 @@ def main(argv: list[str] | None = None) -> None:
             )
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
+        if args.warm_published:
+            for region in REGIONS:
+                app.sim.published(region, app.sim.clock.now())
         for signame in ("SIGINT", "SIGTERM"):
             try:
                 loop.add_signal_handler(getattr(signal, signame), stop.set)

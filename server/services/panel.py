@@ -84,8 +84,10 @@ class PanelService:
         ranges: dict[str, tuple[int, int]] | None = None,
         probes_per_run: int = PROBES_PER_RUN,
         regions: tuple[str, ...] = REGIONS,
+        track_seconds: float = TRACK_SECONDS,
     ) -> None:
         self.store = store
+        self.track_seconds = track_seconds  # how long each refresh renews the frame's tracking
         self.upstream = upstream
         self.size = size
         self.clock = clock
@@ -154,7 +156,7 @@ class PanelService:
         for start in range(0, len(frame), 1000):
             with job_deadline():
                 await self.store.tracked.track_panel(
-                    region, frame[start : start + 1000], now + TRACK_SECONDS, now, probed
+                    region, frame[start : start + 1000], now + self.track_seconds, now, probed
                 )
         played_day = members_of(books, now, 1) + sum(1 for t in probed.values() if t >= now - DAY_SECONDS)
         doc.update(
