@@ -189,7 +189,8 @@ from __future__ import annotations
 import asyncio
 import datetime
 import logging
-from concurrent.futures import Future, ThreadPoolExecutor
+import multiprocessing
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -262,37 +263,48 @@ class SimState:
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="upstream-sim")
         self._release: asyncio.Event | None = None
         self._stall_release: asyncio.Event | None = None
-        self._truth: tuple[World, ThreadPoolExecutor] | None = None
+        self._truth: ProcessPoolExecutor | None = None
         self._published: dict[tuple[str, int], Future] = {}
 
-    def truth(self) -> tuple[World, ThreadPoolExecutor]:
-        """A world of the same data and its own thread for /_sim/population and the published
-        distributions (official.py): summing thousands of accounts never holds the API's worker
-        (nor its profile cache), and both figures share the sample's profiles."""
+    def truth(self) -> ProcessPoolExecutor:
+        """A process of its own, with a world of the same data, for /_sim/population and the
+        published distributions (truth.py): summing thousands of accounts never holds the API's
+        worker nor its interpreter lock, and both figures share the sample's profiles there."""
         if self._truth is None:
             world = self.world
-            self._truth = (
-                World(
-                    vehicles=world.vehicles_source if world.vehicles_source != "generated" else "",
-                    expected_values=world.expected_source if world.expected_source != "generated" else None,
-                    battle_seconds=world.battle_seconds,
-                    profile_cache=truth.TRUTH_PROFILE_CACHE,
+            self._truth = ProcessPoolExecutor(
+                max_workers=1,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=truth.start_process,
+                initargs=(
+                    world.vehicles_source if world.vehicles_source != "generated" else "",
+                    world.expected_source if world.expected_source != "generated" else None,
+                    world.battle_seconds,
                 ),
-                ThreadPoolExecutor(max_workers=1, thread_name_prefix="upstream-sim-truth"),
             )
         return self._truth
 
     def published(self, region: str, now: float) -> Future:
-        """The published distributions of the simulated day of `now` (official.py), computed once on
-        the truth's thread and world: the same future for every request until it is done."""
-        world, worker = self.truth()
+        """The published distributions of the simulated day of `now` (official.py), computed once in
+        the truth's process and kept where the API's worker reads them (official.distributions):
+        the same future for every request until it is done."""
         key = (region, int(now // DAY))
         job = self._published.get(key)
         if job is None:
-            job = self._published[key] = worker.submit(official.distributions, world, region, now)
+            job = self._published[key] = self.truth().submit(truth.distributions_job, region, now)
+            data_key = self.world.data_key
+            job.add_done_callback(
+                lambda done: done.exception() or official.remember(data_key, region, now, done.result())
+            )
             for old in [k for k in self._published if k[1] < key[1] - 1]:
                 del self._published[old]
         return job
+
+    def close(self) -> None:
+        """Stop the truth's process (what it is computing is dropped)."""
+        if self._truth is not None:
+            self._truth.shutdown(wait=False, cancel_futures=True)
+            self._truth = None
 
     def reset_stats(self) -> None:
         self.counters.reset()
@@ -794,8 +806,7 @@ class PopulationHandler(_Base):
         if not 1 <= days <= 90:
             raise tornado.web.HTTPError(400, "days must be 1-90")
         loop = asyncio.get_running_loop()
-        world, worker = self.sim.truth()
-        self.send(await loop.run_in_executor(worker, truth.population, world, region, days, end))
+        self.send(await loop.run_in_executor(self.sim.truth(), truth.population_job, region, days, end))
 
 
 class IndexHandler(_Base):

@@ -204,6 +204,7 @@ def main(argv: list[str] | None = None) -> None:
             except (NotImplementedError, AttributeError, RuntimeError):
                 pass
         await stop.wait()
+        app.sim.close()
         app.sim.release_hangs()
         server.stop()
         await server.close_all_connections()

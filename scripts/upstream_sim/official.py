@@ -34,11 +34,16 @@ B, DAMAGE, STUN, XP = (BLOCK_FIELDS.index(name) for name in ("battles", "damage_
 
 def distributions(world: World, region: str, now: float) -> tuple[dict[str, dict[int, list[float]]], int]:
     """({"damage"|"xp": {tank_id: the sorted players' averages}}, updated_at) as of the simulated
-    day of `now` (computed once a day and world's data: api.py computes it on the truth's thread
-    before the request's answer reads it)."""
+    day of `now` (computed once a day and world's data: api.py computes it in the truth's process
+    before the request's answer reads it, then remember() keeps it here)."""
     day = int(now // DAY)
     found = truth.cached(("mastery", world.data_key, region, day), lambda: _compute(world, region, day * DAY))
     return found, day * DAY
+
+
+def remember(data_key: tuple, region: str, now: float, found: dict[str, dict[int, list[float]]]) -> None:
+    """Keep distributions computed elsewhere (the truth's process) for a world of `data_key`."""
+    truth.cached(("mastery", data_key, region, int(now // DAY)), lambda: found)
 
 
 def _delta(row: tuple, old: tuple | None, column: int) -> int:

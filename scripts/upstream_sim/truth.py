@@ -139,3 +139,33 @@ def population(world: World, region: str, days: int, end: float, players: int = 
         }
 
     return cached(("population", world.data_key, region, int(days), int(end), players), compute)
+
+
+_world: World | None = None  # the truth process's own world (start_process)
+
+
+def start_process(vehicles: str, expected_values: str | None, battle_seconds: float | None) -> None:
+    """The truth process's world: the API's data, a profile cache for the whole sample."""
+    global _world
+    from .world import World
+
+    _world = World(
+        vehicles=vehicles,
+        expected_values=expected_values,
+        battle_seconds=battle_seconds,
+        profile_cache=TRUTH_PROFILE_CACHE,
+    )
+
+
+def population_job(region: str, days: int, end: float) -> dict:
+    """population() in the truth process."""
+    assert _world is not None
+    return population(_world, region, days, end)
+
+
+def distributions_job(region: str, now: float) -> dict:
+    """The published distributions of the day of `now` (official.py), in the truth process."""
+    from . import official
+
+    assert _world is not None
+    return official.distributions(_world, region, now)[0]
