@@ -111,6 +111,11 @@ def main(argv: list[str] | None = None) -> None:
         "veterans, veterans' full tanks/stats), exit",
     )
     parser.add_argument(
+        "--bench-truth",
+        action="store_true",
+        help="print the CPU seconds of one realm-day's published distributions and /_sim/population, exit",
+    )
+    parser.add_argument(
         "--warm-published",
         action="store_true",
         help="compute today's published distributions (wot/tanks/mastery) of every realm at start, on "
@@ -134,6 +139,12 @@ def main(argv: list[str] | None = None) -> None:
         from .bench import main as bench_main
 
         bench_main(max(4, args.bench_generation), vehicles=args.vehicles)
+        return
+
+    if args.bench_truth:
+        from .bench import main_truth
+
+        main_truth(vehicles=args.vehicles)
         return
 
     if args.list:

@@ -12,6 +12,7 @@ figure over another window, reuses each account's career (its blocks of battles,
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from typing import TYPE_CHECKING
 
@@ -145,9 +146,16 @@ _world: World | None = None  # the truth process's own world (start_process)
 
 
 def start_process(vehicles: str, expected_values: str | None, battle_seconds: float | None) -> None:
-    """The truth process's world: the API's data, a profile cache for the whole sample."""
+    """The truth process's world: the API's data, a profile cache for the whole sample. The process
+    ends with the simulator's, even killed mid-computation (Linux: the parent-death signal)."""
     global _world
+    import ctypes
+    import signal
+
     from .world import World
+
+    with contextlib.suppress(Exception):  # PR_SET_PDEATHSIG = 1
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)
 
     _world = World(
         vehicles=vehicles,

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from server.contract.config import TRACK_DAYS
 from server.services.population import PopulationService, newest_complete_day
+from store.client import job_deadline
 from store.constants import REGIONS
 
 if TYPE_CHECKING:  # types only
@@ -87,7 +88,8 @@ async def seed_player_history(
     first_day = (dt.datetime.fromtimestamp(now, dt.UTC).date() - dt.timedelta(days=days - 1)).isoformat()
     clock = ManualClock(day_start(first_day))
     for region, ids in accounts.items():
-        await store.tracked.track_many(region, [(a, None) for a in ids], now + track_days * 86400, clock())
+        with job_deadline():  # a job's step, not a request's (a loaded 2-core machine is slow)
+            await store.tracked.track_many(region, [(a, None) for a in ids], now + track_days * 86400, clock())
     # One claimant takes every due slice at once: a few hundred accounts cost one account/info per
     # region and day, plus tanks/stats for those who played.
     tracker = Tracker(
@@ -110,7 +112,8 @@ async def seed_player_history(
         clock.set(now if back == 0 else day_start(day) + 86399)
         if later and back == later_days - 1:
             for region, ids in later.items():
-                await store.tracked.track_many(region, [(a, None) for a in ids], now + track_days * 86400, clock())
+                with job_deadline():
+                    await store.tracked.track_many(region, [(a, None) for a in ids], now + track_days * 86400, clock())
         if back in panel_visits:
             # The first draws, the next renew the frame's tracking (and top it up): through this
             # day's pass only between visits, as long as the service's own would after the last.
@@ -282,7 +285,8 @@ async def seed_demo(
     )
     summary["profiles"] = await seed_current_profiles(services.players, accounts)
     for region, ids in clans.items():
-        await store.clans.add_seeds(region, ids)
+        with job_deadline():
+            await store.clans.add_seeds(region, ids)
     await services.clans.refresh(int(now // 3600))
     await services.clans.build_digests(int(now // 3600))
     # The tank statistics from the seeded days at once (the hourly job would wait for its next slot).
