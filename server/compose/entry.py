@@ -53,19 +53,25 @@ async def seed_if_empty(config: Config, store: Store, services: Services) -> Non
     if not config.upstream_base_url:
         log.warning("--seed-demo needs the simulator (--upstream-base-url); not seeding")
         return
-    if not await store.leases.acquire("demo_seed", services.jobs.owner, 900):
-        return  # another process is seeding
-    if await store.players.snapshots.find_one({}, {"_id": 1}) is not None:
-        log.info("database already holds data; not seeding")
-        return
-    log.info("empty database: seeding demo data (a few minutes)")
+    # Before the first await, so before the jobs' first run: the seeding draws the panel itself.
+    if services.panel is not None:
+        services.panel.paused = True
     try:
+        if not await store.leases.acquire("demo_seed", services.jobs.owner, 900):
+            return  # another process is seeding
+        if await store.players.snapshots.find_one({}, {"_id": 1}) is not None:
+            log.info("database already holds data; not seeding")
+            return
+        log.info("empty database: seeding demo data (a few minutes)")
         summary = await seed_demo(
             store, services, SimulatorLists(config.upstream_base_url), panel_size=config.panel_size
         )
         log.info("demo data seeded in %ss: %s", summary["seconds"], summary)
     except Exception:
         log.exception("seeding failed")
+    finally:
+        if services.panel is not None:
+            services.panel.paused = False
 
 
 def tune_garbage_collector() -> None:

@@ -88,6 +88,9 @@ class PanelService:
     ) -> None:
         self.store = store
         self.track_seconds = track_seconds  # how long each refresh renews the frame's tracking
+        # Set while the demo seeds (server/compose/entry.py): the seeding draws the panel days back on
+        # its travelling clock; a draw now would be visited by every one of its passes.
+        self.paused = False
         self.upstream = upstream
         self.size = size
         self.clock = clock
@@ -102,6 +105,8 @@ class PanelService:
         """The job: each region's panel refreshed once per UTC day (probing until it holds the target)."""
         if self.size <= 0:
             return "no panel (--panel-size 0)"
+        if self.paused:
+            return "paused while the demo is seeded"
         done = []
         for region in self.regions:
             doc = await self.store.panels.get(region)
