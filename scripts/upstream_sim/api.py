@@ -280,6 +280,7 @@ class SimState:
                     world.vehicles_source if world.vehicles_source != "generated" else "",
                     world.expected_source if world.expected_source != "generated" else None,
                     world.battle_seconds,
+                    world.published_players,
                 ),
             )
         return self._truth
@@ -301,8 +302,11 @@ class SimState:
         return job
 
     def close(self) -> None:
-        """Stop the truth's process (what it is computing is dropped)."""
+        """Stop the truth's process, killed: what it is computing is dropped (shutdown alone waits
+        for it, and a cold day's figures take a while)."""
         if self._truth is not None:
+            for process in list(getattr(self._truth, "_processes", {}).values()):
+                process.kill()
             self._truth.shutdown(wait=False, cancel_futures=True)
             self._truth = None
 
@@ -893,6 +897,7 @@ def make_app(
     throttle_burst_factor: float = DEFAULT_BURST_FACTOR,
     throttle_stall_seconds: float = DEFAULT_STALL_SECONDS,
     battle_seconds: float | None = None,
+    published_players: int | None = None,
     **settings: Any,
 ) -> tornado.web.Application:
     """Build the simulator application; ``app.sim`` is its state (world, clock, faults, limiter, counters).
@@ -930,6 +935,8 @@ def make_app(
         expected_values=expected_values,
         battle_seconds=battle_seconds,
     )
+    if published_players:
+        world.published_players = published_players
     sim = SimState(
         world,
         SimClock(clock_offset, now),

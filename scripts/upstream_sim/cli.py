@@ -116,6 +116,13 @@ def main(argv: list[str] | None = None) -> None:
         help="print the CPU seconds of one realm-day's published distributions and /_sim/population, exit",
     )
     parser.add_argument(
+        "--published-players",
+        type=int,
+        default=5000,
+        metavar="N",
+        help="players of the 14 days behind the published distributions, wot/tanks/mastery (default 5000)",
+    )
+    parser.add_argument(
         "--warm-published",
         action="store_true",
         help="compute today's published distributions (wot/tanks/mastery) of every realm at start, on "
@@ -181,6 +188,7 @@ def main(argv: list[str] | None = None) -> None:
             throttle_burst_factor=args.throttle_burst_factor,
             throttle_stall_seconds=args.throttle_stall_seconds,
             battle_seconds=args.battle_seconds,
+            published_players=args.published_players,
         )
         server = app.listen(args.port, address=args.host)
         world = app.sim.world

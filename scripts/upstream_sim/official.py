@@ -5,8 +5,8 @@ Both follow the world: a tank's damage distribution is that of its players' aver
 damage over the last 14 days (damage plus the largest of the account's spotting and tracking
 assistance per battle over the same days and the tank's stun assistance), its xp distribution that
 of their average base XP per battle over the last 7 days, each over the players with MIN_BATTLES on
-the tank among the realm's uniform sample of accounts (truth.py) drawn until TRUTH_PLAYERS played in
-the 14 days, recomputed once a simulated day (the answer's `updated_at` is that day's start); an
+the tank among the realm's uniform sample of accounts (truth.py) drawn until 5,000 played in the 14
+days (World.published_players), recomputed once a simulated day (the answer's `updated_at` is that day's start); an
 account's WTR follows its skill and grows towards it with its battles, null below 50 battles.
 """
 
@@ -54,7 +54,8 @@ def _compute(world: World, region: str, at: float) -> dict[str, dict[int, list[f
     values: dict[str, dict[int, list[float]]] = {name: {} for name in DISTRIBUTIONS}
     damage, xp = values["damage"], values["xp"]
     xp_start = at - WINDOW_DAYS["xp"] * DAY
-    for account_id, _, rows in truth.active_sample(world, region, at - WINDOW_DAYS["damage"] * DAY, at):
+    start = at - WINDOW_DAYS["damage"] * DAY
+    for account_id, _, rows in truth.active_sample(world, region, start, at, world.published_players):
         if not rows:
             continue
         # The account's spotting and tracking assistance per battle over the window: its tanks'

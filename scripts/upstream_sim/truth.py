@@ -145,7 +145,9 @@ def population(world: World, region: str, days: int, end: float, players: int = 
 _world: World | None = None  # the truth process's own world (start_process)
 
 
-def start_process(vehicles: str, expected_values: str | None, battle_seconds: float | None) -> None:
+def start_process(
+    vehicles: str, expected_values: str | None, battle_seconds: float | None, published_players: int
+) -> None:
     """The truth process's world: the API's data, a profile cache for the whole sample. The process
     ends with the simulator's, even killed mid-computation (Linux: the parent-death signal)."""
     global _world
@@ -163,6 +165,7 @@ def start_process(vehicles: str, expected_values: str | None, battle_seconds: fl
         battle_seconds=battle_seconds,
         profile_cache=TRUTH_PROFILE_CACHE,
     )
+    _world.published_players = published_players
 
 
 def population_job(region: str, days: int, end: float) -> dict:

@@ -127,12 +127,14 @@ class World:
         self._profiles: OrderedDict[tuple[str, int], Profile] = OrderedDict()
         self._profile_cache = profile_cache
         self.disbanded: dict[str, dict[int, int]] = {}
+        # Players of the 14 days behind the published distributions (official.py; tests ask fewer).
+        self.published_players = 5_000
 
     @property
     def data_key(self) -> tuple:
         """What the accounts' data follows from: two worlds with the same key generate the same
         accounts (a figure computed on one is the other's)."""
-        return (self.vehicles_source, self.expected_source, self.battle_seconds)
+        return (self.vehicles_source, self.expected_source, self.battle_seconds, self.published_players)
 
     def popularity(self, tank_id: int) -> float:
         """How often a tank is chosen for a garage against others of its tier: log-normal across
