@@ -94,6 +94,13 @@ def main(argv: list[str] | None = None) -> int:
         f"panel_size {head.get('panel_size')}, through {head['through']}, {len(rows)} tanks"
     )
     print(f"  {head['population']}")
+    rated: dict[int, int] = {}
+    for row in rows:
+        if row["win_rate"] is not None:
+            rated[row.get("tier") or 0] = rated.get(row.get("tier") or 0, 0) + 1
+    print(
+        "tanks with figures (the minimum sample) by tier: " + ", ".join(f"{t}: {n}" for t, n in sorted(rated.items()))
+    )
     print(f"truth: {truth['players']} players of {truth['ids_drawn']} ids drawn, {len(truth['tanks'])} tanks")
     print(
         f"tanks with >= {MIN_BATTLES} battles in the panel: {compared['tanks']}; median |win rate - truth| "
