@@ -28,9 +28,10 @@ if [ -z "${STATSAPI_UPSTREAM_BASE_URL:-}" ]; then
   trap 'kill $SIM_PID 2>/dev/null || true' EXIT
   export STATSAPI_UPSTREAM_BASE_URL="http://127.0.0.1:$SIM_PORT"
   # The demo's random panel: 600 active players a realm (production: 20,000), visited weekly over
-  # the 15 days before today (about 3 requests a member): enough for tier X and each tier's most
-  # played tanks to pass the 20-player minimum sample, within the 5 minutes of seeding
-  # (docs/data.md, "The demo's data"). STATSAPI_PANEL_SIZE=0 seeds none.
+  # the 15 days before today (about 3 requests a member): enough for tier X and the most played
+  # tanks of tiers VI-IX to pass the 20-player minimum sample over 30 days; each member's first
+  # visit writes its garage, the larger part of the seeding's database work (docs/data.md, "The
+  # demo's data"). STATSAPI_PANEL_SIZE=0 seeds none.
   export STATSAPI_PANEL_SIZE="${STATSAPI_PANEL_SIZE:-600}"
 fi
 "$ROOT/.venv/bin/python" -m server --port "$PORT" --seed-demo "$@"
