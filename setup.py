@@ -31,6 +31,9 @@ setup(
         "mcp>=2.3,<3",
         # The cards' PNGs (server/serving/cards/png.py): text with FreeType, zlib-compressed, no browser.
         "pillow>=10.1",
+        # The upstream simulator's account generation, vectorised (scripts/upstream_sim/profile.py);
+        # already installed with SecantusDB (through shapely), declared since we import it.
+        "numpy>=1.24",
     ],
     extras_require={
         "test": [

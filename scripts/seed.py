@@ -27,9 +27,12 @@ def parse_args(argv=None):
     )
     parser.add_argument("--players-per-region", type=int, default=100)
     parser.add_argument("--clans-per-region", type=int, default=4)
-    parser.add_argument("--history-days", type=int, default=120)
+    parser.add_argument("--history-days", type=int, default=91)
     parser.add_argument(
-        "--population-per-region", type=int, default=200, help="accounts tracked for the tank statistics only"
+        "--population-per-region",
+        type=int,
+        default=None,
+        help="accounts tracked for the tank statistics only (default: 200 without a panel, none with one)",
     )
     parser.add_argument("--population-days", type=int, default=21)
     parser.add_argument("--online-days", type=int, default=30)

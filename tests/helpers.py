@@ -74,6 +74,8 @@ def simulator(rps: float, throttle: str | None = None):
     `throttle` overrides the realms' rates (default EU 6, NA 8, ASIA 8). Yields its base URL."""
     port = free_port()
     cmd = [sys.executable, "-m", "scripts.upstream_sim", "--port", str(port), "--rps", str(rps), "--strict"]
+    # The published distributions over 500 players, not 5,000: a test asks them of a cold simulator.
+    cmd += ["--published-players", "500"]
     if throttle:
         cmd += ["--throttle", throttle]
     if EXPECTED_VALUES_FILE.exists():

@@ -12,6 +12,7 @@ import pytest
 import ujson
 from tornado.httpclient import AsyncHTTPClient
 
+from scripts.check_demo_panel import against_truth
 from scripts.upstream_sim import truth
 from server.compose.demo import TimeTravelUpstream
 from server.domain.days import ManualClock, day_start, utc_day
@@ -101,6 +102,9 @@ async def test_the_panels_figures_match_the_worlds_and_stay_out_of_the_tracked_o
     # ~240 accounts and ~5,600 battles give about 0.4 points of win rate and 3 % of damage).
     rated = {t for t, row in ours.items() if row["win_rate"] is not None and str(t) in theirs}
     assert len(rated) >= 5
+    # scripts/check_demo_panel.py reads these answers the same way (the demo's figures against the truth).
+    compared = against_truth(list(ours.values()), theirs, min_battles=0)
+    assert compared["tanks"] == len(rated) and compared["win_rate_points"] is not None
     accounts: dict[int, list[int]] = {}
     for day in days[1:]:
         for (account_id, payload, _), _only in await store.population.changes.of_day_marked("eu", day):

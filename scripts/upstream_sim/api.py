@@ -18,7 +18,8 @@ API methods (answers use the real envelope: ``{"status": "ok", "meta": {"count":
     wot/tanks/mastery         distribution (damage | xp), percentile (1-100, <= 10, comma separated),
                               tank_id (<= 100; none: every tank the distribution covers), fields:
                               {"distribution": {"<tank_id>": {"<percentile>": value} | null},
-                               "updated_at"} (official.py: the world's players, once a simulated day)
+                               "updated_at"} (official.py: the world's players, once a simulated day;
+                              SOURCE_NOT_AVAILABLE while a day's are computed past PUBLISHED_WAIT)
     wot/account/wtr           account_id (<= 100), fields: {"<account_id>": {"account_id", "rating"} | null}
                               (null below 50 battles)
     wot/account/tanks         account_id (<= 100), tank_id (<= 100), fields: {"<account_id>":
@@ -152,7 +153,7 @@ Other endpoints::
                               of ids over the whole range, until 5,000 played): {"region", "days",
                               "from", "to", "ids_drawn", "players", "tanks": {"<tank_id>":
                               {"players", "battles", "wins", "damage_dealt"}}}; computed on a
-                              thread and a world of its own (about 20 s the first time), then kept
+                              thread and a world of its own (a few seconds the first time), then kept
     GET  /_sim/veterans?region=eu&n=10            veteran account ids (veteran_accounts())
     GET  /_sim/clans?region=eu&n=10               active clan ids (existing_clans())
     GET  /_sim/clans/disbanded?region=eu&n=10     disbanded clan ids (disbanded_clans())
@@ -188,14 +189,15 @@ from __future__ import annotations
 import asyncio
 import datetime
 import logging
-from concurrent.futures import ThreadPoolExecutor
+import multiprocessing
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import tornado.web
 import ujson
 
-from . import icons, truth
+from . import icons, official, truth
 from .clock import SimClock
 from .expected import ExpectedTables, http_date, not_modified
 from .faults import Faults, config_error_field, error_code
@@ -261,22 +263,52 @@ class SimState:
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="upstream-sim")
         self._release: asyncio.Event | None = None
         self._stall_release: asyncio.Event | None = None
-        self._truth: tuple[World, ThreadPoolExecutor] | None = None
+        self._truth: ProcessPoolExecutor | None = None
+        self._published: dict[tuple[str, int], Future] = {}
 
-    def truth(self) -> tuple[World, ThreadPoolExecutor]:
-        """A world of the same data and its own thread for /_sim/population: summing thousands of
-        accounts never holds the API's worker (nor its profile cache)."""
+    def truth(self) -> ProcessPoolExecutor:
+        """A process of its own, with a world of the same data, for /_sim/population and the
+        published distributions (truth.py): summing thousands of accounts never holds the API's
+        worker nor its interpreter lock, and both figures share the sample's profiles there."""
         if self._truth is None:
             world = self.world
-            self._truth = (
-                World(
-                    vehicles=world.vehicles_source if world.vehicles_source != "generated" else "",
-                    expected_values=world.expected_source if world.expected_source != "generated" else None,
-                    battle_seconds=world.battle_seconds,
+            self._truth = ProcessPoolExecutor(
+                max_workers=1,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=truth.start_process,
+                initargs=(
+                    world.vehicles_source if world.vehicles_source != "generated" else "",
+                    world.expected_source if world.expected_source != "generated" else None,
+                    world.battle_seconds,
+                    world.published_players,
                 ),
-                ThreadPoolExecutor(max_workers=1, thread_name_prefix="upstream-sim-truth"),
             )
         return self._truth
+
+    def published(self, region: str, now: float) -> Future:
+        """The published distributions of the simulated day of `now` (official.py), computed once in
+        the truth's process and kept where the API's worker reads them (official.distributions):
+        the same future for every request until it is done."""
+        key = (region, int(now // DAY))
+        job = self._published.get(key)
+        if job is None:
+            job = self._published[key] = self.truth().submit(truth.distributions_job, region, now)
+            data_key = self.world.data_key
+            job.add_done_callback(
+                lambda done: done.exception() or official.remember(data_key, region, now, done.result())
+            )
+            for old in [k for k in self._published if k[1] < key[1] - 1]:
+                del self._published[old]
+        return job
+
+    def close(self) -> None:
+        """Stop the truth's process, killed: what it is computing is dropped (shutdown alone waits
+        for it, and a cold day's figures take a while)."""
+        if self._truth is not None:
+            for process in list(getattr(self._truth, "_processes", {}).values()):
+                process.kill()
+            self._truth.shutdown(wait=False, cancel_futures=True)
+            self._truth = None
 
     def reset_stats(self) -> None:
         self.counters.reset()
@@ -413,6 +445,15 @@ class ApiHandler(_Base):
             sim.counters.fault(fault)
             await self._serve_fault(fault)
             return
+        if (
+            api_path == "wot/tanks/mastery"
+            and self._args.get("distribution") in official.DISTRIBUTIONS
+            and not await self._published(region)
+        ):
+            # Still being computed (the first request of a simulated day on a cold world): the
+            # real API's transient error, before the client's timeout; a retry finds it ready.
+            self.send(error_body(504, "SOURCE_NOT_AVAILABLE"))
+            return
         try:
             # Answers are built on the simulator's one worker thread, so the event loop keeps
             # accepting (and time-stamping) requests while a veteran's megabyte is generated.
@@ -425,6 +466,23 @@ class ApiHandler(_Base):
             self.send(exc.body(), exc.http_status)
 
     post = get
+
+    async def _published(self, region: str) -> bool:
+        """The day's published distributions, computed on the truth's thread and world (thousands of
+        accounts) so that the answer built on the API's worker reads them from the cache; False
+        when they are not ready within PUBLISHED_WAIT seconds (they go on being computed)."""
+        if region not in REGION_RANGES:
+            return True  # the answer says what is wrong
+        try:
+            now = float(self._args.get("_sim_now") or self.sim.clock.now())
+        except ValueError:
+            return True
+        job = self.sim.published(region, now)
+        try:
+            await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(job)), PUBLISHED_WAIT)
+        except TimeoutError:
+            return False
+        return True
 
     def _servers_games(self) -> list[str] | None:
         """The games a wgn/servers/info call asks for (default: all); None when one is invalid."""
@@ -705,6 +763,10 @@ class DisbandHandler(_Base):
         self.send(self.describe())
 
 
+# Seconds a wot/tanks/mastery request waits for its day's distributions (below the service's
+# background timeout, 15 s) before it answers SOURCE_NOT_AVAILABLE.
+PUBLISHED_WAIT = 8.0
+
 LISTS = {
     "accounts": existing_accounts,
     "veterans": veteran_accounts,
@@ -748,8 +810,7 @@ class PopulationHandler(_Base):
         if not 1 <= days <= 90:
             raise tornado.web.HTTPError(400, "days must be 1-90")
         loop = asyncio.get_running_loop()
-        world, worker = self.sim.truth()
-        self.send(await loop.run_in_executor(worker, truth.population, world, region, days, end))
+        self.send(await loop.run_in_executor(self.sim.truth(), truth.population_job, region, days, end))
 
 
 class IndexHandler(_Base):
@@ -836,6 +897,7 @@ def make_app(
     throttle_burst_factor: float = DEFAULT_BURST_FACTOR,
     throttle_stall_seconds: float = DEFAULT_STALL_SECONDS,
     battle_seconds: float | None = None,
+    published_players: int | None = None,
     **settings: Any,
 ) -> tornado.web.Application:
     """Build the simulator application; ``app.sim`` is its state (world, clock, faults, limiter, counters).
@@ -873,6 +935,8 @@ def make_app(
         expected_values=expected_values,
         battle_seconds=battle_seconds,
     )
+    if published_players:
+        world.published_players = published_players
     sim = SimState(
         world,
         SimClock(clock_offset, now),

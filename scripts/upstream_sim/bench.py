@@ -1,4 +1,5 @@
-"""``python -m scripts.upstream_sim --bench-generation``: CPU cost of building never-seen accounts.
+"""``python -m scripts.upstream_sim --bench-generation``: CPU cost of building never-seen accounts;
+``--bench-truth``: CPU cost of one realm-day of the truth and the published distributions.
 
 Times what the simulator's worker thread does for a cold account: ``wot/account/info`` with the
 service's ``fields`` (in batches of 100 ids, as the clan refresh asks) and the full ``wot/tanks/stats``
@@ -101,3 +102,25 @@ def main(n: int = 200, vehicles: str | None = None) -> None:
         f"cold tanks/stats, veterans (all blocks, no fields, serialised): "
         f"{r['veteran_tanks_stats_ms']:.2f} ms per account"
     )
+
+
+def bench_truth(region: str = "eu", now: float = BENCH_NOW, vehicles: str | None = None) -> dict[str, float]:
+    """CPU seconds of one realm-day's simulator figures on a fresh world (as the truth's process
+    starts): the published distributions (truth.py's sample until 5,000 played in 14 days), then
+    /_sim/population over 30 days (the same sample's profiles, kept), then over 7 days."""
+    from . import official, truth
+
+    world = World(vehicles, profile_cache=truth.TRUTH_PROFILE_CACHE)
+    truth.sample_ids(region, 8000)  # the draw of ids itself, outside the timings
+    out = {"distributions_s": _cpu(lambda: official.distributions(world, region, now))}
+    out["population_30d_s"] = _cpu(lambda: truth.population(world, region, 30, now))
+    out["population_7d_s"] = _cpu(lambda: truth.population(world, region, 7, now))
+    return out
+
+
+def main_truth(vehicles: str | None = None) -> None:
+    r = bench_truth(vehicles=vehicles)
+    print(f"published distributions (5,000 players of 14 days), cold world: {r['distributions_s']:.1f} s CPU")
+    print(f"/_sim/population 30 days after them (same sample): {r['population_30d_s']:.1f} s CPU")
+    print(f"/_sim/population 7 days after both: {r['population_7d_s']:.1f} s CPU")
+    print(f"one realm-day (the three): {sum(r.values()):.1f} s CPU")

@@ -110,6 +110,24 @@ def main(argv: list[str] | None = None) -> None:
         help="print the CPU ms per never-seen account (account/info of N non-veterans and N/4 "
         "veterans, veterans' full tanks/stats), exit",
     )
+    parser.add_argument(
+        "--bench-truth",
+        action="store_true",
+        help="print the CPU seconds of one realm-day's published distributions and /_sim/population, exit",
+    )
+    parser.add_argument(
+        "--published-players",
+        type=int,
+        default=5000,
+        metavar="N",
+        help="players of the 14 days behind the published distributions, wot/tanks/mastery (default 5000)",
+    )
+    parser.add_argument(
+        "--warm-published",
+        action="store_true",
+        help="compute today's published distributions (wot/tanks/mastery) of every realm at start, on "
+        "the truth's thread (the demo asks for them at the end of its seeding)",
+    )
     args = parser.parse_args(argv)
     if args.rps < 0:
         parser.error("--rps must be >= 0")
@@ -128,6 +146,12 @@ def main(argv: list[str] | None = None) -> None:
         from .bench import main as bench_main
 
         bench_main(max(4, args.bench_generation), vehicles=args.vehicles)
+        return
+
+    if args.bench_truth:
+        from .bench import main_truth
+
+        main_truth(vehicles=args.vehicles)
         return
 
     if args.list:
@@ -164,6 +188,7 @@ def main(argv: list[str] | None = None) -> None:
             throttle_burst_factor=args.throttle_burst_factor,
             throttle_stall_seconds=args.throttle_stall_seconds,
             battle_seconds=args.battle_seconds,
+            published_players=args.published_players,
         )
         server = app.listen(args.port, address=args.host)
         world = app.sim.world
@@ -189,12 +214,16 @@ def main(argv: list[str] | None = None) -> None:
             )
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
+        if args.warm_published:
+            for region in REGIONS:
+                app.sim.published(region, app.sim.clock.now())
         for signame in ("SIGINT", "SIGTERM"):
             try:
                 loop.add_signal_handler(getattr(signal, signame), stop.set)
             except (NotImplementedError, AttributeError, RuntimeError):
                 pass
         await stop.wait()
+        app.sim.close()
         app.sim.release_hangs()
         server.stop()
         await server.close_all_connections()

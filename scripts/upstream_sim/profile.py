@@ -9,19 +9,16 @@ block records of tanks/stats are built when tanks/stats is asked for).
 
 from __future__ import annotations
 
-import bisect
 import math
 import random
-import sys
 import threading
 from _random import Random as _CoreRandom
 from array import array
-from collections import Counter
 from hashlib import blake2b, sha512
 from itertools import accumulate, islice
-from operator import add
 from typing import TYPE_CHECKING, NamedTuple
 
+import numpy as np
 import ujson
 
 from .ids import (
@@ -164,11 +161,12 @@ def scaled_block(base: dict, battles: int) -> dict:
 
 # --- fast paths that draw exactly what random.Random would --------------------------------
 _TWOPI = random.TWOPI
-_BIG_ENDIAN = sys.byteorder == "big"
-_WEEK_STEP = 0xD1B54A32D192ED03
-_PACKED_MIN = 16  # weeks from which the packed (all weeks at once) week sums pay off
+_WEEK_STEP = np.uint64(0xD1B54A32D192ED03)
+_PACKED_MIN = 16  # weeks from which the vectorised (all weeks at once) week sums pay off
 _local = threading.local()
 _tuple_new = tuple.__new__
+_SHIFTS = np.arange(0, 63, 9, dtype=np.uint64)  # the 7 days' 9-bit fields of a week's hash
+_RES53 = 1.0 / 9007199254740992.0
 
 
 def _generators() -> tuple[_CoreRandom, _CoreRandom]:
@@ -184,38 +182,28 @@ def _seed_like_random_str(gen: _CoreRandom, text: bytes) -> None:
     _CoreRandom.seed(gen, int.from_bytes(text + sha512(text).digest(), "big"))
 
 
-def _lanes(packed: int, n: int) -> array:
-    """The n 64-bit lanes (128 bits apart) of a packed integer."""
-    arr = array("Q")
-    arr.frombytes(packed.to_bytes(16 * n, "little"))
-    if _BIG_ENDIAN:
-        arr.byteswap()
-    return arr[::2]
+def _randoms(gen: random.Random, n: int) -> np.ndarray:
+    """The next n ``gen.random()`` values at once, leaving ``gen`` where n calls would: random() is
+    two 32-bit outputs (53 bits: the first's top 27, the second's top 26) and getrandbits(64 n)
+    takes exactly those 2 n outputs, least significant word first."""
+    if n <= 0:
+        return np.zeros(0)
+    words = np.frombuffer(gen.getrandbits(64 * n).to_bytes(8 * n, "little"), dtype="<u4")
+    return ((words[0::2] >> 5).astype(np.float64) * 67108864.0 + (words[1::2] >> 6)) * _RES53
 
 
-def _week_sums(seed: int, table: list[int], start: int, n: int) -> list[int]:
+def _week_sums(seed: int, table: np.ndarray, start: int, n: int) -> list[int]:
     """Battles in each of the weeks start..start+n-1, exactly as ``sum(Profile._week(w))`` without the
-    week-0, quit and break rules: splitmix64 of every week at once on 64-bit lanes packed 128 bits apart into one
-    integer (a lane's products never reach the next lane; masks drop what shifts bring in)."""
-    ones = int.from_bytes((b"\x01" + bytes(15)) * n, "little")
-    mask = ones * _M64
-    weeks = array("Q", bytes(16 * n))
-    weeks[::2] = array("Q", range(start, start + n))
-    if _BIG_ENDIAN:
-        weeks.byteswap()
-    x = (int.from_bytes(weeks.tobytes(), "little") * _WEEK_STEP + seed * ones) & mask
-    x = (x + 0x9E3779B97F4A7C15 * ones) & mask
-    x = (((x ^ (x >> 30)) & mask) * 0xBF58476D1CE4E5B9) & mask
-    x = (((x ^ (x >> 27)) & mask) * 0x94D049BB133111EB) & mask
-    h = (x ^ (x >> 31)) & mask
-    which = ((h >> 63) & ones) << 9  # table[0] or table[1] of the two day tables, concatenated
-    low9 = ones * 511
-    lookup = table.__getitem__
-    sums: list[int] = []
-    for k in range(7):
-        days = map(lookup, _lanes(((h >> (9 * k)) & low9) | which, n))
-        sums = list(map(add, sums, days)) if k else list(days)
-    return sums
+    week-0, quit and break rules: splitmix64 of every week at once on uint64 arrays (numpy's
+    products wrap modulo 2**64 as the masked integers do)."""
+    x = np.arange(start, start + n, dtype=np.uint64) * _WEEK_STEP + np.uint64(seed)
+    x += np.uint64(0x9E3779B97F4A7C15)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    h = x ^ (x >> np.uint64(31))
+    which = (h >> np.uint64(63)) << np.uint64(9)  # table[0] or table[1] of the two day tables, concatenated
+    days = ((h[:, None] >> _SHIFTS) & np.uint64(511)) | which[:, None]
+    return table[days.astype(np.intp)].sum(axis=1).tolist()
 
 
 class TankRates(NamedTuple):
@@ -284,7 +272,8 @@ class Profile:
             self._day_table(p, lam, first, cap),
             self._day_table(min(1.0, p * low), lam * 0.7, first, cap),
         )
-        self.week_table = self.tables[0] + self.tables[1]  # indexed by (h >> 63) << 9 | 9 bits
+        # Indexed by (h >> 63) << 9 | 9 bits (the vectorised week sums).
+        self.week_table = np.array(self.tables[0] + self.tables[1], dtype=np.int16)
         self.seed_days = _seed("days", region, account_id)
         self.seed_breaks = None if self.grinder else _seed("breaks", region, account_id)
         self.seed_offsets = _seed("offsets", region, account_id)
@@ -308,10 +297,10 @@ class Profile:
                 continue
             k = min(len(pool), rng.randint(2, 5) if tier < 8 else rng.randint(2, 7))
             # k of the tier's tanks, weighted by popularity, without replacement (Efraimidis-Spirakis:
-            # the k largest random() ** (1 / weight)).
-            keyed = sorted(pool, key=lambda t: rng.random() ** (1.0 / world.popularity(t)), reverse=True)
-            for tank_id in keyed[:k]:
-                garage.append(tank_id)
+            # the k largest random() ** (1 / weight); a stable sort: ties keep the pool's order).
+            keys = list(map(pow, _randoms(rng, len(pool)).tolist(), world.popularity_exponents(tier)))
+            for n in sorted(range(len(pool)), key=keys.__getitem__, reverse=True)[:k]:
+                garage.append(pool[n])
                 prefs.append(rng.uniform(0.25, 1.0) ** 2)
         self.garage = garage[:255]
         self.prefs = prefs[:255]
@@ -319,8 +308,9 @@ class Profile:
         if self.veteran:
             self._veteran_garage()
         self.tiers = [world.vehicles[t]["tier"] for t in self.garage]
-        self._candidates: dict[int, tuple[list[int], list[float]]] = {}
-        self.blocks = array("H")
+        self._candidates: dict[int, tuple[np.ndarray, np.ndarray, float]] = {}
+        self._thresholds = np.array(self.tier_thresholds)
+        self.blocks = np.zeros(0, dtype=np.uint16)  # garage index of each block of BLOCK battles
         self.block_rng = random.Random(f"blocks:{region}:{account_id}")
         # A tank's rates are drawn on first use (own generator per tank: order does not matter).
         self.rates: list[TankRates | None] = [None] * len(self.garage)
@@ -358,8 +348,7 @@ class Profile:
         # Battles by mid-2024 decide the unlock spacing, so every tank is played by then.
         ref = self._battles_through(JOIN_MAX // DAY - self.day0)
         self.unlock_step = max(BLOCK, min(80, int(0.8 * ref / size))) if size else BLOCK
-        self.unlocked = 0
-        self.vcum: list[float] = []
+        self.vcum: np.ndarray | None = None  # cumulative preferences in unlock order
 
     # --- battles per day -------------------------------------------------------------
     @staticmethod
@@ -367,28 +356,28 @@ class Profile:
         """Battles on a day from 9 random bits: 4 decide whether, 5 how many (first + an
         exponential of mean lam, at most cap)."""
         plays = [((low + 0.5) / 16.0 < p) for low in range(16)]
-        table = []
-        for high in range(32):
-            u = (high + 0.5) / 32.0
-            n = min(cap, first + int(-lam * math.log(1 - u)))
-            table.extend([n if play else 0 for play in plays])
-        return table
+        log = math.log
+        counts = [min(cap, first + int(-lam * log(1 - (high + 0.5) / 32.0))) for high in range(32)]
+        return [n if play else 0 for n in counts for play in plays]
+
+    def _season_break(self, s: int) -> tuple[int, int] | None:
+        """The weeks [start, end) of the break season s starts, or None: in each BREAK_SEASON weeks an
+        account starts one with BREAK_CHANCE, at a stable week of the season, lasting BREAK_WEEKS
+        (it may run into the next)."""
+        if self.seed_breaks is None or s < 0:
+            return None
+        h = _mix((self.seed_breaks + s * 0x9E3779B97F4A7C15) & _M64)
+        if (h & 0xFFFF) >= BREAK_CHANCE * 0x10000:
+            return None
+        start = s * BREAK_SEASON + (h >> 16) % BREAK_SEASON
+        return start, start + BREAK_WEEKS[0] + (h >> 32) % (BREAK_WEEKS[1] - BREAK_WEEKS[0])
 
     def _in_break(self, w: int) -> bool:
-        """Week w falls in a break: in each BREAK_SEASON weeks an account starts one with
-        BREAK_CHANCE, at a stable week of the season, lasting BREAK_WEEKS (it may run into the next)."""
-        if self.seed_breaks is None:
-            return False
+        """Week w falls in a break (of its season's or the season before's)."""
         season = w // BREAK_SEASON
         for s in (season, season - 1):
-            if s < 0:
-                continue
-            h = _mix((self.seed_breaks + s * 0x9E3779B97F4A7C15) & _M64)
-            if (h & 0xFFFF) >= BREAK_CHANCE * 0x10000:
-                continue
-            start = s * BREAK_SEASON + (h >> 16) % BREAK_SEASON
-            length = BREAK_WEEKS[0] + (h >> 32) % (BREAK_WEEKS[1] - BREAK_WEEKS[0])
-            if start <= w < start + length:
+            found = self._season_break(s)
+            if found is not None and found[0] <= w < found[1]:
                 return True
         return False
 
@@ -403,7 +392,7 @@ class Profile:
         return days
 
     def _ensure_weeks(self, w: int) -> None:
-        """wcum through week w (battles in weeks before w): many weeks at once on packed lanes."""
+        """wcum through week w (battles in weeks before w): many weeks at once, vectorised."""
         wcum = self.wcum
         start = len(wcum) - 1
         if start >= w:
@@ -413,9 +402,13 @@ class Profile:
             sums = _week_sums(self.seed_days, self.week_table, start, stop - start)
             if start == 0:
                 sums[0] = sum(self._week(0))  # nothing on the creation day
-            if self.seed_breaks is not None:
-                in_break = self._in_break
-                sums = [0 if in_break(start + i) else total for i, total in enumerate(sums)]
+            if self.seed_breaks is not None:  # each season's break at once, not week by week
+                for season in range(start // BREAK_SEASON - 1, (stop - 1) // BREAK_SEASON + 1):
+                    found = self._season_break(season)
+                    if found is not None:
+                        lo, hi = max(found[0], start), min(found[1], stop)
+                        if lo < hi:
+                            sums[lo - start : hi - start] = [0] * (hi - lo)
         else:
             sums = [sum(self._week(v)) for v in range(start, stop)]
         sums.extend([0] * (w - stop))  # after quitting
@@ -491,74 +484,77 @@ class Profile:
         return None
 
     # --- which tank ------------------------------------------------------------------
-    def _cap_tier(self, battles: int) -> int:
-        cap = 1
-        for tier, threshold in enumerate(self.tier_thresholds, start=2):
-            if battles >= threshold:
-                cap = tier
-        return cap
+    def _candidates_of(self, cap: int) -> tuple[np.ndarray, np.ndarray, float]:
+        """The garage indexes a block may go to below tier cap + 1, their cumulative preference
+        weights (the weights of lower tiers shrink by 0.45 a tier) and their total."""
+        cand = self._candidates.get(cap)
+        if cand is None:
+            idx, cum, total = [], [], 0.0
+            for i, tier in enumerate(self.tiers):
+                if tier <= cap:
+                    total += self.prefs[i] * 0.45 ** (cap - tier)
+                    idx.append(i)
+                    cum.append(total)
+            if not idx:  # catalogue without low tiers: take the lowest tanks
+                low = min(self.tiers)
+                for i, tier in enumerate(self.tiers):
+                    if tier == low:
+                        total += 1.0
+                        idx.append(i)
+                        cum.append(total)
+            cand = self._candidates[cap] = (np.array(idx, dtype=np.uint16), np.array(cum), total)
+        return cand
 
     def _ensure_blocks(self, n: int) -> None:
+        """The garage index of each block of battles through block n - 1: block m goes to a tank of at
+        most the tier its m * BLOCK battles unlock, by preference (one random() of block_rng a block,
+        in order; all of them drawn at once, each chosen as bisect_right over the cumulative weights)."""
         if self.veteran:
             self._ensure_veteran_blocks(n)
             return
-        blocks, rnd, bisect_right = self.blocks, self.block_rng.random, bisect.bisect_right
-        while len(blocks) < n:
-            m = len(blocks)
-            cap = self._cap_tier(m * BLOCK)
-            end = n  # blocks m..end-1 share this cap: drawn in one run
-            if cap < 10:
-                threshold = self.tier_thresholds[cap - 1]  # of tier cap + 1
-                e = max(m + 1, int(threshold // BLOCK))
-                while e * BLOCK < threshold:
-                    e += 1
-                while e - 1 > m and (e - 1) * BLOCK >= threshold:
-                    e -= 1
-                end = min(n, e)
-            cand = self._candidates.get(cap)
-            if cand is None:
-                idx, cum, total = [], [], 0.0
-                for i, tier in enumerate(self.tiers):
-                    if tier <= cap:
-                        total += self.prefs[i] * 0.45 ** (cap - tier)
-                        idx.append(i)
-                        cum.append(total)
-                if not idx:  # catalogue without low tiers: take the lowest tanks
-                    low = min(self.tiers)
-                    for i, tier in enumerate(self.tiers):
-                        if tier == low:
-                            total += 1.0
-                            idx.append(i)
-                            cum.append(total)
-                cand = self._candidates[cap] = (idx, cum)
-            idx, cum = cand
-            total, last = cum[-1], len(idx) - 1
-            blocks.extend([idx[min(bisect_right(cum, rnd() * total), last)] for _ in range(end - m)])
+        m = len(self.blocks)
+        if m >= n:
+            return
+        battles = np.arange(m, n, dtype=np.int64) * BLOCK
+        # The highest tier unlocked by each block's battles: 1 + the tier thresholds reached.
+        caps = np.searchsorted(self._thresholds, battles, side="right") + 1
+        scaled = _randoms(self.block_rng, n - m)
+        new = np.empty(n - m, dtype=np.uint16)
+        for cap in range(int(caps[0]), int(caps[-1]) + 1):  # caps only grow with m: runs of blocks
+            a, b = np.searchsorted(caps, cap, side="left"), np.searchsorted(caps, cap, side="right")
+            if a < b:
+                idx, cum, total = self._candidates_of(cap)
+                chosen = np.searchsorted(cum, scaled[a:b] * total, side="right")
+                new[a:b] = idx[np.minimum(chosen, len(idx) - 1)]
+        self.blocks = np.concatenate((self.blocks, new))
 
     def _ensure_veteran_blocks(self, n: int) -> None:
-        """A newly unlocked tank gets the next block; other blocks go to unlocked tanks by preference."""
-        blocks, rnd, cum = self.blocks, self.block_rng.random, self.vcum
-        size, step, bisect_right = len(self.garage), self.unlock_step, bisect.bisect_right
-        while len(blocks) < n:
-            m = len(blocks)
-            if self.unlocked < size and m * BLOCK >= self.unlocked * step:
-                cum.append((cum[-1] if cum else 0.0) + self.prefs[self.unlocked])
-                blocks.append(self.unlocked)
-                self.unlocked += 1
-                continue
-            end = n if self.unlocked >= size else min(n, -(-(self.unlocked * step) // BLOCK))  # next unlock
-            total, last = cum[-1], len(cum) - 1
-            blocks.extend([min(bisect_right(cum, rnd() * total), last) for _ in range(end - m)])
+        """A newly unlocked tank gets the next block (tank k at block ceil(k * unlock_step / BLOCK));
+        other blocks go to the unlocked tanks by preference, one random() each, in order."""
+        m = len(self.blocks)
+        if m >= n:
+            return
+        size, step = len(self.garage), self.unlock_step
+        if self.vcum is None:
+            self.vcum = np.array(list(accumulate(self.prefs)))
+        blocks = np.arange(m, n, dtype=np.int64)
+        unlocked = np.minimum(size, (blocks * BLOCK) // step + 1)  # tanks unlocked by each block
+        k = unlocked - 1
+        unlocking = (k < size) & (-(-(k * step) // BLOCK) == blocks)  # the block that unlocks tank k
+        new = k.astype(np.uint16)
+        drawn = ~unlocking
+        totals = self.vcum[k[drawn]]
+        chosen = np.searchsorted(self.vcum, _randoms(self.block_rng, int(drawn.sum())) * totals, side="right")
+        new[drawn] = np.minimum(chosen, k[drawn])
+        self.blocks = np.concatenate((self.blocks, new))
 
     def _battles_per_tank(self, battles: int) -> list[int]:
         full, rem = divmod(battles, BLOCK)
         self._ensure_blocks(full + 1)
-        counts = [0] * len(self.garage)
-        for i, c in Counter(self.blocks[:full]).items():
-            counts[i] = c * BLOCK
+        counts = np.bincount(self.blocks[:full], minlength=len(self.garage)) * BLOCK
         if rem:
             counts[self.blocks[full]] += rem
-        return counts
+        return counts.tolist()
 
     # --- per-tank numbers ------------------------------------------------------------
     def _rate(self, i: int) -> TankRates:

@@ -105,6 +105,7 @@ class World:
         self._encyclopedia: dict[int, dict] = {}
         self._expectation_rates: dict[int, tuple[float, float, float, float, float]] = {}
         self._popularity: dict[int, float] = {}
+        self._popularity_exponents: dict[int, list[float]] = {}
 
         self.expected: dict[int, dict] = {}
         if expected_values:
@@ -126,6 +127,14 @@ class World:
         self._profiles: OrderedDict[tuple[str, int], Profile] = OrderedDict()
         self._profile_cache = profile_cache
         self.disbanded: dict[str, dict[int, int]] = {}
+        # Players of the 14 days behind the published distributions (official.py; tests ask fewer).
+        self.published_players = 5_000
+
+    @property
+    def data_key(self) -> tuple:
+        """What the accounts' data follows from: two worlds with the same key generate the same
+        accounts (a figure computed on one is the other's)."""
+        return (self.vehicles_source, self.expected_source, self.battle_seconds, self.published_players)
 
     def popularity(self, tank_id: int) -> float:
         """How often a tank is chosen for a garage against others of its tier: log-normal across
@@ -136,6 +145,15 @@ class World:
             z = NormalDist().inv_cdf(min(max(_unit("popularity", tank_id), 1e-9), 1 - 1e-9))
             weight = self._popularity[tank_id] = math.exp(POPULARITY_SIGMA * z)
         return weight
+
+    def popularity_exponents(self, tier: int) -> list[float]:
+        """1 / popularity of each tank of the tier, in by_tier's order (a garage draw's keys)."""
+        exponents = self._popularity_exponents.get(tier)
+        if exponents is None:
+            exponents = self._popularity_exponents[tier] = [
+                1.0 / self.popularity(t) for t in self.by_tier.get(tier, [])
+            ]
+        return exponents
 
     def expectation(self, tank_id: int) -> dict:
         row = self.expected.get(tank_id)

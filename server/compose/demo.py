@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from server.contract.config import TRACK_DAYS
 from server.services.population import PopulationService, newest_complete_day
+from store.client import job_deadline
 from store.constants import REGIONS
 
 if TYPE_CHECKING:  # types only
@@ -97,6 +98,8 @@ async def seed_player_history(
     later_days: int = 0,
     panel_size: int = 0,
     panel_days: int = 0,
+    panel_every: int = 1,
+    tanks_in_flight: int | None = None,
 ) -> dict:
     """`days` days of the tracker's daily pass (server/services/tracker.py, the same code the service runs),
     on a ManualClock with the simulator answering "as of" it: each past day's pass at the day's
@@ -104,22 +107,36 @@ async def seed_player_history(
     The accounts are tracked as if looked up now; `later`'s join the pass for its last
     `later_days` days only (as if looked up then). Snapshots and per-tank records are written on
     the days an account played; the history carries them forward over the other days. With
-    `panel_size`, each realm's random panel is drawn `panel_days` days before now (the panel job's
-    own draw on the travelling clock, server/services/panel.py) and refreshed daily after."""
+    `panel_size`, each realm's random panel is drawn on the pass `panel_days` - 1 days before
+    today's (the panel job's own draw on the travelling clock, server/services/panel.py) and
+    refreshed and visited every `panel_every` days after (when more than 1, through yesterday): its tracking lasts through the
+    day of each refresh only, so the passes between skip it (one visit's changes then span
+    `panel_every` days), except the last refresh's, which the service's own tracker goes on with.
+    `tanks_in_flight`: the tracker's tanks/stats requests at once (default: the service's)."""
     from server.domain.days import ManualClock, day_start, utc_day
-    from server.services.panel import PanelService
-    from server.services.tracker import SLICES, Tracker
+    from server.services.panel import TRACK_SECONDS, PanelService
+    from server.services.tracker import SLICES, TANKS_IN_FLIGHT, Tracker
 
     first_day = (dt.datetime.fromtimestamp(now, dt.UTC).date() - dt.timedelta(days=days - 1)).isoformat()
     clock = ManualClock(day_start(first_day))
     for region, ids in accounts.items():
-        await store.tracked.track_many(region, [(a, None) for a in ids], now + track_days * 86400, clock())
+        with job_deadline():  # a job's step, not a request's (a loaded 2-core machine is slow)
+            await store.tracked.track_many(region, [(a, None) for a in ids], now + track_days * 86400, clock())
     # One claimant takes every due slice at once: a few hundred accounts cost one account/info per
     # region and day, plus tanks/stats for those who played.
     tracker = Tracker(
-        store, TimeTravelUpstream(upstream, clock), ratings_source, clock=clock, owner="demo-seed", group=SLICES
+        store,
+        TimeTravelUpstream(upstream, clock),
+        ratings_source,
+        clock=clock,
+        owner="demo-seed",
+        group=SLICES,
+        tanks_in_flight=tanks_in_flight or TANKS_IN_FLIGHT,
     )
     panel = PanelService(store, TimeTravelUpstream(upstream, clock), size=panel_size, clock=clock)
+    panel_visits = list(range(panel_days - 1, -1, -panel_every)) if panel_size else []
+    if panel_every > 1:  # the weekly visits end yesterday (the tables' last day)
+        panel_visits = [b for b in panel_visits if b > 0]
     bar = _progress(days, "tracker passes (days)")
     totals: dict[str, int] = {}
     for back in range(days - 1, -1, -1):
@@ -127,9 +144,13 @@ async def seed_player_history(
         clock.set(now if back == 0 else day_start(day) + 86399)
         if later and back == later_days - 1:
             for region, ids in later.items():
-                await store.tracked.track_many(region, [(a, None) for a in ids], now + track_days * 86400, clock())
-        if panel_size and back <= panel_days - 1:
-            await panel.run()  # the first draws, the next renew the frame's tracking (and top it up)
+                with job_deadline():
+                    await store.tracked.track_many(region, [(a, None) for a in ids], now + track_days * 86400, clock())
+        if back in panel_visits:
+            # The first draws, the next renew the frame's tracking (and top it up): through this
+            # day's pass only between visits, as long as the service's own would after the last.
+            panel.track_seconds = 1 if panel_every > 1 and back != panel_visits[-1] else TRACK_SECONDS
+            await panel.run()
         await tracker.tick()
         for key, value in tracker.spent.get(day, {}).items():
             totals[key] = totals.get(key, 0) + value
@@ -222,25 +243,35 @@ async def seed_demo(
     simulator_lists: SimulatorLists,
     players_per_region: int = 60,
     clans_per_region: int = 4,
-    history_days: int = 120,
-    population_per_region: int = 200,
+    history_days: int = 91,
+    population_per_region: int | None = None,
     population_days: int = 21,
     online_days: int = 30,
     now: float | None = None,
     online_recent_hours: int = 48,
     panel_size: int = 0,
+    panel_days: int = 16,
+    panel_every: int = 7,
+    tanks_in_flight: int = 16,
 ) -> dict:
     """Seed everything; idempotent (snapshots, samples and profiles are upserts keyed by day/minute/id).
 
-    `players_per_region` accounts get `history_days` of history and a cached profile (the ones to
-    open on the site); `population_per_region` more are tracked for the last `population_days` days
-    only, so that the tank statistics of 7 and 30 days have a population: the popular tanks pass
-    their minimum sample (POPULATION_MIN_PLAYERS) at a few hundred tracked accounts per region,
-    which a full history for each would take far longer to seed. With `panel_size`, each realm's
-    random panel of that many active accounts is drawn `population_days` + 1 days ago (its first
-    pass measures its members' state) and tracked since, so the tank statistics have their panel
-    tables too (docs/data.md, "The random panel")."""
+    `players_per_region` accounts get `history_days` of history (91: the 90-day tables' days and
+    the pass before them) and a cached profile (the ones to open on the site). With `panel_size`,
+    each realm's random panel of that many active accounts is drawn on the pass `panel_days` - 1
+    days before today's (16: its first pass measures its members' state, the 14 days after it make
+    a whole marks window) and visited every `panel_every` days since, through yesterday (7: each
+    member costs about 3 tanks/stats requests instead of 9 visited daily, the 7-day table's changes
+    are exactly 7 days and the rates do not depend on how a window's battles are split between
+    visits); the tank statistics, marks and strength are then the panel's (docs/data.md, "The demo's
+    data"). `population_per_region` more accounts (default: 200 without a panel, none with one) are
+    tracked for the last `population_days` days only, so that the tracked population's tank
+    statistics of 7 and 30 days pass their minimum sample (POPULATION_MIN_PLAYERS) for the popular
+    tanks. `tanks_in_flight`: the seeding tracker's tanks/stats requests at once (enough to keep
+    the demo simulator's 50 requests a second busy)."""
     now = now or time.time()
+    if population_per_region is None:
+        population_per_region = 0 if panel_size else 200
     started = time.monotonic()
     accounts: dict[str, list[int]] = {}
     clans: dict[str, list[int]] = {}
@@ -280,11 +311,14 @@ async def seed_demo(
         later=population,
         later_days=min(population_days, history_days),
         panel_size=panel_size,
-        panel_days=min(population_days + 1, history_days),
+        panel_days=min(panel_days, history_days),
+        panel_every=panel_every,
+        tanks_in_flight=tanks_in_flight,
     )
     summary["profiles"] = await seed_current_profiles(services.players, accounts)
     for region, ids in clans.items():
-        await store.clans.add_seeds(region, ids)
+        with job_deadline():
+            await store.clans.add_seeds(region, ids)
     await services.clans.refresh(int(now // 3600))
     await services.clans.build_digests(int(now // 3600))
     # The tank statistics from the seeded days at once (the hourly job would wait for its next slot).

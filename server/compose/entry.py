@@ -54,17 +54,20 @@ async def seed_if_empty(config: Config, store: Store, services: Services) -> Non
     if not config.upstream_base_url:
         log.warning("--seed-demo needs the simulator (--upstream-base-url); not seeding")
         return
-    if not await store.leases.acquire("demo_seed", services.jobs.owner, 900):
-        return  # another process is seeding
-    if await store.players.snapshots.find_one({}, {"_id": 1}) is not None:
-        log.info("database already holds data; not seeding")
-        await close_interrupted(store.job_runs)
-        return
-    log.info("empty database: seeding demo data (a few minutes)")
-    # Its progress for /status (`demo`) and the site's banner, through the seeder's progress bars.
-    progress = SeedProgress(store.job_runs.record_demo)
-    progress_listener.set(progress.step)  # this task's context: the seeding's own steps only
+    # Before the first await, so before the jobs' first run: the seeding draws the panel itself.
+    if services.panel is not None:
+        services.panel.paused = True
     try:
+        if not await store.leases.acquire("demo_seed", services.jobs.owner, 900):
+            return  # another process is seeding
+        if await store.players.snapshots.find_one({}, {"_id": 1}) is not None:
+            log.info("database already holds data; not seeding")
+            await close_interrupted(store.job_runs)
+            return
+        log.info("empty database: seeding demo data (a few minutes)")
+        # Its progress for /status (`demo`) and the site's banner, through the seeder's progress bars.
+        progress = SeedProgress(store.job_runs.record_demo)
+        progress_listener.set(progress.step)  # this task's context: the seeding's own steps only
         summary = await recorded(
             progress,
             seed_demo(store, services, SimulatorLists(config.upstream_base_url), panel_size=config.panel_size),
@@ -72,6 +75,9 @@ async def seed_if_empty(config: Config, store: Store, services: Services) -> Non
         log.info("demo data seeded in %ss: %s", summary["seconds"], summary)
     except Exception:
         log.exception("seeding failed")
+    finally:
+        if services.panel is not None:
+            services.panel.paused = False
 
 
 def tune_garbage_collector() -> None:

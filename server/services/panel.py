@@ -84,8 +84,13 @@ class PanelService:
         ranges: dict[str, tuple[int, int]] | None = None,
         probes_per_run: int = PROBES_PER_RUN,
         regions: tuple[str, ...] = REGIONS,
+        track_seconds: float = TRACK_SECONDS,
     ) -> None:
         self.store = store
+        self.track_seconds = track_seconds  # how long each refresh renews the frame's tracking
+        # Set while the demo seeds (server/compose/entry.py): the seeding draws the panel days back on
+        # its travelling clock; a draw now would be visited by every one of its passes.
+        self.paused = False
         self.upstream = upstream
         self.size = size
         self.clock = clock
@@ -100,6 +105,8 @@ class PanelService:
         """The job: each region's panel refreshed once per UTC day (probing until it holds the target)."""
         if self.size <= 0:
             return "no panel (--panel-size 0)"
+        if self.paused:
+            return "paused while the demo is seeded"
         done = []
         for region in self.regions:
             doc = await self.store.panels.get(region)
@@ -154,7 +161,7 @@ class PanelService:
         for start in range(0, len(frame), 1000):
             with job_deadline():
                 await self.store.tracked.track_panel(
-                    region, frame[start : start + 1000], now + TRACK_SECONDS, now, probed
+                    region, frame[start : start + 1000], now + self.track_seconds, now, probed
                 )
         played_day = members_of(books, now, 1) + sum(1 for t in probed.values() if t >= now - DAY_SECONDS)
         doc.update(
