@@ -223,8 +223,29 @@ async def run_day(trackers: list[Tracker], clock: ManualClock, day: str) -> None
     raise SystemExit(f"{day}: the pass did not finish")
 
 
+async def bench_parts(client, sim_base: str, rps: int, name: str) -> tuple:
+    """(store, clock, upstream, travelling upstream, ratings) both runs measure with: a fresh store,
+    a ManualClock at FIRST_DAY, the upstream client at 90 % of the simulator's quota (it has no
+    per-address throttle here: each realm may use the whole quota) asking "as of" the clock."""
+    from store import Store
+
+    store = Store(client, "bench_tracker", rate_collection_bytes=1 << 20, ttl_indexes=False)
+    await store.ensure_schema()
+    clock = ManualClock(day_start(FIRST_DAY))
+    upstream = UpstreamClient(
+        name,
+        base_url=sim_base,
+        budget=UpstreamBudget(rps * 0.9),
+        realms=RealmGates(dict.fromkeys(("eu", "na", "asia"), rps * 0.9)),
+    )
+    travelling = TimeTravelUpstream(upstream, clock)
+    ratings = RatingsSource(upstream, sim_base + "/wn8exp.json")
+    await ratings.refresh_expected()
+    return store, clock, upstream, travelling, ratings
+
+
 async def main_async(args) -> dict:
-    from store import Store, create_client
+    from store import create_client
 
     workdir = tempfile.mkdtemp(prefix="bench-tracker-")
     database = EmbeddedDatabase(os.path.join(workdir, "db")).start()
@@ -235,19 +256,7 @@ async def main_async(args) -> dict:
     measure_client: pymongo.MongoClient = pymongo.MongoClient(database.uri, timeoutMS=600_000)
     MEASURE["db"] = measure_client["bench_tracker"]
     try:
-        store = Store(client, "bench_tracker", rate_collection_bytes=1 << 20, ttl_indexes=False)
-        await store.ensure_schema()
-        clock = ManualClock(day_start(FIRST_DAY))
-        # The simulator here has no per-address throttle: each realm may use the whole quota.
-        upstream = UpstreamClient(
-            "bench-tracker",
-            base_url=sim_base,
-            budget=UpstreamBudget(args.rps * 0.9),
-            realms=RealmGates(dict.fromkeys(("eu", "na", "asia"), args.rps * 0.9)),
-        )
-        travelling = TimeTravelUpstream(upstream, clock)
-        ratings = RatingsSource(upstream, sim_base + "/wn8exp.json")
-        await ratings.refresh_expected()
+        store, clock, upstream, travelling, ratings = await bench_parts(client, sim_base, args.rps, "bench-tracker")
         accounts = accounts_for(args.accounts)
         for region, ids in accounts.items():
             for start in range(0, len(ids), 1000):
@@ -377,7 +386,7 @@ async def panel_cost(args) -> dict:
     import pymongo
     import pymongo.errors
 
-    from store import Store, create_client
+    from store import create_client
 
     workdir = tempfile.mkdtemp(prefix="bench-panel-")
     database = EmbeddedDatabase(os.path.join(workdir, "db")).start()
@@ -387,18 +396,7 @@ async def panel_cost(args) -> dict:
     MEASURE["db"] = measure_client["bench_tracker"]
     days: list[dict] = []
     try:
-        store = Store(client, "bench_tracker", rate_collection_bytes=1 << 20, ttl_indexes=False)
-        await store.ensure_schema()
-        clock = ManualClock(day_start(FIRST_DAY))
-        upstream = UpstreamClient(
-            "bench-panel",
-            base_url=sim_base,
-            budget=UpstreamBudget(args.rps * 0.9),
-            realms=RealmGates(dict.fromkeys(("eu", "na", "asia"), args.rps * 0.9)),
-        )
-        travelling = TimeTravelUpstream(upstream, clock)
-        ratings = RatingsSource(upstream, sim_base + "/wn8exp.json")
-        await ratings.refresh_expected()
+        store, clock, upstream, travelling, ratings = await bench_parts(client, sim_base, args.rps, "bench-panel")
         panel = PanelService(store, travelling, size=args.panel, clock=clock, rng=random.Random(55), regions=("eu",))
         trackers = [
             Tracker(store, travelling, ratings, clock=clock, owner=f"bench-{n}", tanks_in_flight=args.in_flight)
