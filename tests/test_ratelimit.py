@@ -169,11 +169,12 @@ async def test_global_live_budget_rejections_give_back_their_reservation(db_coun
     assert totals["*|live_global|10"] == 30  # rejected lookups consumed nothing
 
 
-@pytest.mark.gen_test
+@pytest.mark.gen_test(timeout=60)
 async def test_counters_live_in_a_capped_collection(io_loop, mongo_uri, db_name):
     from store import Store, create_client
 
-    store = Store(create_client(mongo_uri), db_name, rate_collection_bytes=1 << 20)
+    # The schema is set up as at start-up (a job's deadline, not a request's 1.8 s).
+    store = Store(create_client(mongo_uri, timeoutMS=30_000), db_name, rate_collection_bytes=1 << 20)
     await store.ensure_schema()
     await store.ensure_schema()  # idempotent
     options = await store.db["rate_counters"].options()

@@ -49,7 +49,9 @@ class Harness:
 
     def client(self, **kwargs) -> UpstreamClient:
         kwargs.setdefault("retry_base_delay", 0.01)
-        kwargs.setdefault("request_timeout", 5.0)
+        # Long enough for a busy core (a timed-out request is retried, and counted twice); the
+        # fault tests set their own short one.
+        kwargs.setdefault("request_timeout", 20.0)
         # These tests call with the default (background) caller: retry it like a live one, quickly,
         # and time it out like one (else a hang waits BACKGROUND_TIMEOUT, 15 s, whatever the test set).
         kwargs.setdefault("background_retries", kwargs.get("max_retries", 2))
