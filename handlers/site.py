@@ -29,8 +29,14 @@ SITE_CACHE_CONTROL = "public, max-age=300"  # the HTML that names the files, and
 VERSIONED_CACHE_CONTROL = "public, max-age=31536000, immutable"
 # Unversioned names (the overlay's page, old links): a day, then revalidated by ETag.
 UNVERSIONED_CACHE_CONTROL = "public, max-age=86400"
-STATIC_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "static")
+ROOT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+STATIC_DIR = os.path.join(ROOT_DIR, "static")
 STATIC_PREFIX = "/static/"
+# The modules bundled into one file by scripts/build_site.sh (esbuild), served under /bundle/.
+BUNDLE_DIR = os.path.join(ROOT_DIR, "var", "site")
+BUNDLE_FILE = "app.js"
+BUNDLE_PREFIX = "/bundle/"
+JS_DIR = "js"
 # The files' bodies are buffered whole (to be gzipped once, with a Content-Length) below this size.
 WHOLE_FILE_BYTES = 1 << 20
 
@@ -54,6 +60,41 @@ def static_version() -> str:
 
 def versioned_prefix() -> str:
     return f"{STATIC_PREFIX}v-{static_version()}/"
+
+
+def modules_hash() -> str:
+    """The content hash of the site's modules (static/js/, names and bytes): what a bundle built
+    from them names in its banner (scripts/build_site.sh), and the bundle's versioned path."""
+    digest = hashlib.blake2b(digest_size=8)
+    folder = os.path.join(STATIC_DIR, JS_DIR)
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".js"):
+            digest.update(name.encode() + b"\0")
+            with open(os.path.join(folder, name), "rb") as file:
+                digest.update(file.read())
+            digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def bundle_matches(path: str, sources: str) -> bool:
+    """Whether the bundle at `path` was built from the modules whose hash is `sources`."""
+    try:
+        with open(path, "rb") as file:
+            head = file.read(200)
+    except OSError:
+        return False
+    return f"statsapi-bundle {sources} ".encode() in head
+
+
+@functools.cache
+def site_bundle() -> str | None:
+    """The versioned path of the modules' bundle, read once per process; None when there is none or
+    it was built from other modules than these (a module edited since): the page then loads the
+    modules themselves, preloaded, and nothing stale is ever served."""
+    sources = modules_hash()
+    if not bundle_matches(os.path.join(BUNDLE_DIR, BUNDLE_FILE), sources):
+        return None
+    return f"{BUNDLE_PREFIX}v-{sources}/{BUNDLE_FILE}"
 
 
 _IMPORT = re.compile(r"""^\s*import\s[^'"]*?['"](\./[\w.-]+\.js)['"]""", re.MULTILINE)
@@ -83,8 +124,9 @@ ENTRY_MODULE = "js/main.js"
 @functools.cache
 def site_html(attribution: str = "") -> str:
     """The site's page (static/index.html) as served, built once per process: its files named by
-    their versioned path, the modules of the first view preloaded (main.js's static imports, so
-    the browser fetches them at once instead of one level of imports per round trip), the
+    their versioned path, its modules as their bundle (one request) or, without a current one, the
+    modules of the first view preloaded (main.js's static imports, so the browser fetches them at
+    once instead of one level of imports per round trip), the
     opening line and meta description what the catalogue says the API is, the index preloaded, and the intro's facts
     and `attribution` drawn in the HTML (the index fills them the same: nothing moves when it loads)."""
     with open(os.path.join(STATIC_DIR, "index.html"), encoding="utf-8") as file:
@@ -92,9 +134,14 @@ def site_html(attribution: str = "") -> str:
     assert HEAD_ANCHOR in text and "<title>" in text, "static/index.html lost the head the pages extend"
     entry = f'<script type="module" src="{STATIC_PREFIX}{ENTRY_MODULE}"></script>\n'
     assert entry in text, "static/index.html no longer loads its entry module"
-    preloads = "".join(
-        f'<link rel="modulepreload" href="{STATIC_PREFIX}{module}">\n' for module in module_closure(ENTRY_MODULE)
-    )
+    bundle = site_bundle()
+    if bundle is not None:  # one request for every module (and one gzip stream)
+        text = text.replace(entry, f'<script type="module" src="{bundle}"></script>\n', 1)
+        entry, preloads = f'<script type="module" src="{bundle}"></script>\n', ""
+    else:
+        preloads = "".join(
+            f'<link rel="modulepreload" href="{STATIC_PREFIX}{module}">\n' for module in module_closure(ENTRY_MODULE)
+        )
     # The index every view waits for (docs.js loadIndex fetches this URL): asked beside the modules,
     # not after them (a round trip less before the first view's own request).
     preloads += f'<link rel="preload" href="{PREFIX}" as="fetch" crossorigin="anonymous">\n'
@@ -261,10 +308,23 @@ class VersionedSiteHandler(SiteHandler):
     versioned = True
 
 
+class BundleHandler(SiteHandler):
+    """The modules' bundle and its source map under /bundle/v-<modules hash>/ (site_bundle): cached for
+    a year while the file on disk was built from the modules of that hash (a rebuild after a deploy
+    keeps the old name's answers short-lived, as an older static version's)."""
+
+    async def get(self, path: str, include_body: bool = True) -> None:
+        version, _, path = path.partition("/")
+        self.versioned = bundle_matches(os.path.join(BUNDLE_DIR, BUNDLE_FILE), version.removeprefix("v-"))
+        self._whole = "Range" not in self.request.headers and accepts_gzip(self.request.headers.get("Accept-Encoding"))
+        await tornado.web.StaticFileHandler.get(self, path, include_body)
+
+
 routes: list[Route] = [
     (r"/", HomePage),
     # The session overlay (a streaming program's browser source): /overlay/?region=&account=&since=
     (r"/overlay/()", SiteHandler, {"path": os.path.join(STATIC_DIR, "overlay"), "default_filename": "index.html"}),
     (r"/static/(v-[0-9a-f]+/.+)", VersionedSiteHandler, {"path": STATIC_DIR}),
+    (r"/bundle/(v-[0-9a-f]+/.+)", BundleHandler, {"path": BUNDLE_DIR}),
     (r"/static/(.+)", SiteHandler, {"path": STATIC_DIR}),
 ]

@@ -69,8 +69,12 @@ async def serve_and_measure(args, uri: str, sim_url: str) -> dict:
         print(f"seeded in {seeded['seconds']} s; serving http://127.0.0.1:{port}/ ; views: {views}", file=sys.stderr)
         await asyncio.Event().wait()
     results: dict = {}
-    with tempfile.TemporaryDirectory() as reports:
+    with tempfile.TemporaryDirectory() as scratch:
+        reports = args.reports or scratch
+        os.makedirs(reports, exist_ok=True)
         for view in views:
+            if args.views and lighthouse.view_name(view) not in args.views.split(","):
+                continue
             runs = []
             for i in range(args.runs):
                 output = os.path.join(reports, f"{lighthouse.view_name(view)}-{i}.json")
@@ -94,6 +98,8 @@ def main(argv=None) -> int:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--serve", action="store_true", help="seed, then serve the demo without measuring")
     parser.add_argument("--json", default=DEFAULT_JSON)
+    parser.add_argument("--reports", help="keep Lighthouse's JSON reports in this folder (its long tasks, say)")
+    parser.add_argument("--views", help="only these views, by name: home,player,tank,marks,rankings,vehicles")
     args = parser.parse_args(argv)
     # A SIGTERM (ending --serve) unwinds like Ctrl-C: the simulator and the database stop with us.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))

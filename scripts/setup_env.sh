@@ -14,3 +14,7 @@ if [ ! -f "$stamp" ]; then
 fi
 # The cards' font (server/serving/cards/fonts.py): Debian's fonts-dejavu-core, installed when missing.
 bash "$ROOT/scripts/install_fonts.sh"
+# The site's modules bundled into one file (scripts/build_site.sh: esbuild, pinned, under var/):
+# rebuilt when a module changed. Without it the site loads its modules one by one, which works but
+# arrives later on a slow link; tests/test_compression.py fails on a missing or stale bundle.
+bash "$ROOT/scripts/build_site.sh" || echo "setup_env.sh: the site's bundle was not built" >&2

@@ -7,10 +7,20 @@ import gzip
 import os
 
 import pytest
+import tornado.web
 import ujson
 from tornado.httpclient import HTTPRequest
 
-from handlers.site import STATIC_DIR, module_closure, static_version
+import handlers.site
+from handlers.site import (
+    STATIC_DIR,
+    BundleHandler,
+    module_closure,
+    modules_hash,
+    site_bundle,
+    site_html,
+    static_version,
+)
 from scripts.upstream_sim import existing_accounts
 from server.contract.catalogue import API_DESCRIPTION
 from server.serving.answers import answer_key
@@ -128,8 +138,22 @@ async def test_small_answers_and_pngs_stay_plain_svg_cards_do_not(app, http_clie
     assert gzip.decompress(svg.body).startswith(b"<svg")
 
 
+@pytest.fixture
+def bundle_dir(tmp_path, monkeypatch):
+    """The page built as if the modules' bundle were (or were not) in `tmp_path`: the page and the
+    bundle's path are computed again, here and after the test."""
+    monkeypatch.setattr(handlers.site, "BUNDLE_DIR", str(tmp_path))
+    site_bundle.cache_clear()
+    site_html.cache_clear()
+    yield tmp_path
+    monkeypatch.undo()
+    site_bundle.cache_clear()
+    site_html.cache_clear()
+
+
 @pytest.mark.gen_test(timeout=60)
-async def test_the_site_names_its_files_by_version_and_they_are_cached_a_year(app, http_client, base_url):
+async def test_the_site_names_its_files_by_version_and_they_are_cached_a_year(app, http_client, base_url, bundle_dir):
+    # No bundle here (scripts/build_site.sh not run, or no npm): the modules themselves, preloaded.
     page = await fetch(http_client, base_url, "/", GZIP)
     assert page.code == 200 and page.headers["Content-Encoding"] == "gzip"
     assert page.headers["Vary"] == "Accept-Encoding"
@@ -183,3 +207,72 @@ async def test_the_site_names_its_files_by_version_and_they_are_cached_a_year(ap
     assert stale.code == 200 and stale.headers["Cache-Control"] == "public, max-age=86400"
     missing = await fetch(http_client, base_url, prefix + "js/nope.js", GZIP)
     assert missing.code == 404 and ujson.loads(missing.body)["error"]["code"] == "unknown_endpoint"
+
+
+def write_bundle(folder, sources: str, code: str = "console.log(1);") -> bytes:
+    body = f"/* statsapi-bundle {sources} (esbuild test) */\n{code}\n".encode()
+    (folder / "app.js").write_bytes(body)
+    return body
+
+
+@pytest.mark.gen_test(timeout=60)
+async def test_the_page_loads_the_bundle_of_these_modules_and_never_a_stale_one(app, http_client, base_url, bundle_dir):
+    sources = modules_hash()
+    write_bundle(bundle_dir, "0" * 16)  # built from other modules (one edited since)
+    assert site_bundle() is None
+    html = site_html()
+    assert (
+        f'src="/static/v-{static_version()}/js/main.js"' in html and "modulepreload" in html and "/bundle/" not in html
+    )
+
+    site_bundle.cache_clear()
+    site_html.cache_clear()
+    write_bundle(bundle_dir, sources)
+    assert site_bundle() == f"/bundle/v-{sources}/app.js"
+    page = await fetch(http_client, base_url, "/")
+    html = page.body.decode()
+    # One script, no module of its own and nothing preloaded but the index the first view reads.
+    assert f'<script type="module" src="/bundle/v-{sources}/app.js"></script>' in html
+    assert "/js/main.js" not in html and "modulepreload" not in html
+    assert '<link rel="preload" href="/api/v1" as="fetch" crossorigin="anonymous">' in html
+    assert f'<link rel="stylesheet" href="/static/v-{static_version()}/style.css">' in html
+
+
+@pytest.mark.gen_test(timeout=60)
+async def test_the_bundle_is_cached_a_year_gzipped_while_it_is_the_modules_version(bundle_dir):
+    from tornado.httpclient import AsyncHTTPClient
+    from tornado.httpserver import HTTPServer
+    from tornado.netutil import bind_sockets
+
+    from server.serving.encoding import ContentEncoding
+
+    # The bundle's route over the test's folder (the service's names var/site/).
+    application = tornado.web.Application(
+        [(r"/bundle/(v-[0-9a-f]+/.+)", BundleHandler, {"path": str(bundle_dir)})], transforms=[ContentEncoding]
+    )
+    sockets = bind_sockets(0, "127.0.0.1")
+    server = HTTPServer(application)
+    server.add_sockets(sockets)
+    base = f"http://127.0.0.1:{sockets[0].getsockname()[1]}"
+    client = AsyncHTTPClient()
+    sources = modules_hash()
+    body = write_bundle(bundle_dir, sources, "export const x = '" + "statsapi " * 400 + "';")
+    served = await fetch(client, base, f"/bundle/v-{sources}/app.js", GZIP)
+    assert served.code == 200 and served.headers["Cache-Control"] == "public, max-age=31536000, immutable"
+    assert served.headers["Content-Encoding"] == "gzip" and gzip.decompress(served.body) == body
+    assert served.headers["Content-Type"].startswith(("application/javascript", "text/javascript"))
+    # A name of other modules (a page from before a rebuild): the file on disk, for a day only.
+    old = await fetch(client, base, "/bundle/v-0000000000000000/app.js")
+    assert old.code == 200 and old.body == body and old.headers["Cache-Control"] == "public, max-age=86400"
+    missing = await fetch(client, base, f"/bundle/v-{sources}/nope.js")
+    assert missing.code == 404 and ujson.loads(missing.body)["error"]["code"] == "unknown_endpoint"
+    server.stop()
+
+
+def test_the_set_up_bundled_these_modules():
+    # scripts/setup_env.sh (the README's commands) builds it: without it the site still works but
+    # every view waits for its modules one request at a time on a slow link.
+    assert site_bundle() is not None, "no bundle of the current modules: run scripts/build_site.sh"
+    with open(os.path.join(handlers.site.BUNDLE_DIR, "app.js"), encoding="utf-8") as file:
+        code = file.read()
+    assert "sourceMappingURL=app.js.map" in code and len(code) > 50_000
