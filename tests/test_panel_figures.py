@@ -64,8 +64,10 @@ async def test_the_panels_figures_match_the_worlds_and_stay_out_of_the_tracked_o
         frame = set((await store.panels.get("eu"))["frame"])
         looked_up = [a for a in truth.sample_ids("eu", 400)[-LOOKED_UP * 2 :] if a not in frame][:LOOKED_UP]
         await store.tracked.track_many("eu", [(a, None) for a in looked_up], now + 30 * 86400, clock())
-        # The daily passes: the first measures every account's state, the next WINDOW its changes.
-        for day in days:
+        # Two passes, as the demo's weekly visits: the first measures every account's state, the
+        # one WINDOW days later its changes (a window's sums do not depend on how its battles are
+        # split between visits, and the daily passes between cost six times the test's writes).
+        for day in (days[0], days[-1]):
             clock.set(day_start(day) + 86399)
             await panel.run()  # renews the frame's tracking
             await tracker.tick()
