@@ -32,6 +32,7 @@ from server.services.history import HistoryService
 from server.services.sessions import Watcher
 from server.services.tracker import Tracker, due_at
 from server.services.visit_plan import account_assist
+from store.client import job_deadline
 from store.constants import TANK_COUNTERS
 from store.population import CHANGE_DAYS
 from store.tracker import slice_of
@@ -476,7 +477,8 @@ async def new_store(mongo_uri: str):
     client = create_client(mongo_uri)
     name = "t_" + uuid.uuid4().hex[:12]
     store = Store(client, name, rate_collection_bytes=1 << 20, ttl_indexes=False)
-    await store.ensure_schema()
+    with job_deadline():  # the schema as at start-up: a job's deadline, not a request's 1.8 s
+        await store.ensure_schema()
     return client, name, store
 
 
