@@ -20,13 +20,9 @@ if [ -f "$OUT/app.js" ] && head -c 200 "$OUT/app.js" | grep -q "statsapi-bundle 
 fi
 
 if ! { [ -x "$ESBUILD" ] && "$ESBUILD" --version 2>/dev/null | grep -qx "$VERSION"; }; then
-  if ! command -v npm >/dev/null 2>&1; then
-    if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-      apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends nodejs npm
-    else
-      echo "build_site.sh: npm is missing: the site serves its modules unbundled" >&2
-      exit 0
-    fi
+  if ! bash "$ROOT/scripts/ensure_npm.sh"; then
+    echo "build_site.sh: npm is missing: the site serves its modules unbundled" >&2
+    exit 0
   fi
   mkdir -p "$PREFIX"
   echo "build_site.sh: installing esbuild@$VERSION into $PREFIX" >&2

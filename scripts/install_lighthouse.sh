@@ -14,13 +14,9 @@ if [ -f "$CLI" ] && grep -q "\"version\": \"$VERSION\"" "$PREFIX/node_modules/li
   exit 0
 fi
 
-if ! command -v npm >/dev/null 2>&1; then
-  if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-    apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends nodejs npm
-  else
-    echo "install_lighthouse.sh: npm is missing and cannot be installed here" >&2
-    exit 1
-  fi
+if ! bash "$ROOT/scripts/ensure_npm.sh"; then
+  echo "install_lighthouse.sh: npm is missing and cannot be installed here" >&2
+  exit 1
 fi
 
 mkdir -p "$PREFIX"
