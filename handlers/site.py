@@ -255,11 +255,15 @@ class SiteHandler(tornado.web.StaticFileHandler):
             version, _, path = path.partition("/")
             # An older version's name (a page loaded before a deploy) gets today's file, but not
             # for a year: the name no longer says what is in it.
-            self.versioned = version == "v-" + static_version()
+            self.versioned = self.names_current(version)
         # A compressible file for a gzip client, whole (no Range): buffered, then sent gzipped
         # from bytes compressed once per file (ContentEncoding reads request.statsapi_gzip).
         self._whole = "Range" not in self.request.headers and accepts_gzip(self.request.headers.get("Accept-Encoding"))
         await super().get(path, include_body)
+
+    def names_current(self, version: str) -> bool:
+        """Whether a versioned path's `v-<hash>` names the files served now."""
+        return version == "v-" + static_version()
 
     def set_extra_headers(self, path: str) -> None:
         self.set_header("Cache-Control", VERSIONED_CACHE_CONTROL if self.versioned else UNVERSIONED_CACHE_CONTROL)
@@ -313,11 +317,10 @@ class BundleHandler(SiteHandler):
     a year while the file on disk was built from the modules of that hash (a rebuild after a deploy
     keeps the old name's answers short-lived, as an older static version's)."""
 
-    async def get(self, path: str, include_body: bool = True) -> None:
-        version, _, path = path.partition("/")
-        self.versioned = bundle_matches(os.path.join(BUNDLE_DIR, BUNDLE_FILE), version.removeprefix("v-"))
-        self._whole = "Range" not in self.request.headers and accepts_gzip(self.request.headers.get("Accept-Encoding"))
-        await tornado.web.StaticFileHandler.get(self, path, include_body)
+    versioned = True
+
+    def names_current(self, version: str) -> bool:
+        return bundle_matches(os.path.join(self.root, BUNDLE_FILE), version.removeprefix("v-"))
 
 
 routes: list[Route] = [
