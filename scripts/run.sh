@@ -11,12 +11,14 @@ DATA_DIR="${STATSAPI_DATA_DIR:-$ROOT/var}"
 mkdir -p "$DATA_DIR"
 if [ -z "${STATSAPI_UPSTREAM_BASE_URL:-}" ]; then
   # No real upstream configured: serve the Wargaming API subset from the simulator. It enforces
-  # a per-second quota like the real API; the demo's is 50/s (a real application_id has 10 or
-  # 20) so that seeding ~10,000 upstream requests takes minutes, not half an hour. The service
-  # is told the same figure. STATSAPI_SIM_RPS=10 shows the service at a real standalone quota.
+  # a per-second quota like the real API; the demo's is 150/s (a real application_id has 10 or
+  # 20) so that seeding ~15,000 upstream requests of 91 simulated days takes minutes, not an
+  # hour: the service holds each request's slot until a second after its answer, and keeps a
+  # fifth of the quota for live lookups, so the seeding's passes get about 100/s of it. The
+  # service is told the same figure. STATSAPI_SIM_RPS=10 shows the service at a real standalone quota.
   # The demo's simulator has no per-address throttle (the real CDN's: EU 6, NA 8, ASIA 8 per
   # second; scripts/upstream_sim --strict), so each realm may use the whole demo quota.
-  SIM_RPS="${STATSAPI_SIM_RPS:-50}"
+  SIM_RPS="${STATSAPI_SIM_RPS:-150}"
   export STATSAPI_UPSTREAM_RPS="${STATSAPI_UPSTREAM_RPS:-$SIM_RPS}"
   export STATSAPI_UPSTREAM_REALM_RPS="${STATSAPI_UPSTREAM_REALM_RPS:-eu=$SIM_RPS,na=$SIM_RPS,asia=$SIM_RPS}"
   # --warm-published: today's wot/tanks/mastery distributions (5,000 players a realm) are computed

@@ -19,7 +19,7 @@ from server.domain.days import ManualClock, day_start, utc_day
 from server.domain.records import state_of
 from server.services.tracker import Tracker, due_at
 from server.upstream.budget import UpstreamBudget
-from server.upstream.client import UpstreamClient
+from server.upstream.client import UpstreamClient, UpstreamError
 from server.upstream.realms import RealmGates
 from store.client import deadline
 from store.constants import REGIONS, TANK_COUNTERS
@@ -515,6 +515,75 @@ async def test_account_info_batches_are_whole_across_regions(store):
             assert len(calls) == most and partial == len(regions), (day, len(calls), partial)
         else:  # 8 groups of 8 slices: a partial batch per region and group at most
             assert partial <= len(regions) * (SLICES // 8) and len(calls) <= minimal + partial, (len(calls), partial)
+
+
+class OneRealmHeld(CountingUpstream):
+    """The first realm asked for account/info waits for `release` (a realm whose CDN stalls), or
+    fails (`fail`: an upstream error); the other realms answer at once."""
+
+    def __init__(self, clock, fail: bool = False):
+        super().__init__(clock)
+        self.fail = fail
+        self.held: str | None = None
+        self.release = asyncio.Event()
+
+    async def account_info(self, region, ids, **kwargs):
+        if self.held is None:
+            self.held = region
+        if region == self.held and not self.release.is_set():
+            if self.fail:
+                raise UpstreamError("the realm's CDN timed out")
+            await self.release.wait()
+        return await super().account_info(region, ids, **kwargs)
+
+
+async def visited_on(store, day: str) -> set[str]:
+    return {d["_id"] for d in await store.tracked.collection.find({"last_visit_day": day}, {"_id": 1}).to_list(None)}
+
+
+@pytest.mark.gen_test(timeout=120)
+async def test_a_stalled_realm_does_not_hold_back_the_others(store):
+    """Each realm has its own throttle upstream: while one realm's requests hang, the pass
+    visits the other realms' accounts, and finishes the stalled one's when it answers."""
+    accounts = [(r, 10_000_000 * (k + 1) + i) for k, r in enumerate(REGIONS) for i in range(150)]
+    day = FIRST_DAY
+    clock = ManualClock(day_start(day) + 86400 - 600)  # every slice due
+    await track_all(store, accounts, until=clock() + 400 * 86400, now=clock())
+    upstream = OneRealmHeld(clock)
+    tracker = Tracker(store, upstream, NoRatings(), clock=clock, owner="solo", group=SLICES)
+    tick = asyncio.ensure_future(tracker.tick())
+    for _ in range(600):  # up to 60 s on a loaded machine
+        await asyncio.sleep(0.1)
+        held = upstream.held
+        if held and {f"{r}:{a}" for r, a in accounts if r != held} <= await visited_on(store, day):
+            break
+    assert held is not None and not tick.done()
+    done = await visited_on(store, day)
+    assert {f"{r}:{a}" for r, a in accounts if r != held} <= done, "the other realms waited for the stalled one"
+    assert not any(key.startswith(held + ":") for key in done)
+    upstream.release.set()
+    assert await tick == SLICES  # the day's pass finished
+    assert await visited_on(store, day) == {f"{r}:{a}" for r, a in accounts}
+
+
+@pytest.mark.gen_test(timeout=120)
+async def test_a_failing_realm_leaves_the_others_visited_and_its_own_for_the_next_tick(store):
+    """An upstream error in one realm pauses the pass (its slices released, nothing marked for that
+    realm), but the other realms' batches in flight are written and marked, not cut off."""
+    accounts = [(r, 20_000_000 * (k + 1) + i) for k, r in enumerate(REGIONS) for i in range(120)]
+    day = FIRST_DAY
+    clock = ManualClock(day_start(day) + 86400 - 600)
+    await track_all(store, accounts, until=clock() + 400 * 86400, now=clock())
+    upstream = OneRealmHeld(clock, fail=True)
+    tracker = Tracker(store, upstream, NoRatings(), clock=clock, owner="solo", group=SLICES)
+    assert await tracker.tick() == 0  # paused: no slice finished
+    failed = upstream.held
+    done = await visited_on(store, day)
+    assert not any(key.startswith(failed + ":") for key in done)
+    assert any(not key.startswith(failed + ":") for key in done), "the other realms' batches were cut off"
+    upstream.release.set()  # the realm answers again
+    assert await tracker.tick() == SLICES
+    assert await visited_on(store, day) == {f"{r}:{a}" for r, a in accounts}
 
 
 def test_each_realms_share_of_the_pass_is_estimated_from_its_share_of_todays_visits():

@@ -267,8 +267,8 @@ async def seed_demo(
     data"). `population_per_region` more accounts (default: 200 without a panel, none with one) are
     tracked for the last `population_days` days only, so that the tracked population's tank
     statistics of 7 and 30 days pass their minimum sample (POPULATION_MIN_PLAYERS) for the popular
-    tanks. `tanks_in_flight`: the seeding tracker's tanks/stats requests at once (enough to keep
-    the demo simulator's 50 requests a second busy)."""
+    tanks. `tanks_in_flight`: the seeding tracker's tanks/stats requests at once per realm (the
+    realms are visited at once: enough to keep the demo simulator's quota busy)."""
     now = now or time.time()
     if population_per_region is None:
         population_per_region = 0 if panel_size else 200

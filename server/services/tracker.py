@@ -11,7 +11,8 @@ The daily pass: tracked accounts fall into SLICES slices by a stable hash of (re
 slice s of day D is due at D 00:00 UTC + s x 24 h / SLICES, so the day's work is spread evenly
 and never bursts at midnight. Any process claims a due slice of today (a lease document per
 (day, slice), renewed after every batch, taken over by another process once not renewed for
-`claim_ttl` s), and visits the slice's accounts not yet visited today, 100 at a time: one
+`claim_ttl` s), and visits the slice's accounts not yet visited today, 100 at a time (each
+realm's batches in turn, the realms at once: each has its own throttle upstream): one
 account/info request (with `fields`) per batch, and tanks/stats (with `fields`) only for accounts
 whose last_battle_time moved since their last per-tank record. Right after a batch's writes its
 accounts are marked visited today, so a process that takes over a dead one's slice continues with
@@ -368,7 +369,7 @@ class Tracker:
                 self.claimed.add((day, slice_no))
         if not mine:
             return 0
-        renewed = self.clock()
+        renewal = {"at": self.clock()}  # the claims' last renewal (shared by the realms' work)
         try:
             while True:
                 if self.cannot_write() is not None:
@@ -384,7 +385,9 @@ class Tracker:
                         finished += await tracked.finish(day, slice_no, self.owner, self.clock())
                     return finished
                 by_region = full_batches(accounts, self.batch, last=len(accounts) < self.batch * DUE_BATCHES)
-                for region, group in by_region.items():
+
+                async def work_realm(region: str, group: list[dict]) -> bool:
+                    """The realm's batches in turn; False once a claim is lost."""
                     for start in range(0, len(group), self.batch):
                         if self.cannot_write() is not None:  # before the batch's upstream requests
                             raise CannotWrite(self.waiting)
@@ -396,13 +399,27 @@ class Tracker:
                         await self.refresh_status()  # at most every STATUS_EVERY s, also during long work
                         # Renew a third of the ttl after the last renewal (checked after every batch);
                         # a claim lost meanwhile (taken over after a stall) stops the work here.
-                        if self.clock() - renewed >= self.claim_ttl / 3:
-                            renewed = self.clock()
+                        if self.clock() - renewal["at"] >= self.claim_ttl / 3:
+                            renewal["at"] = self.clock()
                             for slice_no in mine:
                                 if not await tracked.claim(
-                                    day, slice_no, self.owner, renewed, self.claim_ttl, due_at(day, slice_no)
+                                    day, slice_no, self.owner, renewal["at"], self.claim_ttl, due_at(day, slice_no)
                                 ):
-                                    return 0
+                                    return False
+                    return True
+
+                # The realms at once: each has its own upstream throttle (the CDN's, per address and
+                # realm), so one realm's requests wait on its own limit, not behind another realm's
+                # batch. Every realm finishes its batch before an error is raised (no write is cut
+                # off by another realm's failure; a batch not marked visited is visited again).
+                outcomes = await asyncio.gather(
+                    *(work_realm(region, group) for region, group in by_region.items()), return_exceptions=True
+                )
+                for outcome in outcomes:
+                    if isinstance(outcome, BaseException):
+                        raise outcome
+                if not all(outcomes):
+                    return 0
         except UpstreamError as exc:
             log.info("tracker slices %s/%s paused: %s", day, mine, exc)
             for slice_no in mine:
