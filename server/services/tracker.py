@@ -410,8 +410,8 @@ class Tracker:
 
                 # The realms at once: each has its own upstream throttle (the CDN's, per address and
                 # realm), so one realm's requests wait on its own limit, not behind another realm's
-                # batch. Every realm finishes its batch before an error is raised (no write is cut
-                # off by another realm's failure; a batch not marked visited is visited again).
+                # batch. A realm's error is raised once the other realms are through their batches
+                # (none is cut off by it; a batch not marked visited is visited again).
                 outcomes = await asyncio.gather(
                     *(work_realm(region, group) for region, group in by_region.items()), return_exceptions=True
                 )
