@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import time
+import uuid
 
 import pytest
 import ujson
@@ -500,3 +501,87 @@ async def test_online_history_validation_errors(app, http_client, base_url, quer
     assert response.code == 400
     assert body["success"] is False and "data" not in body
     assert body["error"]["code"] == code
+
+
+def test_minutes_written_together_leave_what_one_at_a_time_does_and_twice_what_once_does(io_loop, mongo_uri):
+    """Hypothesis: any minutes (repeats, failed game/regions, any counts, any order), stored one
+    at a time as the live sampler does and in chunks as the demo's seeding does, leave the same
+    samples, claims, latest counts, first minutes and peaks; storing them all again changes nothing."""
+    from types import SimpleNamespace
+
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from server.services.online import SlotSample
+    from store import create_client
+    from store.online import OnlineSamples
+
+    base = ts("2030-05-01T10:00") // 60
+    pairs = [(game, region) for game in GAMES for region in REGIONS]
+    rows = st.lists(st.integers(0, 50), min_size=1, max_size=2).map(
+        lambda counts: [{"server": f"S{i}", "players": c} for i, c in enumerate(counts)]
+    )
+    outcome = st.one_of(rows.map(lambda r: (r, None)), st.just((None, "timeout")))
+    minute = st.builds(
+        lambda slot, fetched: SlotSample(slot, dict(zip(pairs, fetched)), slot * 60 + 5.0),
+        st.integers(base, base + 3 * 1440),  # three days: day peaks and the all-time peak
+        st.lists(outcome, min_size=len(pairs), max_size=len(pairs)),
+    )
+
+    def canonical(value):  # field order is not data: an update appends the fields it adds
+        if isinstance(value, dict):
+            return sorted((key, canonical(item)) for key, item in value.items())
+        if isinstance(value, list):
+            return [canonical(item) for item in value]
+        return repr(value)
+
+    async def services(client) -> list[OnlineService]:
+        made = []
+        for _ in range(2):
+            online = OnlineSamples(client["t_" + uuid.uuid4().hex[:12]])
+            await online.ensure_schema()
+            made.append(OnlineService(SimpleNamespace(online=online), FakeUpstream()))
+        return made
+
+    client = create_client(mongo_uri)
+    single, together = io_loop.run_sync(lambda: services(client), timeout=60)
+
+    async def store_all(service: OnlineService, minutes: list, size: int) -> None:
+        for start in range(0, len(minutes), size):
+            try:
+                await service.store_samples(minutes[start : start + size])
+            except SamplingFailed:
+                pass  # a minute whose every game/region failed: the others are written
+
+    def collections(service: OnlineService) -> dict:
+        online = service.store.online
+        return {"samples": online.samples, "claims": online.claims, "status": online.status, "peaks": online.peak_docs}
+
+    async def stored(service: OnlineService) -> dict:
+        return {
+            name: sorted(
+                map(canonical, await collection.find({}, {"_id": 0} if name == "samples" else None).to_list(None))
+            )
+            for name, collection in collections(service).items()
+        }
+
+    @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(minutes=st.lists(minute, max_size=12), chunk=st.integers(1, 12))
+    def check(minutes, chunk):
+        async def run() -> None:
+            for service in (single, together):
+                for collection in collections(service).values():
+                    await collection.delete_many({})
+            await store_all(single, minutes, 1)
+            await store_all(together, minutes, chunk)
+            once = await stored(single)
+            assert await stored(together) == once
+            await store_all(together, minutes, chunk)
+            assert await stored(together) == once
+
+        io_loop.run_sync(run, timeout=120)
+
+    try:
+        check()
+    finally:
+        client.close()

@@ -7,6 +7,7 @@ import datetime as dt
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from server.contract.catalogue import HOT_COPY_SECONDS, MAX_DAYS
 from server.services.concurrency import heavy_slot, single_flight
@@ -45,6 +46,15 @@ BACKFILL_PAUSE_SECONDS = 0.05
 DAILY_REFRESH_SECONDS = 60.0
 SAMPLE_EVERY = 60  # seconds between samples of the servers' player counts (one per game and region)
 MATERIALISE_EVERY = 600  # seconds between runs of the online_daily materialiser
+
+
+@dataclass(frozen=True)
+class SlotSample:
+    """One minute's fetched counts: {(game, region): (rows, None) or (None, error)}, and when."""
+
+    slot: int
+    fetched: dict[tuple[str, str], tuple[list[dict] | None, str | None]]
+    sampled_at: float
 
 
 class SamplingFailed(Exception):
@@ -123,33 +133,72 @@ class OnlineService:
     # --- the sampler (a job: one call per minute slot, on the leader) -----------------
     async def sample(self, slot: int) -> str:
         """Sample every game × region for minute `slot`; returns the outcome, raises if all failed."""
-        minute_ts = slot * 60
-        pairs = [(game, region) for game in GAMES for region in REGIONS]
+        [outcome] = await self.store_samples([await self.fetch(slot)])
+        return outcome
+
+    async def fetch(self, slot: int) -> SlotSample:
+        """The counts of every game × region for minute `slot`, as the upstream answers them now."""
         # One upstream request per region answers every game (per game only when it fails).
-        by_region = await asyncio.gather(*(self._fetch(region) for region in REGIONS))
-        fetched = [dict(zip(REGIONS, by_region))[region][game] for game, region in pairs]
-        sampled_at = self.clock()
-        failed = [(pair, error) for pair, (_, error) in zip(pairs, fetched) if error is not None]
-        good = [(pair, rows) for pair, (rows, error) in zip(pairs, fetched) if error is None and rows is not None]
-        await asyncio.gather(*(self.store.online.record_failure(g, r, sampled_at, error) for (g, r), error in failed))
-        stored_flags = await asyncio.gather(
-            *(self.store.online.record_minute(g, r, minute_ts, rows, sampled_at) for (g, r), rows in good)
-        )
-        stored: dict[tuple[str, str], list[dict]] = {
-            pair: rows for (pair, rows), is_new in zip(good, stored_flags) if is_new and rows is not None
-        }
-        await asyncio.gather(
+        by_region = dict(zip(REGIONS, await asyncio.gather(*(self._fetch(region) for region in REGIONS))))
+        fetched = {(game, region): by_region[region][game] for game in GAMES for region in REGIONS}
+        return SlotSample(slot, fetched, self.clock())
+
+    async def store_samples(self, samples: list[SlotSample]) -> list[str]:
+        """Write fetched minutes (one or many: the demo's seeding writes a month of past ones
+        together, the same data in a few statements per game/region); an outcome per minute.
+        Raises SamplingFailed when every game/region of a minute failed."""
+        for sample in samples:
+            for (game, region), (_, error) in sample.fetched.items():
+                if error is not None:
+                    await self.store.online.record_failure(game, region, sample.sampled_at, error)
+        pairs = [(game, region) for game in GAMES for region in REGIONS]
+        # Per game/region, the samples that have its rows (by index: a minute may come twice).
+        having = {pair: [i for i, s in enumerate(samples) if s.fetched[pair][0] is not None] for pair in pairs}
+        flags = await asyncio.gather(
             *(
-                self.store.online.raise_peaks(game, minute_ts, counts)
-                for game, counts in self._peak_counts(stored).items()
-                if counts
+                self.store.online.record_minutes(
+                    game,
+                    region,
+                    [
+                        (samples[i].slot * 60, samples[i].fetched[(game, region)][0] or [], samples[i].sampled_at)
+                        for i in having[(game, region)]
+                    ],
+                )
+                for game, region in pairs
             )
         )
+        new_by_pair = {pair: dict(zip(having[pair], is_new)) for pair, is_new in zip(pairs, flags)}
+        outcomes: list[str] = []
+        all_failed: list[str] = []
+        peaks: dict[str, list[tuple[int, dict[str, int]]]] = {game: [] for game in GAMES}
+        for index, sample in enumerate(samples):
+            minute_ts = sample.slot * 60
+            stored = {
+                pair: rows
+                for pair, (rows, error) in sample.fetched.items()
+                if rows is not None and new_by_pair[pair].get(index)
+            }
+            for game, counts in self._peak_counts(stored).items():
+                if counts:
+                    peaks[game].append((minute_ts, counts))
+            outcome, failed_all = self._outcome(sample, stored)
+            outcomes.append(outcome)
+            if failed_all:
+                all_failed.append(outcome)
+        await asyncio.gather(*(self.store.online.raise_peaks_many(game, rows) for game, rows in peaks.items() if rows))
         self._current = None
         self._history.clear()
         self._today.clear()
         self.on_write(ONLINE_TAG)
+        if all_failed:  # after the other minutes' writes: their counts stand
+            raise SamplingFailed(all_failed[0])
+        return outcomes
 
+    @staticmethod
+    def _outcome(sample: SlotSample, stored: dict) -> tuple[str, bool]:
+        """What a minute's sampling did, and whether every game/region of it failed."""
+        good = [pair for pair, (rows, error) in sample.fetched.items() if error is None and rows is not None]
+        failed = [(pair, error) for pair, (_, error) in sample.fetched.items() if error is not None]
         servers = sum(len(rows) for rows in stored.values())
         outcome = f"{servers} servers sampled in {len(stored)} game/regions"
         if len(good) > len(stored):
@@ -158,11 +207,13 @@ class OnlineService:
             names = ", ".join(f"{g}/{r}" for (g, r), _ in failed)
             outcome += f", {len(failed)} failed: {names}"
             log.warning(
-                "online sampler, minute %s: %s", minute_ts, "; ".join(f"{g}/{r}: {error}" for (g, r), error in failed)
+                "online sampler, minute %s: %s",
+                sample.slot * 60,
+                "; ".join(f"{g}/{r}: {error}" for (g, r), error in failed),
             )
-        if len(failed) == len(pairs):
-            raise SamplingFailed(f"all {len(pairs)} game/regions failed: " + failed[0][1])
-        return outcome
+        if len(failed) == len(sample.fetched):
+            return f"all {len(sample.fetched)} game/regions failed: " + failed[0][1], True
+        return outcome, False
 
     async def _fetch(self, region: str) -> dict[str, tuple[list[dict] | None, str | None]]:
         """{game: (rows, None) or (None, error)} for one region.
