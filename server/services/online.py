@@ -147,6 +147,10 @@ class OnlineService:
         """Write fetched minutes (one or many: the demo's seeding writes a month of past ones
         together, the same data in a few statements per game/region); an outcome per minute.
         Raises SamplingFailed when every game/region of a minute failed."""
+        with job_deadline():  # a job's step (a month's chunk is one statement per game/region)
+            return await self._store_samples(samples)
+
+    async def _store_samples(self, samples: list[SlotSample]) -> list[str]:
         for sample in samples:
             for (game, region), (_, error) in sample.fetched.items():
                 if error is not None:
