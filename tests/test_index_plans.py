@@ -1088,6 +1088,14 @@ REGISTRY: dict[str, list[Case]] = {
             expect=bool,
         )
     ],
+    "OnlineSamples.record_minutes": [
+        Case(
+            lambda s, n: s.online.record_minutes(
+                "wows", "na", [(int(DAY_START) + 7200 + 60 * n, [{"server": "NA1", "players": 10}], NOW)]
+            ),
+            expect=lambda r: r == [True],
+        )
+    ],
     "OnlineSamples.aggregate_day": [
         Case(lambda s, n: s.online.aggregate_day("wot", "eu", TODAY), expect=lambda r: r["samples"] == 60)
     ],
@@ -1268,6 +1276,8 @@ EXEMPT: dict[str, str] = {
     "OnlineSamples.peaks": "online_peaks: one all-time document and one a day per game, kept 8 days by a TTL index",
     "OnlineSamples.raise_peaks": "online_peaks: one all-time document and one a day per game, kept 8 days by a "
     "TTL index",
+    "OnlineSamples.raise_peaks_many": "online_peaks: one all-time document and one a day per game, kept 8 days "
+    "by a TTL index",
     "JobRuns.claim": "job_slots: the jobs' schedule slots, kept 3 days by a TTL index (bounded by the schedule)",
     "JobRuns.record": "job_runs: one document per job name",
     "JobRuns.all": "job_runs: one document per job name; returns all of them by design",
