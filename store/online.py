@@ -127,27 +127,8 @@ class OnlineSamples:
         The claim document makes this idempotent on any server (a time-series collection
         cannot carry a unique index on real mongod).
         """
-        minute = utc(minute_ts)
-        try:
-            await self.claims.insert_one({"_id": f"{game}:{region}:{minute_ts}", "minute": minute})
-        except DuplicateKeyError:
-            return False
-        docs = [
-            {
-                "minute": minute,
-                "meta": {"game": game, "region": region, "server": row["server"]},
-                "players": int(row["players"]),
-            }
-            for row in servers
-        ]
-        try:
-            await self.samples.insert_many(docs, ordered=False)
-        except BulkWriteError as exc:
-            if any(err.get("code") != DUPLICATE_KEY for err in exc.details.get("writeErrors", [])):
-                raise
-        await self._set_latest(game, region, minute, servers, sampled_at)
-        await self._note_first(game, region, minute)
-        return True
+        [stored] = await self.record_minutes(game, region, [(minute_ts, servers, sampled_at)])
+        return stored
 
     async def record_minutes(self, game: str, region: str, minutes: list[tuple[int, list[dict], float]]) -> list[bool]:
         """Many minutes of one game/region at once, each (minute_ts, servers, sampled_at): the same
@@ -227,22 +208,8 @@ class OnlineSamples:
         `$max` on {players, minute} compares players first, then the minute, so a tie keeps
         the latest minute (the daily aggregation breaks ties the same way).
         """
-        if not counts:
-            return
-        minute = utc(minute_ts)
-        date = minute.date()
-        peaks = {key: {"players": int(players), "minute": minute} for key, players in counts.items()}
-        await self.peak_docs.bulk_write(
-            [
-                UpdateOne({"_id": f"{game}:all_time"}, {"$max": peaks, "$setOnInsert": {"game": game}}, upsert=True),
-                UpdateOne(
-                    {"_id": f"{game}:{date.isoformat()}"},
-                    {"$max": peaks, "$setOnInsert": {"game": game, "date": date.isoformat(), "day": day_start(date)}},
-                    upsert=True,
-                ),
-            ],
-            ordered=False,
-        )
+        if counts:
+            await self.raise_peaks_many(game, [(minute_ts, counts)])
 
     async def raise_peaks_many(self, game: str, samples: list[tuple[int, dict[str, int]]]) -> None:
         """`raise_peaks` for many sampled minutes (minute_ts, counts) in one statement: each key's
