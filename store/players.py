@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pymongo import ASCENDING, DESCENDING, UpdateOne
 
+from store.bulk import insert_or_upsert
 from store.constants import region_key as player_key
 from store.freshness import Freshness
 from store.kinds import Declared, cache, irreplaceable
@@ -131,15 +132,17 @@ class Players:
             await self.snapshots.bulk_write(snapshot_ops, ordered=False)
 
     async def save_snapshots(self, snapshots: list[dict]) -> None:
-        """Upsert one snapshot per (region, account, UTC date); the latest of the day wins."""
-        ops = []
-        for snap in snapshots:
-            key = {"region": snap["region"], "account_id": snap["account_id"], "date": snap["date"]}
-            fields = dict(snap)
-            fields["day"] = dt.datetime.fromisoformat(snap["date"]).replace(tzinfo=dt.UTC)
-            ops.append(UpdateOne(key, {"$set": fields}, upsert=True))
-        if ops:
-            await self.snapshots.bulk_write(ops, ordered=False)
+        """One snapshot per (region, account, UTC date), inserted or else updated: the latest of the day wins."""
+        docs = [{**snap, "day": dt.datetime.fromisoformat(snap["date"]).replace(tzinfo=dt.UTC)} for snap in snapshots]
+        await insert_or_upsert(
+            self.snapshots,
+            docs,
+            lambda doc: UpdateOne(
+                {"region": doc["region"], "account_id": doc["account_id"], "date": doc["date"]},
+                {"$set": doc},
+                upsert=True,
+            ),
+        )
 
     async def snapshots_since(
         self,

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from bson import Binary
 from pymongo import ASCENDING, ReplaceOne
 
+from store.bulk import insert_or_upsert
 from store.constants import TANK_COUNTERS
 from store.kinds import Declared, irreplaceable
 from store.retention import Expiring, KeptByDay
@@ -104,10 +105,9 @@ class TankChanges(KeptByDay):
         return doc
 
     async def save(self, docs: Iterable[dict]) -> int:
-        ops = [ReplaceOne({"_id": doc["_id"]}, doc, upsert=True) for doc in docs]
-        if ops:
-            await self.collection.bulk_write(ops, ordered=False)
-        return len(ops)
+        docs = list(docs)
+        await insert_or_upsert(self.collection, docs, lambda doc: ReplaceOne({"_id": doc["_id"]}, doc, upsert=True))
+        return len(docs)
 
     async def of_day(self, region: str, day: str) -> list[tuple[int, bytes, list[int] | None]]:
         """(account_id, the packed {tank_id: counter differences}, the assistance change or None)

@@ -14,6 +14,7 @@ from bson import Binary
 from pymongo import ASCENDING, DESCENDING, ReplaceOne, UpdateOne
 from pymongo.errors import BulkWriteError, PyMongoError
 
+from store.bulk import insert_or_upsert
 from store.freshness import Freshness
 from store.kinds import Declared, irreplaceable
 from store.retention import Expiring, ensure_expiry_index
@@ -151,10 +152,14 @@ class TankRecords:
         """Write records (a record of the same account and day is replaced: a retried visit is idempotent)."""
         # The filter carries (a, d) beside _id: a point lookup either way, and on a cluster sharded
         # by {a: 1, d: 1} (docs/deploy.md section 6) an upsert must name the whole shard key.
-        ops = [ReplaceOne({"_id": doc["_id"], "a": doc["a"], "d": doc["d"]}, doc, upsert=True) for doc in records]
-        if ops:
+        records = list(records)
+        if records:
             try:
-                result = await self.collection.bulk_write(ops, ordered=False)
+                created = await insert_or_upsert(
+                    self.collection,
+                    records,
+                    lambda doc: ReplaceOne({"_id": doc["_id"], "a": doc["a"], "d": doc["d"]}, doc, upsert=True),
+                )
             except BulkWriteError as exc:
                 # Some were stored before the failure (a full disk): count them, since their retry
                 # replaces them and counts nothing; the caller marks nothing visited (a redo).
@@ -163,8 +168,8 @@ class TankRecords:
                     with contextlib.suppress(PyMongoError):
                         await self.freshness.count_add(COUNT, upserted)
                 raise
-            await self.freshness.count_add(COUNT, result.upserted_count)
-        return len(ops)
+            await self.freshness.count_add(COUNT, created)
+        return len(records)
 
     async def _chain(self, account: str, day: str, projection: dict | None = None) -> list[dict]:
         """The records that rebuild the state as of `day`: the newest record on or before `day` and

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from bson import Binary
 from pymongo import ASCENDING, UpdateOne
-from pymongo.errors import DuplicateKeyError
+from pymongo.errors import BulkWriteError
 
+from store.bulk import DUPLICATE_KEY
 from store.constants import REGIONS
 from store.freshness import Freshness
 from store.kinds import Declared, irreplaceable, transient
@@ -178,24 +179,42 @@ class Tracked:
         tracked only for the panel is marked `panel_only` (its figures stay out of the tracked
         population's; `last_battle` gives a new one its probe's last_battle_time until its first
         visit); one round trip per 100 accounts. Returns how many were inserted."""
-        ops: list[UpdateOne] = []
-        for account_id in account_ids:
-            key = tracked_id(region, account_id)
-            insert = {
+        account_ids = list(account_ids)
+        keys = [tracked_id(region, account_id) for account_id in account_ids]
+        docs = []
+        for account_id, key in zip(account_ids, keys):
+            doc = {
+                "_id": key,
                 "region": region,
                 "account_id": int(account_id),
                 "slice": slice_of(region, account_id),
                 "since": now,
                 "last_visit_day": "",
                 "panel_only": True,
+                "until": until,
             }
             if last_battle and account_id in last_battle:
-                insert["last_battle_time"] = int(last_battle[account_id])
-            ops.append(UpdateOne({"_id": key, "last_visit_day": PARKED}, {"$set": {"last_visit_day": ""}}))
-            ops.append(UpdateOne({"_id": key}, {"$setOnInsert": insert, "$max": {"until": until}}, upsert=True))
+                doc["last_battle_time"] = int(last_battle[account_id])
+            docs.append(doc)
+        # New members are inserted (most of a first draw); the tracked ones, and any another
+        # process inserted meanwhile, are unparked and extended by two updates per IN_CHUNK ids
+        # (harmless on the ones just inserted): the same documents as an upsert per member.
         inserted = 0
-        for start in range(0, len(ops), 200):
-            inserted += (await self.collection.bulk_write(ops[start : start + 200], ordered=True)).upserted_count
+        for start in range(0, len(docs), IN_CHUNK):
+            try:
+                inserted += len(
+                    (await self.collection.insert_many(docs[start : start + IN_CHUNK], ordered=False)).inserted_ids
+                )
+            except BulkWriteError as exc:
+                if any(e.get("code") != DUPLICATE_KEY for e in exc.details.get("writeErrors") or []):
+                    raise
+                inserted += int(exc.details.get("nInserted") or 0)
+        for start in range(0, len(keys), IN_CHUNK):
+            chunk = keys[start : start + IN_CHUNK]
+            await self.collection.update_many(
+                {"_id": {"$in": chunk}, "last_visit_day": PARKED}, {"$set": {"last_visit_day": ""}}
+            )
+            await self.collection.update_many({"_id": {"$in": chunk}}, {"$max": {"until": until}})
         if inserted:
             await self.freshness.raise_to(self.status_name, now)
         return inserted
@@ -437,54 +456,83 @@ class Tracked:
 
     # --- (day, slice) claims ------------------------------------------------------------
     async def claim(self, day: str, slice_no: int, owner: str, now: float, ttl: float, due: float) -> bool:
-        """Take or renew the claim of (day, slice) if it is unfinished and free, expired or ours.
+        """Take or renew the claim of (day, slice) if it is unfinished and free, expired or ours."""
+        return await self.claim_many(day, {slice_no: due}, owner, now, ttl) == [slice_no]
 
-        A point read, then a compare-and-set on (_id, owner, expires) as read: a query with $or
-        (ours or expired) is a collection scan on the embedded database. Two processes taking the
-        same expired claim: the first set changes `expires`, so the second matches nothing."""
-        key = f"{day}:{slice_no:03d}"
-        doc = await self.slices.find_one({"_id": key}, {"owner": 1, "expires": 1, "finished": 1})
-        if doc is None:
+    async def claim_many(self, day: str, due: Mapping[int, float], owner: str, now: float, ttl: float) -> list[int]:
+        """Take or renew the claims of the slices of `day` in `due` ({slice: when it is due}) that are
+        unfinished and free, expired or ours; returns those taken, in `due`'s order.
+
+        One read of them by _id, one insert of those never claimed (a slice another process
+        inserted first is a duplicate key: not ours), then a compare-and-set on (_id, owner,
+        expires) as read for each existing one: a query with $or (ours or expired) is a collection
+        scan on the embedded database. Two processes taking the same expired claim: the first set
+        changes `expires`, so the second matches nothing."""
+        keys = {f"{day}:{slice_no:03d}": slice_no for slice_no in due}
+        cursor = self.slices.find({"_id": {"$in": list(keys)}}, {"owner": 1, "expires": 1, "finished": 1})
+        found = {doc["_id"]: doc for doc in await cursor.to_list(None)}
+        taken: set[int] = set()
+        fresh = [key for key in keys if key not in found]
+        if fresh:
+            docs = [
+                {
+                    "_id": key,
+                    "day": day,
+                    "slice": keys[key],
+                    "due": due[keys[key]],
+                    "started": now,
+                    "owner": owner,
+                    "expires": now + ttl,
+                    "finished": None,
+                }
+                for key in fresh
+            ]
+            refused: set[int] = set()
             try:
-                await self.slices.insert_one(
-                    {
-                        "_id": key,
-                        "day": day,
-                        "slice": slice_no,
-                        "due": due,
-                        "started": now,
-                        "owner": owner,
-                        "expires": now + ttl,
-                        "finished": None,
-                    }
-                )
-            except DuplicateKeyError:
-                return False  # another process created it first
-            return True
-        if doc.get("finished") is not None:
-            return False
-        if doc.get("owner") != owner and float(doc.get("expires") or 0) >= now:
-            return False  # held by another live owner
-        result = await self.slices.update_one(
-            {"_id": key, "owner": doc.get("owner"), "expires": doc.get("expires"), "finished": None},
-            {"$set": {"owner": owner, "expires": now + ttl}},
-        )
-        return result.matched_count == 1
+                await self.slices.insert_many(docs, ordered=False)
+            except BulkWriteError as exc:
+                errors = exc.details.get("writeErrors") or []
+                if any(e.get("code") != DUPLICATE_KEY for e in errors):
+                    raise
+                refused = {e["index"] for e in errors}  # another process created it first
+            taken.update(keys[key] for i, key in enumerate(fresh) if i not in refused)
+        for key, doc in found.items():
+            if doc.get("finished") is not None:
+                continue
+            if doc.get("owner") != owner and float(doc.get("expires") or 0) >= now:
+                continue  # held by another live owner
+            result = await self.slices.update_one(
+                {"_id": key, "owner": doc.get("owner"), "expires": doc.get("expires"), "finished": None},
+                {"$set": {"owner": owner, "expires": now + ttl}},
+            )
+            if result.matched_count == 1:
+                taken.add(keys[key])
+        return [slice_no for slice_no in due if slice_no in taken]
 
     async def add_spend(self, day: str, slice_no: int, counts: Mapping[str, int]) -> None:
         """Add a batch's figures (visited, info_requests, tanks_requests, records, record_bytes)."""
         await self.slices.update_one({"_id": f"{day}:{slice_no:03d}"}, {"$inc": dict(counts)})
 
     async def finish(self, day: str, slice_no: int, owner: str, now: float) -> bool:
-        result = await self.slices.update_one(
-            {"_id": f"{day}:{slice_no:03d}", "owner": owner, "finished": None}, {"$set": {"finished": now}}
+        return await self.finish_many(day, [slice_no], owner, now) == 1
+
+    async def finish_many(self, day: str, slice_nos: Sequence[int], owner: str, now: float) -> int:
+        """Mark finished the slices of `day` still claimed by `owner`; returns how many were (one
+        update of the claims by _id)."""
+        result = await self.slices.update_many(
+            {"_id": {"$in": [f"{day}:{s:03d}" for s in slice_nos]}, "owner": owner, "finished": None},
+            {"$set": {"finished": now}},
         )
-        return result.matched_count == 1
+        return result.matched_count
 
     async def release(self, day: str, slice_no: int, owner: str) -> None:
         """Give an unfinished claim back (it may be taken at once)."""
-        await self.slices.update_one(
-            {"_id": f"{day}:{slice_no:03d}", "owner": owner, "finished": None}, {"$set": {"expires": 0.0}}
+        await self.release_many(day, [slice_no], owner)
+
+    async def release_many(self, day: str, slice_nos: Sequence[int], owner: str) -> None:
+        await self.slices.update_many(
+            {"_id": {"$in": [f"{day}:{s:03d}" for s in slice_nos]}, "owner": owner, "finished": None},
+            {"$set": {"expires": 0.0}},
         )
 
     async def finished_slices(self, day: str) -> set[int]:

@@ -855,6 +855,28 @@ REGISTRY: dict[str, list[Case]] = {
         ),
         Case(lambda s, n: s.tracked.claim(DAY, 3, "me", NOW + n, 600, NOW), label="finished", expect=lambda r: not r),
     ],
+    "Tracked.claim_many": [
+        Case(
+            lambda s, n: s.tracked.claim_many("2031-03-16", {k: NOW for k in range(64)}, "me", NOW + n, 600),
+            label="a new day's",
+            expect=lambda r: r == list(range(64)),
+        ),
+        Case(
+            lambda s, n: s.tracked.claim_many(DAY, {k: NOW for k in (3, 40, 60)}, "me", NOW, 600),
+            label="finished, ours, another's",
+            expect=lambda r: r == [40],
+        ),
+    ],
+    "Tracked.finish_many": [
+        Case(
+            lambda s, n: s.tracked.finish_many(DAY, [41, 42], "me", NOW),
+            setup=lambda s, n: s.tracked.slices.update_many(
+                {"_id": {"$in": [f"{DAY}:041", f"{DAY}:042"]}}, {"$set": {"owner": "me", "finished": None}}
+            ),
+            expect=lambda r: r == 2,
+        )
+    ],
+    "Tracked.release_many": [Case(lambda s, n: s.tracked.release_many(DAY, [40, 41], "me"))],
     "Tracked.add_spend": [Case(lambda s, n: s.tracked.add_spend(DAY, 40, {"visited": 10, "records": 3}))],
     "Tracked.finish": [
         Case(
@@ -1278,6 +1300,8 @@ EXEMPT: dict[str, str] = {
     "TTL index",
     "OnlineSamples.raise_peaks_many": "online_peaks: one all-time document and one a day per game, kept 8 days "
     "by a TTL index",
+    "bulk.insert_or_upsert": "an insert, then point upserts by the caller's keys: measured through its callers "
+    "(TankRecords.save, Players.save_snapshots, TankChanges.save)",
     "JobRuns.claim": "job_slots: the jobs' schedule slots, kept 3 days by a TTL index (bounded by the schedule)",
     "JobRuns.record": "job_runs: one document per job name",
     "JobRuns.all": "job_runs: one document per job name; returns all of them by design",

@@ -302,6 +302,15 @@ async def seed_demo(
         "panel_size": panel_size,
         "clans": clans,
     }
+    steps: dict[str, float] = {}  # each step's seconds, in the summary the log prints
+    summary["step_seconds"] = steps
+    mark = {"at": time.monotonic()}
+
+    def step(name: str) -> None:
+        steps[name] = round(time.monotonic() - mark["at"], 1)
+        mark["at"] = time.monotonic()
+
+    step("accounts")
     # build_services always wires ratings_source; Services types it Optional for partial test builds.
     summary["tracker"] = await seed_player_history(
         store,
@@ -317,15 +326,19 @@ async def seed_demo(
         panel_every=panel_every,
         tanks_in_flight=tanks_in_flight,
     )
+    step("tracker_passes")
     summary["profiles"] = await seed_current_profiles(services.players, accounts)
+    step("profiles")
     for region, ids in clans.items():
         with job_deadline():
             await store.clans.add_seeds(region, ids)
     await services.clans.refresh(int(now // 3600))
     await services.clans.build_digests(int(now // 3600))
+    step("clans")
     # The tank statistics from the seeded days at once (the hourly job would wait for its next slot).
     tank_statistics = PopulationService(store, services.ratings_source, clock=lambda: now)  # type: ignore[arg-type]
     summary["tank_statistics"] = await tank_statistics.build(force=True)
+    step("tank_statistics")
     # Wargaming's published thresholds beside the estimates, as the daily job fetches them.
     if services.tank_stats is not None and services.tank_stats.official is not None:
         summary["official_thresholds"] = await services.tank_stats.official.fetch()
@@ -335,10 +348,13 @@ async def seed_demo(
     for region, ids in accounts.items():
         for account_id in ids:
             await services.players.rate_profile(region, account_id)
+    step("thresholds_and_ratings")
     summary["online_slots"] = await seed_online(store, services.upstream, online_days, now, online_recent_hours)
+    step("player_counts")
     # The day's bulk files, as the daily job writes them after its build: once the player counts
     # are seeded too (their file aggregates the finished days, which are kept once aggregated).
     for region in REGIONS:
         await services.dumps.build(region, newest_complete_day(now))
+    step("bulk_files")
     summary["seconds"] = round(time.monotonic() - started, 1)
     return summary

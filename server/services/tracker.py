@@ -362,11 +362,10 @@ class Tracker:
         """Claim what it can of `wanted` slices of `day` and visit their remaining accounts together;
         returns how many of them this process finished."""
         tracked = self.store.tracked
-        mine = []
-        for slice_no in wanted:
-            if await tracked.claim(day, slice_no, self.owner, self.clock(), self.claim_ttl, due_at(day, slice_no)):
-                mine.append(slice_no)
-                self.claimed.add((day, slice_no))
+        mine = await tracked.claim_many(
+            day, {s: due_at(day, s) for s in wanted}, self.owner, self.clock(), self.claim_ttl
+        )
+        self.claimed.update((day, slice_no) for slice_no in mine)
         if not mine:
             return 0
         renewal = {"at": self.clock()}  # the claims' last renewal (shared by the realms' work)
@@ -374,16 +373,12 @@ class Tracker:
             while True:
                 if self.cannot_write() is not None:
                     raise CannotWrite(self.waiting)
-                if utc_day(self.clock()) != day:
-                    for slice_no in mine:  # the rest waits for the new day's pass
-                        await tracked.release(day, slice_no, self.owner)
+                if utc_day(self.clock()) != day:  # the rest waits for the new day's pass
+                    await tracked.release_many(day, mine, self.owner)
                     return 0
                 accounts = await tracked.due(mine, day, self.batch * DUE_BATCHES)
                 if not accounts:
-                    finished = 0
-                    for slice_no in mine:
-                        finished += await tracked.finish(day, slice_no, self.owner, self.clock())
-                    return finished
+                    return await tracked.finish_many(day, mine, self.owner, self.clock())
                 by_region = full_batches(accounts, self.batch, last=len(accounts) < self.batch * DUE_BATCHES)
 
                 async def work_realm(region: str, group: list[dict]) -> bool:
@@ -401,11 +396,11 @@ class Tracker:
                         # a claim lost meanwhile (taken over after a stall) stops the work here.
                         if self.clock() - renewal["at"] >= self.claim_ttl / 3:
                             renewal["at"] = self.clock()
-                            for slice_no in mine:
-                                if not await tracked.claim(
-                                    day, slice_no, self.owner, renewal["at"], self.claim_ttl, due_at(day, slice_no)
-                                ):
-                                    return False
+                            renewed = await tracked.claim_many(
+                                day, {s: due_at(day, s) for s in mine}, self.owner, renewal["at"], self.claim_ttl
+                            )
+                            if len(renewed) < len(mine):
+                                return False
                     return True
 
                 # The realms at once: each has its own upstream throttle (the CDN's, per address and
@@ -422,14 +417,12 @@ class Tracker:
                     return 0
         except UpstreamError as exc:
             log.info("tracker slices %s/%s paused: %s", day, mine, exc)
-            for slice_no in mine:
-                await tracked.release(day, slice_no, self.owner)
+            await tracked.release_many(day, mine, self.owner)
             return 0
         except CannotWrite:
             # Released if the database still takes that write; else the claim expires (claim_ttl).
             with contextlib.suppress(Exception):
-                for slice_no in mine:
-                    await tracked.release(day, slice_no, self.owner)
+                await tracked.release_many(day, mine, self.owner)
             return 0
         finally:
             for slice_no in mine:
@@ -531,7 +524,9 @@ class Tracker:
         batch.records += records
         if change is not None:
             batch.changes.append(change)
-        fields.update(planned, **nickname_fields(info))
+        fields.update(planned)
+        if not account.get("panel_only"):  # nobody looked a panel-only member up: not searchable here
+            fields.update(nickname_fields(info))
         batch.marks[key] = fields
         doc = measured_profile(batch.region, account_id, info, raw_tanks, batch.now, expected, tiers)
         batch.snapshots.append(snapshot_of(doc))
