@@ -47,15 +47,18 @@ def stats_rows(base_url: str, region: str, days: int) -> tuple[dict, list[dict]]
 def against_truth(rows: Sequence[Mapping], truth: Mapping[str, Mapping], min_battles: int = MIN_BATTLES) -> dict:
     """Over the rows with at least `min_battles` and a win rate and average damage: the median
     absolute win rate error (points) and average damage error (share of the truth)."""
-    win, damage = [], []
+    win, damage, signed = [], [], []
     for row in rows:
         world = truth.get(str(row["tank_id"]))
         if row["battles"] < min_battles or row["win_rate"] is None or row["avg_damage"] is None or not world:
             continue
         win.append(abs(row["win_rate"] - 100 * world["wins"] / world["battles"]))
-        damage.append(abs(row["avg_damage"] / (world["damage_dealt"] / world["battles"]) - 1))
+        signed.append(row["avg_damage"] / (world["damage_dealt"] / world["battles"]) - 1)
+        damage.append(abs(signed[-1]))
     return {
         "tanks": len(win),
+        # A lean rather than noise shows as a signed median far from 0.
+        "avg_damage_signed": round(statistics.median(signed), 4) if signed else None,
         "win_rate_points": round(statistics.median(win), 3) if win else None,
         "avg_damage_share": round(statistics.median(damage), 4) if damage else None,
     }
@@ -105,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"tanks with >= {MIN_BATTLES} battles in the panel: {compared['tanks']}; median |win rate - truth| "
         f"{compared['win_rate_points']} points (<= {WIN_RATE_POINTS}); median |avg damage / truth - 1| "
-        f"{compared['avg_damage_share']} (<= {DAMAGE_SHARE})"
+        f"{compared['avg_damage_share']} (<= {DAMAGE_SHARE}; signed median {compared['avg_damage_signed']})"
     )
     print(f"/tanks/marks ({marks['population_kind']}): median error by tier against the published thresholds")
     for tier in (marks.get("official") or {}).get("median_error_by_tier") or []:

@@ -184,17 +184,20 @@ async def seed_current_profiles(players: PlayerService, accounts: dict[str, list
     return done
 
 
-async def seed_online(store: Store, upstream: Upstream, days: int, now: float, recent_hours: int = 48) -> int:
+async def seed_online(
+    store: Store, upstream: Upstream, days: int, now: float, recent_hours: int = 48, report: bool = True
+) -> int:
     """Past player counts through the real sampler: hourly, then every 10 minutes for the
     last `recent_hours` (minute-by-minute sampling of 30 days would take the seeder ~15 min;
-    the live sampler adds a sample every minute from then on)."""
+    the live sampler adds a sample every minute from then on). `report`: a progress bar of its own
+    (seed_demo runs it beside the tracker's passes, whose bar /status shows)."""
     from server.services.online import OnlineService, SlotSample
 
     last_minute = int(now // 60)
     recent_start = last_minute - recent_hours * 60
     minutes = list(range(last_minute - days * 1440, recent_start, 60))
     minutes += list(range(recent_start, last_minute + 1, 10))
-    bar = _progress(len(minutes), f"player counts ({days} days)")
+    bar = _progress(len(minutes), f"player counts ({days} days)") if report else None
     samples = 0
     batch = 32
     writer = OnlineService(store, upstream)
@@ -254,7 +257,7 @@ async def seed_demo(
     panel_size: int = 0,
     panel_days: int = 16,
     panel_every: int = 7,
-    tanks_in_flight: int = 16,
+    tanks_in_flight: int = 32,
 ) -> dict:
     """Seed everything; idempotent (snapshots, samples and profiles are upserts keyed by day/minute/id).
 
@@ -311,46 +314,59 @@ async def seed_demo(
         mark["at"] = time.monotonic()
 
     step("accounts")
+
+    async def player_counts() -> int:
+        # Beside the passes: they wait on the upstream and on each other's writes, and the player
+        # counts touch nothing they read (their bar would take /status's phase from the passes').
+        started_counts = time.monotonic()
+        samples = await seed_online(store, services.upstream, online_days, now, online_recent_hours, report=False)
+        steps["player_counts_beside_passes"] = round(time.monotonic() - started_counts, 1)
+        return samples
+
+    counts = asyncio.create_task(player_counts())
     # build_services always wires ratings_source; Services types it Optional for partial test builds.
-    summary["tracker"] = await seed_player_history(
-        store,
-        services.upstream,
-        services.ratings_source,  # type: ignore[arg-type]
-        accounts,
-        history_days,
-        now,
-        later=population,
-        later_days=min(population_days, history_days),
-        panel_size=panel_size,
-        panel_days=min(panel_days, history_days),
-        panel_every=panel_every,
-        tanks_in_flight=tanks_in_flight,
-    )
-    step("tracker_passes")
-    summary["profiles"] = await seed_current_profiles(services.players, accounts)
-    step("profiles")
-    for region, ids in clans.items():
-        with job_deadline():
-            await store.clans.add_seeds(region, ids)
-    await services.clans.refresh(int(now // 3600))
-    await services.clans.build_digests(int(now // 3600))
-    step("clans")
-    # The tank statistics from the seeded days at once (the hourly job would wait for its next slot).
-    tank_statistics = PopulationService(store, services.ratings_source, clock=lambda: now)  # type: ignore[arg-type]
-    summary["tank_statistics"] = await tank_statistics.build(force=True)
-    step("tank_statistics")
-    # Wargaming's published thresholds beside the estimates, as the daily job fetches them.
-    if services.tank_stats is not None and services.tank_stats.official is not None:
-        summary["official_thresholds"] = await services.tank_stats.official.fetch()
-    # The build stored each region's computed expected values: the current profiles are rated
-    # again with their rows (a tank the loaded table lacks counts in WN8), as the next day's would be.
-    services.expected_values.forget()
-    for region, ids in accounts.items():
-        for account_id in ids:
-            await services.players.rate_profile(region, account_id)
-    step("thresholds_and_ratings")
-    summary["online_slots"] = await seed_online(store, services.upstream, online_days, now, online_recent_hours)
-    step("player_counts")
+    try:
+        summary["tracker"] = await seed_player_history(
+            store,
+            services.upstream,
+            services.ratings_source,  # type: ignore[arg-type]
+            accounts,
+            history_days,
+            now,
+            later=population,
+            later_days=min(population_days, history_days),
+            panel_size=panel_size,
+            panel_days=min(panel_days, history_days),
+            panel_every=panel_every,
+            tanks_in_flight=tanks_in_flight,
+        )
+        step("tracker_passes")
+        summary["profiles"] = await seed_current_profiles(services.players, accounts)
+        step("profiles")
+        for region, ids in clans.items():
+            with job_deadline():
+                await store.clans.add_seeds(region, ids)
+        await services.clans.refresh(int(now // 3600))
+        await services.clans.build_digests(int(now // 3600))
+        step("clans")
+        # The tank statistics from the seeded days at once (the hourly job would wait for its next slot).
+        tank_statistics = PopulationService(store, services.ratings_source, clock=lambda: now)  # type: ignore[arg-type]
+        summary["tank_statistics"] = await tank_statistics.build(force=True)
+        step("tank_statistics")
+        # Wargaming's published thresholds beside the estimates, as the daily job fetches them.
+        if services.tank_stats is not None and services.tank_stats.official is not None:
+            summary["official_thresholds"] = await services.tank_stats.official.fetch()
+        # The build stored each region's computed expected values: the current profiles are rated
+        # again with their rows (a tank the loaded table lacks counts in WN8), as the next day's would be.
+        services.expected_values.forget()
+        for region, ids in accounts.items():
+            for account_id in ids:
+                await services.players.rate_profile(region, account_id)
+        step("thresholds_and_ratings")
+        summary["online_slots"] = await counts
+    finally:
+        counts.cancel()  # when a step failed: nothing is left running (no-op once done)
+    step("player_counts_after")
     # The day's bulk files, as the daily job writes them after its build: once the player counts
     # are seeded too (their file aggregates the finished days, which are kept once aggregated).
     for region in REGIONS:

@@ -16,9 +16,10 @@ if TYPE_CHECKING:  # types only
 log = logging.getLogger("statsapi.demo")
 
 # The seeder's phases that report steps (server/compose/demo.py's bars: the tracker's days, the
-# current profiles, the player counts); the steps between them (clans, the tank statistics'
-# build, the bulk files) are part of the phase before. The percent is over these phases.
-SEED_PHASES = 3
+# current profiles; the player counts are seeded beside the passes, without a bar here); the steps
+# after them (clans, the tank statistics' build, the bulk files) are part of the phase before. The
+# percent is over these phases.
+SEED_PHASES = 2
 WRITE_EVERY = 1.0  # seconds: the store hears of the progress at most this often
 
 
