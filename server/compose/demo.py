@@ -351,6 +351,7 @@ async def seed_demo(
         step("clans")
         # The tank statistics from the seeded days at once (the hourly job would wait for its next slot).
         tank_statistics = PopulationService(store, services.ratings_source, clock=lambda: now)  # type: ignore[arg-type]
+        tank_statistics.pause = 0.0  # no request to let through between days yet (180 pauses a realm)
         summary["tank_statistics"] = await tank_statistics.build(force=True)
         step("tank_statistics")
         # Wargaming's published thresholds beside the estimates, as the daily job fetches them.

@@ -63,9 +63,9 @@ def members_of(books: dict[str, dict], now: float, days: float = ACTIVE_DAYS) ->
 
 def daily_requests(frame: int, played_day: int, probe_log: dict[str, int]) -> dict[str, int]:
     """The panel's upstream requests a day: tracking (account/info for every frame account, 100 a
-    request; tanks/stats for each that played; account/wtr for those, 100 a request) and probing
-    (the average over the days logged)."""
-    tracking = math.ceil(frame / PROBE_BATCH) + played_day + math.ceil(played_day / PROBE_BATCH)
+    request; tanks/stats for each that played; no account/wtr: the tracker asks none for an account
+    tracked for the panel only) and probing (the average over the days logged)."""
+    tracking = math.ceil(frame / PROBE_BATCH) + played_day
     probing = math.ceil(sum(probe_log.values()) / PROBE_LOG_DAYS) if probe_log else 0
     return {"tracking": tracking, "probing": probing, "total": tracking + probing}
 

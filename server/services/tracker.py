@@ -531,6 +531,8 @@ class Tracker:
         doc = measured_profile(batch.region, account_id, info, raw_tanks, batch.now, expected, tiers)
         batch.snapshots.append(snapshot_of(doc))
         batch.profiles[account_id] = doc
+        if account.get("panel_only"):
+            return  # its WTR would serve no figure (no profile, no leaderboard): not asked
         self.wtr_due.setdefault((batch.day, batch.region), []).append(account_id)
         self.wtr_since.setdefault((batch.day, batch.region), batch.now)
 
