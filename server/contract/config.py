@@ -11,7 +11,7 @@ from typing import Any
 
 from store.constants import BACKUP_DUTY
 
-VERSION = "1.11.0"
+VERSION = "1.12.0"
 API_VERSION = "v1"
 DEFAULT_METRICS_ALLOW = "127.0.0.1/32,::1/128"
 TRACK_DAYS = 90  # days after its last lookup that the tracker still measures an account daily
