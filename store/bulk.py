@@ -12,7 +12,7 @@ as the upserts' alone, and writing a batch twice leaves what writing it once doe
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from pymongo import UpdateOne
 from pymongo.errors import BulkWriteError
@@ -41,10 +41,10 @@ async def insert_or_upsert(collection: Any, docs: Sequence[dict], upsert_of: Cal
             try:
                 upserted = await collection.bulk_write([upsert_of(doc) for doc in duplicates], ordered=False)
             except BulkWriteError as upsert_exc:
-                upsert_exc.details["nUpserted"] = created + int(upsert_exc.details.get("nUpserted") or 0)
+                cast(dict, upsert_exc.details)["nUpserted"] = created + int(upsert_exc.details.get("nUpserted") or 0)
                 raise
             created += upserted.upserted_count
         if others:
-            exc.details["nUpserted"] = created
+            cast(dict, exc.details)["nUpserted"] = created  # what the caller counts as stored
             raise
     return created
