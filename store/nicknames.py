@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pymongo import UpdateOne
 
+from store.client import job_deadline
 from store.kinds import Declared, cache
 
 if TYPE_CHECKING:
@@ -101,8 +102,10 @@ class NicknamePrefixes:
     async def apply(self, ops: list[UpdateOne]) -> None:
         # 100 updates per command: the embedded database runs one command at a time, so a
         # clan's worth of members (~1,000 updates) in one command would hold every read behind it.
+        # Each command is a job step of its own (inside a caller's deadline, that one still holds).
         for start in range(0, len(ops), 100):
-            await self.collection.bulk_write(ops[start : start + 100], ordered=True)
+            with job_deadline():
+                await self.collection.bulk_write(ops[start : start + 100], ordered=True)
 
     async def invalidate(self, region: str, prefix: str) -> None:
         """The kept entries of (region, prefix) proved wrong: the next read rebuilds them."""

@@ -11,6 +11,7 @@ from pymongo import ASCENDING, UpdateOne
 from pymongo.errors import BulkWriteError
 
 from store.bulk import DUPLICATE_KEY
+from store.client import job_deadline
 from store.constants import REGIONS
 from store.freshness import Freshness
 from store.kinds import Declared, irreplaceable, transient
@@ -313,11 +314,13 @@ class Tracked:
         was last told (nick_indexed), then mark them told. Safe to repeat and to interrupt: an
         account is marked only after its writes, and only if its nickname did not change meanwhile."""
         for start in range(0, len(keys), IN_CHUNK):
-            cursor = self.collection.find(
-                {"_id": {"$in": keys[start : start + IN_CHUNK]}},
-                {"region": 1, "account_id": 1, "nickname": 1, "nick_indexed": 1},
-            )
-            changed = [doc for doc in await cursor.to_list(None) if doc.get("nickname") != doc.get("nick_indexed")]
+            with job_deadline():  # each read and write a job step of its own (a caller's deadline still holds)
+                cursor = self.collection.find(
+                    {"_id": {"$in": keys[start : start + IN_CHUNK]}},
+                    {"region": 1, "account_id": 1, "nickname": 1, "nick_indexed": 1},
+                )
+                found = await cursor.to_list(None)
+            changed = [doc for doc in found if doc.get("nickname") != doc.get("nick_indexed")]
             if not changed:
                 continue
             ops = [
@@ -332,16 +335,17 @@ class Tracked:
                 )
             ]
             await self.prefixes.apply(ops)
-            await self.collection.bulk_write(
-                [
-                    UpdateOne(
-                        {"_id": doc["_id"], "nickname": doc.get("nickname")},
-                        {"$set": {"nick_indexed": doc.get("nickname")}},
-                    )
-                    for doc in changed
-                ],
-                ordered=False,
-            )
+            with job_deadline():
+                await self.collection.bulk_write(
+                    [
+                        UpdateOne(
+                            {"_id": doc["_id"], "nickname": doc.get("nickname")},
+                            {"$set": {"nick_indexed": doc.get("nickname")}},
+                        )
+                        for doc in changed
+                    ],
+                    ordered=False,
+                )
 
     async def count_active(self, now: float) -> int:
         """Accounts tracked at `now`: one small indexed count per slice ((slice, until) index), so
@@ -427,8 +431,9 @@ class Tracked:
                 out[doc["_id"]] = doc
         return out
 
-    async def mark_visited(self, updates: Mapping[str, dict]) -> None:
-        """Record a batch's visits ({_id: fields to set}); a `state` is stored as BSON binary."""
+    async def mark_visited(self, updates: Mapping[str, dict], sync_nicknames: bool = True) -> None:
+        """Record a batch's visits ({_id: fields to set}); a `state` is stored as BSON binary. With
+        `sync_nicknames` False the caller tells the search's table of nicknames itself (sync_nicknames)."""
         ops = []
         for key, fields in updates.items():
             fields = dict(fields)
@@ -437,7 +442,8 @@ class Tracked:
             ops.append(UpdateOne({"_id": key}, {"$set": fields}))
         if ops:
             await self.collection.bulk_write(ops, ordered=False)
-            await self.sync_nicknames([key for key, fields in updates.items() if "nickname" in fields])
+            if sync_nicknames:
+                await self.sync_nicknames([key for key, fields in updates.items() if "nickname" in fields])
 
     async def mark_days(self, keys: list[str], day: str) -> None:
         """Accounts visited on `day` that had nothing new: only their visit mark is written."""

@@ -570,11 +570,15 @@ class Tracker:
                 await self._refresh_cached_profiles(batch.region, batch.profiles)
             if batch.gone:
                 await self.store.tracked.park(batch.gone, batch.now)
-            await self.store.tracked.mark_visited(batch.marks)
+            await self.store.tracked.mark_visited(batch.marks, sync_nicknames=False)
             for key in batch.marks:
                 self.on_write(player_tag(batch.region, int(key.rsplit(":", 1)[1])))
             if batch.idle:
                 await self.store.tracked.mark_days(batch.idle, batch.day)
+        # The search's nicknames (a cache) after the batch's step, each command a step of its own:
+        # 100 accounts' first visit tell it ~1,400 prefixes, too many for one shared deadline on a
+        # loaded machine. An interruption leaves them to the next visit (nick_indexed is set last).
+        await self.store.tracked.sync_nicknames([key for key, fields in batch.marks.items() if "nickname" in fields])
 
     async def flush_wtr(self, day: str, region: str, whole: bool) -> int:
         """Ask account/wtr for the accounts of `region` that played on `day` and have no WTR of the day
