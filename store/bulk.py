@@ -20,6 +20,18 @@ from pymongo.errors import BulkWriteError
 DUPLICATE_KEY = 11000
 
 
+async def insert_new(collection: Any, docs: Sequence[dict]) -> tuple[int, set[int]]:
+    """Insert `docs` (unordered): (how many were inserted, the indexes of those refused for a
+    duplicate key). Any other write error is raised."""
+    try:
+        return len((await collection.insert_many(list(docs), ordered=False)).inserted_ids), set()
+    except BulkWriteError as exc:
+        errors = exc.details.get("writeErrors") or []
+        if any(e.get("code") != DUPLICATE_KEY for e in errors):
+            raise
+        return int(exc.details.get("nInserted") or 0), {e["index"] for e in errors}
+
+
 async def insert_or_upsert(collection: Any, docs: Sequence[dict], upsert_of: Callable[[dict], UpdateOne | Any]) -> int:
     """Insert `docs` (unordered); each one refused for a duplicate key is written by `upsert_of(doc)`
     (an UpdateOne or ReplaceOne with upsert=True). Returns how many documents were created.

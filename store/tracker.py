@@ -8,9 +8,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from bson import Binary
 from pymongo import ASCENDING, UpdateOne
-from pymongo.errors import BulkWriteError
 
-from store.bulk import DUPLICATE_KEY
+from store.bulk import insert_new
 from store.client import job_deadline
 from store.constants import REGIONS
 from store.freshness import Freshness
@@ -202,14 +201,7 @@ class Tracked:
         # (harmless on the ones just inserted): the same documents as an upsert per member.
         inserted = 0
         for start in range(0, len(docs), IN_CHUNK):
-            try:
-                inserted += len(
-                    (await self.collection.insert_many(docs[start : start + IN_CHUNK], ordered=False)).inserted_ids
-                )
-            except BulkWriteError as exc:
-                if any(e.get("code") != DUPLICATE_KEY for e in exc.details.get("writeErrors") or []):
-                    raise
-                inserted += int(exc.details.get("nInserted") or 0)
+            inserted += (await insert_new(self.collection, docs[start : start + IN_CHUNK]))[0]
         for start in range(0, len(keys), IN_CHUNK):
             chunk = keys[start : start + IN_CHUNK]
             await self.collection.update_many(
@@ -493,14 +485,7 @@ class Tracked:
                 }
                 for key in fresh
             ]
-            refused: set[int] = set()
-            try:
-                await self.slices.insert_many(docs, ordered=False)
-            except BulkWriteError as exc:
-                errors = exc.details.get("writeErrors") or []
-                if any(e.get("code") != DUPLICATE_KEY for e in errors):
-                    raise
-                refused = {e["index"] for e in errors}  # another process created it first
+            _, refused = await insert_new(self.slices, docs)  # refused: another process created it first
             taken.update(keys[key] for i, key in enumerate(fresh) if i not in refused)
         for key, doc in found.items():
             if doc.get("finished") is not None:

@@ -1,5 +1,6 @@
-"""store/bulk.py insert_or_upsert against a real MongoDB-wire server (SecantusDB): inserts first, the
-duplicates' upserts after, leave what the upserts alone leave, and writing twice what once does."""
+"""Writes as inserts first against a real MongoDB-wire server (SecantusDB): store/bulk.py
+insert_or_upsert and Tracked.track_panel leave what the upserts they replaced left, and writing
+twice what once does."""
 
 from __future__ import annotations
 
@@ -81,3 +82,85 @@ def test_an_empty_batch_writes_nothing(io_loop, mongo_uri):
 
     io_loop.run_sync(run, timeout=60)
     client.close()
+
+
+def test_the_panels_tracking_leaves_what_an_upsert_per_member_did_and_twice_what_once_does(io_loop, mongo_uri):
+    """Hypothesis: Tracked.track_panel (new members inserted, the others unparked and extended by
+    updates per 100) over any calls (repeated and overlapping ids, parked and looked-up accounts,
+    earlier and later `until`) leaves the documents an unpark and an upsert per member left (the
+    writes it replaced), and every call made again changes nothing."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from store.tracker import PARKED, Tracked, slice_of, tracked_id
+
+    client = create_client(mongo_uri)
+    db = client["t_panel_" + uuid.uuid4().hex[:10]]
+    call = st.tuples(
+        st.lists(st.integers(500_000_000, 500_000_011), max_size=8),  # ids (repeats within a call too)
+        st.integers(0, 5),  # until, in days
+        st.booleans(),  # with the probe's last battle times
+    )
+    existing = st.lists(st.tuples(st.integers(500_000_000, 500_000_011), st.booleans()), max_size=5)
+
+    def reference_ops(ids, until, now, last_battle) -> list[UpdateOne]:
+        ops = []
+        for account_id in ids:
+            key = tracked_id("eu", account_id)
+            insert = {
+                "region": "eu",
+                "account_id": account_id,
+                "slice": slice_of("eu", account_id),
+                "since": now,
+                "last_visit_day": "",
+                "panel_only": True,
+            }
+            if account_id in last_battle:
+                insert["last_battle_time"] = last_battle[account_id]
+            ops.append(UpdateOne({"_id": key, "last_visit_day": PARKED}, {"$set": {"last_visit_day": ""}}))
+            ops.append(UpdateOne({"_id": key}, {"$setOnInsert": insert, "$max": {"until": until}}, upsert=True))
+        return ops
+
+    async def one_example(before: list, calls: list) -> None:
+        name = uuid.uuid4().hex[:10]
+        fast = Tracked(db)
+        fast.collection = db[f"f_{name}"]  # a collection per example (the freshness figures are shared)
+        reference = db[f"r_{name}"]
+        for coll in (fast.collection, reference):  # tracked before: looked up (kept) or parked
+            for account_id, parked in dict(before).items():
+                await coll.insert_one(
+                    {
+                        "_id": tracked_id("eu", account_id),
+                        "region": "eu",
+                        "account_id": account_id,
+                        "slice": slice_of("eu", account_id),
+                        "last_visit_day": PARKED if parked else "2030-01-01",
+                        "until": 2.0 * 86400,
+                        "nickname": "Someone",
+                    }
+                )
+        for k, (ids, days, with_battles) in enumerate(calls):
+            now, until = 1000.0 + k, days * 86400.0
+            last_battle = {a: 500 + a % 7 for a in ids} if with_battles else {}
+            await fast.track_panel("eu", ids, until, now, last_battle)
+            if ids:
+                await reference.bulk_write(reference_ops(ids, until, now, last_battle), ordered=True)
+        once = canonical(await fast.collection.find().to_list(None), drop_id=False)
+        assert once == canonical(await reference.find().to_list(None), drop_id=False)
+        for k, (ids, days, with_battles) in enumerate(calls):
+            last_battle = {a: 500 + a % 7 for a in ids} if with_battles else {}
+            assert await fast.track_panel("eu", ids, days * 86400.0, 1000.0 + k, last_battle) == 0
+        assert canonical(await fast.collection.find().to_list(None), drop_id=False) == once
+        await fast.collection.drop()
+        await reference.drop()
+
+    @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(existing, st.lists(call, min_size=1, max_size=4))
+    def check(before: list, calls: list) -> None:
+        io_loop.run_sync(lambda: one_example(before, calls), timeout=60)
+
+    try:
+        check()
+    finally:
+        io_loop.run_sync(lambda: client.drop_database(db.name), timeout=60)
+        client.close()

@@ -1300,6 +1300,7 @@ EXEMPT: dict[str, str] = {
     "TTL index",
     "OnlineSamples.raise_peaks_many": "online_peaks: one all-time document and one a day per game, kept 8 days "
     "by a TTL index",
+    "bulk.insert_new": "an insert (no query): measured through its callers (Tracked.claim_many, Tracked.track_panel)",
     "bulk.insert_or_upsert": "an insert, then point upserts by the caller's keys: measured through its callers "
     "(TankRecords.save, Players.save_snapshots, TankChanges.save)",
     "JobRuns.claim": "job_slots: the jobs' schedule slots, kept 3 days by a TTL index (bounded by the schedule)",
