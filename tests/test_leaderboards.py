@@ -381,7 +381,10 @@ async def check_on_demo(store, services, base_url: str, now: float) -> None:
             same_days += 1
             if same_days == 8:
                 break
-        assert same_days >= 2, (window, rows[:5])
+        # At least two rows compared, or every row of a shorter board: early in the simulated EU
+        # evening (each player's day complete at its own minute of 16:00-22:00 UTC) the 1-day board
+        # may rank one player, measured on its last day as every row of that board is.
+        assert same_days >= min(2, len(rows)), (window, rows[:5])
         checked += same_days
     assert checked >= 6
     # One tank's leaderboard: the most played tank's players by damage, each row the figure of the
